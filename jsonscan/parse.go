@@ -1,0 +1,249 @@
+package jsonscan
+
+// parser walks the bytes once, appending tokens to the tape.
+type parser struct {
+	t    *Tape
+	data []byte
+}
+
+// strStop marks the bytes that end a run of plain string bytes: the quote,
+// the backslash and the control characters JSON forbids raw.
+var strStop = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'] = true
+	t['\\'] = true
+	return t
+}()
+
+var isHex = func() (t [256]bool) {
+	for _, c := range []byte("0123456789abcdefABCDEF") {
+		t[c] = true
+	}
+	return t
+}()
+
+func (p *parser) fail(code Code, off int, msg string) error {
+	return &Error{Code: code, Offset: off, Msg: msg}
+}
+
+func (p *parser) skipWS(i int) int {
+	d := p.data
+	for i < len(d) {
+		switch d[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func (p *parser) push(k Kind, start int) int32 {
+	p.t.Tokens = append(p.t.Tokens, Token{Kind: k, Start: int32(start)})
+	return int32(len(p.t.Tokens) - 1)
+}
+
+// value parses the value at d[i] (whitespace already skipped) and returns the
+// index just past it.
+func (p *parser) value(i, depth int) (int, error) {
+	d := p.data
+	if i >= len(d) {
+		return i, p.fail(ErrSyntax, i, "unexpected end of input")
+	}
+	switch c := d[i]; {
+	case c == '{':
+		return p.object(i, depth+1)
+	case c == '[':
+		return p.array(i, depth+1)
+	case c == '"':
+		return p.str(i)
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number(i)
+	case c == 't':
+		return p.literal(i, "true", True)
+	case c == 'f':
+		return p.literal(i, "false", False)
+	case c == 'n':
+		return p.literal(i, "null", Null)
+	default:
+		return i, p.fail(ErrSyntax, i, "invalid character at the start of a value")
+	}
+}
+
+func (p *parser) literal(i int, word string, k Kind) (int, error) {
+	d := p.data
+	if len(d)-i < len(word) || string(d[i:i+len(word)]) != word {
+		return i, p.fail(ErrSyntax, i, "invalid literal")
+	}
+	idx := p.push(k, i)
+	end := i + len(word)
+	tok := &p.t.Tokens[idx]
+	tok.End, tok.Next = int32(end), idx+1
+	return end, nil
+}
+
+func (p *parser) number(i int) (int, error) {
+	d := p.data
+	start := i
+	if d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && d[i] >= '1' && d[i] <= '9':
+		for i++; i < len(d) && d[i] >= '0' && d[i] <= '9'; i++ {
+		}
+	default:
+		return i, p.fail(ErrSyntax, i, "invalid number")
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			return i, p.fail(ErrSyntax, i, "invalid number fraction")
+		}
+		for ; i < len(d) && d[i] >= '0' && d[i] <= '9'; i++ {
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			return i, p.fail(ErrSyntax, i, "invalid number exponent")
+		}
+		for ; i < len(d) && d[i] >= '0' && d[i] <= '9'; i++ {
+		}
+	}
+	idx := p.push(Number, start)
+	tok := &p.t.Tokens[idx]
+	tok.End, tok.Next = int32(i), idx+1
+	return i, nil
+}
+
+func (p *parser) str(i int) (int, error) {
+	d := p.data
+	start := i
+	i++
+	escaped := false
+	for {
+		for i < len(d) && !strStop[d[i]] {
+			i++
+		}
+		if i >= len(d) {
+			return i, p.fail(ErrSyntax, i, "unterminated string")
+		}
+		c := d[i]
+		if c == '"' {
+			i++
+			break
+		}
+		if c != '\\' {
+			return i, p.fail(ErrSyntax, i, "control character in string")
+		}
+		escaped = true
+		if i+1 >= len(d) {
+			return i, p.fail(ErrSyntax, i, "unterminated escape")
+		}
+		switch d[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if i+6 > len(d) || !isHex[d[i+2]] || !isHex[d[i+3]] || !isHex[d[i+4]] || !isHex[d[i+5]] {
+				return i, p.fail(ErrSyntax, i, "invalid \\u escape")
+			}
+			i += 6
+		default:
+			return i, p.fail(ErrSyntax, i, "invalid escape")
+		}
+	}
+	idx := p.push(String, start)
+	tok := &p.t.Tokens[idx]
+	tok.End, tok.Next, tok.Escaped = int32(i), idx+1, escaped
+	return i, nil
+}
+
+func (p *parser) array(i, depth int) (int, error) {
+	if depth > p.t.maxDepth {
+		return i, p.fail(ErrTooDeep, i, "nesting too deep")
+	}
+	d := p.data
+	idx := p.push(Array, i)
+	i = p.skipWS(i + 1)
+	if i < len(d) && d[i] == ']' {
+		i++
+	} else {
+		for {
+			var err error
+			if i, err = p.value(i, depth); err != nil {
+				return i, err
+			}
+			i = p.skipWS(i)
+			if i >= len(d) {
+				return i, p.fail(ErrSyntax, i, "unterminated array")
+			}
+			if d[i] == ',' {
+				i = p.skipWS(i + 1)
+				continue
+			}
+			if d[i] == ']' {
+				i++
+				break
+			}
+			return i, p.fail(ErrSyntax, i, "expected ',' or ']'")
+		}
+	}
+	tok := &p.t.Tokens[idx]
+	tok.End, tok.Next = int32(i), int32(len(p.t.Tokens))
+	return i, nil
+}
+
+func (p *parser) object(i, depth int) (int, error) {
+	if depth > p.t.maxDepth {
+		return i, p.fail(ErrTooDeep, i, "nesting too deep")
+	}
+	d := p.data
+	idx := p.push(Object, i)
+	i = p.skipWS(i + 1)
+	if i < len(d) && d[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(d) || d[i] != '"' {
+				return i, p.fail(ErrSyntax, i, "expected a member name")
+			}
+			var err error
+			if i, err = p.str(i); err != nil {
+				return i, err
+			}
+			i = p.skipWS(i)
+			if i >= len(d) || d[i] != ':' {
+				return i, p.fail(ErrSyntax, i, "expected ':'")
+			}
+			i = p.skipWS(i + 1)
+			if i, err = p.value(i, depth); err != nil {
+				return i, err
+			}
+			i = p.skipWS(i)
+			if i >= len(d) {
+				return i, p.fail(ErrSyntax, i, "unterminated object")
+			}
+			if d[i] == ',' {
+				i = p.skipWS(i + 1)
+				continue
+			}
+			if d[i] == '}' {
+				i++
+				break
+			}
+			return i, p.fail(ErrSyntax, i, "expected ',' or '}'")
+		}
+	}
+	tok := &p.t.Tokens[idx]
+	tok.End, tok.Next = int32(i), int32(len(p.t.Tokens))
+	return i, nil
+}

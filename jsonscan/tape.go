@@ -1,0 +1,336 @@
+package jsonscan
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"unicode/utf8"
+)
+
+// Kind is the JSON type of a Token.
+type Kind uint8
+
+// The kinds of JSON values.
+const (
+	Invalid Kind = iota
+	Object
+	Array
+	String
+	Number
+	True
+	False
+	Null
+)
+
+var kindNames = [...]string{"invalid", "object", "array", "string", "number", "true", "false", "null"}
+
+// String returns the kind's lowercase JSON name.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", k)
+}
+
+// Token is one JSON value (or object member name) on a Tape.
+type Token struct {
+	// Start and End delimit the value's bytes: quotes included for strings,
+	// brackets included for containers.
+	Start, End int32
+	// Next is the index of the first token after this value and all its
+	// descendants.
+	Next int32
+	// Kind is the value's JSON type.
+	Kind Kind
+	// Escaped reports, for strings, that the raw bytes hold a backslash escape.
+	Escaped bool
+}
+
+// DefaultMaxDepth is the nesting limit Parse applies when none is given:
+// objects and arrays nested deeper than this are refused with ErrTooDeep.
+const DefaultMaxDepth = 512
+
+// Tape is a parsed document. Its zero value is ready to use; reusing one
+// Tape across documents reuses its memory.
+type Tape struct {
+	// Tokens holds the values in document order; Tokens[0] is the root.
+	Tokens []Token
+	// Data is the parsed document; token spans index into it.
+	Data []byte
+
+	maxDepth int
+	scratchA []byte
+	scratchB []byte
+	keys     [][]byte
+}
+
+// Code classifies a parse failure.
+type Code uint8
+
+// Parse failure codes.
+const (
+	// ErrSyntax: the bytes are not exactly one RFC 8259 JSON value.
+	ErrSyntax Code = iota + 1
+	// ErrTooDeep: containers nest deeper than the limit.
+	ErrTooDeep
+	// ErrDuplicateKey: an object has two members with the same unescaped name.
+	ErrDuplicateKey
+)
+
+// Error is a parse failure with the byte offset in the document where it was
+// found. It never carries document content.
+type Error struct {
+	Code   Code
+	Offset int
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("json: %s at byte %d", e.Msg, e.Offset)
+}
+
+// Parse parses data as one JSON value into t, replacing what t held. The
+// tape's spans alias data, which must not change while the tape is used.
+// maxDepth <= 0 means DefaultMaxDepth.
+func (t *Tape) Parse(data []byte, maxDepth int) error {
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	t.Tokens = t.Tokens[:0]
+	t.Data = data
+	t.maxDepth = maxDepth
+	p := parser{t: t, data: data}
+	i := p.skipWS(0)
+	i, err := p.value(i, 0)
+	if err != nil {
+		return err
+	}
+	i = p.skipWS(i)
+	if i != len(data) {
+		return p.fail(ErrSyntax, i, "unexpected data after the value")
+	}
+	return t.checkDuplicates()
+}
+
+// Raw returns the bytes of token i.
+func (t *Tape) Raw(i int32) []byte {
+	tok := &t.Tokens[i]
+	return t.Data[tok.Start:tok.End]
+}
+
+// Kind returns the kind of token i, or Invalid when i is out of range.
+func (t *Tape) Kind(i int32) Kind {
+	if i < 0 || int(i) >= len(t.Tokens) {
+		return Invalid
+	}
+	return t.Tokens[i].Kind
+}
+
+// Lookup returns the index of the value of member key in object obj, or -1
+// when obj is not an object or has no such member.
+func (t *Tape) Lookup(obj int32, key string) int32 {
+	if t.Kind(obj) != Object {
+		return -1
+	}
+	end := t.Tokens[obj].Next
+	for k := obj + 1; k < end; k = t.Tokens[k+1].Next {
+		if t.KeyEquals(k, key) {
+			return k + 1
+		}
+	}
+	return -1
+}
+
+// KeyEquals reports whether string token k, unescaped, equals s.
+func (t *Tape) KeyEquals(k int32, s string) bool {
+	tok := &t.Tokens[k]
+	raw := t.Data[tok.Start+1 : tok.End-1]
+	if !tok.Escaped {
+		return string(raw) == s
+	}
+	t.scratchA = AppendUnescaped(t.scratchA[:0], raw)
+	return string(t.scratchA) == s
+}
+
+// Str returns string token i unescaped. It allocates only when the string
+// holds escapes or when the result must outlive the tape.
+func (t *Tape) Str(i int32) string {
+	tok := &t.Tokens[i]
+	raw := t.Data[tok.Start+1 : tok.End-1]
+	if !tok.Escaped {
+		return string(raw)
+	}
+	return string(AppendUnescaped(nil, raw))
+}
+
+// StrBytes returns string token i unescaped, appended to dst.
+func (t *Tape) StrBytes(dst []byte, i int32) []byte {
+	tok := &t.Tokens[i]
+	raw := t.Data[tok.Start+1 : tok.End-1]
+	if !tok.Escaped {
+		return append(dst, raw...)
+	}
+	return AppendUnescaped(dst, raw)
+}
+
+// Len returns the number of elements of an array or members of an object.
+func (t *Tape) Len(i int32) int {
+	n := 0
+	switch t.Kind(i) {
+	case Array:
+		for e := i + 1; e < t.Tokens[i].Next; e = t.Tokens[e].Next {
+			n++
+		}
+	case Object:
+		for k := i + 1; k < t.Tokens[i].Next; k = t.Tokens[k+1].Next {
+			n++
+		}
+	}
+	return n
+}
+
+// checkDuplicates looks for two members with the same unescaped name in every
+// object of the tape.
+func (t *Tape) checkDuplicates() error {
+	for o := range t.Tokens {
+		if t.Tokens[o].Kind != Object {
+			continue
+		}
+		obj := int32(o)
+		end := t.Tokens[obj].Next
+		if end-obj < 5 { // fewer than two members
+			continue
+		}
+		t.keys = t.keys[:0]
+		escaped := false
+		for k := obj + 1; k < end; k = t.Tokens[k+1].Next {
+			tok := &t.Tokens[k]
+			escaped = escaped || tok.Escaped
+			t.keys = append(t.keys, t.Data[tok.Start+1:tok.End-1])
+		}
+		if escaped {
+			// Compare names after unescaping: "a" and "\u0061" are one name.
+			buf := t.scratchB[:0]
+			spans := make([][2]int, len(t.keys))
+			for j, raw := range t.keys {
+				s := len(buf)
+				if bytes.IndexByte(raw, '\\') >= 0 {
+					buf = AppendUnescaped(buf, raw)
+				} else {
+					buf = append(buf, raw...)
+				}
+				spans[j] = [2]int{s, len(buf)}
+			}
+			t.scratchB = buf
+			for j, sp := range spans {
+				t.keys[j] = buf[sp[0]:sp[1]]
+			}
+		}
+		if dup := duplicateIn(t.keys); dup >= 0 {
+			// Report the position of the later member of the pair.
+			k := obj + 1
+			for n := 0; n < dup; n++ {
+				k = t.Tokens[k+1].Next
+			}
+			return &Error{Code: ErrDuplicateKey, Offset: int(t.Tokens[k].Start), Msg: "duplicate member name"}
+		}
+	}
+	return nil
+}
+
+// duplicateIn returns the index of a name that repeats an earlier one, or -1.
+func duplicateIn(keys [][]byte) int {
+	if len(keys) <= 24 {
+		for j := 1; j < len(keys); j++ {
+			for i := 0; i < j; i++ {
+				if len(keys[i]) == len(keys[j]) && bytes.Equal(keys[i], keys[j]) {
+					return j
+				}
+			}
+		}
+		return -1
+	}
+	idx := make([]int, len(keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
+	best := -1
+	for n := 1; n < len(idx); n++ {
+		if bytes.Equal(keys[idx[n-1]], keys[idx[n]]) {
+			if j := idx[n]; best < 0 || j < best {
+				best = j
+			}
+		}
+	}
+	return best
+}
+
+// AppendUnescaped appends the unescaped form of raw, the bytes between a JSON
+// string's quotes (assumed valid, as Parse leaves them), to dst. A lone
+// surrogate escape is written in its generalized UTF-8 form (WTF-8), so that
+// distinct names stay distinct.
+func AppendUnescaped(dst, raw []byte) []byte {
+	for i := 0; i < len(raw); {
+		j := bytes.IndexByte(raw[i:], '\\')
+		if j < 0 {
+			return append(dst, raw[i:]...)
+		}
+		dst = append(dst, raw[i:i+j]...)
+		i += j
+		if i+1 >= len(raw) {
+			return dst
+		}
+		c := raw[i+1]
+		i += 2
+		switch c {
+		case '"', '\\', '/':
+			dst = append(dst, c)
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			if i+4 > len(raw) {
+				return dst
+			}
+			r := rune(hex4(raw[i : i+4]))
+			i += 4
+			if r >= 0xD800 && r < 0xDC00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+				if lo := rune(hex4(raw[i+2 : i+6])); lo >= 0xDC00 && lo < 0xE000 {
+					dst = utf8.AppendRune(dst, 0x10000+(r-0xD800)<<10+(lo-0xDC00))
+					i += 6
+					continue
+				}
+			}
+			if r >= 0xD800 && r < 0xE000 {
+				dst = append(dst, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
+				continue
+			}
+			dst = utf8.AppendRune(dst, r)
+		}
+	}
+	return dst
+}
+
+func hex4(b []byte) int {
+	v := 0
+	for _, c := range b[:4] {
+		v <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			v |= int(c - '0')
+		case c >= 'a' && c <= 'f':
+			v |= int(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			v |= int(c - 'A' + 10)
+		}
+	}
+	return v
+}

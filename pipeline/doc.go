@@ -1,0 +1,14 @@
+// Package pipeline runs convbatch's single pass: it reads the inputs in
+// order (package stream), checks and transforms each batch of records on a
+// pool of workers (package transform), and writes the results in input order
+// (package sink): archives, rejects and the report.
+//
+// The pool is ordered and bounded. A fixed set of jobs circulates: the
+// reader takes a free job, fills it with a batch, queues it on the results
+// channel (in order) and on the work channel; a worker processes it and marks
+// it done; the writer waits for each job in queue order, writes it and frees
+// it. Memory therefore stays bounded by the number of jobs times the batch
+// size, whatever the input size, and output order equals input order for any
+// number of workers. The first fatal error cancels the run; nothing is then
+// published.
+package pipeline

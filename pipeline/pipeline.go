@@ -1,0 +1,367 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/convbatch/convbatch/jsonscan"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/transform"
+)
+
+// Version is convbatch's version, reported in report.json.
+var Version = "0.1.0-dev"
+
+// Config is one run's settings. The zero value of each limit means its
+// default.
+type Config struct {
+	// Inputs are read in order.
+	Inputs []stream.Input
+	// Stdin is read for the input "-".
+	Stdin io.Reader
+	// OutDir receives archives, rejects and report.json; "" writes nothing
+	// (the report is only returned).
+	OutDir string
+	// Archive is the write-back format (default zst).
+	Archive sink.ArchiveFormat
+	// Workers is the size of the worker pool (default all cores).
+	Workers int
+	// MaxDocBytes caps one line (default 64 MiB).
+	MaxDocBytes int64
+	// MaxDepth caps JSON nesting (default 512).
+	MaxDepth int
+	// ZstdMaxWindow caps the zstd window of compressed inputs (default 128 MiB).
+	ZstdMaxWindow uint64
+	// ZstdLevel is the write-back compression level (default SpeedDefault).
+	ZstdLevel zstd.EncoderLevel
+	// Strict refuses a leading BOM instead of dropping it.
+	Strict bool
+	// Registry holds the handlers (default transform.Default()).
+	Registry *transform.Registry
+	// BatchBytes is the target size of a batch (default 4 MiB).
+	BatchBytes int
+	// Progress, when set, is updated as the run goes.
+	Progress *Progress
+}
+
+// Progress counters, updated atomically while a run goes on.
+type Progress struct {
+	// BytesRead counts bytes read from the input files (compressed or not).
+	BytesRead atomic.Int64
+	// BytesIn counts decompressed bytes framed.
+	BytesIn atomic.Int64
+	// Documents and Rejects count records written.
+	Documents atomic.Int64
+	Rejects   atomic.Int64
+}
+
+// ErrFatal marks a failure that stopped the run; nothing was published.
+var ErrFatal = errors.New("fatal")
+
+// job is one batch on its way through the pool, or the end-of-input marker.
+type job struct {
+	input   int
+	batch   stream.Batch
+	results []transform.Result
+	done    chan struct{}
+	// Set on the end-of-input marker.
+	end       bool
+	lines     int64
+	bytesIn   int64
+	bytesRead int64
+	inErr     *stream.InputError
+}
+
+func (c *Config) defaults() {
+	if c.Workers <= 0 {
+		c.Workers = runtime.NumCPU()
+	}
+	if c.MaxDocBytes <= 0 {
+		c.MaxDocBytes = stream.DefaultMaxDocBytes
+	}
+	if c.MaxDepth <= 0 {
+		c.MaxDepth = jsonscan.DefaultMaxDepth
+	}
+	if c.ZstdMaxWindow == 0 {
+		c.ZstdMaxWindow = stream.DefaultZstdMaxWindow
+	}
+	if c.ZstdLevel == 0 {
+		c.ZstdLevel = zstd.SpeedDefault
+	}
+	if c.Archive == "" {
+		c.Archive = sink.ArchiveZstd
+	}
+	if c.Registry == nil {
+		c.Registry = transform.Default()
+	}
+	if c.BatchBytes <= 0 {
+		c.BatchBytes = stream.DefaultBatchBytes
+	}
+	if c.Progress == nil {
+		c.Progress = &Progress{}
+	}
+	if c.Stdin == nil {
+		c.Stdin = os.Stdin
+	}
+}
+
+// Run executes the pass. It returns the report (also written to
+// OutDir/report.json) or an error wrapping ErrFatal. Rejects and damaged
+// inputs are findings in the report, not errors.
+func Run(ctx context.Context, cfg Config) (*sink.Report, error) {
+	cfg.defaults()
+	started := time.Now()
+	handlers, err := cfg.Registry.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+	}
+	// Check the reader options once, before anything is created.
+	if _, err := stream.NewReader(nil, "", stream.ShapeJSONL, readerOptions(&cfg, nil, nil)...); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+	}
+
+	w := &writer{cfg: &cfg, rep: newReport(&cfg, handlers)}
+	if cfg.OutDir != "" {
+		if w.txn, err = sink.NewTxn(cfg.OutDir); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+		}
+		defer w.txn.Abort()
+		if w.spool, err = stream.NewSpool(cfg.OutDir); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+		}
+		defer w.spool.Close()
+		if w.rejects, err = sink.NewRejectWriter(w.txn); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+		}
+		w.rep.Outputs.RejectsIndex = "rejects/rejects.jsonl"
+		w.rep.Outputs.RejectsData = "rejects/rejects.bin"
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	njobs := 2*cfg.Workers + 2
+	free := make(chan *job, njobs)
+	for range njobs {
+		free <- &job{}
+	}
+	work := make(chan *job, njobs)
+	results := make(chan *job, njobs)
+
+	var wg sync.WaitGroup
+	for range cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			worker(ctx, handlers, cfg.MaxDepth, work)
+		}()
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		err := read(ctx, &cfg, w.spool, free, work, results)
+		close(work)
+		close(results)
+		readErr <- err
+	}()
+
+	werr := w.drain(ctx, results, free)
+	if werr != nil {
+		cancel(werr)
+		for range results { // let the reader finish
+		}
+	}
+	wg.Wait()
+	rerr := <-readErr
+	if werr == nil && rerr != nil {
+		werr = rerr
+	}
+	if werr == nil {
+		if cause := context.Cause(ctx); cause != nil {
+			werr = cause
+		}
+	}
+	if werr != nil {
+		w.closeAll()
+		return nil, fmt.Errorf("%w: %w", ErrFatal, werr)
+	}
+	if err := w.finish(started); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+	}
+	return w.rep, nil
+}
+
+func readerOptions(cfg *Config, spool *stream.Spool, count func(int)) []stream.Option {
+	opts := []stream.Option{
+		stream.WithMaxDocBytes(cfg.MaxDocBytes),
+		stream.WithStrict(cfg.Strict),
+		stream.WithZstdMaxWindow(cfg.ZstdMaxWindow),
+		stream.WithBatch(cfg.BatchBytes, stream.DefaultBatchRecords),
+	}
+	if spool != nil {
+		opts = append(opts, stream.WithSpool(spool))
+	}
+	if count != nil {
+		opts = append(opts, stream.WithByteCounter(count))
+	}
+	return opts
+}
+
+// read frames every input in order and queues its batches.
+func read(ctx context.Context, cfg *Config, spool *stream.Spool, free, work, results chan *job) error {
+	send := func(ch chan *job, j *job) error {
+		select {
+		case ch <- j:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	take := func() (*job, error) {
+		select {
+		case j := <-free:
+			return j, nil
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+	for idx, in := range cfg.Inputs {
+		var bytesRead int64
+		count := func(n int) {
+			bytesRead += int64(n)
+			cfg.Progress.BytesRead.Add(int64(n))
+		}
+		var src io.Reader
+		var file *os.File
+		var openErr error
+		if in.Path == stream.StdinPath {
+			src = cfg.Stdin
+		} else {
+			file, openErr = os.Open(in.Path)
+			src = file
+		}
+		var rd *stream.Reader
+		if openErr == nil {
+			var err error
+			rd, err = stream.NewReader(src, in.Path, in.Shape, readerOptions(cfg, spool, count)...)
+			if err != nil {
+				openErr = err
+			}
+		}
+		var lastIn int64
+		for rd != nil {
+			j, err := take()
+			if err != nil {
+				return err
+			}
+			err = rd.ReadBatch(&j.batch)
+			if err == io.EOF {
+				free <- j
+				break
+			}
+			if err != nil {
+				free <- j
+				rd.Close()
+				file.Close()
+				return fmt.Errorf("%s: %w", in.Path, err)
+			}
+			j.input, j.end = idx, false
+			j.done = make(chan struct{})
+			cfg.Progress.BytesIn.Add(rd.Offset() - lastIn)
+			lastIn = rd.Offset()
+			if err := send(results, j); err != nil {
+				return err
+			}
+			if err := send(work, j); err != nil {
+				return err
+			}
+		}
+		end, err := take()
+		if err != nil {
+			return err
+		}
+		*end = job{batch: end.batch, results: end.results, input: idx, end: true, done: make(chan struct{}), bytesRead: bytesRead}
+		close(end.done)
+		if rd != nil {
+			end.lines, end.bytesIn, end.inErr = rd.Lines(), rd.Offset(), rd.InputErr()
+			rd.Close()
+		} else {
+			end.inErr = &stream.InputError{Path: in.Path, Reason: "open-error", Err: openErr}
+		}
+		if file != nil {
+			file.Close()
+		}
+		if err := send(results, end); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// worker processes batches until the work channel closes.
+func worker(ctx context.Context, handlers []transform.Handler, maxDepth int, work chan *job) {
+	proc := transform.NewProcessor(handlers, maxDepth)
+	for {
+		select {
+		case j, ok := <-work:
+			if !ok {
+				return
+			}
+			n := len(j.batch.Recs)
+			if cap(j.results) < n {
+				j.results = make([]transform.Result, n)
+			}
+			j.results = j.results[:n]
+			for i := range j.batch.Recs {
+				proc.Process(&j.batch.Recs[i], &j.results[i])
+			}
+			close(j.done)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func newReport(cfg *Config, handlers []transform.Handler) *sink.Report {
+	names := make([]string, len(handlers))
+	for i, h := range handlers {
+		names[i] = h.Manifest().Name
+	}
+	archive := string(cfg.Archive)
+	if cfg.OutDir == "" {
+		archive = string(sink.ArchiveNone)
+	}
+	return &sink.Report{
+		Tool:    "convbatch",
+		Version: Version,
+		Settings: sink.Settings{
+			Workers: cfg.Workers, MaxDocBytes: cfg.MaxDocBytes, MaxDepth: cfg.MaxDepth,
+			ZstdMaxWindow: cfg.ZstdMaxWindow, Strict: cfg.Strict, Archive: archive, Handlers: names,
+		},
+		Inputs:          make([]sink.InputReport, len(cfg.Inputs)),
+		RejectsByReason: map[string]int64{},
+		Warnings:        map[string]int64{},
+		Extensions:      sink.Extensions{Declared: map[string]int64{}, Unknown: map[string]int64{}},
+		Outputs:         sink.Outputs{Archives: []string{}},
+	}
+}
+
+// sortedKeys is used by tests and the summary to print maps in a fixed order.
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

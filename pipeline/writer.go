@@ -1,0 +1,195 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/transform"
+)
+
+// writer is the ordered last stage: it owns every output and every counter.
+type writer struct {
+	cfg     *Config
+	rep     *sink.Report
+	txn     *sink.Txn
+	spool   *stream.Spool
+	rejects *sink.RejectWriter
+
+	cur     int // input being written, -1 before the first
+	archive *sink.ArchiveWriter
+	counts  sink.Counts
+	ids     map[string]struct{}
+}
+
+// drain writes the jobs in queue order and returns each to the free list.
+func (w *writer) drain(ctx context.Context, results, free chan *job) error {
+	w.cur = -1
+	w.ids = make(map[string]struct{})
+	for j := range results {
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		if err := w.write(j); err != nil {
+			return err
+		}
+		free <- j
+	}
+	return nil
+}
+
+func (w *writer) startInput(idx int) error {
+	w.cur = idx
+	w.counts = sink.Counts{}
+	in := w.cfg.Inputs[idx]
+	w.rep.Inputs[idx] = sink.InputReport{Path: in.Path}
+	if w.txn == nil || w.cfg.Archive == sink.ArchiveNone {
+		return nil
+	}
+	a, err := sink.NewArchiveWriter(w.txn, in.Rel, w.cfg.Archive, w.cfg.ZstdLevel, w.cfg.Workers)
+	if err != nil {
+		return err
+	}
+	w.archive = a
+	w.rep.Inputs[idx].Archive = "archive/" + in.Rel + w.cfg.Archive.Ext()
+	w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, w.rep.Inputs[idx].Archive)
+	return nil
+}
+
+func (w *writer) write(j *job) error {
+	if j.input != w.cur {
+		if err := w.startInput(j.input); err != nil {
+			return err
+		}
+	}
+	if j.end {
+		return w.endInput(j)
+	}
+	path := w.cfg.Inputs[j.input].Path
+	for i := range j.batch.Recs {
+		rec, res := &j.batch.Recs[i], &j.results[i]
+		if res.Panic != nil {
+			return fmt.Errorf("%s: %w", path, res.Panic)
+		}
+		w.counts.Lines++
+		if rec.BOM {
+			w.rep.Warnings[transform.WarnBOMDropped]++
+		}
+		switch {
+		case rec.Kind == stream.KindBlank:
+			w.counts.Blank++
+		case res.Reject != "":
+			w.counts.Rejects++
+			w.rep.RejectsByReason[res.Reject]++
+			w.cfg.Progress.Rejects.Add(1)
+			if err := w.writeReject(path, rec, res); err != nil {
+				return err
+			}
+		default:
+			w.counts.Documents++
+			w.cfg.Progress.Documents.Add(1)
+			if err := w.writeDocument(rec, res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *writer) writeDocument(rec *stream.Record, res *transform.Result) error {
+	if rec.CR {
+		w.rep.Warnings[transform.WarnCRLF]++
+	}
+	for _, code := range res.Warnings {
+		w.rep.Warnings[code]++
+	}
+	if _, seen := w.ids[res.ID]; seen {
+		w.rep.Warnings[transform.WarnDuplicateID]++
+	} else {
+		w.ids[res.ID] = struct{}{}
+	}
+	for i, name := range transform.KnownExtensions {
+		if res.Declared&(1<<i) != 0 {
+			w.rep.Extensions.Declared[name]++
+		}
+	}
+	for _, name := range res.Unknown {
+		w.rep.Extensions.Unknown[name]++
+	}
+	if w.archive != nil {
+		return w.archive.Write(rec.Data)
+	}
+	return nil
+}
+
+func (w *writer) writeReject(path string, rec *stream.Record, res *transform.Result) error {
+	if w.rejects == nil {
+		return nil
+	}
+	r := sink.Reject{File: path, Line: rec.Line, Offset: rec.Offset, Reason: res.Reject, Column: res.Column, Length: rec.Length}
+	if rec.Raw == nil {
+		return w.rejects.Write(r, rec.Spool.Reader())
+	}
+	return w.rejects.Write(r, bytes.NewReader(rec.Raw))
+}
+
+func (w *writer) endInput(j *job) error {
+	in := &w.rep.Inputs[j.input]
+	w.counts.BytesIn = j.bytesIn
+	in.Counts = w.counts
+	in.BytesRead = j.bytesRead
+	if j.inErr != nil {
+		in.Error = &sink.InputFault{Reason: j.inErr.Reason, Offset: j.inErr.Offset}
+	}
+	if j.lines != w.counts.Lines {
+		return fmt.Errorf("accounting: %s: framed %d lines, wrote %d", in.Path, j.lines, w.counts.Lines)
+	}
+	w.rep.Totals.Add(w.counts)
+	if w.archive != nil {
+		err := w.archive.Close()
+		w.archive = nil
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closeAll closes what is open after a fatal error; the Txn removes it.
+func (w *writer) closeAll() {
+	if w.archive != nil {
+		w.archive.Close()
+	}
+	if w.rejects != nil {
+		w.rejects.Close()
+	}
+}
+
+// finish closes the outputs, checks the accounting and publishes.
+func (w *writer) finish(started time.Time) error {
+	if w.rejects != nil {
+		if err := w.rejects.Close(); err != nil {
+			return err
+		}
+	}
+	finished := time.Now()
+	w.rep.StartedAt = started.UTC().Format(time.RFC3339Nano)
+	w.rep.FinishedAt = finished.UTC().Format(time.RFC3339Nano)
+	w.rep.DurationSeconds = finished.Sub(started).Seconds()
+	if err := w.rep.CheckAccounting(); err != nil {
+		return err
+	}
+	w.rep.AccountingOK = true
+	if w.txn == nil {
+		return nil
+	}
+	if err := sink.WriteReport(w.txn, w.rep); err != nil {
+		return err
+	}
+	return w.txn.Commit()
+}

@@ -1,0 +1,84 @@
+package sink
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// Reject is one line of the rejects index (OUT/rejects/rejects.jsonl). It
+// holds positions and codes only, never content; the line's bytes are in
+// rejects.bin at DataOffset.
+type Reject struct {
+	File       string `json:"file"`
+	Line       int64  `json:"line"`
+	Offset     int64  `json:"offset"`
+	Reason     string `json:"reason"`
+	Column     int    `json:"column"`
+	Length     int64  `json:"length"`
+	DataOffset int64  `json:"data_offset"`
+}
+
+// RejectWriter writes the rejects index and the exact bytes of each reject.
+// Errors are sticky.
+type RejectWriter struct {
+	index, data *File
+	iw, dw      *bufio.Writer
+	enc         *json.Encoder
+	off         int64
+	n           int64
+	err         error
+}
+
+// NewRejectWriter starts rejects/rejects.jsonl and rejects/rejects.bin in txn.
+func NewRejectWriter(txn *Txn) (*RejectWriter, error) {
+	index, err := txn.Create("rejects/rejects.jsonl")
+	if err != nil {
+		return nil, err
+	}
+	data, err := txn.Create("rejects/rejects.bin")
+	if err != nil {
+		index.Close()
+		return nil, err
+	}
+	w := &RejectWriter{index: index, data: data, iw: bufio.NewWriterSize(index, 64<<10), dw: bufio.NewWriterSize(data, 1<<20)}
+	w.enc = json.NewEncoder(w.iw)
+	return w, nil
+}
+
+// Write records r, whose exact bytes are read from body (r.Length of them).
+func (w *RejectWriter) Write(r Reject, body io.Reader) error {
+	if w.err != nil {
+		return w.err
+	}
+	r.DataOffset = w.off
+	n, err := io.Copy(w.dw, body)
+	w.off += n
+	if err == nil && n != r.Length {
+		err = fmt.Errorf("line %d: %d bytes kept of %d", r.Line, n, r.Length)
+	}
+	if err != nil {
+		w.err = fmt.Errorf("rejects: %s: %w", r.File, err)
+		return w.err
+	}
+	if err := w.enc.Encode(r); err != nil {
+		w.err = fmt.Errorf("rejects: %w", err)
+		return w.err
+	}
+	w.n++
+	return nil
+}
+
+// Count returns the number of rejects written.
+func (w *RejectWriter) Count() int64 { return w.n }
+
+// Close flushes and closes both files.
+func (w *RejectWriter) Close() error {
+	for _, step := range []func() error{w.iw.Flush, w.dw.Flush, w.index.Sync, w.data.Sync, w.index.Close, w.data.Close} {
+		if err := step(); err != nil && w.err == nil {
+			w.err = fmt.Errorf("rejects: %w", err)
+		}
+	}
+	return w.err
+}

@@ -1,0 +1,138 @@
+package sink
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Counts are the accounting counters of one input or of the whole run. The
+// accounting law is Lines = Documents + Rejects + Blank.
+type Counts struct {
+	Lines     int64 `json:"lines"`
+	Documents int64 `json:"documents"`
+	Rejects   int64 `json:"rejects"`
+	Blank     int64 `json:"blank"`
+	// BytesIn counts the decompressed bytes read, terminators included.
+	BytesIn int64 `json:"bytes_in"`
+}
+
+// Add adds o to c.
+func (c *Counts) Add(o Counts) {
+	c.Lines += o.Lines
+	c.Documents += o.Documents
+	c.Rejects += o.Rejects
+	c.Blank += o.Blank
+	c.BytesIn += o.BytesIn
+}
+
+// Balanced reports whether the accounting law holds.
+func (c Counts) Balanced() bool { return c.Lines == c.Documents+c.Rejects+c.Blank }
+
+// InputReport is the report of one input.
+type InputReport struct {
+	Path string `json:"path"`
+	Counts
+	// BytesRead counts the bytes read from the file itself (compressed for
+	// .jsonl.zst), 0 for standard input when unknown.
+	BytesRead int64 `json:"bytes_read"`
+	// Archive is the written-back archive, relative to the output directory.
+	Archive string `json:"archive,omitempty"`
+	// Error is set when the input ended early.
+	Error *InputFault `json:"error,omitempty"`
+}
+
+// InputFault describes an input that ended early.
+type InputFault struct {
+	Reason string `json:"reason"`
+	Offset int64  `json:"offset"`
+}
+
+// Extensions counts declared extension names over the documents.
+type Extensions struct {
+	Declared map[string]int64 `json:"declared"`
+	Unknown  map[string]int64 `json:"unknown"`
+}
+
+// Report is OUT/report.json. It holds counts, paths, codes and settings,
+// never document content.
+type Report struct {
+	Tool            string           `json:"tool"`
+	Version         string           `json:"version"`
+	StartedAt       string           `json:"started_at"`
+	FinishedAt      string           `json:"finished_at"`
+	DurationSeconds float64          `json:"duration_seconds"`
+	Settings        Settings         `json:"settings"`
+	Inputs          []InputReport    `json:"inputs"`
+	Totals          Counts           `json:"totals"`
+	RejectsByReason map[string]int64 `json:"rejects_by_reason"`
+	Warnings        map[string]int64 `json:"warnings"`
+	Extensions      Extensions       `json:"extensions"`
+	// AccountingOK is true when the law held for every input and in total.
+	AccountingOK bool `json:"accounting_ok"`
+	// Outputs names what the run wrote, relative to the output directory.
+	Outputs Outputs `json:"outputs"`
+}
+
+// Settings are the limits and choices the run used.
+type Settings struct {
+	Workers       int      `json:"workers"`
+	MaxDocBytes   int64    `json:"max_doc_bytes"`
+	MaxDepth      int      `json:"max_depth"`
+	ZstdMaxWindow uint64   `json:"zstd_max_window"`
+	Strict        bool     `json:"strict"`
+	Archive       string   `json:"archive"`
+	Handlers      []string `json:"handlers"`
+}
+
+// Outputs lists the run's output files.
+type Outputs struct {
+	Archives     []string `json:"archives"`
+	RejectsIndex string   `json:"rejects_index,omitempty"`
+	RejectsData  string   `json:"rejects_data,omitempty"`
+}
+
+// CheckAccounting verifies the law for every input and the totals, and that
+// the totals are the sum of the inputs.
+func (r *Report) CheckAccounting() error {
+	var sum Counts
+	for _, in := range r.Inputs {
+		if !in.Balanced() {
+			return fmt.Errorf("accounting: %s: %d lines != %d documents + %d rejects + %d blank", in.Path, in.Lines, in.Documents, in.Rejects, in.Blank)
+		}
+		sum.Add(in.Counts)
+	}
+	if sum != r.Totals || !r.Totals.Balanced() {
+		return fmt.Errorf("accounting: totals %+v do not match the inputs' sum %+v", r.Totals, sum)
+	}
+	var byReason int64
+	for _, n := range r.RejectsByReason {
+		byReason += n
+	}
+	if byReason != r.Totals.Rejects {
+		return fmt.Errorf("accounting: %d rejects by reason, %d in total", byReason, r.Totals.Rejects)
+	}
+	return nil
+}
+
+// WriteReport writes r as report.json in txn.
+func WriteReport(txn *Txn, r *Report) error {
+	f, err := txn.Create("report.json")
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err == nil {
+		b = append(b, '\n')
+		_, err = f.Write(b)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Defaults for the Reader's limits.
+const (
+	// DefaultMaxDocBytes is the size cap of one line (64 MiB).
+	DefaultMaxDocBytes = 64 << 20
+	// DefaultZstdMaxWindow is the largest zstd window accepted (128 MiB, as
+	// the zstd command's own default limit); archives made with
+	// `zstd --long=31` need 2 GiB.
+	DefaultZstdMaxWindow = 128 << 20
+	// MaxZstdWindow is the largest window the flag may raise the cap to.
+	MaxZstdWindow = 2 << 30
+	// DefaultBatchBytes is the buffer size a batch aims for.
+	DefaultBatchBytes = 4 << 20
+	// DefaultBatchRecords caps the records in one batch.
+	DefaultBatchRecords = 4096
+)
+
+type options struct {
+	maxDocBytes   int64
+	strict        bool
+	zstdMaxWindow uint64
+	zstdWorkers   int
+	batchBytes    int
+	batchRecords  int
+	spool         *Spool
+	counter       func(n int)
+}
+
+func defaultOptions() options {
+	return options{
+		maxDocBytes:   DefaultMaxDocBytes,
+		zstdMaxWindow: DefaultZstdMaxWindow,
+		zstdWorkers:   1,
+		batchBytes:    DefaultBatchBytes,
+		batchRecords:  DefaultBatchRecords,
+	}
+}
+
+// Option configures a Reader.
+type Option func(*options) error
+
+// WithMaxDocBytes sets the size cap of one line; longer lines are rejects
+// with reason too-large.
+func WithMaxDocBytes(n int64) Option {
+	return func(o *options) error {
+		if n < 1 || n > 1<<31-1 {
+			return fmt.Errorf("max document bytes %d: must be between 1 and 2 GiB", n)
+		}
+		o.maxDocBytes = n
+		return nil
+	}
+}
+
+// WithStrict refuses a leading byte-order mark instead of dropping it.
+func WithStrict(strict bool) Option {
+	return func(o *options) error { o.strict = strict; return nil }
+}
+
+// WithZstdMaxWindow caps the zstd window (and so the decoder's memory).
+func WithZstdMaxWindow(n uint64) Option {
+	return func(o *options) error {
+		if n < 1<<10 || n > MaxZstdWindow {
+			return fmt.Errorf("zstd window %d: must be between 1 KiB and 2 GiB", n)
+		}
+		o.zstdMaxWindow = n
+		return nil
+	}
+}
+
+// WithZstdWorkers sets how many blocks the zstd decoder decodes ahead in
+// background goroutines (1: none).
+func WithZstdWorkers(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return errors.New("zstd workers must be at least 1")
+		}
+		o.zstdWorkers = n
+		return nil
+	}
+}
+
+// WithBatch sets the target bytes and the most records of one batch.
+func WithBatch(bytes, records int) Option {
+	return func(o *options) error {
+		if bytes < 1<<10 || records < 1 {
+			return fmt.Errorf("batch of %d bytes, %d records: too small", bytes, records)
+		}
+		o.batchBytes, o.batchRecords = bytes, records
+		return nil
+	}
+}
+
+// WithSpool keeps the bytes of too-large lines in s; without a spool they
+// are counted and dropped.
+func WithSpool(s *Spool) Option {
+	return func(o *options) error { o.spool = s; return nil }
+}
+
+// WithByteCounter calls f with the number of bytes read from the underlying
+// (possibly compressed) input as they are read, for progress reports.
+func WithByteCounter(f func(n int)) Option {
+	return func(o *options) error { o.counter = f; return nil }
+}

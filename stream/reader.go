@@ -1,0 +1,441 @@
+package stream
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// InputError is a fault that ended an input early: a damaged compressed
+// stream or a failed read. Every line read before it is still accounted for.
+type InputError struct {
+	// Path is the input as named.
+	Path string
+	// Reason is a code: zstd-window-too-large, zstd-corrupt or read-error.
+	Reason string
+	// Offset is the decompressed byte offset reached when the fault occurred.
+	Offset int64
+	// Err is the underlying cause.
+	Err error
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("%s: byte %d: %s: %v", e.Path, e.Offset, e.Reason, e.Err)
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// zstdMagic and the skippable-frame magic range start a zstd stream.
+var zstdMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}
+
+func isZstd(head []byte) bool {
+	if len(head) < 4 {
+		return false
+	}
+	if bytes.Equal(head[:4], zstdMagic) {
+		return true
+	}
+	// Skippable frames: 0x184D2A50 to 0x184D2A5F, little-endian.
+	return head[0]&0xF0 == 0x50 && head[1] == 0x2A && head[2] == 0x4D && head[3] == 0x18
+}
+
+// Reader frames one input into Records. It is not safe for concurrent use.
+type Reader struct {
+	path  string
+	shape Shape
+	opts  options
+	src   io.Reader
+	dec   *zstd.Decoder
+
+	carry  []byte
+	line   int64
+	offset int64
+	eof    bool
+	done   bool
+	err    error       // sticky: a usage fault of the Reader itself
+	inErr  *InputError // the input ended early
+	single []Record    // for Next
+	batch  Batch
+	next   int
+}
+
+// countingReader reports bytes read from the underlying input.
+type countingReader struct {
+	r io.Reader
+	f func(int)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		c.f(n)
+	}
+	return n, err
+}
+
+// NewReader returns a Reader of r, whose bytes have the given shape
+// (ShapeUnknown: sniff zstd by its magic number, else JSONL). path names the
+// input in errors.
+func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	if o.counter != nil {
+		r = &countingReader{r: r, f: o.counter}
+	}
+	rd := &Reader{path: path, shape: shape, opts: o}
+	if shape == ShapeUnknown {
+		br := bufio.NewReaderSize(r, 64<<10)
+		head, _ := br.Peek(4)
+		rd.shape = ShapeJSONL
+		if isZstd(head) {
+			rd.shape = ShapeJSONLZstd
+		}
+		r = br
+	}
+	if rd.shape == ShapeJSONLZstd {
+		dec, err := zstd.NewReader(r,
+			zstd.WithDecoderMaxWindow(o.zstdMaxWindow),
+			zstd.WithDecoderMaxMemory(o.zstdMaxWindow),
+			zstd.WithDecoderConcurrency(o.zstdWorkers),
+			zstd.WithDecoderLowmem(false))
+		if err != nil {
+			return nil, fmt.Errorf("%s: zstd: %w", path, err)
+		}
+		rd.dec = dec
+		r = dec
+	}
+	rd.src = r
+	return rd, nil
+}
+
+// Shape returns the input's shape (sniffed for standard input).
+func (r *Reader) Shape() Shape { return r.shape }
+
+// InputErr returns the fault that ended the input early, or nil. It is set
+// once ReadBatch or Next has returned io.EOF.
+func (r *Reader) InputErr() *InputError { return r.inErr }
+
+// Lines returns the number of lines framed so far.
+func (r *Reader) Lines() int64 { return r.line }
+
+// Offset returns the decompressed bytes consumed so far.
+func (r *Reader) Offset() int64 { return r.offset }
+
+// Close releases the decoder's goroutines and memory. It does not close the
+// underlying reader.
+func (r *Reader) Close() error {
+	if r.dec != nil {
+		r.dec.Close()
+		r.dec = nil
+	}
+	r.done = true
+	return nil
+}
+
+// Next returns the next record, or io.EOF after the last. The record's byte
+// slices are valid until the call after next.
+func (r *Reader) Next() (Record, error) {
+	for r.next >= len(r.batch.Recs) {
+		if err := r.ReadBatch(&r.batch); err != nil {
+			return Record{}, err
+		}
+		r.next = 0
+	}
+	rec := r.batch.Recs[r.next]
+	r.next++
+	return rec, nil
+}
+
+// ReadBatch fills b with the next records of the input, reusing b's memory,
+// and returns io.EOF when no records are left. A batch holds at least one
+// record unless ReadBatch returns an error.
+func (r *Reader) ReadBatch(b *Batch) error {
+	b.Recs = b.Recs[:0]
+	if r.err != nil {
+		return r.err
+	}
+	if r.done {
+		return io.EOF
+	}
+	if r.shape == ShapeJSON {
+		return r.readJSON(b)
+	}
+	buf := b.Buf[:0]
+	if cap(buf) < r.opts.batchBytes || cap(buf) < len(r.carry)+4096 {
+		buf = make([]byte, 0, max(r.opts.batchBytes, 2*len(r.carry)))
+	}
+	buf = append(buf, r.carry...)
+	r.carry = r.carry[:0]
+	lineStart, scan := 0, 0
+	for {
+		for len(b.Recs) < r.opts.batchRecords {
+			i := bytes.IndexByte(buf[scan:], '\n')
+			if i < 0 {
+				scan = len(buf)
+				break
+			}
+			end := scan + i
+			if err := r.emit(b, buf[lineStart:end], true); err != nil {
+				return r.fail(err)
+			}
+			lineStart, scan = end+1, end+1
+		}
+		if len(b.Recs) >= r.opts.batchRecords {
+			break
+		}
+		if int64(len(buf)-lineStart) > r.opts.maxDocBytes {
+			// The open line is over the cap: stream the rest of it to the
+			// spool without holding it, then go on after its LF.
+			rest, err := r.skipLong(b, buf[lineStart:], buf[lineStart:cap(buf)])
+			if err != nil {
+				return r.fail(err)
+			}
+			buf = append(buf[:lineStart], rest...)
+			scan = lineStart
+			continue
+		}
+		if r.eof {
+			if lineStart < len(buf) {
+				if err := r.emit(b, buf[lineStart:], false); err != nil {
+					return r.fail(err)
+				}
+				lineStart = len(buf)
+			}
+			r.done = true
+			break
+		}
+		if len(b.Recs) > 0 && (len(buf) >= r.opts.batchBytes || len(buf) == cap(buf)) {
+			break
+		}
+		if len(buf) == cap(buf) {
+			// One line fills the buffer: grow it, up to the cap plus one byte.
+			nb := make([]byte, len(buf), min(int64(2*cap(buf)), r.opts.maxDocBytes+1+4096))
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := r.src.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			r.eof = true
+			if err != io.EOF {
+				r.inputFault(err, int64(len(buf)-lineStart))
+			}
+		}
+	}
+	r.carry = append(r.carry, buf[lineStart:]...)
+	b.Buf = buf
+	if len(b.Recs) == 0 {
+		return io.EOF
+	}
+	return nil
+}
+
+func (r *Reader) fail(err error) error {
+	r.err = err
+	return err
+}
+
+// inputFault records a read or decompression fault; pending is the number of
+// bytes of the open line already read.
+func (r *Reader) inputFault(err error, pending int64) {
+	reason := "read-error"
+	switch {
+	case errors.Is(err, zstd.ErrWindowSizeExceeded), errors.Is(err, zstd.ErrDecoderSizeExceeded), errors.Is(err, zstd.ErrFrameSizeExceeded):
+		reason = "zstd-window-too-large"
+	case r.dec != nil:
+		reason = "zstd-corrupt"
+	}
+	r.inErr = &InputError{Path: r.path, Reason: reason, Offset: r.offset + pending, Err: err}
+}
+
+// emit frames one line. terminated says an LF followed it.
+func (r *Reader) emit(b *Batch, raw []byte, terminated bool) error {
+	r.line++
+	rec := Record{Line: r.line, Offset: r.offset, Length: int64(len(raw)), Raw: raw}
+	r.offset += int64(len(raw))
+	if terminated {
+		r.offset++
+	}
+	switch {
+	case int64(len(raw)) > r.opts.maxDocBytes:
+		ref, err := r.spoolWrite(SpoolRef{}, raw)
+		if err != nil {
+			return err
+		}
+		rec.Raw, rec.Kind, rec.Reason, rec.Spool = nil, KindReject, ReasonTooLarge, ref
+	case !terminated && r.inErr != nil:
+		rec.Kind, rec.Reason = KindReject, ReasonInputTruncated
+	default:
+		classify(&rec, raw, r.line == 1, r.opts.strict)
+	}
+	b.Recs = append(b.Recs, rec)
+	return nil
+}
+
+// classify sets Data, Kind, BOM and CR for a line that is within the cap.
+func classify(rec *Record, raw []byte, first, strict bool) {
+	data := raw
+	if first && bytes.HasPrefix(data, bom) {
+		if strict {
+			rec.Kind, rec.Reason = KindReject, ReasonBOM
+			return
+		}
+		rec.BOM = true
+		data = data[len(bom):]
+	}
+	if n := len(data); n > 0 && data[n-1] == '\r' {
+		rec.CR = true
+		data = data[:n-1]
+	}
+	rec.Data = data
+	if isBlank(data) {
+		rec.Kind = KindBlank
+	}
+}
+
+func isBlank(p []byte) bool {
+	for _, c := range p {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Reader) spoolWrite(ref SpoolRef, p []byte) (SpoolRef, error) {
+	if r.opts.spool == nil || len(p) == 0 {
+		ref.Len += int64(len(p))
+		return ref, nil
+	}
+	off, err := r.opts.spool.write(p)
+	if err != nil {
+		return ref, err
+	}
+	if ref.Spool == nil {
+		ref = SpoolRef{Spool: r.opts.spool, Off: off}
+	}
+	ref.Len += int64(len(p))
+	return ref, nil
+}
+
+// skipLong spools head, the start of a line already over the cap, then reads
+// on through scratch until the line's LF. It emits the line as a too-large
+// reject and returns the bytes read after the LF, moved to scratch's start.
+func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
+	ref, err := r.spoolWrite(SpoolRef{}, head)
+	if err != nil {
+		return nil, err
+	}
+	scratch = scratch[:cap(scratch)]
+	if len(scratch) < 64<<10 {
+		scratch = make([]byte, 64<<10)
+	}
+	r.line++
+	rec := Record{Line: r.line, Offset: r.offset, Kind: KindReject, Reason: ReasonTooLarge}
+	for !r.eof {
+		n, rerr := r.src.Read(scratch)
+		chunk := scratch[:n]
+		if i := bytes.IndexByte(chunk, '\n'); i >= 0 {
+			if ref, err = r.spoolWrite(ref, chunk[:i]); err != nil {
+				return nil, err
+			}
+			rest := chunk[i+1:]
+			copy(scratch, rest)
+			if rerr != nil {
+				r.eof = true
+				if rerr != io.EOF {
+					r.inputFault(rerr, 0)
+				}
+			}
+			r.finishLong(b, rec, ref, true)
+			return scratch[:len(rest)], nil
+		}
+		if ref, err = r.spoolWrite(ref, chunk); err != nil {
+			return nil, err
+		}
+		if rerr != nil {
+			r.eof = true
+			if rerr != io.EOF {
+				r.inputFault(rerr, ref.Len)
+			}
+		}
+	}
+	r.finishLong(b, rec, ref, false)
+	return scratch[:0], nil
+}
+
+func (r *Reader) finishLong(b *Batch, rec Record, ref SpoolRef, terminated bool) {
+	rec.Length, rec.Spool = ref.Len, ref
+	r.offset += ref.Len
+	if terminated {
+		r.offset++
+	}
+	b.Recs = append(b.Recs, rec)
+}
+
+// readJSON reads a whole .json input as one record.
+func (r *Reader) readJSON(b *Batch) error {
+	r.done = true
+	buf := bytes.NewBuffer(b.Buf[:0])
+	n, err := io.Copy(buf, io.LimitReader(r.src, r.opts.maxDocBytes+1))
+	if err != nil {
+		r.inputFault(err, n)
+	}
+	raw := buf.Bytes()
+	b.Buf = raw
+	if n == 0 && r.inErr == nil {
+		return io.EOF
+	}
+	if n > r.opts.maxDocBytes {
+		// Too large: spool what was read and copy the rest after it.
+		ref, err := r.spoolWrite(SpoolRef{}, raw)
+		if err != nil {
+			return r.fail(err)
+		}
+		chunk := make([]byte, 64<<10)
+		for r.inErr == nil {
+			k, rerr := r.src.Read(chunk)
+			if ref, err = r.spoolWrite(ref, chunk[:k]); err != nil {
+				return r.fail(err)
+			}
+			if rerr == io.EOF {
+				break
+			}
+			if rerr != nil {
+				r.inputFault(rerr, ref.Len)
+			}
+		}
+		r.line, r.offset = 1, ref.Len
+		b.Recs = append(b.Recs, Record{Line: 1, Length: ref.Len, Kind: KindReject, Reason: ReasonTooLarge, Spool: ref})
+		return nil
+	}
+	r.line = 1
+	r.offset = int64(len(raw))
+	rec := Record{Line: 1, Length: int64(len(raw)), Raw: raw}
+	if r.inErr != nil {
+		rec.Kind, rec.Reason = KindReject, ReasonInputTruncated
+	} else {
+		classify(&rec, raw, true, r.opts.strict)
+		if rec.Kind == KindLine {
+			rec.CR = false
+			var compact bytes.Buffer
+			compact.Grow(len(rec.Data))
+			if json.Compact(&compact, rec.Data) == nil {
+				rec.Data = compact.Bytes()
+			}
+		}
+	}
+	b.Recs = append(b.Recs, rec)
+	return nil
+}

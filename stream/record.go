@@ -1,0 +1,59 @@
+package stream
+
+// Kind says what a Record is.
+type Kind uint8
+
+// Record kinds.
+const (
+	// KindLine is a document candidate: the next stage checks it.
+	KindLine Kind = iota
+	// KindBlank is a line of only spaces, tabs and CRs.
+	KindBlank
+	// KindReject is a line refused while framing (see Reason).
+	KindReject
+)
+
+// Reject reasons decided while framing. The document checks add their own
+// (package transform); docs/FORMAT.md lists them all.
+const (
+	ReasonBOM            = "bom"
+	ReasonTooLarge       = "too-large"
+	ReasonInputTruncated = "input-truncated"
+)
+
+// Record is one line of an input.
+type Record struct {
+	// Line is the 1-based line number.
+	Line int64
+	// Offset is the byte offset of the line's first byte in the decompressed
+	// input.
+	Offset int64
+	// Length is the line's length in bytes, CR included, LF not.
+	Length int64
+	// Raw is the line's exact bytes (nil for a too-large line, whose bytes
+	// went to the spool). It aliases the batch buffer.
+	Raw []byte
+	// Data is the document candidate: Raw without a leading BOM and a
+	// trailing CR; for a .json input, the document without insignificant
+	// whitespace.
+	Data []byte
+	// Kind says whether this is a candidate, a blank line or a reject.
+	Kind Kind
+	// CR reports a trailing CR removed from Data.
+	CR bool
+	// BOM reports a leading byte-order mark removed from Data.
+	BOM bool
+	// Reason is the reject reason code when Kind is KindReject.
+	Reason string
+	// Spool locates a too-large line's bytes in the run's spool.
+	Spool SpoolRef
+}
+
+// Batch is a run of consecutive records of one input that share one buffer.
+// Batches are reused: ReadBatch overwrites what a batch held.
+type Batch struct {
+	// Buf holds the bytes the records alias.
+	Buf []byte
+	// Recs are the records in input order.
+	Recs []Record
+}

@@ -1,0 +1,235 @@
+package transform
+
+import (
+	"errors"
+	"unicode/utf8"
+
+	"github.com/convbatch/convbatch/jsonscan"
+)
+
+// Reject reasons decided by the core handlers (docs/FORMAT.md, "Reject
+// reasons"); the framing ones are in package stream.
+const (
+	ReasonInvalidUTF8      = "invalid-utf8"
+	ReasonNotJSON          = "not-json"
+	ReasonTooDeep          = "too-deep"
+	ReasonNotObject        = "not-object"
+	ReasonDuplicateKey     = "duplicate-key"
+	ReasonBadID            = "bad-id"
+	ReasonBadMessages      = "bad-messages"
+	ReasonBadMessage       = "bad-message"
+	ReasonBadRole          = "bad-role"
+	ReasonBadExtensions    = "bad-extensions"
+	ReasonBadTitle         = "bad-title"
+	ReasonBadCreatedAt     = "bad-created-at"
+	ReasonBadMessageField  = "bad-message-field"
+	WarnUnknownExtension   = "unknown-extension"
+	WarnBOMDropped         = "bom-dropped"
+	WarnCRLF               = "crlf"
+	WarnDuplicateID        = "duplicate-id"
+	ExtensionImagesInline  = "images-inline"
+	ExtensionUsageMetadata = "usage-metadata"
+	ExtensionToolLinkage   = "tool-linkage"
+	ExtensionAgentContext  = "agent-context"
+	ExtensionConsensus     = "consensus-receipt"
+)
+
+// KnownExtensions are the registered extension names convbatch knows.
+var KnownExtensions = []string{ExtensionImagesInline, ExtensionUsageMetadata, ExtensionToolLinkage, ExtensionAgentContext, ExtensionConsensus}
+
+// CoreJSON checks that a line is valid UTF-8 holding exactly one JSON object
+// with no duplicate member names, nested at most MaxDepth deep, and leaves
+// the parsed tape in the Doc.
+type CoreJSON struct{}
+
+// Manifest describes core-json.
+func (CoreJSON) Manifest() Manifest {
+	return Manifest{Name: "core-json", Status: StatusCore, Reads: []string{"$"}}
+}
+
+// Handle parses d.Rec.Data into d.Tape.
+func (CoreJSON) Handle(d *Doc, res *Result) {
+	data := d.Rec.Data
+	if !utf8.Valid(data) {
+		res.Reject, res.Column = ReasonInvalidUTF8, column(d, firstInvalidUTF8(data))
+		return
+	}
+	if err := d.Tape.Parse(data, d.MaxDepth); err != nil {
+		var perr *jsonscan.Error
+		if !errors.As(err, &perr) {
+			res.Reject = ReasonNotJSON
+			return
+		}
+		res.Column = column(d, perr.Offset)
+		switch perr.Code {
+		case jsonscan.ErrTooDeep:
+			res.Reject = ReasonTooDeep
+		case jsonscan.ErrDuplicateKey:
+			if d.Tape.Kind(0) != jsonscan.Object {
+				res.Reject, res.Column = ReasonNotObject, 0
+				return
+			}
+			res.Reject = ReasonDuplicateKey
+		default:
+			res.Reject = ReasonNotJSON
+		}
+		return
+	}
+	if d.Tape.Kind(0) != jsonscan.Object {
+		res.Reject = ReasonNotObject
+	}
+}
+
+// column converts an offset in d.Rec.Data to a 1-based position in the line.
+func column(d *Doc, off int) int {
+	if d.Rec.BOM {
+		off += 3
+	}
+	return off + 1
+}
+
+func firstInvalidUTF8(p []byte) int {
+	for i := 0; i < len(p); {
+		if p[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(p[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return 0
+}
+
+// CoreDocument checks the core v1 document rules: id, messages, roles and the
+// optional members' types (docs/FORMAT.md). It records the top-level members
+// in the Doc, the document id and the unknown extension names in the Result.
+type CoreDocument struct{}
+
+// Manifest describes core-document.
+func (CoreDocument) Manifest() Manifest {
+	return Manifest{
+		Name:     "core-document",
+		Status:   StatusCore,
+		Reads:    []string{"$.id", "$.messages[*].role", "$.messages[*].id", "$.messages[*].kind", "$.messages[*].createdAt", "$.extensions", "$.title", "$.createdAt"},
+		Requires: []string{"core-json"},
+	}
+}
+
+// Handle checks the document rules.
+func (CoreDocument) Handle(d *Doc, res *Result) {
+	t := d.Tape
+	reject := func(reason string, tok int32) {
+		res.Reject = reason
+		if tok >= 0 {
+			res.Column = column(d, int(t.Tokens[tok].Start))
+		}
+	}
+	d.ID = t.Lookup(0, "id")
+	if t.Kind(d.ID) != jsonscan.String || t.Tokens[d.ID].End-t.Tokens[d.ID].Start == 2 {
+		reject(ReasonBadID, d.ID)
+		return
+	}
+	d.Messages = t.Lookup(0, "messages")
+	if t.Kind(d.Messages) != jsonscan.Array {
+		reject(ReasonBadMessages, d.Messages)
+		return
+	}
+	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
+		if t.Kind(m) != jsonscan.Object {
+			reject(ReasonBadMessage, m)
+			return
+		}
+		if role := t.Lookup(m, "role"); t.Kind(role) != jsonscan.String {
+			reject(ReasonBadRole, max(role, m))
+			return
+		}
+	}
+	d.Extensions = t.Lookup(0, "extensions")
+	if k := t.Kind(d.Extensions); k != jsonscan.Null && k != jsonscan.Invalid {
+		if k != jsonscan.Array || !uniqueStrings(t, d.Extensions) {
+			reject(ReasonBadExtensions, d.Extensions)
+			return
+		}
+	}
+	if v := t.Lookup(0, "title"); !optional(t, v, jsonscan.String) {
+		reject(ReasonBadTitle, v)
+		return
+	}
+	if v := t.Lookup(0, "createdAt"); !optionalTime(t, v) {
+		reject(ReasonBadCreatedAt, v)
+		return
+	}
+	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
+		if v := t.Lookup(m, "createdAt"); !optionalTime(t, v) {
+			reject(ReasonBadCreatedAt, v)
+			return
+		}
+		for _, name := range []string{"id", "kind"} {
+			if v := t.Lookup(m, name); !optional(t, v, jsonscan.String) {
+				reject(ReasonBadMessageField, v)
+				return
+			}
+		}
+	}
+	res.ID = t.Str(d.ID)
+	if t.Kind(d.Extensions) == jsonscan.Array {
+		for e := d.Extensions + 1; e < t.Tokens[d.Extensions].Next; e = t.Tokens[e].Next {
+			if i := knownExtension(t, e); i >= 0 {
+				res.Declared |= 1 << i
+			} else {
+				res.Unknown = append(res.Unknown, t.Str(e))
+				res.Warn(WarnUnknownExtension)
+			}
+		}
+	}
+}
+
+// knownExtension returns the index in KnownExtensions of string token e, or -1.
+func knownExtension(t *jsonscan.Tape, e int32) int {
+	for i, name := range KnownExtensions {
+		if t.KeyEquals(e, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// optional reports that token v is absent, null or of kind k.
+func optional(t *jsonscan.Tape, v int32, k jsonscan.Kind) bool {
+	kind := t.Kind(v)
+	return kind == jsonscan.Invalid || kind == jsonscan.Null || kind == k
+}
+
+func optionalTime(t *jsonscan.Tape, v int32) bool {
+	switch t.Kind(v) {
+	case jsonscan.Invalid, jsonscan.Null:
+		return true
+	case jsonscan.String:
+		tok := t.Tokens[v]
+		if tok.Escaped {
+			return ValidRFC3339(t.StrBytes(nil, v))
+		}
+		return ValidRFC3339(t.Data[tok.Start+1 : tok.End-1])
+	}
+	return false
+}
+
+func uniqueStrings(t *jsonscan.Tape, arr int32) bool {
+	var seen []string
+	for e := arr + 1; e < t.Tokens[arr].Next; e = t.Tokens[e].Next {
+		if t.Kind(e) != jsonscan.String {
+			return false
+		}
+		s := t.Str(e)
+		for _, prev := range seen {
+			if prev == s {
+				return false
+			}
+		}
+		seen = append(seen, s)
+	}
+	return true
+}

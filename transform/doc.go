@@ -1,0 +1,12 @@
+// Package transform is the per-document stage of the convbatch pipeline. It
+// runs in the worker pool: each worker owns a Processor, which parses a
+// record's bytes once (package jsonscan) and hands the parsed document to
+// every registered Handler in dependency order.
+//
+// Handlers are registered in a Registry with a Manifest (name, status, the
+// fields they read, the handlers they need). A duplicate name or a missing
+// dependency fails when the registry is resolved, before any input is read.
+// The core handlers (core-json, core-document) decide whether a record is a
+// document or a reject; the extension handlers, registered after them, only
+// add warnings and extracted values, never rejects.
+package transform
