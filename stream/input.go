@@ -87,8 +87,8 @@ var ErrNoInput = errors.New("no input")
 
 // Expand turns command-line arguments into inputs, in argument order; a
 // directory contributes every file of a known shape below it in lexical path
-// order (dot-files and convbatch's *.expect.json and *.keys.json sidecars
-// skipped), a glob its sorted matches. Two inputs whose outputs would share
+// order, a glob its sorted matches; both skip dot-files and convbatch's
+// *.expect.json and *.keys.json sidecars. Two inputs whose outputs would share
 // a relative path are refused.
 func Expand(args []string) ([]Input, error) {
 	var out []Input
@@ -112,7 +112,8 @@ func Expand(args []string) ([]Input, error) {
 			n := 0
 			for _, m := range matches {
 				ms, err := os.Stat(m)
-				if err != nil || ms.IsDir() || ShapeOf(m) == ShapeUnknown {
+				base := filepath.Base(m)
+				if err != nil || ms.IsDir() || ShapeOf(m) == ShapeUnknown || strings.HasPrefix(base, ".") || isSidecar(base) {
 					continue
 				}
 				out = append(out, Input{Path: m, Rel: trimShape(filepath.Base(m)), Shape: ShapeOf(m), Size: ms.Size()})

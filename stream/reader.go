@@ -427,6 +427,9 @@ func (r *Reader) readJSON(b *Batch) error {
 		rec.Kind, rec.Reason = KindReject, ReasonInputTruncated
 	} else {
 		classify(&rec, raw, true, r.opts.strict)
+		if rec.Kind == KindLine && len(bytes.TrimLeft(rec.Data, " \t\r\n")) == 0 {
+			rec.Kind = KindBlank
+		}
 		if rec.Kind == KindLine {
 			rec.CR = false
 			var compact bytes.Buffer

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/convbatch/convbatch/pipeline"
+)
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitFindings = 1
+	ExitUsage    = 2
+	ExitFatal    = 3
+)
+
+// exitError carries an exit code with its message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func fatalErr(err error) error { return &exitError{code: ExitFatal, err: err} }
+
+// env is what a command runs with.
+type env struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	usage   string
+	example string
+	flags   func(fs *pflag.FlagSet) func(e *env, args []string) (int, error)
+}
+
+func commands() []*command {
+	return []*command{runCommand(), genCommand(), versionCommand()}
+}
+
+func find(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Main runs convbatch with args (without the program name) and returns the
+// exit code. SIGINT and SIGTERM cancel the run cleanly.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	code, err := dispatch(e, args)
+	if err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return ExitOK
+		}
+		fmt.Fprintf(stderr, "convbatch: %v\n", err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		return ExitFatal
+	}
+	return code
+}
+
+func dispatch(e *env, args []string) (int, error) {
+	if len(args) == 0 {
+		printHelp(e.stderr)
+		return ExitUsage, nil
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "--help":
+		if len(args) > 1 {
+			c := find(args[1])
+			if c == nil {
+				return 0, usageErr("unknown command %q (see 'convbatch help')", args[1])
+			}
+			fs := newFlagSet(c, e.stdout)
+			c.flags(fs)
+			fs.Usage()
+			return ExitOK, nil
+		}
+		printHelp(e.stdout)
+		return ExitOK, nil
+	case "-v", "--version":
+		name = "version"
+	}
+	c := find(name)
+	if c == nil {
+		return 0, usageErr("unknown command %q (see 'convbatch help')", name)
+	}
+	fs := newFlagSet(c, e.stderr)
+	runFn := c.flags(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return ExitOK, nil
+		}
+		return 0, usageErr("%s: %v", c.name, err)
+	}
+	return runFn(e, fs.Args())
+}
+
+func newFlagSet(c *command, out io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(out, "%s\n\nUsage:\n  %s\n\nFlags:\n%s", c.summary, c.usage, fs.FlagUsages())
+		if c.example != "" {
+			fmt.Fprintf(out, "\nExamples:\n%s\n", c.example)
+		}
+	}
+	return fs
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintf(w, "convbatch: a streaming batch pipeline over archives of LLM conversations.\n\nUsage:\n  convbatch COMMAND [flags] [INPUT...]\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "  %-9s %s\n", "help", "show help for convbatch or a command (convbatch help run)")
+	fmt.Fprintf(w, "\nInputs: .jsonl, .jsonl.zst and .json files, directories (walked in lexical\norder), globs, and - for standard input.\n")
+	fmt.Fprintf(w, "\nExit codes: 0 clean, 1 completed with findings, 2 usage error, 3 fatal error.\n")
+}
+
+func versionCommand() *command {
+	return &command{
+		name:    "version",
+		summary: "print convbatch's version",
+		usage:   "convbatch version",
+		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
+			return func(e *env, args []string) (int, error) {
+				if len(args) > 0 {
+					return 0, usageErr("version takes no arguments")
+				}
+				fmt.Fprintf(e.stdout, "convbatch %s (%s %s/%s)\n", pipeline.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+				return ExitOK, nil
+			}
+		},
+	}
+}
+
+func joinLines(lines ...string) string { return strings.Join(lines, "\n") }

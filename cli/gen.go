@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/convbatch/convbatch/gen"
+)
+
+func genCommand() *command {
+	var (
+		out    string
+		convs  int
+		size   string
+		seed   uint64
+		faults float64
+		maxDoc string
+	)
+	return &command{
+		name:    "gen",
+		summary: "write a deterministic synthetic archive and FILE.expect.json with the counts a correct run reports",
+		usage:   "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE]",
+		example: joinLines(
+			"  convbatch gen -o sample.jsonl.zst --conversations 200 --seed 1",
+			"  convbatch gen -o big.jsonl.zst --bytes 1GiB",
+			"  convbatch gen -o faulty.jsonl --conversations 1000 --faults 0.05 --max-doc-bytes 1MiB",
+		),
+		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
+			fs.StringVarP(&out, "out", "o", "", "archive to write: .jsonl or .jsonl.zst (required)")
+			fs.IntVar(&convs, "conversations", 0, "number of conversations to write")
+			fs.StringVar(&size, "bytes", "", "or: write until the uncompressed archive reaches SIZE (e.g. 1GiB)")
+			fs.Uint64Var(&seed, "seed", 1, "random seed; the same seed gives the same bytes")
+			fs.Float64Var(&faults, "faults", 0, "share of lines (0 to 1) that are faults: every reject reason, CRLF, blank lines, a BOM")
+			fs.StringVar(&maxDoc, "max-doc-bytes", "64MiB", "the cap the archive will be run with; too-large faults need 4MiB or less")
+			return func(e *env, args []string) (int, error) {
+				if out == "" {
+					return 0, usageErr("gen: -o/--out is required")
+				}
+				if len(args) > 0 {
+					return 0, usageErr("gen: unexpected arguments %q", args)
+				}
+				opts := gen.Options{Conversations: convs, Seed: seed, Faults: faults}
+				if size != "" {
+					n, err := gen.ParseSize(size)
+					if err != nil || n <= 0 {
+						return 0, usageErr("gen: --bytes %q: want a size such as 64MiB", size)
+					}
+					opts.Bytes = n
+				}
+				if (opts.Bytes > 0) == (convs > 0) {
+					return 0, usageErr("gen: give exactly one of --conversations N and --bytes SIZE")
+				}
+				if convs < 0 || faults < 0 || faults > 1 {
+					return 0, usageErr("gen: --conversations must be positive and --faults between 0 and 1")
+				}
+				md, err := gen.ParseSize(maxDoc)
+				if err != nil || md < 1 {
+					return 0, usageErr("gen: --max-doc-bytes %q: want a size", maxDoc)
+				}
+				opts.MaxDocBytes = md
+				exp, err := gen.WriteFile(out, opts)
+				if err != nil {
+					return 0, fatalErr(err)
+				}
+				fmt.Fprintf(e.stderr, "convbatch gen: %d lines (%d documents, %d rejects, %d blank), %s uncompressed; wrote %s and %s.expect.json\n",
+					exp.Lines, exp.Documents, exp.Rejects, exp.Blank, humanBytes(exp.BytesIn), out, out)
+				return ExitOK, nil
+			}
+		},
+	}
+}

@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/pipeline"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/stream"
+)
+
+// runFlags are the flags shared by the commands that read archives.
+type runFlags struct {
+	out         string
+	workers     int
+	archive     string
+	tables      string
+	maxDoc      string
+	zstdWindow  string
+	strict      bool
+	progress    string
+	cpuProfile  string
+	memProfile  string
+	quietResult bool
+}
+
+func (f *runFlags) register(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.out, "out", "o", "", "output directory (required): archive/, rejects/, report.json")
+	fs.IntVarP(&f.workers, "workers", "j", runtime.NumCPU(), "worker goroutines")
+	fs.StringVar(&f.archive, "archive", "zst", "write-back format: zst (.jsonl.zst), jsonl, or none")
+	fs.StringVar(&f.tables, "tables", "none", "tables to extract (only none exists yet)")
+	fs.StringVar(&f.maxDoc, "max-doc-bytes", "64MiB", "size cap of one document line; longer lines are rejects")
+	fs.StringVar(&f.zstdWindow, "zstd-max-window", "128MiB", "largest zstd window accepted in inputs (up to 2GiB, for zstd --long=31)")
+	fs.BoolVar(&f.strict, "strict", false, "refuse a leading byte-order mark instead of dropping it")
+	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (when a terminal), always, never")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
+	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile to this file at the end")
+}
+
+// config turns the flags and arguments into a pipeline configuration.
+func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
+	var cfg pipeline.Config
+	if f.out == "" {
+		return cfg, usageErr("-o/--out is required")
+	}
+	if len(args) == 0 {
+		return cfg, usageErr("no INPUT given (a file, a directory, a glob, or - for standard input)")
+	}
+	if f.workers < 1 {
+		return cfg, usageErr("--workers %d: must be at least 1", f.workers)
+	}
+	archive, err := sink.ParseArchiveFormat(f.archive)
+	if err != nil {
+		return cfg, usageErr("--archive: %v", err)
+	}
+	if f.tables != "none" {
+		return cfg, usageErr("--tables %q: the tables are not built yet; only --tables none is accepted", f.tables)
+	}
+	maxDoc, err := gen.ParseSize(f.maxDoc)
+	if err != nil || maxDoc < 1 || maxDoc > 1<<31-1 {
+		return cfg, usageErr("--max-doc-bytes %q: want a size from 1 byte to 2GiB", f.maxDoc)
+	}
+	window, err := gen.ParseSize(f.zstdWindow)
+	if err != nil || window < 1<<10 || window > stream.MaxZstdWindow {
+		return cfg, usageErr("--zstd-max-window %q: want a size from 1KiB to 2GiB", f.zstdWindow)
+	}
+	switch f.progress {
+	case "auto", "always", "never":
+	default:
+		return cfg, usageErr("--progress %q: want auto, always or never", f.progress)
+	}
+	inputs, err := stream.Expand(args)
+	if err != nil {
+		return cfg, usageErr("%v", err)
+	}
+	if err := checkOutDir(f.out, inputs); err != nil {
+		return cfg, err
+	}
+	cfg = pipeline.Config{
+		Inputs: inputs, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
+		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
+		Progress: &pipeline.Progress{},
+	}
+	return cfg, nil
+}
+
+// checkOutDir refuses an output directory that is an input or lies inside
+// an input directory, where the run would read its own output.
+func checkOutDir(out string, inputs []stream.Input) error {
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return usageErr("-o %q: %v", out, err)
+	}
+	for _, in := range inputs {
+		if in.Path == stream.StdinPath {
+			continue
+		}
+		absIn, err := filepath.Abs(in.Path)
+		if err != nil {
+			continue
+		}
+		if strings.HasPrefix(absIn, absOut+string(filepath.Separator)) {
+			return usageErr("input %q lies inside the output directory %q", in.Path, out)
+		}
+	}
+	return nil
+}
+
+func runCommand() *command {
+	f := &runFlags{}
+	return &command{
+		name:    "run",
+		summary: "the nightly job: check every line, write the archives back, rejects and report.json",
+		usage:   "convbatch run -o OUT [flags] INPUT...",
+		example: joinLines(
+			"  convbatch run -o out testdata/sample.jsonl.zst",
+			"  convbatch run -o /data/out -j 8 --archive jsonl /data/archives/",
+			"  zstd -dc day.jsonl.zst | convbatch run -o out -",
+			"  convbatch run -o out --zstd-max-window 2GiB 'logs/*.jsonl.zst'   # archives made with zstd --long=31",
+		),
+		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
+			f.register(fs)
+			return func(e *env, args []string) (int, error) {
+				cfg, err := f.config(e, args)
+				if err != nil {
+					return 0, err
+				}
+				return execute(e, f, cfg, "run")
+			}
+		},
+	}
+}
+
+// execute runs the pipeline with profiling and progress as asked and prints
+// the one-line summary.
+func execute(e *env, f *runFlags, cfg pipeline.Config, what string) (int, error) {
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return 0, fatalErr(fmt.Errorf("cpu profile: %w", err))
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return 0, fatalErr(fmt.Errorf("cpu profile: %w", err))
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var total int64
+	for _, in := range cfg.Inputs {
+		if in.Size < 0 {
+			total = -1
+			break
+		}
+		total += in.Size
+	}
+	stopProgress := startProgress(e.stderr, f.progress, cfg.Progress, total)
+	rep, err := pipeline.Run(e.ctx, cfg)
+	stopProgress()
+	if f.memProfile != "" {
+		if perr := writeMemProfile(f.memProfile); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	if err != nil {
+		if e.ctx.Err() != nil {
+			return 0, fatalErr(fmt.Errorf("interrupted; nothing was published: %w", err))
+		}
+		return 0, fatalErr(fmt.Errorf("%w; nothing was published", err))
+	}
+	printSummary(e.stderr, what, rep, cfg.OutDir)
+	if hasFindings(rep) {
+		return ExitFindings, nil
+	}
+	return ExitOK, nil
+}
+
+func hasFindings(rep *sink.Report) bool {
+	if rep.Totals.Rejects > 0 {
+		return true
+	}
+	for _, in := range rep.Inputs {
+		if in.Error != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func writeMemProfile(path string) error {
+	pf, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("memory profile: %w", err)
+	}
+	defer pf.Close()
+	runtime.GC()
+	if err := pprof.Lookup("allocs").WriteTo(pf, 0); err != nil {
+		return fmt.Errorf("memory profile: %w", err)
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, what string, rep *sink.Report, out string) {
+	t := rep.Totals
+	rate := 0.0
+	if rep.DurationSeconds > 0 {
+		rate = float64(t.BytesIn) / rep.DurationSeconds / 1e6
+	}
+	damaged := 0
+	for _, in := range rep.Inputs {
+		if in.Error != nil {
+			damaged++
+		}
+	}
+	fmt.Fprintf(w, "convbatch %s: %d documents, %d rejects, %d blank lines in %d inputs", what, t.Documents, t.Rejects, t.Blank, len(rep.Inputs))
+	if damaged > 0 {
+		fmt.Fprintf(w, " (%d damaged)", damaged)
+	}
+	fmt.Fprintf(w, "; %s in %.1fs (%.0f MB/s)", humanBytes(t.BytesIn), rep.DurationSeconds, rate)
+	if out != "" {
+		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, "report.json"))
+	}
+	fmt.Fprintln(w)
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,90 @@
+package gen
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// WriteFile writes the archive to path (".jsonl" plain, ".jsonl.zst"
+// compressed with zstd at the default level) and the expected counts to
+// path+".expect.json" (indented JSON, trailing newline). Each file is
+// written to a temporary file in the same directory and renamed into place.
+func WriteFile(path string, opts Options) (*Expect, error) {
+	var compress bool
+	switch {
+	case strings.HasSuffix(path, ".jsonl.zst"):
+		compress = true
+	case strings.HasSuffix(path, ".jsonl"):
+	default:
+		return nil, fmt.Errorf("gen: %s: name must end in .jsonl or .jsonl.zst", path)
+	}
+	var exp *Expect
+	err := writeAtomic(path, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 1<<20)
+		var err error
+		if compress {
+			var enc *zstd.Encoder
+			enc, err = zstd.NewWriter(bw)
+			if err != nil {
+				return err
+			}
+			exp, err = Generate(enc, opts)
+			if cerr := enc.Close(); err == nil {
+				err = cerr
+			}
+		} else {
+			exp, err = Generate(bw, opts)
+		}
+		if err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(exp, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	data = append(data, '\n')
+	err = writeAtomic(path+".expect.json", func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return exp, nil
+}
+
+// writeAtomic writes path through a temporary file in the same directory,
+// renamed into place only when fill and Close succeed.
+func writeAtomic(path string, fill func(*os.File) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = fill(f); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

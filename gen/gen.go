@@ -1,0 +1,352 @@
+package gen
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+)
+
+// DefaultMaxDocBytes is the size cap assumed when Options.MaxDocBytes is 0;
+// it matches convbatch's default --max-doc-bytes (64 MiB).
+const DefaultMaxDocBytes = 64 << 20
+
+// TooLargeMaxDocBytes is the largest cap for which too-large fault lines are
+// generated (they are MaxDocBytes+1 .. MaxDocBytes+64 KiB bytes long).
+const TooLargeMaxDocBytes = 4 << 20
+
+// minMaxDocBytes is the smallest accepted cap: every good document and every
+// fault line other than too-large must fit under it.
+const minMaxDocBytes = 16 << 10
+
+// pcgStream is the fixed second PCG word; the first is Options.Seed.
+const pcgStream = 0x636f6e7662617463 // "convbatc"
+
+// Options controls what Generate writes.
+type Options struct {
+	// Conversations is the number of documents to emit (lines that
+	// convbatch counts as documents, including the BOM, CRLF, duplicate-id
+	// and unknown-extension ones); fault lines come in addition.
+	// 0 means: use Bytes.
+	Conversations int
+	// Bytes, used when Conversations is 0: keep emitting lines until at
+	// least this many uncompressed bytes have been written. When both are
+	// 0 the output is empty.
+	Bytes int64
+	// Seed selects the output: the same seed and options give
+	// byte-identical output.
+	Seed uint64
+	// Faults, in 0..1, is the probability that an output line is a fault
+	// line (see the package documentation). With Faults > 0 the file also
+	// starts with a byte-order mark.
+	Faults float64
+	// MaxDocBytes is the --max-doc-bytes cap convbatch will be run with
+	// (DefaultMaxDocBytes if 0, at least 16 KiB). Good documents always fit
+	// under it; too-large fault lines are generated only when it is at most
+	// TooLargeMaxDocBytes.
+	MaxDocBytes int64
+}
+
+// Expect holds the counts convbatch must report for a generated archive,
+// following docs/FORMAT.md. Lines == Documents + Rejects + Blank.
+type Expect struct {
+	// Seed is Options.Seed.
+	Seed uint64 `json:"seed"`
+	// MaxDocBytes is the cap the counts assume (Options.MaxDocBytes or the
+	// default).
+	MaxDocBytes int64 `json:"max_doc_bytes"`
+	// Lines is the number of lines (every line ends in LF).
+	Lines int64 `json:"lines"`
+	// Documents is the number of lines accepted as documents.
+	Documents int64 `json:"documents"`
+	// Rejects is the number of rejected lines.
+	Rejects int64 `json:"rejects"`
+	// Blank is the number of blank lines.
+	Blank int64 `json:"blank"`
+	// BytesIn is the number of uncompressed bytes written, every byte
+	// (BOM, CR and LF included).
+	BytesIn int64 `json:"bytes_in"`
+	// RejectsByReason maps a reject reason code to its count (only
+	// reasons with a count > 0).
+	RejectsByReason map[string]int64 `json:"rejects_by_reason"`
+	// Warnings maps a warning code (bom-dropped, crlf, duplicate-id,
+	// unknown-extension) to its count (only codes with a count > 0).
+	Warnings map[string]int64 `json:"warnings"`
+	// ExtensionsUnknown maps an unknown declared extension name to the
+	// number of documents declaring it.
+	ExtensionsUnknown map[string]int64 `json:"extensions_unknown"`
+	// Usage holds the usage-metadata totals over the documents.
+	Usage UsageTotals `json:"usage"`
+
+	// Messages is the total number of messages in the documents
+	// (an addition to the base contract).
+	Messages int64 `json:"messages"`
+	// Tools holds the tool-linkage counts over the documents (an addition
+	// to the base contract).
+	Tools ToolTotals `json:"tools"`
+	// Images holds the images-inline counts over the documents (an
+	// addition to the base contract).
+	Images ImageTotals `json:"images"`
+}
+
+// UsageTotals sums the usage-metadata of the messages of the documents
+// (rejected lines excluded) that carry usage fields. In generated archives
+// every such message carries all of tokens (with integer input and output
+// counters), cost and provider.
+type UsageTotals struct {
+	// ByProvider is keyed by the message's provider.
+	ByProvider map[string]UsageSum `json:"by_provider"`
+	// ByAgent is keyed by the message's agentId, else the conversation's
+	// agentId, else "".
+	ByAgent map[string]UsageSum `json:"by_agent"`
+}
+
+// UsageSum is one row of UsageTotals.
+type UsageSum struct {
+	// Messages is the number of messages carrying usage fields.
+	Messages int64 `json:"messages"`
+	// TokensInput sums tokens.input.
+	TokensInput int64 `json:"tokens_input"`
+	// TokensOutput sums tokens.output.
+	TokensOutput int64 `json:"tokens_output"`
+	// Cost sums cost as float64, in the order the messages are written.
+	Cost float64 `json:"cost"`
+}
+
+// ToolTotals counts tool-linkage entries over the documents.
+type ToolTotals struct {
+	// Calls is the number of toolCalls entries.
+	Calls int64 `json:"calls"`
+	// Results is the number of tool messages whose toolCallId answers an
+	// earlier call of the same conversation.
+	Results int64 `json:"results"`
+	// Orphans is the number of tool messages whose toolCallId answers no
+	// earlier call (tool-result-orphan).
+	Orphans int64 `json:"orphans"`
+	// Unanswered is the number of calls with no result.
+	Unanswered int64 `json:"unanswered"`
+}
+
+// ImageTotals counts images-inline messages over the documents.
+type ImageTotals struct {
+	// Messages is the number of image messages (data:image/...;base64,
+	// content strings and kind "image" messages).
+	Messages int64 `json:"messages"`
+	// Bytes sums the payload sizes derived from the base64 lengths.
+	Bytes int64 `json:"bytes"`
+}
+
+// Generate writes an uncompressed JSONL archive to w and returns the
+// expected counts.
+func Generate(w io.Writer, opts Options) (*Expect, error) {
+	if opts.Conversations < 0 {
+		return nil, errors.New("gen: Conversations is negative")
+	}
+	if opts.Bytes < 0 {
+		return nil, errors.New("gen: Bytes is negative")
+	}
+	if math.IsNaN(opts.Faults) || opts.Faults < 0 || opts.Faults > 1 {
+		return nil, fmt.Errorf("gen: Faults %v is not in 0..1", opts.Faults)
+	}
+	maxDoc := opts.MaxDocBytes
+	if maxDoc == 0 {
+		maxDoc = DefaultMaxDocBytes
+	}
+	if maxDoc < minMaxDocBytes {
+		return nil, fmt.Errorf("gen: MaxDocBytes %d is below the minimum %d", maxDoc, minMaxDocBytes)
+	}
+	bw, ok := w.(*bufio.Writer)
+	if !ok || bw.Size() < 64<<10 {
+		bw = bufio.NewWriterSize(w, 256<<10)
+	}
+	g := newGenerator(bw, opts, maxDoc)
+	if err := g.run(); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	return g.finish(), nil
+}
+
+// generator holds the state of one Generate call.
+type generator struct {
+	r      *rand.Rand
+	w      *bufio.Writer
+	err    error
+	opts   Options
+	maxDoc int64
+	exp    Expect
+
+	reasons  [numReasons]int64
+	warnings [numWarnings]int64
+	unknown  [len(unknownExtensions)]int64
+	byProv   [len(providers)]UsageSum
+	byAgent  [len(agentNames) + 1]UsageSum // last slot: ""
+
+	idSalt     uint64
+	msgI, msgN int    // message being built, messages wanted
+	nextIdx    uint64 // ids conv-hex(mix(i)) for i < nextIdx are registered
+
+	line []byte
+	ob   [4]objBuilder // by nesting depth: doc, message, call/tokens, arguments
+	tmp  []byte
+	st   docStats
+	b64  []byte // random bytes for inline images
+	fill []byte // ASCII filler for too-large lines
+}
+
+func newGenerator(w *bufio.Writer, opts Options, maxDoc int64) *generator {
+	g := &generator{
+		r:      rand.New(rand.NewPCG(opts.Seed, pcgStream)),
+		w:      w,
+		opts:   opts,
+		maxDoc: maxDoc,
+		line:   make([]byte, 0, 1<<20),
+	}
+	g.idSalt = g.r.Uint64()
+	g.b64 = make([]byte, 64<<10)
+	for i := 0; i < len(g.b64); i += 8 {
+		v := g.r.Uint64()
+		for j := 0; j < 8; j++ {
+			g.b64[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return g
+}
+
+func (g *generator) done() bool {
+	if g.opts.Conversations > 0 {
+		return g.exp.Documents >= int64(g.opts.Conversations)
+	}
+	return g.exp.BytesIn >= g.opts.Bytes
+}
+
+func (g *generator) run() error {
+	first := true
+	for !g.done() && g.err == nil {
+		if first {
+			first = false
+			g.goodLine(docPlain, g.opts.Faults > 0)
+			continue
+		}
+		if g.opts.Faults > 0 && g.r.Float64() < g.opts.Faults {
+			g.faultLine()
+		} else {
+			g.goodLine(docPlain, false)
+		}
+	}
+	return g.err
+}
+
+// write emits one line (without its LF) and counts the bytes.
+func (g *generator) write(prefix, line []byte, cr bool) {
+	if g.err != nil {
+		return
+	}
+	n := len(prefix) + len(line) + 1
+	if cr {
+		n++
+	}
+	g.w.Write(prefix)
+	g.w.Write(line)
+	if cr {
+		g.w.WriteByte('\r')
+	}
+	g.err = g.w.WriteByte('\n')
+	g.exp.Lines++
+	g.exp.BytesIn += int64(n)
+}
+
+func (g *generator) reject(reason int, line []byte) {
+	if int64(len(line)) > g.maxDoc {
+		reason = reasonTooLarge
+	}
+	g.write(nil, line, false)
+	g.exp.Rejects++
+	g.reasons[reason]++
+}
+
+func (g *generator) blank(line []byte) {
+	g.write(nil, line, false)
+	g.exp.Blank++
+}
+
+func (g *generator) finish() *Expect {
+	e := g.exp
+	e.Seed = g.opts.Seed
+	e.MaxDocBytes = g.maxDoc
+	e.RejectsByReason = map[string]int64{}
+	for i, n := range g.reasons {
+		if n > 0 {
+			e.RejectsByReason[reasonNames[i]] = n
+		}
+	}
+	e.Warnings = map[string]int64{}
+	for i, n := range g.warnings {
+		if n > 0 {
+			e.Warnings[warningNames[i]] = n
+		}
+	}
+	e.ExtensionsUnknown = map[string]int64{}
+	for i, n := range g.unknown {
+		if n > 0 {
+			e.ExtensionsUnknown[unknownExtensions[i]] = n
+		}
+	}
+	e.Usage.ByProvider = map[string]UsageSum{}
+	for i, s := range g.byProv {
+		if s.Messages > 0 {
+			e.Usage.ByProvider[providers[i].name] = s
+		}
+	}
+	e.Usage.ByAgent = map[string]UsageSum{}
+	for i, s := range g.byAgent {
+		if s.Messages > 0 {
+			name := ""
+			if i < len(agentNames) {
+				name = agentNames[i]
+			}
+			e.Usage.ByAgent[name] = s
+		}
+	}
+	return &e
+}
+
+// Reject reasons, in docs/FORMAT.md order.
+const (
+	reasonTooLarge = iota
+	reasonInvalidUTF8
+	reasonNotJSON
+	reasonTooDeep
+	reasonNotObject
+	reasonDuplicateKey
+	reasonBadID
+	reasonBadMessages
+	reasonBadMessage
+	reasonBadRole
+	reasonBadExtensions
+	reasonBadTitle
+	reasonBadCreatedAt
+	reasonBadMessageField
+	numReasons
+)
+
+var reasonNames = [numReasons]string{
+	"too-large", "invalid-utf8", "not-json", "too-deep", "not-object",
+	"duplicate-key", "bad-id", "bad-messages", "bad-message", "bad-role",
+	"bad-extensions", "bad-title", "bad-created-at", "bad-message-field",
+}
+
+// Warning codes.
+const (
+	warnBOM = iota
+	warnCRLF
+	warnDuplicateID
+	warnUnknownExtension
+	numWarnings
+)
+
+var warningNames = [numWarnings]string{"bom-dropped", "crlf", "duplicate-id", "unknown-extension"}
