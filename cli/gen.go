@@ -2,6 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -39,6 +42,12 @@ func genCommand() *command {
 				}
 				if len(args) > 0 {
 					return 0, usageErr("gen: unexpected arguments %q", args)
+				}
+				if !strings.HasSuffix(out, ".jsonl") && !strings.HasSuffix(out, ".jsonl.zst") {
+					return 0, usageErr("gen: -o %q: the name must end in .jsonl or .jsonl.zst", out)
+				}
+				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+					return 0, fatalErr(err)
 				}
 				opts := gen.Options{Conversations: convs, Seed: seed, Faults: faults}
 				if size != "" {

@@ -86,8 +86,20 @@ func (p *parser) literal(i int, word string, k Kind) (int, error) {
 }
 
 func (p *parser) number(i int) (int, error) {
-	d := p.data
 	start := i
+	i, err := p.scanNumber(i)
+	if err != nil {
+		return i, err
+	}
+	idx := p.push(Number, start)
+	tok := &p.t.Tokens[idx]
+	tok.End, tok.Next = int32(i), idx+1
+	return i, nil
+}
+
+// scanNumber checks the number at d[i] and returns the index just past it.
+func (p *parser) scanNumber(i int) (int, error) {
+	d := p.data
 	if d[i] == '-' {
 		i++
 	}
@@ -119,15 +131,25 @@ func (p *parser) number(i int) (int, error) {
 		for ; i < len(d) && d[i] >= '0' && d[i] <= '9'; i++ {
 		}
 	}
-	idx := p.push(Number, start)
-	tok := &p.t.Tokens[idx]
-	tok.End, tok.Next = int32(i), idx+1
 	return i, nil
 }
 
 func (p *parser) str(i int) (int, error) {
-	d := p.data
 	start := i
+	i, escaped, err := p.scanString(i)
+	if err != nil {
+		return i, err
+	}
+	idx := p.push(String, start)
+	tok := &p.t.Tokens[idx]
+	tok.End, tok.Next, tok.Escaped = int32(i), idx+1, escaped
+	return i, nil
+}
+
+// scanString checks the string at d[i] (the opening quote) and returns the
+// index just past its closing quote and whether it holds an escape.
+func (p *parser) scanString(i int) (int, bool, error) {
+	d := p.data
 	i++
 	escaped := false
 	for {
@@ -135,7 +157,7 @@ func (p *parser) str(i int) (int, error) {
 			i++
 		}
 		if i >= len(d) {
-			return i, p.fail(ErrSyntax, i, "unterminated string")
+			return i, false, p.fail(ErrSyntax, i, "unterminated string")
 		}
 		c := d[i]
 		if c == '"' {
@@ -143,28 +165,25 @@ func (p *parser) str(i int) (int, error) {
 			break
 		}
 		if c != '\\' {
-			return i, p.fail(ErrSyntax, i, "control character in string")
+			return i, false, p.fail(ErrSyntax, i, "control character in string")
 		}
 		escaped = true
 		if i+1 >= len(d) {
-			return i, p.fail(ErrSyntax, i, "unterminated escape")
+			return i, false, p.fail(ErrSyntax, i, "unterminated escape")
 		}
 		switch d[i+1] {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			i += 2
 		case 'u':
 			if i+6 > len(d) || !isHex[d[i+2]] || !isHex[d[i+3]] || !isHex[d[i+4]] || !isHex[d[i+5]] {
-				return i, p.fail(ErrSyntax, i, "invalid \\u escape")
+				return i, false, p.fail(ErrSyntax, i, "invalid \\u escape")
 			}
 			i += 6
 		default:
-			return i, p.fail(ErrSyntax, i, "invalid escape")
+			return i, false, p.fail(ErrSyntax, i, "invalid escape")
 		}
 	}
-	idx := p.push(String, start)
-	tok := &p.t.Tokens[idx]
-	tok.End, tok.Next, tok.Escaped = int32(i), idx+1, escaped
-	return i, nil
+	return i, escaped, nil
 }
 
 func (p *parser) array(i, depth int) (int, error) {
@@ -246,4 +265,122 @@ func (p *parser) object(i, depth int) (int, error) {
 	tok := &p.t.Tokens[idx]
 	tok.End, tok.Next = int32(i), int32(len(p.t.Tokens))
 	return i, nil
+}
+
+// syntax checks the whole input against the RFC 8259 grammar with no nesting
+// limit and returns the first syntax error, or nil. It keeps no tape and
+// does not recurse, so any depth fits in a bit per level. Parse calls it
+// when a container nests too deep: a line that is not JSON at all is
+// ErrSyntax even where it also nests too deep (not-json comes before
+// too-deep in docs/FORMAT.md). Errors match those of the recursive parser.
+func (p *parser) syntax() error {
+	d := p.data
+	var (
+		stack []uint64 // bit set: the open container at that level is an object
+		depth int
+		err   error
+	)
+	inObject := func() bool { return stack[(depth-1)/64]&(1<<((depth-1)%64)) != 0 }
+	// member parses `"name" :` at d[i] and returns the index of the value.
+	member := func(i int) (int, error) {
+		if i >= len(d) || d[i] != '"' {
+			return i, p.fail(ErrSyntax, i, "expected a member name")
+		}
+		i, _, err := p.scanString(i)
+		if err != nil {
+			return i, err
+		}
+		i = p.skipWS(i)
+		if i >= len(d) || d[i] != ':' {
+			return i, p.fail(ErrSyntax, i, "expected ':'")
+		}
+		return p.skipWS(i + 1), nil
+	}
+	i := p.skipWS(0)
+	for {
+		// A value starts at d[i].
+		if i >= len(d) {
+			return p.fail(ErrSyntax, i, "unexpected end of input")
+		}
+		switch c := d[i]; {
+		case c == '{' || c == '[':
+			i = p.skipWS(i + 1)
+			if i < len(d) && ((c == '{' && d[i] == '}') || (c == '[' && d[i] == ']')) {
+				i++
+				break
+			}
+			if depth/64 == len(stack) {
+				stack = append(stack, 0)
+			}
+			if c == '{' {
+				stack[depth/64] |= 1 << (depth % 64)
+			} else {
+				stack[depth/64] &^= 1 << (depth % 64)
+			}
+			depth++
+			if c == '{' {
+				if i, err = member(i); err != nil {
+					return err
+				}
+			}
+			continue
+		case c == '"':
+			if i, _, err = p.scanString(i); err != nil {
+				return err
+			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			if i, err = p.scanNumber(i); err != nil {
+				return err
+			}
+		case c == 't' || c == 'f' || c == 'n':
+			word := "null"
+			if c == 't' {
+				word = "true"
+			} else if c == 'f' {
+				word = "false"
+			}
+			if len(d)-i < len(word) || string(d[i:i+len(word)]) != word {
+				return p.fail(ErrSyntax, i, "invalid literal")
+			}
+			i += len(word)
+		default:
+			return p.fail(ErrSyntax, i, "invalid character at the start of a value")
+		}
+		// A value ended just before d[i]: close containers, or find the next
+		// element or member.
+		for {
+			i = p.skipWS(i)
+			if depth == 0 {
+				if i != len(d) {
+					return p.fail(ErrSyntax, i, "unexpected data after the value")
+				}
+				return nil
+			}
+			obj := inObject()
+			if i >= len(d) {
+				if obj {
+					return p.fail(ErrSyntax, i, "unterminated object")
+				}
+				return p.fail(ErrSyntax, i, "unterminated array")
+			}
+			if d[i] == ',' {
+				i = p.skipWS(i + 1)
+				if obj {
+					if i, err = member(i); err != nil {
+						return err
+					}
+				}
+				break
+			}
+			if obj && d[i] == '}' || !obj && d[i] == ']' {
+				i++
+				depth--
+				continue
+			}
+			if obj {
+				return p.fail(ErrSyntax, i, "expected ',' or '}'")
+			}
+			return p.fail(ErrSyntax, i, "expected ',' or ']'")
+		}
+	}
 }

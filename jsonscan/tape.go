@@ -103,6 +103,12 @@ func (t *Tape) Parse(data []byte, maxDepth int) error {
 	i := p.skipWS(0)
 	i, err := p.value(i, 0)
 	if err != nil {
+		if e, ok := err.(*Error); ok && e.Code == ErrTooDeep {
+			// A syntax error anywhere wins over the depth (docs/FORMAT.md).
+			if serr := p.syntax(); serr != nil {
+				return serr
+			}
+		}
 		return err
 	}
 	i = p.skipWS(i)

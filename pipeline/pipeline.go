@@ -178,11 +178,16 @@ func Run(ctx context.Context, cfg Config) (*sink.Report, error) {
 	werr := w.drain(ctx, results, free)
 	if werr != nil {
 		cancel(werr)
-		for range results { // let the reader finish
-		}
 	}
 	wg.Wait()
-	rerr := <-readErr
+	// A reader blocked on an input that cannot be interrupted (a pipe on
+	// standard input) is not waited for once the run is cancelled: it ends
+	// at its next read, and its sends select on the cancelled context.
+	var rerr error
+	select {
+	case rerr = <-readErr:
+	case <-ctx.Done():
+	}
 	if werr == nil && rerr != nil {
 		werr = rerr
 	}

@@ -29,7 +29,17 @@ type writer struct {
 func (w *writer) drain(ctx context.Context, results, free chan *job) error {
 	w.cur = -1
 	w.ids = make(map[string]struct{})
-	for j := range results {
+	for {
+		var j *job
+		select {
+		case next, ok := <-results:
+			if !ok {
+				return nil
+			}
+			j = next
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 		select {
 		case <-j.done:
 		case <-ctx.Done():
@@ -40,7 +50,6 @@ func (w *writer) drain(ctx context.Context, results, free chan *job) error {
 		}
 		free <- j
 	}
-	return nil
 }
 
 func (w *writer) startInput(idx int) error {

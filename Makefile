@@ -1,0 +1,42 @@
+# convbatch: build, test, run the sample, fuzz, benchmark.
+GO       ?= go
+BIN      := bin/convbatch
+FUZZTIME ?= 60s
+OUT      ?= out
+
+.PHONY: build test run fuzz fuzz-short bench sample clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/convbatch
+
+# The test command of the README and of CI: vet, every test, and each fuzz
+# target for a few seconds.
+test:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=4s
+
+# The main job on the bundled sample archive.
+run: build
+	./$(BIN) run -o $(OUT) testdata/sample.jsonl.zst
+
+# Every fuzz target in the module, FUZZTIME each (default 60s).
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+	    echo "== fuzz $$pkg $$t ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+# Whole-corpus benchmark: see bench/README.md.
+bench: build
+	bash bench/run.sh
+
+# Regenerate the bundled sample (deterministic: same bytes every time).
+sample: build
+	./$(BIN) gen -o testdata/sample.jsonl.zst --conversations 200 --seed 1
+
+clean:
+	rm -rf bin $(OUT)

@@ -1,0 +1,71 @@
+package transform
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/convbatch/convbatch/stream"
+)
+
+// FuzzCoreChecks runs the core handlers on arbitrary bytes: they never
+// panic, they give a documented reason or none, and a line they accept is a
+// JSON object with a non-empty string id and an array of messages.
+func FuzzCoreChecks(f *testing.F) {
+	for _, tc := range coreCases {
+		if len(tc.line) < 4096 {
+			f.Add([]byte(tc.line), false)
+		}
+	}
+	f.Add([]byte(`{"id":"a","messages":[{"role":"user","content":"hi","createdAt":"2026-11-30T04:24:53Z"}],"extensions":["tool-linkage","x"]}`), true)
+	f.Add([]byte(`{"id":7}`), true)
+	f.Fuzz(func(t *testing.T, data []byte, bom bool) {
+		hs, err := Default().Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := NewProcessor(hs, 0)
+		rec := &stream.Record{Line: 1, Kind: stream.KindLine, Data: data, Raw: data, BOM: bom}
+		if bom {
+			rec.Raw = append([]byte("\xef\xbb\xbf"), data...)
+		}
+		var res Result
+		p.Process(rec, &res)
+		if res.Panic != nil {
+			t.Fatalf("panic: %v", res.Panic)
+		}
+		if res.Reject != "" {
+			if !slices.Contains(documentedReasons, res.Reject) {
+				t.Fatalf("undocumented reason %q", res.Reject)
+			}
+			if res.Column < 0 || res.Column > len(rec.Raw)+1 {
+				t.Fatalf("column %d outside a line of %d bytes", res.Column, len(rec.Raw))
+			}
+			return
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatalf("accepted, but encoding/json says %v", err)
+		}
+		id, ok := doc["id"].(string)
+		if !ok || id == "" {
+			t.Fatalf("accepted with id %#v", doc["id"])
+		}
+		msgs, ok := doc["messages"].([]any)
+		if !ok {
+			t.Fatalf("accepted with messages %#v", doc["messages"])
+		}
+		for _, m := range msgs {
+			mm, ok := m.(map[string]any)
+			if !ok {
+				t.Fatalf("accepted with message %#v", m)
+			}
+			if _, ok := mm["role"].(string); !ok {
+				t.Fatalf("accepted with role %#v", mm["role"])
+			}
+		}
+		if res.ID == "" || res.Column != 0 {
+			t.Fatalf("accepted with ID %q, Column %d", res.ID, res.Column)
+		}
+	})
+}
