@@ -46,6 +46,9 @@ type Token struct {
 	Escaped bool
 }
 
+// MaxDocBytes is the largest document a Tape holds: token spans are 32-bit.
+const MaxDocBytes = 1<<31 - 1
+
 // DefaultMaxDepth is the nesting limit Parse applies when none is given:
 // objects and arrays nested deeper than this are refused with ErrTooDeep.
 const DefaultMaxDepth = 512
@@ -99,6 +102,9 @@ func (t *Tape) Parse(data []byte, maxDepth int) error {
 	t.Tokens = t.Tokens[:0]
 	t.Data = data
 	t.maxDepth = maxDepth
+	if len(data) > MaxDocBytes {
+		return &Error{Code: ErrSyntax, Offset: MaxDocBytes, Msg: "document larger than the tape's 2 GiB limit"}
+	}
 	p := parser{t: t, data: data}
 	i := p.skipWS(0)
 	i, err := p.value(i, 0)
@@ -158,8 +164,7 @@ func (t *Tape) KeyEquals(k int32, s string) bool {
 	return string(t.scratchA) == s
 }
 
-// Str returns string token i unescaped. It allocates only when the string
-// holds escapes or when the result must outlive the tape.
+// Str returns string token i unescaped, as a new string.
 func (t *Tape) Str(i int32) string {
 	tok := &t.Tokens[i]
 	raw := t.Data[tok.Start+1 : tok.End-1]

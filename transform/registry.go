@@ -40,7 +40,8 @@ type Handler interface {
 // ErrRegistry marks a registry that cannot be resolved.
 var ErrRegistry = errors.New("handler registry")
 
-// Registry is an ordered set of handlers.
+// Registry is an ordered set of handlers. The zero value is an empty
+// registry ready to use.
 type Registry struct {
 	handlers []Handler
 	byName   map[string]int
@@ -55,6 +56,9 @@ func NewRegistry() *Registry {
 // Register adds h. A second handler with the same name is an error, kept and
 // returned again by Resolve.
 func (r *Registry) Register(h Handler) error {
+	if r.byName == nil {
+		r.byName = map[string]int{}
+	}
 	m := h.Manifest()
 	if m.Name == "" {
 		err := fmt.Errorf("%w: a handler has no name", ErrRegistry)
