@@ -16,6 +16,9 @@
 //
 //	for e := arr + 1; e < t.Tokens[arr].Next; e = t.Tokens[e].Next {}
 //
-// UTF-8 validity is not checked here: callers run utf8.Valid on the whole
-// line first, which is faster than checking string by string.
+// UTF-8 validity is checked inside strings, in the same pass as the
+// grammar (ErrInvalidUTF8); outside strings any byte above 0x7F is a syntax
+// error, so a document that parses is valid UTF-8 throughout. A caller that
+// must rank invalid UTF-8 above a syntax error elsewhere in the same bytes
+// checks utf8.Valid when Parse fails.
 package jsonscan

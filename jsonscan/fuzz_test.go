@@ -39,6 +39,12 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		checkSyntaxAgrees(t, data)
+		if (err == nil || perr.Code == ErrDuplicateKey) && !utf8.Valid(data) {
+			t.Fatalf("Parse accepted invalid UTF-8 (%v)", err)
+		}
+		if err != nil && perr.Code == ErrInvalidUTF8 && utf8.Valid(data) {
+			t.Fatalf("Parse reported invalid UTF-8 in valid UTF-8")
+		}
 		if err != nil {
 			return
 		}

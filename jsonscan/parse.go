@@ -1,5 +1,10 @@
 package jsonscan
 
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
+
 // parser walks the bytes once, appending tokens to the tape.
 type parser struct {
 	t    *Tape
@@ -150,16 +155,32 @@ func (p *parser) str(i int) (int, error) {
 // index just past its closing quote and whether it holds an escape.
 func (p *parser) scanString(i int) (int, bool, error) {
 	d := p.data
+	start := i
 	i++
 	escaped := false
+	var nonASCII uint64
 	for {
-		for i < len(d) && !strStop[d[i]] {
-			i++
+		// Eight bytes at a time while all are plain ASCII: no quote, no
+		// backslash, no control character, nothing at or above 0x80.
+		for i+8 <= len(d) {
+			w := binary.LittleEndian.Uint64(d[i:])
+			q, b := w^(lsb*'"'), w^(lsb*'\\')
+			m := ((q - lsb) &^ q) | ((b - lsb) &^ b) | ((w - lsb*0x20) &^ w)
+			if m&msb != 0 {
+				break
+			}
+			nonASCII |= w
+			i += 8
 		}
 		if i >= len(d) {
 			return i, false, p.fail(ErrSyntax, i, "unterminated string")
 		}
 		c := d[i]
+		if !strStop[c] {
+			nonASCII |= uint64(c)
+			i++
+			continue
+		}
 		if c == '"' {
 			i++
 			break
@@ -183,8 +204,25 @@ func (p *parser) scanString(i int) (int, bool, error) {
 			return i, false, p.fail(ErrSyntax, i, "invalid escape")
 		}
 	}
+	if nonASCII&msb != 0 && !utf8.Valid(d[start:i]) {
+		off := start
+		for off < i {
+			r, n := utf8.DecodeRune(d[off:i])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			off += n
+		}
+		return i, false, p.fail(ErrInvalidUTF8, off, "invalid UTF-8 in string")
+	}
 	return i, escaped, nil
 }
+
+// lsb and msb have the lowest and highest bit of each byte of a word set.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
 
 func (p *parser) array(i, depth int) (int, error) {
 	if depth > p.t.maxDepth {

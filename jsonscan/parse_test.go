@@ -553,7 +553,7 @@ func checkSyntaxAgrees(t *testing.T, data []byte) {
 	p := parser{t: &tape, data: data}
 	serr := p.syntax()
 	var perr *Error
-	if errors.As(err, &perr) && perr.Code == ErrSyntax {
+	if errors.As(err, &perr) && (perr.Code == ErrSyntax || perr.Code == ErrInvalidUTF8) {
 		if serr == nil || *serr.(*Error) != *perr {
 			t.Fatalf("%.60q: Parse = %v, syntax = %v", data, err, serr)
 		}
@@ -561,5 +561,32 @@ func checkSyntaxAgrees(t *testing.T, data []byte) {
 	}
 	if serr != nil {
 		t.Fatalf("%.60q: Parse = %v, syntax = %v", data, err, serr)
+	}
+}
+
+// TestInvalidUTF8InStrings: the one-pass UTF-8 check inside strings, on
+// both the word-at-a-time path and the byte path, with the offset of the
+// first bad byte.
+func TestInvalidUTF8InStrings(t *testing.T) {
+	for _, tc := range []struct {
+		in  string
+		off int
+	}{
+		{"\"\xff\"", 1},
+		{"\"abcdefghijklmnop\xc0\xaf\"", 17},
+		{"{\"k\":\"0123456789\xed\xa0\x80 tail\"}", 16},
+		{"[\"é\", \"\xe2\x82\"]", 8},
+		{"{\"\xf5\x80\x80\x80\":1}", 2},
+	} {
+		var tape Tape
+		err := tape.Parse([]byte(tc.in), 0)
+		var perr *Error
+		if !errors.As(err, &perr) || perr.Code != ErrInvalidUTF8 || perr.Offset != tc.off {
+			t.Errorf("%q: got %v, want ErrInvalidUTF8 at %d", tc.in, err, tc.off)
+		}
+	}
+	var tape Tape
+	if err := tape.Parse([]byte(`["ascii only words here", "é, 日本語, 😀 and more text"]`), 0); err != nil {
+		t.Fatal(err)
 	}
 }

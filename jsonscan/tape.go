@@ -78,6 +78,8 @@ const (
 	ErrTooDeep
 	// ErrDuplicateKey: an object has two members with the same unescaped name.
 	ErrDuplicateKey
+	// ErrInvalidUTF8: a string holds bytes that are not valid UTF-8.
+	ErrInvalidUTF8
 )
 
 // Error is a parse failure with the byte offset in the document where it was

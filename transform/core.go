@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"errors"
 	"unicode/utf8"
 
 	"github.com/convbatch/convbatch/jsonscan"
@@ -50,13 +49,21 @@ func (CoreJSON) Manifest() Manifest {
 // Handle parses d.Rec.Data into d.Tape.
 func (CoreJSON) Handle(d *Doc, res *Result) {
 	data := d.Rec.Data
-	if !utf8.Valid(data) {
-		res.Reject, res.Column = ReasonInvalidUTF8, column(d, firstInvalidUTF8(data))
-		return
-	}
+	// The parser checks UTF-8 inside strings in the same pass; a document
+	// that parses is valid UTF-8 throughout. Only when it fails is the whole
+	// line checked, since invalid UTF-8 ranks above every syntax fault.
 	if err := d.Tape.Parse(data, d.MaxDepth); err != nil {
 		var perr *jsonscan.Error
-		if !errors.As(err, &perr) {
+		if perr2, ok := err.(*jsonscan.Error); ok {
+			perr = perr2
+		}
+		if perr == nil || perr.Code != jsonscan.ErrDuplicateKey {
+			if !utf8.Valid(data) {
+				res.Reject, res.Column = ReasonInvalidUTF8, column(d, firstInvalidUTF8(data))
+				return
+			}
+		}
+		if perr == nil {
 			res.Reject = ReasonNotJSON
 			return
 		}

@@ -1,0 +1,40 @@
+package transform
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/stream"
+)
+
+// BenchmarkCoreChecks runs the core handlers on realistic generated
+// documents; bytes/s is the per-core document-check throughput.
+func BenchmarkCoreChecks(b *testing.B) {
+	var buf bytes.Buffer
+	if _, err := gen.Generate(&buf, gen.Options{Conversations: 300, Seed: 5}); err != nil {
+		b.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
+	handlers, err := Default().Resolve()
+	if err != nil {
+		b.Fatal(err)
+	}
+	proc := NewProcessor(handlers, 0)
+	recs := make([]stream.Record, len(lines))
+	for i, l := range lines {
+		recs[i] = stream.Record{Kind: stream.KindLine, Raw: l, Data: l, Line: int64(i + 1)}
+	}
+	var res Result
+	b.SetBytes(int64(buf.Len()))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for i := range recs {
+			proc.Process(&recs[i], &res)
+			if res.Reject != "" {
+				b.Fatalf("line %d rejected: %s", i+1, res.Reject)
+			}
+		}
+	}
+}
