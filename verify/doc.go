@@ -1,0 +1,11 @@
+// Package verify holds convbatch's cryptographic checks: RFC 8785 canonical
+// JSON computed from the parsed tape of the raw bytes (byte-identical to
+// github.com/gowebpki/jcs, at many times its speed), transcript hashes
+// (SHA-256 over canonical JSON), and consensus receipts: the envelope's
+// payload hash and Ed25519 or ML-DSA signature, the per-agent statements and
+// their k-of-n quorum, and the transcript references, resolved by a Resolver
+// against every document of the run once the inputs end.
+//
+// Nothing here ever returns or logs message content or key material: errors
+// and reasons are codes and positions.
+package verify

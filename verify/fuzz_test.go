@@ -1,0 +1,57 @@
+package verify
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gowebpki/jcs"
+
+	"github.com/convbatch/convbatch/jsonscan"
+)
+
+// FuzzCanonicalDifferential feeds ours and the reference the same bytes;
+// they must agree on accept/refuse and on every output byte. The one
+// allowed difference is our documented nesting limit.
+func FuzzCanonicalDifferential(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[1e21,-0,"\u00e9\ud83d\ude00"]}`, `[1 2]`, `"\ud800"`, `{"\ufb33":1,"😀":2}`, `5e-324`, `{"a":{"a":1}}`} {
+		f.Add([]byte(s))
+	}
+	if files, _ := filepath.Glob("testdata/jcs/input/*.json"); files != nil {
+		for _, p := range files {
+			b, _ := os.ReadFile(p)
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var tape jsonscan.Tape
+		if err := tape.Parse(data, 1<<20); err == nil && depth(&tape) > MaxDepth {
+			return
+		}
+		ours, oerr := Canonicalize(bytes.Clone(data))
+		ref, rerr := jcs.Transform(data)
+		if (oerr == nil) != (rerr == nil) {
+			t.Fatalf("accept differs on %q: ours %v, reference %v", data, oerr, rerr)
+		}
+		if oerr == nil && !bytes.Equal(ours, ref) {
+			t.Fatalf("bytes differ on %q:\nours %q\nref  %q", data, ours, ref)
+		}
+	})
+}
+
+func depth(t *jsonscan.Tape) int {
+	// Deepest container nesting, from the token ranges.
+	best := 0
+	var stack []int32
+	for i := range t.Tokens {
+		for len(stack) > 0 && int32(i) >= t.Tokens[stack[len(stack)-1]].Next {
+			stack = stack[:len(stack)-1]
+		}
+		if k := t.Tokens[i].Kind; k == jsonscan.Object || k == jsonscan.Array {
+			stack = append(stack, int32(i))
+			best = max(best, len(stack))
+		}
+	}
+	return best
+}

@@ -1,0 +1,476 @@
+package verify
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+
+	"github.com/convbatch/convbatch/jsonscan"
+)
+
+// MaxDepth is the nesting limit of canonicalization: deeper documents are
+// refused (the reference implementation allows 10,000).
+const MaxDepth = jsonscan.DefaultMaxDepth
+
+// ErrNotCanonicalizable is wrapped by every refusal of Canonicalize.
+var ErrNotCanonicalizable = errors.New("cannot canonicalize")
+
+// CanonError says why a document has no canonical form, at which byte.
+type CanonError struct {
+	Offset int
+	Reason string
+}
+
+func (e *CanonError) Error() string {
+	return fmt.Sprintf("%v: %s at byte %d", ErrNotCanonicalizable, e.Reason, e.Offset)
+}
+
+// Unwrap returns ErrNotCanonicalizable.
+func (e *CanonError) Unwrap() error { return ErrNotCanonicalizable }
+
+// Canonicalizer computes RFC 8785 canonical JSON. It keeps scratch memory
+// between calls; it is not safe for concurrent use.
+type Canonicalizer struct {
+	tape    jsonscan.Tape
+	members []int32 // stack of member key indices being sorted
+	keys    [][]byte
+	scratch []byte
+	skip    []string
+
+	// Output buffers reused by the receipt checks.
+	scratchOut, scratchPayload, scratchStmt []byte
+}
+
+// Canonicalize returns the canonical form of data, or data itself when it is
+// already canonical.
+func Canonicalize(data []byte) ([]byte, error) {
+	var c Canonicalizer
+	return c.Append(nil, data)
+}
+
+// Append parses data and appends its canonical form to dst. When data is
+// already canonical and dst is empty, it returns data itself, not a copy.
+func (c *Canonicalizer) Append(dst, data []byte) ([]byte, error) {
+	if err := c.tape.Parse(data, MaxDepth); err != nil {
+		return dst, &CanonError{Offset: parseOffset(err), Reason: err.Error()}
+	}
+	return c.AppendTape(dst, &c.tape, nil)
+}
+
+func parseOffset(err error) int {
+	var perr *jsonscan.Error
+	if errors.As(err, &perr) {
+		return perr.Offset
+	}
+	return 0
+}
+
+// AppendTape appends the canonical form of the parsed document t to dst,
+// leaving out the root object's members named in skip. When nothing is
+// skipped, the document is already canonical and dst is empty, it returns
+// t.Data itself.
+func (c *Canonicalizer) AppendTape(dst []byte, t *jsonscan.Tape, skip []string) ([]byte, error) {
+	c.skip = skip
+	if len(dst) == 0 && len(skip) == 0 {
+		ok, err := c.isCanonical(t)
+		if err != nil {
+			return dst, err
+		}
+		if ok {
+			return t.Data, nil
+		}
+	}
+	return c.appendValue(dst, t, 0, true)
+}
+
+// AppendValue appends the canonical form of value i of t (and everything
+// below it) to dst, leaving out value i's own members named in skip when it
+// is an object. It always writes, even when the value is canonical already.
+func (c *Canonicalizer) AppendValue(dst []byte, t *jsonscan.Tape, i int32, skip []string) ([]byte, error) {
+	c.skip = skip
+	return c.appendValue(dst, t, i, true)
+}
+
+// IsCanonical reports whether the parsed document is already in canonical
+// form, or the error that makes it impossible to canonicalize.
+func (c *Canonicalizer) IsCanonical(t *jsonscan.Tape) (bool, error) { return c.isCanonical(t) }
+
+func (c *Canonicalizer) isCanonical(t *jsonscan.Tape) (bool, error) {
+	// Without whitespace, the document's length is the scalars' lengths plus
+	// brackets and separators; any insignificant whitespace adds to it.
+	want := 0
+	canonical := true
+	for i := range t.Tokens {
+		tok := &t.Tokens[i]
+		switch tok.Kind {
+		case jsonscan.Object:
+			n := memberCount(t, int32(i))
+			want += 2 + 2*n - min(n, 1) // braces, a colon each, commas between
+			if canonical && !c.sorted(t, int32(i)) {
+				canonical = false
+			}
+		case jsonscan.Array:
+			n := t.Len(int32(i))
+			want += 2 + max(n-1, 0)
+		case jsonscan.String:
+			want += int(tok.End - tok.Start)
+			if tok.Escaped {
+				ok, err := canonicalString(t.Data[tok.Start+1 : tok.End-1])
+				if err != nil {
+					return false, &CanonError{Offset: int(tok.Start), Reason: err.Error()}
+				}
+				canonical = canonical && ok
+			}
+		case jsonscan.Number:
+			want += int(tok.End - tok.Start)
+			raw := t.Data[tok.Start:tok.End]
+			if !plainInteger(raw) {
+				s, err := formatNumber(raw)
+				if err != nil {
+					return false, &CanonError{Offset: int(tok.Start), Reason: err.Error()}
+				}
+				canonical = canonical && s == string(raw)
+			}
+		default:
+			want += int(tok.End - tok.Start)
+		}
+	}
+	return canonical && want == len(t.Data), nil
+}
+
+func memberCount(t *jsonscan.Tape, obj int32) int {
+	n := 0
+	for k := obj + 1; k < t.Tokens[obj].Next; k = t.Tokens[k+1].Next {
+		n++
+	}
+	return n
+}
+
+// sorted reports whether the object's members are in canonical order.
+func (c *Canonicalizer) sorted(t *jsonscan.Tape, obj int32) bool {
+	prev := int32(-1)
+	for k := obj + 1; k < t.Tokens[obj].Next; k = t.Tokens[k+1].Next {
+		if prev >= 0 && c.compareKeys(t, prev, k) > 0 {
+			return false
+		}
+		prev = k
+	}
+	return true
+}
+
+// plainInteger reports a number literal whose canonical form is itself: an
+// integer of at most 15 digits (exact in a double) that is not -0.
+func plainInteger(raw []byte) bool {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+		if len(digits) == 1 && digits[0] == '0' {
+			return false
+		}
+	}
+	if len(digits) == 0 || len(digits) > 15 {
+		return false
+	}
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// formatNumber returns the ECMAScript form of a JSON number literal.
+func formatNumber(raw []byte) (string, error) {
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return "", errors.New("number out of the IEEE-754 double range")
+	}
+	s, err := jcs.NumberToJSON(f)
+	if err != nil {
+		return "", errors.New("number not representable")
+	}
+	return s, nil
+}
+
+func (c *Canonicalizer) appendValue(dst []byte, t *jsonscan.Tape, i int32, root bool) ([]byte, error) {
+	tok := &t.Tokens[i]
+	switch tok.Kind {
+	case jsonscan.Object:
+		return c.appendObject(dst, t, i, root)
+	case jsonscan.Array:
+		dst = append(dst, '[')
+		first := true
+		for e := i + 1; e < tok.Next; e = t.Tokens[e].Next {
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			var err error
+			if dst, err = c.appendValue(dst, t, e, false); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	case jsonscan.String:
+		raw := t.Data[tok.Start:tok.End]
+		if !tok.Escaped {
+			return append(dst, raw...), nil
+		}
+		out, err := appendCanonicalString(dst, raw[1:len(raw)-1])
+		if err != nil {
+			return dst, &CanonError{Offset: int(tok.Start), Reason: err.Error()}
+		}
+		return out, nil
+	case jsonscan.Number:
+		raw := t.Data[tok.Start:tok.End]
+		if plainInteger(raw) {
+			return append(dst, raw...), nil
+		}
+		s, err := formatNumber(raw)
+		if err != nil {
+			return dst, &CanonError{Offset: int(tok.Start), Reason: err.Error()}
+		}
+		return append(dst, s...), nil
+	default:
+		return append(dst, t.Data[tok.Start:tok.End]...), nil
+	}
+}
+
+func (c *Canonicalizer) appendObject(dst []byte, t *jsonscan.Tape, obj int32, root bool) ([]byte, error) {
+	base := len(c.members)
+	for k := obj + 1; k < t.Tokens[obj].Next; k = t.Tokens[k+1].Next {
+		if root && c.skipped(t, k) {
+			continue
+		}
+		c.members = append(c.members, k)
+	}
+	keys := c.members[base:]
+	if !slices.IsSortedFunc(keys, func(a, b int32) int { return c.compareKeys(t, a, b) }) {
+		slices.SortFunc(keys, func(a, b int32) int { return c.compareKeys(t, a, b) })
+	}
+	dst = append(dst, '{')
+	var err error
+	for n := base; n < len(c.members); n++ {
+		k := c.members[n]
+		if n > base {
+			dst = append(dst, ',')
+		}
+		if dst, err = c.appendValue(dst, t, k, false); err != nil {
+			break
+		}
+		dst = append(dst, ':')
+		if dst, err = c.appendValue(dst, t, k+1, false); err != nil {
+			break
+		}
+	}
+	c.members = c.members[:base]
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, '}'), nil
+}
+
+func (c *Canonicalizer) skipped(t *jsonscan.Tape, k int32) bool {
+	for _, name := range c.skip {
+		if t.KeyEquals(k, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// compareKeys orders two member names by their UTF-16 code units, as
+// RFC 8785 requires.
+func (c *Canonicalizer) compareKeys(t *jsonscan.Tape, a, b int32) int {
+	ta, tb := &t.Tokens[a], &t.Tokens[b]
+	ka, kb := t.Data[ta.Start+1:ta.End-1], t.Data[tb.Start+1:tb.End-1]
+	if ta.Escaped || tb.Escaped {
+		c.scratch = c.scratch[:0]
+		if ta.Escaped {
+			c.scratch = jsonscan.AppendUnescaped(c.scratch, ka)
+			ka = c.scratch
+		}
+		if tb.Escaped {
+			start := len(c.scratch)
+			c.scratch = jsonscan.AppendUnescaped(c.scratch, kb)
+			kb = c.scratch[start:]
+			if ta.Escaped {
+				ka = c.scratch[:start]
+			}
+		}
+	}
+	return CompareUTF16(ka, kb)
+}
+
+// CompareUTF16 compares two UTF-8 strings by their UTF-16 code units. UTF-8
+// byte order is code point order, which differs from UTF-16 order only
+// where a character beyond the BMP meets one in U+E000..U+FFFF.
+func CompareUTF16(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	if i == n {
+		return len(a) - len(b)
+	}
+	// Back up to the start of the differing characters.
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	ra, _ := utf8.DecodeRune(a[i:])
+	rb, _ := utf8.DecodeRune(b[i:])
+	ua, ub := utf16Unit(ra), utf16Unit(rb)
+	if ua != ub {
+		return int(ua) - int(ub)
+	}
+	return int(ra) - int(rb)
+}
+
+// utf16Unit returns the first UTF-16 code unit of r.
+func utf16Unit(r rune) rune {
+	if r >= 0x10000 {
+		return 0xD800 + (r-0x10000)>>10
+	}
+	return r
+}
+
+// Errors of string canonicalization.
+var (
+	errLoneSurrogate = errors.New("lone or reversed surrogate escape")
+)
+
+// canonicalString reports whether raw (a string's bytes between its quotes,
+// holding escapes) is already in canonical form.
+func canonicalString(raw []byte) (bool, error) {
+	canonical := true
+	for i := 0; i < len(raw); {
+		j := bytes.IndexByte(raw[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+		switch c := raw[i+1]; c {
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case '/':
+			canonical = false
+			i += 2
+		case 'u':
+			r, n, err := decodeEscape(raw[i:])
+			if err != nil {
+				return false, err
+			}
+			if r >= 0x20 || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t' || !lowerHex(raw[i+2:i+6]) {
+				canonical = false
+			}
+			i += n
+		}
+	}
+	return canonical, nil
+}
+
+func lowerHex(h []byte) bool {
+	for _, c := range h {
+		if c >= 'A' && c <= 'F' {
+			return false
+		}
+	}
+	return true
+}
+
+// decodeEscape decodes the \u escape (or surrogate pair of escapes) at the
+// start of p, refusing lone and reversed surrogates.
+func decodeEscape(p []byte) (rune, int, error) {
+	r := hex4(p[2:6])
+	if r < 0xD800 || r > 0xDFFF {
+		return r, 6, nil
+	}
+	if r > 0xDBFF || len(p) < 12 || p[6] != '\\' || p[7] != 'u' {
+		return 0, 0, errLoneSurrogate
+	}
+	lo := hex4(p[8:12])
+	if lo < 0xDC00 || lo > 0xDFFF {
+		return 0, 0, errLoneSurrogate
+	}
+	return 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00), 12, nil
+}
+
+func hex4(b []byte) rune {
+	var v rune
+	for _, c := range b[:4] {
+		v <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			v |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			v |= rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			v |= rune(c-'A') + 10
+		}
+	}
+	return v
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendCanonicalString appends the canonical JSON string (with quotes) for
+// raw, the escaped bytes between a parsed string's quotes.
+func appendCanonicalString(dst, raw []byte) ([]byte, error) {
+	dst = append(dst, '"')
+	for i := 0; i < len(raw); {
+		j := bytes.IndexByte(raw[i:], '\\')
+		if j < 0 {
+			dst = append(dst, raw[i:]...)
+			break
+		}
+		dst = append(dst, raw[i:i+j]...)
+		i += j
+		c := raw[i+1]
+		switch c {
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			dst = append(dst, '\\', c)
+			i += 2
+			continue
+		case '/':
+			dst = append(dst, '/')
+			i += 2
+			continue
+		}
+		r, n, err := decodeEscape(raw[i:])
+		if err != nil {
+			return dst, err
+		}
+		i += n
+		dst = appendCanonicalRune(dst, r)
+	}
+	return append(dst, '"'), nil
+}
+
+func appendCanonicalRune(dst []byte, r rune) []byte {
+	switch r {
+	case '"':
+		return append(dst, '\\', '"')
+	case '\\':
+		return append(dst, '\\', '\\')
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	if r < 0x20 {
+		return append(dst, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xF])
+	}
+	return utf8.AppendRune(dst, r)
+}

@@ -1,0 +1,149 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cloudflare/circl/sign"
+	"github.com/cloudflare/circl/sign/ed25519"
+	"github.com/cloudflare/circl/sign/mldsa/mldsa44"
+	"github.com/cloudflare/circl/sign/mldsa/mldsa65"
+	"github.com/cloudflare/circl/sign/mldsa/mldsa87"
+)
+
+// Algorithm is a signature algorithm of the receipt profile.
+type Algorithm struct {
+	// Name is the profile's name: ed25519, ml-dsa-44, ml-dsa-65, ml-dsa-87.
+	Name string
+	// Scheme is circl's implementation.
+	Scheme sign.Scheme
+}
+
+// Algorithms are the receipt profile's signature algorithms.
+var Algorithms = []Algorithm{
+	{"ed25519", ed25519.Scheme()},
+	{"ml-dsa-44", mldsa44.Scheme()},
+	{"ml-dsa-65", mldsa65.Scheme()},
+	{"ml-dsa-87", mldsa87.Scheme()},
+}
+
+// LookupAlgorithm returns the algorithm named name.
+func LookupAlgorithm(name string) (Algorithm, bool) {
+	for _, a := range Algorithms {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Algorithm{}, false
+}
+
+// emptyContext is the ML-DSA context string of the profile (FIPS 204's
+// default); Ed25519 is the pure scheme.
+var emptyContext = &sign.SignatureOpts{Context: ""}
+
+// Verify checks sig over msg with the raw public key. Malformed keys and
+// signatures of the wrong length are refused (false), never a panic.
+func (a Algorithm) Verify(publicKey, msg, sig []byte) bool {
+	if len(publicKey) != a.Scheme.PublicKeySize() || len(sig) != a.Scheme.SignatureSize() {
+		return false
+	}
+	pk, err := a.Scheme.UnmarshalBinaryPublicKey(publicKey)
+	if err != nil {
+		return false
+	}
+	return a.Scheme.Verify(pk, msg, sig, emptyContext)
+}
+
+// decodeBase64 decodes padded standard base64 strictly: no line breaks, no
+// stray padding bits, the exact length wanted (want < 0: any).
+func decodeBase64(s string, want int) ([]byte, bool) {
+	if strings.ContainsAny(s, "\r\n") {
+		return nil, false
+	}
+	b, err := base64.StdEncoding.Strict().DecodeString(s)
+	if err != nil || (want >= 0 && len(b) != want) {
+		return nil, false
+	}
+	return b, true
+}
+
+// Key is a pinned public key.
+type Key struct {
+	Algorithm string `json:"algorithm"`
+	PublicKey string `json:"public_key"`
+	raw       []byte
+}
+
+// Keyring pins the keys receipts may use (docs/FORMAT.md, "Keyring").
+type Keyring struct {
+	EnvelopeKeys []Key            `json:"envelope_keys"`
+	Agents       map[string][]Key `json:"agents"`
+}
+
+// LoadKeyring reads and checks a keyring file.
+func LoadKeyring(path string) (*Keyring, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("keyring: %w", err)
+	}
+	return ParseKeyring(b)
+}
+
+// ParseKeyring parses a keyring; every key must be well-formed for its
+// algorithm. Errors name the entry, never the key bytes.
+func ParseKeyring(b []byte) (*Keyring, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var kr Keyring
+	if err := dec.Decode(&kr); err != nil {
+		return nil, fmt.Errorf("keyring: %w", err)
+	}
+	check := func(where string, k *Key) error {
+		alg, ok := LookupAlgorithm(k.Algorithm)
+		if !ok {
+			return fmt.Errorf("keyring: %s: unknown algorithm %q", where, k.Algorithm)
+		}
+		raw, ok := decodeBase64(k.PublicKey, alg.Scheme.PublicKeySize())
+		if !ok {
+			return fmt.Errorf("keyring: %s: public_key is not a %s key in padded standard base64", where, alg.Name)
+		}
+		k.raw = raw
+		return nil
+	}
+	for i := range kr.EnvelopeKeys {
+		if err := check(fmt.Sprintf("envelope_keys[%d]", i), &kr.EnvelopeKeys[i]); err != nil {
+			return nil, err
+		}
+	}
+	for agent, keys := range kr.Agents {
+		for i := range keys {
+			if err := check(fmt.Sprintf("agents[%q][%d]", agent, i), &keys[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &kr, nil
+}
+
+func contains(keys []Key, alg string, raw []byte) bool {
+	for _, k := range keys {
+		if k.Algorithm == alg && bytes.Equal(k.raw, raw) {
+			return true
+		}
+	}
+	return false
+}
+
+// PinsEnvelope reports whether the keyring pins this envelope key.
+func (kr *Keyring) PinsEnvelope(alg string, raw []byte) bool {
+	return contains(kr.EnvelopeKeys, alg, raw)
+}
+
+// PinsAgent reports whether the keyring pins this key for agent.
+func (kr *Keyring) PinsAgent(agent, alg string, raw []byte) bool {
+	return contains(kr.Agents[agent], alg, raw)
+}

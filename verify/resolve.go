@@ -1,0 +1,112 @@
+package verify
+
+// Resolver settles receipts' references against every document of a run. It
+// is fed in input order by one goroutine (the pipeline's writer) and
+// resolves when the inputs end. Memory: one entry per distinct document id
+// (the id, its hash and a flag: about 100 bytes), plus each receipt's
+// pending check and references.
+type Resolver struct {
+	docs     map[string]*docEntry
+	receipts []*PendingReceipt
+	hashed   int64
+	unhash   int64
+}
+
+type docEntry struct {
+	hash      [32]byte
+	hashable  bool
+	ambiguous bool
+}
+
+// PendingReceipt is a receipt waiting for resolution, with its position.
+type PendingReceipt struct {
+	// File and Line locate the carrying document.
+	File string
+	Line int64
+	// Check is what its own document decided.
+	Check *ReceiptCheck
+}
+
+// ReceiptResult is a resolved receipt.
+type ReceiptResult struct {
+	File              string   `json:"file"`
+	Line              int64    `json:"line"`
+	ConversationID    string   `json:"conversation_id"`
+	Algorithm         string   `json:"algorithm"`
+	SignedAt          string   `json:"signed_at"`
+	QuorumK           int      `json:"quorum_k"`
+	QuorumN           int      `json:"quorum_n"`
+	StatementsValid   int      `json:"statements_valid"`
+	StatementsInvalid int      `json:"statements_invalid"`
+	PayloadHash       string   `json:"payload_hash"`
+	Status            Status   `json:"status"`
+	Reasons           []string `json:"reasons"`
+}
+
+// NewResolver returns an empty resolver.
+func NewResolver() *Resolver {
+	return &Resolver{docs: make(map[string]*docEntry)}
+}
+
+// AddDocument records a document's transcript hash (hashable false when it
+// has none). A second document with the same id makes the id ambiguous
+// unless both hash alike.
+func (r *Resolver) AddDocument(id string, hash [32]byte, hashable bool) {
+	if hashable {
+		r.hashed++
+	} else {
+		r.unhash++
+	}
+	if e, ok := r.docs[id]; ok {
+		if !(e.hashable && hashable && e.hash == hash) {
+			e.ambiguous = true
+		}
+		return
+	}
+	r.docs[id] = &docEntry{hash: hash, hashable: hashable}
+}
+
+// Hashed returns the number of documents with a transcript hash, and of
+// those without.
+func (r *Resolver) Hashed() (hashed, unhashable int64) { return r.hashed, r.unhash }
+
+// AddReceipt queues a receipt for resolution.
+func (r *Resolver) AddReceipt(p *PendingReceipt) { r.receipts = append(r.receipts, p) }
+
+// Resolve settles every queued receipt, in the order they were added.
+func (r *Resolver) Resolve() []ReceiptResult {
+	out := make([]ReceiptResult, len(r.receipts))
+	for i, p := range r.receipts {
+		c := p.Check
+		reasons := c.Reasons
+		for _, ref := range c.Refs {
+			if ref.ID == c.ConversationID {
+				switch {
+				case !c.SelfHashOK:
+					reasons.Add(TranscriptUnhashable)
+				case ref.SHA256 != c.SelfHash:
+					reasons.Add(TranscriptHashMismatch)
+				}
+				continue
+			}
+			e, ok := r.docs[ref.ID]
+			switch {
+			case !ok:
+				reasons.Add(TranscriptMissing)
+			case e.ambiguous:
+				reasons.Add(TranscriptAmbiguous)
+			case !e.hashable:
+				reasons.Add(TranscriptUnhashable)
+			case ref.SHA256 != e.hash:
+				reasons.Add(TranscriptHashMismatch)
+			}
+		}
+		out[i] = ReceiptResult{
+			File: p.File, Line: p.Line, ConversationID: c.ConversationID, Algorithm: c.Algorithm,
+			SignedAt: c.SignedAt, QuorumK: c.QuorumK, QuorumN: c.QuorumN,
+			StatementsValid: c.StatementsValid, StatementsInvalid: c.StatementsInvalid,
+			PayloadHash: c.PayloadHash, Status: reasons.Status(), Reasons: reasons.Codes(),
+		}
+	}
+	return out
+}
