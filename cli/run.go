@@ -15,28 +15,36 @@ import (
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/verify"
 )
 
 // runFlags are the flags shared by the commands that read archives.
 type runFlags struct {
-	out         string
-	workers     int
-	archive     string
-	tables      string
-	maxDoc      string
-	zstdWindow  string
-	strict      bool
-	progress    string
-	cpuProfile  string
-	memProfile  string
-	quietResult bool
+	out        string
+	workers    int
+	archive    string
+	tables     string
+	maxDoc     string
+	zstdWindow string
+	strict     bool
+	progress   string
+	cpuProfile string
+	memProfile string
+	keys       string
+	noOutputs  bool
 }
 
-func (f *runFlags) register(fs *pflag.FlagSet) {
-	fs.StringVarP(&f.out, "out", "o", "", "output directory (required): archive/, rejects/, report.json")
-	fs.IntVarP(&f.workers, "workers", "j", runtime.NumCPU(), "worker goroutines")
+// registerOutputs adds the flags of commands that write an output directory.
+func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.out, "out", "o", "", "output directory (required): archive/, rejects/, receipts/, report.json")
 	fs.StringVar(&f.archive, "archive", "zst", "write-back format: zst (.jsonl.zst), jsonl, or none")
 	fs.StringVar(&f.tables, "tables", "none", "tables to extract (only none exists yet)")
+}
+
+// register adds the flags of every command that reads archives.
+func (f *runFlags) register(fs *pflag.FlagSet) {
+	fs.IntVarP(&f.workers, "workers", "j", runtime.NumCPU(), "worker goroutines")
+	fs.StringVar(&f.keys, "keys", "", "keyring (JSON) pinning receipt keys; without it receipts are checked for self-consistency only")
 	fs.StringVar(&f.maxDoc, "max-doc-bytes", "64MiB", "size cap of one document line; longer lines are rejects")
 	fs.StringVar(&f.zstdWindow, "zstd-max-window", "128MiB", "largest zstd window accepted in inputs (up to 2GiB, for zstd --long=31)")
 	fs.BoolVar(&f.strict, "strict", false, "refuse a leading byte-order mark instead of dropping it")
@@ -48,7 +56,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 // config turns the flags and arguments into a pipeline configuration.
 func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	var cfg pipeline.Config
-	if f.out == "" {
+	if f.out == "" && !f.noOutputs {
 		return cfg, usageErr("-o/--out is required")
 	}
 	if len(args) == 0 {
@@ -57,11 +65,14 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	if f.workers < 1 {
 		return cfg, usageErr("--workers %d: must be at least 1", f.workers)
 	}
-	archive, err := sink.ParseArchiveFormat(f.archive)
-	if err != nil {
-		return cfg, usageErr("--archive: %v", err)
+	archive := sink.ArchiveNone
+	if !f.noOutputs {
+		var err error
+		if archive, err = sink.ParseArchiveFormat(f.archive); err != nil {
+			return cfg, usageErr("--archive: %v", err)
+		}
 	}
-	if f.tables != "none" {
+	if f.tables != "none" && !f.noOutputs {
 		return cfg, usageErr("--tables %q: the tables are not built yet; only --tables none is accepted", f.tables)
 	}
 	maxDoc, err := gen.ParseSize(f.maxDoc)
@@ -81,13 +92,21 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	if err != nil {
 		return cfg, usageErr("%v", err)
 	}
-	if err := checkOutDir(f.out, inputs); err != nil {
-		return cfg, err
+	if f.out != "" {
+		if err := checkOutDir(f.out, inputs); err != nil {
+			return cfg, err
+		}
+	}
+	var keyring *verify.Keyring
+	if f.keys != "" {
+		if keyring, err = verify.LoadKeyring(f.keys); err != nil {
+			return cfg, usageErr("--keys: %v", err)
+		}
 	}
 	cfg = pipeline.Config{
 		Inputs: inputs, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
-		Progress: &pipeline.Progress{},
+		Progress: &pipeline.Progress{}, Keyring: keyring,
 	}
 	return cfg, nil
 }
@@ -127,29 +146,34 @@ func runCommand() *command {
 			"  convbatch run -o out --zstd-max-window 2GiB 'logs/*.jsonl.zst'   # archives made with zstd --long=31",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
+			f.registerOutputs(fs)
 			f.register(fs)
 			return func(e *env, args []string) (int, error) {
 				cfg, err := f.config(e, args)
 				if err != nil {
 					return 0, err
 				}
-				return execute(e, f, cfg, "run")
+				res, err := execute(e, f, cfg)
+				if err != nil {
+					return 0, err
+				}
+				printSummary(e.stderr, "run", res.Report, cfg.OutDir)
+				return findingsCode(res.Report), nil
 			}
 		},
 	}
 }
 
-// execute runs the pipeline with profiling and progress as asked and prints
-// the one-line summary.
-func execute(e *env, f *runFlags, cfg pipeline.Config, what string) (int, error) {
+// execute runs the pipeline with profiling and progress as asked.
+func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error) {
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)
 		if err != nil {
-			return 0, fatalErr(fmt.Errorf("cpu profile: %w", err))
+			return nil, fatalErr(fmt.Errorf("cpu profile: %w", err))
 		}
 		defer pf.Close()
 		if err := pprof.StartCPUProfile(pf); err != nil {
-			return 0, fatalErr(fmt.Errorf("cpu profile: %w", err))
+			return nil, fatalErr(fmt.Errorf("cpu profile: %w", err))
 		}
 		defer pprof.StopCPUProfile()
 	}
@@ -162,7 +186,7 @@ func execute(e *env, f *runFlags, cfg pipeline.Config, what string) (int, error)
 		total += in.Size
 	}
 	stopProgress := startProgress(e.stderr, f.progress, cfg.Progress, total)
-	rep, err := pipeline.Run(e.ctx, cfg)
+	res, err := pipeline.Run(e.ctx, cfg)
 	stopProgress()
 	if f.memProfile != "" {
 		if perr := writeMemProfile(f.memProfile); perr != nil && err == nil {
@@ -171,19 +195,24 @@ func execute(e *env, f *runFlags, cfg pipeline.Config, what string) (int, error)
 	}
 	if err != nil {
 		if e.ctx.Err() != nil {
-			return 0, fatalErr(fmt.Errorf("interrupted; nothing was published: %w", err))
+			return nil, fatalErr(fmt.Errorf("interrupted; nothing was published: %w", err))
 		}
-		return 0, fatalErr(fmt.Errorf("%w; nothing was published", err))
+		return nil, fatalErr(fmt.Errorf("%w; nothing was published", err))
 	}
-	printSummary(e.stderr, what, rep, cfg.OutDir)
+	return res, nil
+}
+
+// findingsCode is ExitFindings when the run found rejects, damaged inputs
+// or invalid receipts, else ExitOK.
+func findingsCode(rep *sink.Report) int {
 	if hasFindings(rep) {
-		return ExitFindings, nil
+		return ExitFindings
 	}
-	return ExitOK, nil
+	return ExitOK
 }
 
 func hasFindings(rep *sink.Report) bool {
-	if rep.Totals.Rejects > 0 {
+	if rep.Totals.Rejects > 0 || rep.Receipts.Invalid > 0 {
 		return true
 	}
 	for _, in := range rep.Inputs {
@@ -222,6 +251,9 @@ func printSummary(w io.Writer, what string, rep *sink.Report, out string) {
 	fmt.Fprintf(w, "convbatch %s: %d documents, %d rejects, %d blank lines in %d inputs", what, t.Documents, t.Rejects, t.Blank, len(rep.Inputs))
 	if damaged > 0 {
 		fmt.Fprintf(w, " (%d damaged)", damaged)
+	}
+	if r := rep.Receipts; r.Valid+r.Invalid+r.Incomplete > 0 {
+		fmt.Fprintf(w, "; receipts: %d valid, %d invalid, %d incomplete", r.Valid, r.Invalid, r.Incomplete)
 	}
 	fmt.Fprintf(w, "; %s in %.1fs (%.0f MB/s)", humanBytes(t.BytesIn), rep.DurationSeconds, rate)
 	if out != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
+	"github.com/convbatch/convbatch/verify"
 )
 
 // Version is convbatch's version, reported in report.json.
@@ -53,6 +54,34 @@ type Config struct {
 	BatchBytes int
 	// Progress, when set, is updated as the run goes.
 	Progress *Progress
+	// Keyring pins receipt keys; nil checks receipts for self-consistency.
+	Keyring *verify.Keyring
+	// OnDocument, when set, is called for every document in input order,
+	// from the writing goroutine; an error it returns is fatal.
+	OnDocument func(Document) error
+	// KeepReceipts returns every resolved receipt in Result.Receipts.
+	KeepReceipts bool
+}
+
+// Document is what OnDocument is told about each document.
+type Document struct {
+	// Input is the input's path as named.
+	Input string
+	// Line is the document's line number.
+	Line int64
+	// ID is the document's id.
+	ID string
+	// Hash is the transcript hash when Hashed.
+	Hash   [32]byte
+	Hashed bool
+}
+
+// Result is a finished run.
+type Result struct {
+	// Report is the run's report (also written to OutDir/report.json).
+	Report *sink.Report
+	// Receipts lists every resolved receipt when Config.KeepReceipts.
+	Receipts []verify.ReceiptResult
 }
 
 // Progress counters, updated atomically while a run goes on.
@@ -103,7 +132,7 @@ func (c *Config) defaults() {
 		c.Archive = sink.ArchiveZstd
 	}
 	if c.Registry == nil {
-		c.Registry = transform.Default()
+		c.Registry = transform.Standard(transform.Options{Receipts: transform.ReceiptOptions{Keyring: c.Keyring}})
 	}
 	if c.BatchBytes <= 0 {
 		c.BatchBytes = stream.DefaultBatchBytes
@@ -116,10 +145,10 @@ func (c *Config) defaults() {
 	}
 }
 
-// Run executes the pass. It returns the report (also written to
-// OutDir/report.json) or an error wrapping ErrFatal. Rejects and damaged
-// inputs are findings in the report, not errors.
-func Run(ctx context.Context, cfg Config) (*sink.Report, error) {
+// Run executes the pass. It returns the result (its report also written to
+// OutDir/report.json) or an error wrapping ErrFatal. Rejects, damaged
+// inputs and invalid receipts are findings in the report, not errors.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.defaults()
 	started := time.Now()
 	handlers, err := cfg.Registry.Resolve()
@@ -131,7 +160,7 @@ func Run(ctx context.Context, cfg Config) (*sink.Report, error) {
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 
-	w := &writer{cfg: &cfg, rep: newReport(&cfg, handlers)}
+	w := &writer{cfg: &cfg, rep: newReport(&cfg, handlers), resolver: verify.NewResolver()}
 	if cfg.OutDir != "" {
 		if w.txn, err = sink.NewTxn(cfg.OutDir); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
@@ -200,10 +229,11 @@ func Run(ctx context.Context, cfg Config) (*sink.Report, error) {
 		w.closeAll()
 		return nil, fmt.Errorf("%w: %w", ErrFatal, werr)
 	}
-	if err := w.finish(started); err != nil {
+	res, err := w.finish(started)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
-	return w.rep, nil
+	return res, nil
 }
 
 func readerOptions(cfg *Config, spool *stream.Spool, count func(int)) []stream.Option {
@@ -357,8 +387,16 @@ func newReport(cfg *Config, handlers []transform.Handler) *sink.Report {
 		RejectsByReason: map[string]int64{},
 		Warnings:        map[string]int64{},
 		Extensions:      sink.Extensions{Declared: map[string]int64{}, Unknown: map[string]int64{}},
+		Receipts:        sink.Receipts{Keyring: keyringMode(cfg.Keyring), Reasons: map[string]int64{}},
 		Outputs:         sink.Outputs{Archives: []string{}},
 	}
+}
+
+func keyringMode(kr *verify.Keyring) string {
+	if kr == nil {
+		return "none"
+	}
+	return "pinned"
 }
 
 // sortedKeys is used by tests and the summary to print maps in a fixed order.

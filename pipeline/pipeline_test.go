@@ -101,7 +101,7 @@ func TestOrderWithShuffledCompletion(t *testing.T) {
 		reg := transform.Default()
 		reg.Register(fakeHandler{name: "jitter", deps: []string{"core-document"}, sleep: true})
 		out := filepath.Join(t.TempDir(), "out")
-		rep, err := Run(context.Background(), Config{
+		res, err := Run(context.Background(), Config{
 			Inputs: stdinInput(), Stdin: bytes.NewReader(input), OutDir: out,
 			Archive: sink.ArchiveJSONL, Workers: workers, Registry: reg, BatchBytes: 2048,
 		})
@@ -113,7 +113,7 @@ func TestOrderWithShuffledCompletion(t *testing.T) {
 			t.Fatal(err)
 		}
 		archives = append(archives, a)
-		reports = append(reports, rep)
+		reports = append(reports, res.Report)
 	}
 	if !bytes.Equal(archives[0], archives[1]) {
 		t.Fatal("archives differ between 1 and 7 workers")
@@ -165,10 +165,11 @@ func assertNothingPublished(t *testing.T, out string) {
 }
 
 func TestNoOutDir(t *testing.T) {
-	rep, err := Run(context.Background(), Config{Inputs: stdinInput(), Stdin: bytes.NewReader(lines(200, 5))})
+	res, err := Run(context.Background(), Config{Inputs: stdinInput(), Stdin: bytes.NewReader(lines(200, 5))})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep := res.Report
 	if !rep.AccountingOK || rep.Totals.Lines != 200 || rep.Settings.Archive != "none" {
 		t.Fatalf("report %+v", rep.Totals)
 	}

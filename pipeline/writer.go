@@ -9,6 +9,7 @@ import (
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
+	"github.com/convbatch/convbatch/verify"
 )
 
 // writer is the ordered last stage: it owns every output and every counter.
@@ -19,16 +20,15 @@ type writer struct {
 	spool   *stream.Spool
 	rejects *sink.RejectWriter
 
-	cur     int // input being written, -1 before the first
-	archive *sink.ArchiveWriter
-	counts  sink.Counts
-	ids     map[string]struct{}
+	cur      int // input being written, -1 before the first
+	archive  *sink.ArchiveWriter
+	counts   sink.Counts
+	resolver *verify.Resolver
 }
 
 // drain writes the jobs in queue order and returns each to the free list.
 func (w *writer) drain(ctx context.Context, results, free chan *job) error {
 	w.cur = -1
-	w.ids = make(map[string]struct{})
 	for {
 		var j *job
 		select {
@@ -102,7 +102,7 @@ func (w *writer) write(j *job) error {
 		default:
 			w.counts.Documents++
 			w.cfg.Progress.Documents.Add(1)
-			if err := w.writeDocument(rec, res); err != nil {
+			if err := w.writeDocument(path, rec, res); err != nil {
 				return err
 			}
 		}
@@ -110,17 +110,24 @@ func (w *writer) write(j *job) error {
 	return nil
 }
 
-func (w *writer) writeDocument(rec *stream.Record, res *transform.Result) error {
+func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.Result) error {
 	if rec.CR {
 		w.rep.Warnings[transform.WarnCRLF]++
 	}
 	for _, code := range res.Warnings {
 		w.rep.Warnings[code]++
 	}
-	if _, seen := w.ids[res.ID]; seen {
+	if w.resolver.AddDocument(res.ID, res.Hash, res.Hashed) {
 		w.rep.Warnings[transform.WarnDuplicateID]++
-	} else {
-		w.ids[res.ID] = struct{}{}
+	}
+	if res.Receipt != nil {
+		w.resolver.AddReceipt(&verify.PendingReceipt{File: path, Line: rec.Line, Check: res.Receipt})
+		w.rep.Receipts.StatementsInvalid += int64(res.Receipt.StatementsInvalid)
+	}
+	if w.cfg.OnDocument != nil {
+		if err := w.cfg.OnDocument(Document{Input: path, Line: rec.Line, ID: res.ID, Hash: res.Hash, Hashed: res.Hashed}); err != nil {
+			return err
+		}
 	}
 	for i, name := range transform.KnownExtensions {
 		if res.Declared&(1<<i) != 0 {
@@ -179,11 +186,31 @@ func (w *writer) closeAll() {
 	}
 }
 
-// finish closes the outputs, checks the accounting and publishes.
-func (w *writer) finish(started time.Time) error {
+// finish resolves the receipts, closes the outputs, checks the accounting
+// and publishes.
+func (w *writer) finish(started time.Time) (*Result, error) {
+	res := &Result{Report: w.rep}
+	receipts := w.resolver.Resolve()
+	w.rep.Transcripts.Hashed, w.rep.Transcripts.Unhashable = w.resolver.Hashed()
+	for _, r := range receipts {
+		switch r.Status {
+		case verify.StatusValid:
+			w.rep.Receipts.Valid++
+		case verify.StatusInvalid:
+			w.rep.Receipts.Invalid++
+		case verify.StatusIncomplete:
+			w.rep.Receipts.Incomplete++
+		}
+		for _, code := range r.Reasons {
+			w.rep.Receipts.Reasons[code]++
+		}
+	}
+	if w.cfg.KeepReceipts {
+		res.Receipts = receipts
+	}
 	if w.rejects != nil {
 		if err := w.rejects.Close(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	finished := time.Now()
@@ -191,14 +218,18 @@ func (w *writer) finish(started time.Time) error {
 	w.rep.FinishedAt = finished.UTC().Format(time.RFC3339Nano)
 	w.rep.DurationSeconds = finished.Sub(started).Seconds()
 	if err := w.rep.CheckAccounting(); err != nil {
-		return err
+		return nil, err
 	}
 	w.rep.AccountingOK = true
 	if w.txn == nil {
-		return nil
+		return res, nil
 	}
+	if err := sink.WriteReceipts(w.txn, receipts); err != nil {
+		return nil, err
+	}
+	w.rep.Outputs.Receipts = "receipts/receipts.jsonl"
 	if err := sink.WriteReport(w.txn, w.rep); err != nil {
-		return err
+		return nil, err
 	}
-	return w.txn.Commit()
+	return res, w.txn.Commit()
 }

@@ -67,6 +67,10 @@ type Report struct {
 	RejectsByReason map[string]int64 `json:"rejects_by_reason"`
 	Warnings        map[string]int64 `json:"warnings"`
 	Extensions      Extensions       `json:"extensions"`
+	// Transcripts counts documents with and without a transcript hash.
+	Transcripts Transcripts `json:"transcripts"`
+	// Receipts summarizes the receipts' verdicts.
+	Receipts Receipts `json:"receipts"`
 	// AccountingOK is true when the law held for every input and in total.
 	AccountingOK bool `json:"accounting_ok"`
 	// Outputs names what the run wrote, relative to the output directory.
@@ -84,11 +88,30 @@ type Settings struct {
 	Handlers      []string `json:"handlers"`
 }
 
+// Transcripts counts transcript hashes.
+type Transcripts struct {
+	Hashed     int64 `json:"hashed"`
+	Unhashable int64 `json:"unhashable"`
+}
+
+// Receipts summarizes the consensus receipts of a run.
+type Receipts struct {
+	// Keyring is "pinned" when a keyring was given, else "none": the
+	// receipts were then checked for self-consistency only.
+	Keyring           string           `json:"keyring"`
+	Valid             int64            `json:"valid"`
+	Invalid           int64            `json:"invalid"`
+	Incomplete        int64            `json:"incomplete"`
+	StatementsInvalid int64            `json:"statements_invalid"`
+	Reasons           map[string]int64 `json:"reasons"`
+}
+
 // Outputs lists the run's output files.
 type Outputs struct {
 	Archives     []string `json:"archives"`
 	RejectsIndex string   `json:"rejects_index,omitempty"`
 	RejectsData  string   `json:"rejects_data,omitempty"`
+	Receipts     string   `json:"receipts,omitempty"`
 }
 
 // CheckAccounting verifies the law for every input and the totals, and that

@@ -5,6 +5,7 @@ import (
 
 	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/verify"
 )
 
 // Doc is one record on its way through the handlers.
@@ -19,6 +20,21 @@ type Doc struct {
 	// Set by core-document for the handlers after it: the token index of
 	// each top-level member, or -1 when absent.
 	ID, Messages, Extensions int32
+	// Agents are the agent ids the agent-context fields name (set by the
+	// agent-context handler).
+	Agents []string
+
+	state any
+}
+
+// State returns the running handler's per-worker state (see Stateful), or
+// nil.
+func (d *Doc) State() any { return d.state }
+
+// Stateful is implemented by handlers that keep scratch memory: each worker
+// gets its own state from NewState, which Handle reads with Doc.State.
+type Stateful interface {
+	NewState() any
 }
 
 // Result is what the handlers found in one record.
@@ -38,6 +54,14 @@ type Result struct {
 	Unknown []string
 	// Panic holds a handler's panic, turned into an error for the batch.
 	Panic error
+
+	// Hash is the document's transcript hash when Hashed.
+	Hash   [32]byte
+	Hashed bool
+	// Receipt is the document's receipt check, nil without a receipt.
+	Receipt *verify.ReceiptCheck
+	// Images and ImageBytes count inline images and their decoded size.
+	Images, ImageBytes int64
 }
 
 // Reset empties r for reuse.
@@ -52,6 +76,7 @@ func (r *Result) Warn(code string) { r.Warnings = append(r.Warnings, code) }
 // safe for concurrent use.
 type Processor struct {
 	handlers []Handler
+	states   []any
 	tape     jsonscan.Tape
 	doc      Doc
 	maxDepth int
@@ -60,7 +85,13 @@ type Processor struct {
 // NewProcessor returns a processor for handlers, which must come from
 // Registry.Resolve. maxDepth <= 0 means jsonscan.DefaultMaxDepth.
 func NewProcessor(handlers []Handler, maxDepth int) *Processor {
-	return &Processor{handlers: handlers, maxDepth: maxDepth}
+	p := &Processor{handlers: handlers, maxDepth: maxDepth, states: make([]any, len(handlers))}
+	for i, h := range handlers {
+		if s, ok := h.(Stateful); ok {
+			p.states[i] = s.NewState()
+		}
+	}
+	return p
 }
 
 // Process runs the handlers on rec and fills res (after resetting it).
@@ -74,13 +105,14 @@ func (p *Processor) Process(rec *stream.Record, res *Result) {
 		}
 		return
 	}
-	p.doc = Doc{Rec: rec, Tape: &p.tape, MaxDepth: p.maxDepth, ID: -1, Messages: -1, Extensions: -1}
+	p.doc = Doc{Rec: rec, Tape: &p.tape, MaxDepth: p.maxDepth, ID: -1, Messages: -1, Extensions: -1, Agents: p.doc.Agents[:0]}
 	defer func() {
 		if v := recover(); v != nil {
 			res.Panic = fmt.Errorf("handler panic on line %d: %v", rec.Line, v)
 		}
 	}()
-	for _, h := range p.handlers {
+	for i, h := range p.handlers {
+		p.doc.state = p.states[i]
 		h.Handle(&p.doc, res)
 		if res.Reject != "" {
 			return

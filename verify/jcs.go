@@ -101,46 +101,55 @@ func (c *Canonicalizer) AppendValue(dst []byte, t *jsonscan.Tape, i int32, skip 
 func (c *Canonicalizer) IsCanonical(t *jsonscan.Tape) (bool, error) { return c.isCanonical(t) }
 
 func (c *Canonicalizer) isCanonical(t *jsonscan.Tape) (bool, error) {
-	// Without whitespace, the document's length is the scalars' lengths plus
-	// brackets and separators; any insignificant whitespace adds to it.
+	// Cheap checks first: without whitespace, the document's length is the
+	// scalars' lengths plus brackets and separators (any insignificant
+	// whitespace adds to it), and every object is sorted.
 	want := 0
-	canonical := true
 	for i := range t.Tokens {
 		tok := &t.Tokens[i]
 		switch tok.Kind {
 		case jsonscan.Object:
 			n := memberCount(t, int32(i))
 			want += 2 + 2*n - min(n, 1) // braces, a colon each, commas between
-			if canonical && !c.sorted(t, int32(i)) {
-				canonical = false
+			if !c.sorted(t, int32(i)) {
+				return false, nil
 			}
 		case jsonscan.Array:
 			n := t.Len(int32(i))
 			want += 2 + max(n-1, 0)
-		case jsonscan.String:
+		default:
 			want += int(tok.End - tok.Start)
-			if tok.Escaped {
-				ok, err := canonicalString(t.Data[tok.Start+1 : tok.End-1])
-				if err != nil {
-					return false, &CanonError{Offset: int(tok.Start), Reason: err.Error()}
-				}
-				canonical = canonical && ok
+		}
+	}
+	if want != len(t.Data) {
+		return false, nil
+	}
+	// Then the scalars' spellings.
+	for i := range t.Tokens {
+		tok := &t.Tokens[i]
+		switch {
+		case tok.Kind == jsonscan.String && tok.Escaped:
+			ok, err := canonicalString(t.Data[tok.Start+1 : tok.End-1])
+			if err != nil {
+				return false, &CanonError{Offset: int(tok.Start), Reason: err.Error()}
 			}
-		case jsonscan.Number:
-			want += int(tok.End - tok.Start)
+			if !ok {
+				return false, nil
+			}
+		case tok.Kind == jsonscan.Number:
 			raw := t.Data[tok.Start:tok.End]
 			if !plainInteger(raw) {
 				s, err := formatNumber(raw)
 				if err != nil {
 					return false, &CanonError{Offset: int(tok.Start), Reason: err.Error()}
 				}
-				canonical = canonical && s == string(raw)
+				if s != string(raw) {
+					return false, nil
+				}
 			}
-		default:
-			want += int(tok.End - tok.Start)
 		}
 	}
-	return canonical && want == len(t.Data), nil
+	return true, nil
 }
 
 func memberCount(t *jsonscan.Tape, obj int32) int {

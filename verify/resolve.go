@@ -49,9 +49,9 @@ func NewResolver() *Resolver {
 }
 
 // AddDocument records a document's transcript hash (hashable false when it
-// has none). A second document with the same id makes the id ambiguous
-// unless both hash alike.
-func (r *Resolver) AddDocument(id string, hash [32]byte, hashable bool) {
+// has none) and reports whether its id was seen before. A second document
+// with the same id makes the id ambiguous unless both hash alike.
+func (r *Resolver) AddDocument(id string, hash [32]byte, hashable bool) (seen bool) {
 	if hashable {
 		r.hashed++
 	} else {
@@ -61,9 +61,10 @@ func (r *Resolver) AddDocument(id string, hash [32]byte, hashable bool) {
 		if !(e.hashable && hashable && e.hash == hash) {
 			e.ambiguous = true
 		}
-		return
+		return true
 	}
 	r.docs[id] = &docEntry{hash: hash, hashable: hashable}
+	return false
 }
 
 // Hashed returns the number of documents with a transcript hash, and of

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/convbatch/convbatch/pipeline"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/verify"
+)
+
+func verifyCommand() *command {
+	f := &runFlags{noOutputs: true}
+	var asJSON bool
+	return &command{
+		name:    "verify",
+		summary: "audit receipts and transcript hashes; writes no archive or tables",
+		usage:   "convbatch verify [flags] INPUT...",
+		example: joinLines(
+			"  convbatch verify --keys notary.keys.json /data/archives/",
+			"  convbatch verify --json day.jsonl.zst > audit.json",
+		),
+		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
+			f.register(fs)
+			fs.BoolVar(&asJSON, "json", false, "print a machine report (report plus every receipt) on stdout")
+			return func(e *env, args []string) (int, error) {
+				cfg, err := f.config(e, args)
+				if err != nil {
+					return 0, err
+				}
+				cfg.KeepReceipts = true
+				res, err := execute(e, f, cfg)
+				if err != nil {
+					return 0, err
+				}
+				if asJSON {
+					out := struct {
+						*sink.Report
+						ReceiptList []verify.ReceiptResult `json:"receipt_list"`
+					}{res.Report, res.Receipts}
+					enc := json.NewEncoder(e.stdout)
+					enc.SetIndent("", "  ")
+					if err := enc.Encode(out); err != nil {
+						return 0, fatalErr(err)
+					}
+				}
+				printAudit(e.stderr, res)
+				return findingsCode(res.Report), nil
+			}
+		},
+	}
+}
+
+// printAudit writes the human summary of a verification: counts, reasons,
+// and the positions of the receipts that are not valid (at most 20).
+func printAudit(w io.Writer, res *pipeline.Result) {
+	rep := res.Report
+	r := rep.Receipts
+	fmt.Fprintf(w, "convbatch verify: %d documents, %d rejects; transcripts: %d hashed, %d unhashable\n",
+		rep.Totals.Documents, rep.Totals.Rejects, rep.Transcripts.Hashed, rep.Transcripts.Unhashable)
+	fmt.Fprintf(w, "receipts: %d valid, %d invalid, %d incomplete (%d statements failed)", r.Valid, r.Invalid, r.Incomplete, r.StatementsInvalid)
+	if r.Keyring == "none" {
+		fmt.Fprint(w, "; no keyring: checked for self-consistency only")
+	}
+	fmt.Fprintln(w)
+	for _, code := range sortedByCount(r.Reasons) {
+		fmt.Fprintf(w, "  %-26s %d\n", code, r.Reasons[code])
+	}
+	shown := 0
+	for _, rr := range res.Receipts {
+		if rr.Status == verify.StatusValid {
+			continue
+		}
+		if shown == 20 {
+			fmt.Fprintf(w, "  ... (%d more not valid; use --json for all)\n", r.Invalid+r.Incomplete-20)
+			break
+		}
+		fmt.Fprintf(w, "  %s:%d %s: %s\n", rr.File, rr.Line, rr.Status, strings.Join(rr.Reasons, ","))
+		shown++
+	}
+}
+
+func sortedByCount(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && (m[keys[j]] > m[keys[j-1]] || m[keys[j]] == m[keys[j-1]] && keys[j] < keys[j-1]); j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+func hashCommand() *command {
+	f := &runFlags{noOutputs: true}
+	return &command{
+		name:    "hash",
+		summary: "print each document's transcript hash (SHA-256 of its RFC 8785 form) and id, like sha256sum",
+		usage:   "convbatch hash [flags] INPUT...",
+		example: joinLines(
+			"  convbatch hash day.jsonl.zst",
+			"  convbatch hash -j 1 conv.json",
+		),
+		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
+			f.register(fs)
+			return func(e *env, args []string) (int, error) {
+				cfg, err := f.config(e, args)
+				if err != nil {
+					return 0, err
+				}
+				var line []byte
+				unhashable := 0
+				cfg.OnDocument = func(d pipeline.Document) error {
+					if !d.Hashed {
+						unhashable++
+						fmt.Fprintf(e.stderr, "convbatch hash: %s:%d: no transcript hash (transcript-unhashable)\n", d.Input, d.Line)
+						return nil
+					}
+					line = line[:0]
+					id := d.ID
+					if strings.ContainsAny(id, "\\\n\r") {
+						// As sha256sum does for such names: a leading backslash
+						// says the name is escaped.
+						line = append(line, '\\')
+						id = strings.NewReplacer("\\", "\\\\", "\n", "\\n", "\r", "\\r").Replace(id)
+					}
+					line = hex.AppendEncode(line, d.Hash[:])
+					line = append(append(append(line, ' ', ' '), id...), '\n')
+					_, err := e.stdout.Write(line)
+					return err
+				}
+				res, err := execute(e, f, cfg)
+				if err != nil {
+					return 0, err
+				}
+				if res.Report.Totals.Rejects > 0 {
+					fmt.Fprintf(e.stderr, "convbatch hash: %d lines rejected (not documents): run convbatch run or verify for details\n", res.Report.Totals.Rejects)
+				}
+				if unhashable > 0 || res.Report.Totals.Rejects > 0 {
+					return ExitFindings, nil
+				}
+				return ExitOK, nil
+			}
+		},
+	}
+}
