@@ -18,7 +18,7 @@ test:
 
 # The main job on the bundled sample archive.
 run: build
-	./$(BIN) run -o $(OUT) testdata/sample.jsonl.zst
+	./$(BIN) run -o $(OUT) --keys testdata/sample.jsonl.zst.keys.json testdata/sample.jsonl.zst
 
 # Every fuzz target in the module, FUZZTIME each (default 60s).
 fuzz:

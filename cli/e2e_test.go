@@ -19,6 +19,7 @@ import (
 
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/verify"
 )
 
 // binary is the convbatch command built once for the end-to-end tests.
@@ -148,6 +149,55 @@ func checkAgainstExpect(t *testing.T, rep *sink.Report, exp *gen.Expect) {
 	if !rep.AccountingOK {
 		t.Error("accounting_ok is false")
 	}
+	if rep.Transcripts.Hashed != exp.Transcripts.Hashed || rep.Transcripts.Unhashable != exp.Transcripts.Unhashable {
+		t.Errorf("transcripts %+v, want %+v", rep.Transcripts, exp.Transcripts)
+	}
+	wantR := exp.ReceiptsWithoutKeys
+	if rep.Receipts.Keyring == "pinned" {
+		wantR = exp.Receipts
+	}
+	gotR := rep.Receipts
+	if gotR.Valid != wantR.Valid || gotR.Invalid != wantR.Invalid || gotR.Incomplete != wantR.Incomplete || gotR.StatementsInvalid != wantR.StatementsInvalid ||
+		!reflect.DeepEqual(nonNil(gotR.Reasons), nonNil(wantR.Reasons)) {
+		t.Errorf("receipts %+v, want %+v", gotR, wantR)
+	}
+}
+
+// checkReceiptList compares receipts/receipts.jsonl (or verify --json's
+// list) with gen's list, receipt by receipt.
+func checkReceiptList(t *testing.T, got []verify.ReceiptResult, exp *gen.Expect, keys bool) {
+	t.Helper()
+	if len(got) != len(exp.ReceiptList) {
+		t.Fatalf("%d receipts, want %d", len(got), len(exp.ReceiptList))
+	}
+	for i, w := range exp.ReceiptList {
+		g := got[i]
+		status, reasons := w.StatusWithoutKeys, w.ReasonsWithoutKeys
+		if keys {
+			status, reasons = w.Status, w.Reasons
+		}
+		if g.Line != w.Line || g.ConversationID != w.ConversationID || g.Algorithm != w.Algorithm || string(g.Status) != status ||
+			!reflect.DeepEqual(append([]string{}, g.Reasons...), append([]string{}, reasons...)) {
+			t.Fatalf("receipt %d: got line %d %s %s %s %v, want line %d %s %s %s %v (tamper %q)", i,
+				g.Line, g.ConversationID, g.Algorithm, g.Status, g.Reasons, w.Line, w.ConversationID, w.Algorithm, status, reasons, w.Tamper)
+		}
+	}
+}
+
+func readReceipts(t *testing.T, path string) []verify.ReceiptResult {
+	t.Helper()
+	var out []verify.ReceiptResult
+	for _, line := range strings.Split(strings.TrimSuffix(mustRead(t, path), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		var r verify.ReceiptResult
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // checkRejectsRecoverable checks that every reject's bytes in rejects.bin
@@ -199,14 +249,15 @@ func TestRunMatchesExpect(t *testing.T) {
 		{"clean.jsonl.zst", []string{"--conversations", "300", "--seed", "3"}},
 		{"faulty.jsonl", []string{"--conversations", "400", "--seed", "4", "--faults", "0.15", "--max-doc-bytes", "256KiB"}},
 		{"faulty.jsonl.zst", []string{"--conversations", "400", "--seed", "5", "--faults", "0.3", "--max-doc-bytes", "256KiB"}},
+		{"tampered.jsonl.zst", []string{"--conversations", "400", "--seed", "6", "--faults", "0.1", "--tamper", "0.5", "--max-doc-bytes", "256KiB"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := filepath.Join(dir, tc.name)
 			exp := genArchive(t, in, tc.args...)
 			out := filepath.Join(dir, "out-"+tc.name)
-			r := convbatch(t, nil, "run", "-o", out, "--max-doc-bytes", fmt.Sprint(exp.MaxDocBytes), in)
+			r := convbatch(t, nil, "run", "-o", out, "--keys", in+".keys.json", "--max-doc-bytes", fmt.Sprint(exp.MaxDocBytes), in)
 			wantCode := 0
-			if exp.Rejects > 0 {
+			if exp.Rejects > 0 || exp.Receipts.Invalid > 0 {
 				wantCode = 1
 			}
 			if r.code != wantCode {
@@ -218,6 +269,7 @@ func TestRunMatchesExpect(t *testing.T) {
 			var rep sink.Report
 			readJSON(t, filepath.Join(out, "report.json"), &rep)
 			checkAgainstExpect(t, &rep, exp)
+			checkReceiptList(t, readReceipts(t, filepath.Join(out, "receipts", "receipts.jsonl")), exp, true)
 			if len(rep.Inputs) != 1 || rep.Inputs[0].Path != in {
 				t.Fatalf("inputs %+v", rep.Inputs)
 			}
@@ -503,4 +555,11 @@ func TestBundledSample(t *testing.T) {
 	var rep sink.Report
 	readJSON(t, filepath.Join(out, "report.json"), &rep)
 	checkAgainstExpect(t, &rep, &exp)
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -18,16 +18,19 @@ func genCommand() *command {
 		size   string
 		seed   uint64
 		faults float64
+		tamper float64
+		noRcpt bool
 		maxDoc string
 	)
 	return &command{
 		name:    "gen",
 		summary: "write a deterministic synthetic archive and FILE.expect.json with the counts a correct run reports",
-		usage:   "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE]",
+		usage:   "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE] [--tamper RATE]",
 		example: joinLines(
 			"  convbatch gen -o sample.jsonl.zst --conversations 200 --seed 1",
 			"  convbatch gen -o big.jsonl.zst --bytes 1GiB",
 			"  convbatch gen -o faulty.jsonl --conversations 1000 --faults 0.05 --max-doc-bytes 1MiB",
+			"  convbatch gen -o audit.jsonl.zst --conversations 2000 --tamper 0.2   # then: convbatch verify --keys audit.jsonl.zst.keys.json audit.jsonl.zst",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVarP(&out, "out", "o", "", "archive to write: .jsonl or .jsonl.zst (required)")
@@ -35,6 +38,8 @@ func genCommand() *command {
 			fs.StringVar(&size, "bytes", "", "or: write until the uncompressed archive reaches SIZE (e.g. 1GiB)")
 			fs.Uint64Var(&seed, "seed", 1, "random seed; the same seed gives the same bytes")
 			fs.Float64Var(&faults, "faults", 0, "share of lines (0 to 1) that are faults: every reject reason, CRLF, blank lines, a BOM")
+			fs.Float64Var(&tamper, "tamper", 0, "share of receipts (0 to 1) broken in one of the ways docs/FORMAT.md lists")
+			fs.BoolVar(&noRcpt, "no-receipts", false, "write no consensus receipts (and no FILE.keys.json)")
 			fs.StringVar(&maxDoc, "max-doc-bytes", "64MiB", "the cap the archive will be run with; too-large faults need 4MiB or less")
 			return func(e *env, args []string) (int, error) {
 				if out == "" {
@@ -49,7 +54,7 @@ func genCommand() *command {
 				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 					return 0, fatalErr(err)
 				}
-				opts := gen.Options{Conversations: convs, Seed: seed, Faults: faults}
+				opts := gen.Options{Conversations: convs, Seed: seed, Faults: faults, Tamper: tamper, NoReceipts: noRcpt}
 				if size != "" {
 					n, err := gen.ParseSize(size)
 					if err != nil || n <= 0 {
@@ -60,8 +65,8 @@ func genCommand() *command {
 				if (opts.Bytes > 0) == (convs > 0) {
 					return 0, usageErr("gen: give exactly one of --conversations N and --bytes SIZE")
 				}
-				if convs < 0 || faults < 0 || faults > 1 {
-					return 0, usageErr("gen: --conversations must be positive and --faults between 0 and 1")
+				if convs < 0 || faults < 0 || faults > 1 || tamper < 0 || tamper > 1 {
+					return 0, usageErr("gen: --conversations must be positive, --faults and --tamper between 0 and 1")
 				}
 				md, err := gen.ParseSize(maxDoc)
 				if err != nil || md < 1 {
@@ -72,8 +77,13 @@ func genCommand() *command {
 				if err != nil {
 					return 0, fatalErr(err)
 				}
-				fmt.Fprintf(e.stderr, "convbatch gen: %d lines (%d documents, %d rejects, %d blank), %s uncompressed; wrote %s and %s.expect.json\n",
-					exp.Lines, exp.Documents, exp.Rejects, exp.Blank, humanBytes(exp.BytesIn), out, out)
+				r := exp.Receipts
+				fmt.Fprintf(e.stderr, "convbatch gen: %d lines (%d documents, %d rejects, %d blank, %d receipts), %s uncompressed; wrote %s, %s.expect.json",
+					exp.Lines, exp.Documents, exp.Rejects, exp.Blank, r.Valid+r.Invalid+r.Incomplete, humanBytes(exp.BytesIn), out, out)
+				if !noRcpt {
+					fmt.Fprintf(e.stderr, " and %s.keys.json", out)
+				}
+				fmt.Fprintln(e.stderr)
 				return ExitOK, nil
 			}
 		},

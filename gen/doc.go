@@ -10,18 +10,34 @@
 // Good documents are conversations of 2 to 200 messages (long tail) with
 // members in random order, varied Unicode text and JSON escapes, and the
 // five registered extensions: images-inline, usage-metadata, tool-linkage,
-// agent-context and consensus-receipt (declared only for now; receipts
-// will be generated later, see the CONSENSUS-RECEIPT marker in docgen.go).
-// A document only uses the fields of the extensions it declares, so a
-// clean archive (Faults == 0) produces no warnings at all.
+// agent-context and consensus-receipt. A document only uses the fields of
+// the extensions it declares, so no undeclared-extension warning is ever
+// expected; a clean archive (Faults == 0) produces no warning but
+// tool-result-orphan (tool messages answering no call, counted per message).
+//
+// Unless NoReceipts, about 20% of the plain documents carry a signed
+// consensus receipt (docs/FORMAT.md, "Consensus receipts"): 3 to 7
+// statements by distinct agents of a 12-agent pool (Ed25519 or ML-DSA-65,
+// keys deterministic from the seed), all named by the conversation's
+// agent-context, a k-of-n quorum, and 1 to 4 references to the document
+// itself and to other good documents before and after it (lines wait in
+// a window of 96; a receipt is built when 32 lines follow it); the envelope
+// is signed by a pinned notary key (Ed25519 or ML-DSA-65). Tamper is the
+// probability that a receipt is broken in one of seven ways, each with its
+// exact reasons (receipts.go). Receipt statuses are resolved when the
+// archive ends, with every document's id and transcript hash known; the
+// work of hashing and signing runs on GOMAXPROCS workers, the output does
+// not depend on their number.
 //
 // With Faults > 0, each output line is, with that probability, a fault
 // line: a blank line, a reject with exactly one defect (so the reason
 // precedence of docs/FORMAT.md cannot matter), or a still-valid document
-// that raises a warning (CRLF ending, repeated id, unknown extension name).
+// that raises a warning (CRLF ending, repeated id, unknown extension name,
+// repeated tool call id, a document with no JCS form).
 // The first line then carries a UTF-8 byte-order mark. The fault kinds and
 // their classification are listed in faults.go.
 //
 // WriteFile writes a .jsonl or .jsonl.zst archive plus a ".expect.json"
-// sidecar; ParseSize parses human-readable sizes such as "1GiB".
+// sidecar and, with receipts, a ".keys.json" keyring (KeysJSON);
+// ParseSize parses human-readable sizes such as "1GiB".
 package gen

@@ -11,10 +11,12 @@ const (
 	docCRLF              // a good document ending in CRLF (warning crlf)
 	docDuplicate         // a good document repeating an earlier id (warning duplicate-id)
 	docUnknownExt        // a good document declaring unknown extension names
+	docToolDup           // a good document repeating a tool call id (warning tool-call-duplicate-id)
+	docUnhashable        // a good document JCS refuses (warning transcript-unhashable)
 )
 
 type usageRec struct {
-	prov, agent int // agent == len(agentNames) means ""
+	prov, agent int // index in g.agents; g.noAgent means ""
 	in, out     int64
 	cost        float64
 }
@@ -35,6 +37,18 @@ type docStats struct {
 	convAgent    int // -1: none
 	msgIDs       bool
 	msgTimes     bool
+
+	// consensus receipt plan (carry)
+	carry    bool
+	stmt     []int // statement agents (pool numbers)
+	envAlg   int
+	reserve  int
+	forced   []int // agents (g.agents indices) still to name on messages
+	msgAgent int   // agent named by the message being built, -1: none
+
+	surrogate, surPlaced    bool // docUnhashable: lone surrogate in a content
+	wantDupCall, dupPlaced  bool
+	dupCalls, dupUnanswered int64
 }
 
 func (s *docStats) reset() {
@@ -45,6 +59,13 @@ func (s *docStats) reset() {
 	s.pendingCalls = s.pendingCalls[:0]
 	s.callSeq = 0
 	s.convAgent = -1
+	s.carry = false
+	s.stmt = s.stmt[:0]
+	s.forced = s.forced[:0]
+	s.msgAgent = -1
+	s.surrogate, s.surPlaced = false, false
+	s.wantDupCall, s.dupPlaced = false, false
+	s.dupCalls, s.dupUnanswered = 0, 0
 }
 
 // messageCount draws a long-tailed number of messages (2..200).
@@ -59,7 +80,7 @@ func (g *generator) messageCount() int {
 	}
 }
 
-// goodLine writes one document line of the given kind; bom prefixes it
+// goodLine generates one document line of the given kind; bom prefixes it
 // with a byte-order mark.
 func (g *generator) goodLine(kind int, bom bool) {
 	idx := g.nextIdx
@@ -71,9 +92,12 @@ func (g *generator) goodLine(kind int, bom bool) {
 		}
 	}
 	n := g.messageCount()
-	limit := int(g.maxDoc) - 1 // room for a CR, whatever the reader counts
 	for {
-		g.buildDoc(idx, n, kind == docUnknownExt)
+		g.buildDoc(idx, n, kind)
+		limit := int(g.maxDoc) - 1 // room for a CR, whatever the reader counts
+		if g.st.carry {
+			limit -= g.st.reserve
+		}
 		if len(g.line) <= limit {
 			break
 		}
@@ -84,21 +108,84 @@ func (g *generator) goodLine(kind int, bom bool) {
 		}
 		n /= 2
 	}
-	var prefix []byte
+	s := &g.st
+	p := &pend{bom: bom, cr: kind == docCRLF, data: append([]byte(nil), g.line...), doc: true, idx: idx}
+	switch {
+	case s.carry:
+		p.plan = &receiptPlan{
+			convID:  string(g.appendConvID(nil, idx)),
+			stmts:   append([]int(nil), s.stmt...),
+			envAlg:  s.envAlg,
+			reserve: s.reserve,
+			starts:  append([]int(nil), g.starts...),
+		}
+	case g.keys != nil && kind != docDuplicate && kind != docUnhashable:
+		p.candidate = true
+		p.id = string(g.appendConvID(nil, idx))
+	}
 	if bom {
-		prefix = []byte{0xEF, 0xBB, 0xBF}
 		g.warnings[warnBOM]++
 	}
-	g.write(prefix, g.line, kind == docCRLF)
 	g.commit()
 	switch kind {
 	case docCRLF:
 		g.warnings[warnCRLF]++
 	case docDuplicate:
 		g.warnings[warnDuplicateID]++
+	case docUnhashable:
+		g.warnings[warnTranscriptUnhashable]++
+		g.unhashable++
 	}
 	if kind != docDuplicate {
 		g.nextIdx++
+	}
+	g.push(p)
+}
+
+// planReceipt decides the statement agents and the envelope algorithm of
+// a carrying document with n messages, within a size reserve of at most
+// half the cap; it sets s.carry.
+func (g *generator) planReceipt(n int) {
+	r := g.r
+	s := &g.st
+	nS := min(3+r.IntN(5), 2+n)
+	perm := r.Perm(poolAgents)
+	envAlg := r.IntN(2)
+	budget := int(g.maxDoc) / 2
+	for receiptReserve(g.keys, perm[:nS], envAlg) > budget {
+		i, k := -1, -1
+		for x, a := range perm[:nS] {
+			if g.keys.agentKeys[a].alg == algMLDSA65 {
+				i = x
+				break
+			}
+		}
+		for x, a := range perm[nS:] {
+			if g.keys.agentKeys[a].alg == algEd25519 {
+				k = nS + x
+				break
+			}
+		}
+		switch {
+		case i >= 0 && k >= 0:
+			perm[i], perm[k] = perm[k], perm[i]
+		case envAlg != algEd25519:
+			envAlg = algEd25519
+		case nS > 3:
+			nS--
+		default:
+			return
+		}
+	}
+	if nS < 3 {
+		return
+	}
+	s.carry = true
+	s.stmt = append(s.stmt[:0], perm[:nS]...)
+	s.envAlg = envAlg
+	s.reserve = receiptReserve(g.keys, s.stmt, envAlg)
+	for _, a := range s.stmt[2:] {
+		s.forced = append(s.forced, len(agentNames)+a)
 	}
 }
 
@@ -122,7 +209,9 @@ func (g *generator) commit() {
 	g.exp.Tools.Calls += s.calls
 	g.exp.Tools.Results += s.results
 	g.exp.Tools.Orphans += s.orphans
-	g.exp.Tools.Unanswered += int64(len(s.pendingCalls))
+	g.exp.Tools.Unanswered += int64(len(s.pendingCalls)) + s.dupUnanswered
+	g.warnings[warnToolResultOrphan] += s.orphans
+	g.warnings[warnToolCallDuplicateID] += s.dupCalls
 	g.exp.Images.Messages += s.images
 	g.exp.Images.Bytes += s.imageBytes
 	for i, u := range s.unknown {
@@ -133,12 +222,23 @@ func (g *generator) commit() {
 	}
 }
 
-// buildDoc writes a good document with id number idx and n messages to
-// g.line, and its statistics to g.st.
-func (g *generator) buildDoc(idx uint64, n int, unknownExt bool) {
+// buildDoc writes a good document of the given kind with id number idx
+// and n messages to g.line (its member offsets to g.starts), and its
+// statistics to g.st.
+func (g *generator) buildDoc(idx uint64, n int, kind int) {
 	r := g.r
 	s := &g.st
 	s.reset()
+	unknownExt := kind == docUnknownExt
+	if g.keys != nil && kind == docPlain && r.IntN(100) < 20 {
+		g.planReceipt(n)
+	}
+	switch kind {
+	case docToolDup:
+		s.wantDupCall = true
+	case docUnhashable:
+		s.surrogate = r.IntN(2) == 0
+	}
 	d := &g.ob[0]
 	d.reset()
 
@@ -151,7 +251,7 @@ func (g *generator) buildDoc(idx uint64, n int, unknownExt bool) {
 	// Extensions: a document uses only the fields of the extensions it
 	// declares, so no undeclared-extension warning is ever expected.
 	var ext int
-	declare := unknownExt || r.IntN(100) < 85
+	declare := unknownExt || s.carry || kind == docToolDup || r.IntN(100) < 85
 	if declare {
 		if r.IntN(100) < 30 {
 			ext |= extImages
@@ -167,6 +267,12 @@ func (g *generator) buildDoc(idx uint64, n int, unknownExt bool) {
 		}
 		if r.IntN(100) < 5 {
 			ext |= extConsensus
+		}
+		if s.carry {
+			ext |= extAgent | extConsensus
+		}
+		if kind == docToolDup {
+			ext |= extTools
 		}
 		var names [len(knownExtensions) + 2]string
 		k := 0
@@ -226,7 +332,12 @@ func (g *generator) buildDoc(idx uint64, n int, unknownExt bool) {
 	}
 
 	if ext&extAgent != 0 {
-		if r.IntN(10) < 9 {
+		if s.carry {
+			// Statement agents: the leader, the conversation's agent, and
+			// the others on messages (forced).
+			s.convAgent = len(agentNames) + s.stmt[1]
+			d.str("agentId", g.agents[s.convAgent])
+		} else if r.IntN(10) < 9 {
 			s.convAgent = r.IntN(len(agentNames))
 			d.str("agentId", agentNames[s.convAgent])
 		}
@@ -249,16 +360,22 @@ func (g *generator) buildDoc(idx uint64, n int, unknownExt bool) {
 		if r.IntN(10) < 8 {
 			d.str("swarmRole", swarmRoles[r.IntN(len(swarmRoles))])
 		}
-		if r.IntN(10) < 6 {
+		if s.carry {
+			d.str("leaderId", g.agents[len(agentNames)+s.stmt[0]])
+		} else if r.IntN(10) < 6 {
 			d.str("leaderId", agentNames[r.IntN(len(agentNames))])
 		}
 	}
 
-	// CONSENSUS-RECEIPT: documents declaring extConsensus will get their
-	// "consensusReceipt" and "consensusTranscripts" members here (a signed
-	// envelope over transcript hashes of earlier documents, see the
-	// verification profile in docs/FORMAT.md). Until then the extension is
-	// only declared, which the contract allows.
+	// CONSENSUS-RECEIPT: a carrying document (s.carry) gets its
+	// "consensusReceipt" and "consensusTranscripts" members later, inserted
+	// at random member positions by a receiptJob (receipts.go) once the
+	// documents it references, before and after it, are generated. Other
+	// documents may declare the extension without using it.
+
+	if kind == docUnhashable && !s.surrogate {
+		d.raw("x-score", "1e400")
+	}
 
 	// Forward-compatible extra members, kept verbatim by convbatch.
 	if r.IntN(100) < 10 {
@@ -287,8 +404,17 @@ func (g *generator) buildDoc(idx uint64, n int, unknownExt bool) {
 	g.buildMessages(n, ext)
 	d.buf = append(d.buf, ']')
 	d.end()
+	if s.surrogate && !s.surPlaced {
+		d.raw("x-score", "1e400")
+	}
+	if s.carry && len(s.forced) > 0 {
+		// Cannot happen: n >= len(s.forced). Keep the named agents only.
+		s.stmt = s.stmt[:len(s.stmt)-len(s.forced)]
+		s.carry = len(s.stmt) >= 3
+	}
 
-	g.line = d.appendTo(g.line[:0], r)
+	g.starts = g.starts[:0]
+	g.line = d.appendToStarts(g.line[:0], r, &g.starts)
 }
 
 // beginMsg starts message number g.msgI with the given role in g.ob[1];
@@ -302,6 +428,12 @@ func (g *generator) beginMsg(role string) bool {
 	m := &g.ob[1]
 	m.reset()
 	m.str("role", role)
+	s.msgAgent = -1
+	if len(s.forced) > 0 && (role != "user" || g.msgN-g.msgI <= len(s.forced)) {
+		s.msgAgent = s.forced[0]
+		s.forced = s.forced[1:]
+		m.str("agentId", g.agents[s.msgAgent])
+	}
 	if s.msgIDs {
 		m.key("id")
 		m.buf = append(m.buf, `"msg-`...)
@@ -376,7 +508,7 @@ func (g *generator) buildMessages(n, ext int) {
 			}
 			g.endMsg()
 		}
-		if ext&extTools != 0 && r.IntN(100) < 35 {
+		if ext&extTools != 0 && (s.wantDupCall && !s.dupPlaced || r.IntN(100) < 35) {
 			if g.beginMsg("assistant") {
 				g.assistant(m, ext, true)
 				g.endMsg()
@@ -420,6 +552,10 @@ func (g *generator) textContent(m *objBuilder) {
 	switch x := r.IntN(100); {
 	case x < 90:
 		m.buf = append(m.buf, '"')
+		if g.st.surrogate && !g.st.surPlaced {
+			m.buf = append(m.buf, `\ud800 `...) // a lone surrogate: no JCS form
+			g.st.surPlaced = true
+		}
 		m.buf = appendText(m.buf, r, textLen(r))
 		m.buf = append(m.buf, '"')
 	case x < 96:
@@ -496,15 +632,27 @@ func (g *generator) assistant(m *objBuilder, ext int, withCalls bool) {
 			m.end()
 		}
 		k := 1 + r.IntN(3)
+		dup := s.wantDupCall && !s.dupPlaced
+		if dup {
+			k = 2 + r.IntN(2)
+		}
 		m.key("toolCalls")
 		m.buf = append(m.buf, '[')
 		for j := 0; j < k; j++ {
 			if j > 0 {
 				m.buf = append(m.buf, ',')
 			}
-			s.callSeq++
 			s.calls++
-			s.pendingCalls = append(s.pendingCalls, s.callSeq)
+			if dup && j == 1 {
+				// Repeat the id of call 0; neither gets a result.
+				s.pendingCalls = s.pendingCalls[:len(s.pendingCalls)-1]
+				s.dupUnanswered += 2
+				s.dupCalls++
+				s.dupPlaced = true
+			} else {
+				s.callSeq++
+				s.pendingCalls = append(s.pendingCalls, s.callSeq)
+			}
 			c := &g.ob[2]
 			c.reset()
 			c.key("id")
@@ -533,11 +681,13 @@ func (g *generator) assistant(m *objBuilder, ext int, withCalls bool) {
 	} else {
 		g.textContent(m)
 	}
-	agent := len(agentNames)
+	agent := g.noAgent
 	if s.convAgent >= 0 {
 		agent = s.convAgent
 	}
-	if ext&extAgent != 0 && r.IntN(100) < 30 {
+	if s.msgAgent >= 0 {
+		agent = s.msgAgent
+	} else if ext&extAgent != 0 && r.IntN(100) < 30 {
 		agent = r.IntN(len(agentNames))
 		m.str("agentId", agentNames[agent])
 	}

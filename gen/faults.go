@@ -34,47 +34,59 @@ import "strings"
 //	bad-message-field  a message id 5, a message kind true
 //	too-large          (MaxDocBytes <= 4 MiB only) a document padded to
 //	                   MaxDocBytes+1 .. MaxDocBytes+65536 bytes
+//	tool-call-dup      a good document declaring tool-linkage whose first
+//	                   tool round repeats the id of a call in the same
+//	                   toolCalls array (neither call gets a result):
+//	                   document, warning tool-call-duplicate-id per
+//	                   repeated call, both calls counted as unanswered
+//	transcript-unhashable  a good document (fresh id) holding a lone
+//	                   surrogate escape "\ud800" in a message content, or
+//	                   a top-level "x-score": 1e400: document, warning
+//	                   transcript-unhashable; never referenced by receipts
 //
 // Rejected lines carry the id the next accepted document will get: a
 // reject never registers its id, so that document is no duplicate.
 type faultCategory struct {
 	name     string
+	weight   int // bad-doc counts as 8 categories, one per reason
 	variants int
 	emit     func(g *generator, variant int)
 }
 
 var faultCategories = []faultCategory{
-	{"crlf-doc", 1, func(g *generator, _ int) { g.goodLine(docCRLF, false) }},
-	{"duplicate-id", 1, func(g *generator, _ int) { g.goodLine(docDuplicate, false) }},
-	{"unknown-extension", 1, func(g *generator, _ int) { g.goodLine(docUnknownExt, false) }},
-	{"blank", 4, (*generator).faultBlank},
-	{"invalid-utf8", 4, (*generator).faultUTF8},
-	{"not-json", 10, (*generator).faultNotJSON},
-	{"too-deep", 1, (*generator).faultTooDeep},
-	{"not-object", 5, (*generator).faultNotObject},
-	{"duplicate-key", 3, (*generator).faultDupKey},
-	{"bad-doc", 25, (*generator).faultBadDoc},
-	{"too-large", 1, (*generator).faultTooLarge},
+	{"crlf-doc", 1, 1, func(g *generator, _ int) { g.goodLine(docCRLF, false) }},
+	{"duplicate-id", 1, 1, func(g *generator, _ int) { g.goodLine(docDuplicate, false) }},
+	{"unknown-extension", 1, 1, func(g *generator, _ int) { g.goodLine(docUnknownExt, false) }},
+	{"tool-call-dup", 1, 1, func(g *generator, _ int) { g.goodLine(docToolDup, false) }},
+	{"transcript-unhashable", 1, 1, func(g *generator, _ int) { g.goodLine(docUnhashable, false) }},
+	{"blank", 1, 4, (*generator).faultBlank},
+	{"invalid-utf8", 1, 4, (*generator).faultUTF8},
+	{"not-json", 1, 10, (*generator).faultNotJSON},
+	{"too-deep", 1, 1, (*generator).faultTooDeep},
+	{"not-object", 1, 5, (*generator).faultNotObject},
+	{"duplicate-key", 1, 3, (*generator).faultDupKey},
+	{"bad-doc", 8, 25, (*generator).faultBadDoc},
+	{"too-large", 1, 1, (*generator).faultTooLarge}, // last: skipped over TooLargeMaxDocBytes
 }
 
-// faultLine writes one fault line, its category drawn uniformly (bad-doc
-// counts as 8 categories, one per reason).
+// faultLine writes one fault line, its category drawn by weight.
 func (g *generator) faultLine() {
-	n := len(faultCategories) + 7
+	cats := faultCategories
 	if g.maxDoc > TooLargeMaxDocBytes {
-		n-- // too-large is the last category
+		cats = cats[:len(cats)-1]
 	}
-	c := g.r.IntN(n)
-	var cat faultCategory
-	switch {
-	case c < 9:
-		cat = faultCategories[c]
-	case c < 9+8:
-		cat = faultCategories[9]
-	default:
-		cat = faultCategories[10]
+	total := 0
+	for _, c := range cats {
+		total += c.weight
 	}
-	cat.emit(g, g.r.IntN(cat.variants))
+	x := g.r.IntN(total)
+	for _, c := range cats {
+		if x < c.weight {
+			c.emit(g, g.r.IntN(c.variants))
+			return
+		}
+		x -= c.weight
+	}
 }
 
 var blankLines = []string{"", "   ", "\t", " \r"}
@@ -364,19 +376,23 @@ func (g *generator) faultBadDoc(v int) {
 // tooLargeFill is ASCII padding for too-large lines.
 var tooLargeFill = strings.Repeat("lorem ipsum dolor sit amet, consectetur adipiscing elit 0123456789 ", 1024)
 
-// faultTooLarge writes a document-looking line of MaxDocBytes+1 ..
-// MaxDocBytes+65536 bytes, streamed in pieces.
+// faultTooLarge queues a document-looking line of MaxDocBytes+1 ..
+// MaxDocBytes+65536 bytes, streamed in pieces when written.
 func (g *generator) faultTooLarge(int) {
-	if g.err != nil {
-		return
-	}
 	total := g.maxDoc + 1 + g.r.Int64N(65536)
-	g.tmp = append(g.tmp[:0], `{"id":"`...)
-	g.tmp = g.appendConvID(g.tmp, g.nextIdx)
-	g.tmp = append(g.tmp, `","messages":[{"role":"user","content":"`...)
-	const suffix = `"}],"title":"padded"}`
-	fill := total - int64(len(g.tmp)) - int64(len(suffix))
-	g.w.Write(g.tmp)
+	head := append([]byte(`{"id":"`), g.appendConvID(nil, g.nextIdx)...)
+	head = append(head, `","messages":[{"role":"user","content":"`...)
+	g.exp.Rejects++
+	g.reasons[reasonTooLarge]++
+	g.push(&pend{data: head, tooLarge: total})
+}
+
+const tooLargeSuffix = `"}],"title":"padded"}`
+
+// writeTooLarge writes a too-large line: its head, filler, the suffix.
+func (g *generator) writeTooLarge(p *pend) {
+	fill := p.tooLarge - int64(len(p.data)) - int64(len(tooLargeSuffix))
+	g.w.Write(p.data)
 	for fill > 0 {
 		n := int64(len(tooLargeFill))
 		if n > fill {
@@ -385,10 +401,6 @@ func (g *generator) faultTooLarge(int) {
 		g.w.WriteString(tooLargeFill[:n])
 		fill -= n
 	}
-	g.w.WriteString(suffix)
+	g.w.WriteString(tooLargeSuffix)
 	g.err = g.w.WriteByte('\n')
-	g.exp.Lines++
-	g.exp.BytesIn += total + 1
-	g.exp.Rejects++
-	g.reasons[reasonTooLarge]++
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // WriteFile writes the archive to path (".jsonl" plain, ".jsonl.zst"
-// compressed with zstd at the default level) and the expected counts to
-// path+".expect.json" (indented JSON, trailing newline). Each file is
+// compressed with zstd at the default level), the expected counts to
+// path+".expect.json" (indented JSON, trailing newline) and, unless
+// opts.NoReceipts, the keyring to path+".keys.json" (see KeysJSON). Each file is
 // written to a temporary file in the same directory and renamed into place.
 func WriteFile(path string, opts Options) (*Expect, error) {
 	var compress bool
@@ -60,6 +61,19 @@ func WriteFile(path string, opts Options) (*Expect, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if !opts.NoReceipts {
+		keys, err := KeysJSON(opts.Seed)
+		if err != nil {
+			return nil, err
+		}
+		err = writeAtomic(path+".keys.json", func(f *os.File) error {
+			_, err := f.Write(keys)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	return exp, nil
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 )
 
 // DefaultMaxDocBytes is the size cap assumed when Options.MaxDocBytes is 0;
@@ -47,6 +49,14 @@ type Options struct {
 	// under it; too-large fault lines are generated only when it is at most
 	// TooLargeMaxDocBytes.
 	MaxDocBytes int64
+	// NoReceipts turns consensus receipts off. By default about 20% of
+	// the conversations carry a signed consensus receipt (see
+	// receipts.go) and WriteFile also writes FILE.keys.json.
+	NoReceipts bool
+	// Tamper, in 0..1, is the probability that a receipt is tampered
+	// with; the kind of tamper is drawn evenly among those listed in
+	// receipts.go, each with its exact expected reasons.
+	Tamper float64
 }
 
 // Expect holds the counts convbatch must report for a generated archive,
@@ -72,7 +82,10 @@ type Expect struct {
 	// reasons with a count > 0).
 	RejectsByReason map[string]int64 `json:"rejects_by_reason"`
 	// Warnings maps a warning code (bom-dropped, crlf, duplicate-id,
-	// unknown-extension) to its count (only codes with a count > 0).
+	// unknown-extension, tool-result-orphan, tool-call-duplicate-id,
+	// transcript-unhashable) to its count (only codes with a count > 0;
+	// undeclared-extension and statement-agent-unknown are never
+	// produced).
 	Warnings map[string]int64 `json:"warnings"`
 	// ExtensionsUnknown maps an unknown declared extension name to the
 	// number of documents declaring it.
@@ -89,6 +102,17 @@ type Expect struct {
 	// Images holds the images-inline counts over the documents (an
 	// addition to the base contract).
 	Images ImageTotals `json:"images"`
+
+	// Receipts counts the consensus receipts by status for a run with
+	// --keys FILE.keys.json.
+	Receipts ReceiptTotals `json:"receipts"`
+	// ReceiptsWithoutKeys is the same for a run without a keyring.
+	ReceiptsWithoutKeys ReceiptTotals `json:"receipts_without_keys"`
+	// ReceiptList lists every receipt, in file order.
+	ReceiptList []ReceiptExpect `json:"receipt_list"`
+	// Transcripts counts the documents with and without a transcript
+	// hash.
+	Transcripts TranscriptTotals `json:"transcripts"`
 }
 
 // UsageTotals sums the usage-metadata of the messages of the documents
@@ -150,6 +174,9 @@ func Generate(w io.Writer, opts Options) (*Expect, error) {
 	if math.IsNaN(opts.Faults) || opts.Faults < 0 || opts.Faults > 1 {
 		return nil, fmt.Errorf("gen: Faults %v is not in 0..1", opts.Faults)
 	}
+	if math.IsNaN(opts.Tamper) || opts.Tamper < 0 || opts.Tamper > 1 {
+		return nil, fmt.Errorf("gen: Tamper %v is not in 0..1", opts.Tamper)
+	}
 	maxDoc := opts.MaxDocBytes
 	if maxDoc == 0 {
 		maxDoc = DefaultMaxDocBytes
@@ -162,7 +189,12 @@ func Generate(w io.Writer, opts Options) (*Expect, error) {
 		bw = bufio.NewWriterSize(w, 256<<10)
 	}
 	g := newGenerator(bw, opts, maxDoc)
-	if err := g.run(); err != nil {
+	if g.keys != nil {
+		g.startWorkers(max(1, runtime.GOMAXPROCS(0)))
+	}
+	err := g.run()
+	g.stopWorkers()
+	if err != nil {
 		return nil, err
 	}
 	if err := bw.Flush(); err != nil {
@@ -184,7 +216,19 @@ type generator struct {
 	warnings [numWarnings]int64
 	unknown  [len(unknownExtensions)]int64
 	byProv   [len(providers)]UsageSum
-	byAgent  [len(agentNames) + 1]UsageSum // last slot: ""
+	byAgent  []UsageSum // by g.agents; last slot: ""
+	agents   []string   // agentNames, then the receipt agents
+	noAgent  int        // index of "" in byAgent
+
+	keys       *keySet // nil: no receipts
+	q          []*pend // the window of lines not yet written
+	jobs       chan *receiptJob
+	workers    sync.WaitGroup
+	refd       map[uint64][]hashVal // referenced ids: hashes of the documents written with them
+	receipts   []*receiptRec
+	fakeIdx    uint64
+	unhashable int64
+	starts     []int // member offsets of g.line
 
 	idSalt     uint64
 	msgI, msgN int    // message being built, messages wanted
@@ -207,6 +251,14 @@ func newGenerator(w *bufio.Writer, opts Options, maxDoc int64) *generator {
 		line:   make([]byte, 0, 1<<20),
 	}
 	g.idSalt = g.r.Uint64()
+	g.agents = agentNames[:]
+	if !opts.NoReceipts {
+		g.keys = newKeySet(opts.Seed)
+		g.agents = append(append([]string(nil), agentNames[:]...), g.keys.agentIDs[:]...)
+		g.refd = map[uint64][]hashVal{}
+	}
+	g.noAgent = len(g.agents)
+	g.byAgent = make([]UsageSum, len(g.agents)+1)
 	g.b64 = make([]byte, 64<<10)
 	for i := 0; i < len(g.b64); i += 8 {
 		v := g.r.Uint64()
@@ -238,40 +290,128 @@ func (g *generator) run() error {
 			g.goodLine(docPlain, false)
 		}
 	}
+	for i := range g.q {
+		if g.q[i].plan != nil {
+			g.finalize(i)
+		}
+	}
+	for len(g.q) > 0 && g.err == nil {
+		g.pop()
+	}
 	return g.err
 }
 
-// write emits one line (without its LF) and counts the bytes.
-func (g *generator) write(prefix, line []byte, cr bool) {
+// The window: lines are generated into g.q and written when more than
+// window lines wait, so that a receipt can reference documents generated
+// after it; a receipt is built when lookAhead lines follow its document.
+const (
+	window    = 96
+	lookAhead = 32
+)
+
+// pend is a generated line not yet written.
+type pend struct {
+	bom, cr   bool
+	data      []byte // the line without BOM, CR and LF
+	tooLarge  int64  // > 0: a too-large line of this many bytes; data is its head
+	line      int64
+	doc       bool   // an accepted document with id number idx
+	idx       uint64 //
+	id        string // candidates only
+	candidate bool   // a good document a receipt may reference
+	edited    bool   // changed after its transcript hash was taken
+	h         *docHash
+	plan      *receiptPlan // a receipt to build
+	job       *receiptJob  // the receipt being built
+}
+
+// push appends a line to the window; its counts are already taken.
+func (g *generator) push(p *pend) {
+	g.exp.Lines++
+	p.line = g.exp.Lines
+	n := int64(len(p.data)) + 1
+	if p.bom {
+		n += 3
+	}
+	if p.cr {
+		n++
+	}
+	if p.tooLarge > 0 {
+		n = p.tooLarge + 1
+	}
+	g.exp.BytesIn += n
+	g.q = append(g.q, p)
+	if k := len(g.q) - 1 - lookAhead; k >= 0 && g.q[k].plan != nil {
+		g.finalize(k)
+	}
+	for len(g.q) > window && g.err == nil {
+		g.pop()
+	}
+}
+
+// pop writes the oldest line of the window.
+func (g *generator) pop() {
+	p := g.q[0]
+	g.q[0] = nil
+	g.q = g.q[1:]
+	if j := p.job; j != nil {
+		<-j.done
+		if j.err != nil {
+			g.err = j.err
+			return
+		}
+		g.exp.BytesIn += int64(len(j.line) - len(p.data))
+		p.data = j.line
+		g.receipts = append(g.receipts, &receiptRec{
+			convID: j.plan.convID, line: p.line, alg: algNames[j.plan.envAlg], tamper: j.tamper,
+			static: j.static, keyOnly: j.keyOnly, stmtInvalid: j.stmtInvalid, selfSum: j.selfSum, refs: j.refs,
+		})
+	}
+	if p.doc && g.refd != nil {
+		if vals, ok := g.refd[p.idx]; ok {
+			var v hashVal
+			if p.h != nil && !p.edited {
+				v.sum, v.ok = p.h.get()
+			} else {
+				v.sum, v.ok = transcriptHash(p.data)
+			}
+			g.refd[p.idx] = append(vals, v)
+		}
+	}
 	if g.err != nil {
 		return
 	}
-	n := len(prefix) + len(line) + 1
-	if cr {
-		n++
+	if p.tooLarge > 0 {
+		g.writeTooLarge(p)
+		return
 	}
-	g.w.Write(prefix)
-	g.w.Write(line)
-	if cr {
+	if p.bom {
+		g.w.Write([]byte{0xEF, 0xBB, 0xBF})
+	}
+	g.w.Write(p.data)
+	if p.cr {
 		g.w.WriteByte('\r')
 	}
 	g.err = g.w.WriteByte('\n')
-	g.exp.Lines++
-	g.exp.BytesIn += int64(n)
+}
+
+// write queues one line that is not a document.
+func (g *generator) write(line []byte) {
+	g.push(&pend{data: append([]byte(nil), line...)})
 }
 
 func (g *generator) reject(reason int, line []byte) {
 	if int64(len(line)) > g.maxDoc {
 		reason = reasonTooLarge
 	}
-	g.write(nil, line, false)
 	g.exp.Rejects++
 	g.reasons[reason]++
+	g.write(line)
 }
 
 func (g *generator) blank(line []byte) {
-	g.write(nil, line, false)
 	g.exp.Blank++
+	g.write(line)
 }
 
 func (g *generator) finish() *Expect {
@@ -306,12 +446,14 @@ func (g *generator) finish() *Expect {
 	for i, s := range g.byAgent {
 		if s.Messages > 0 {
 			name := ""
-			if i < len(agentNames) {
-				name = agentNames[i]
+			if i < len(g.agents) {
+				name = g.agents[i]
 			}
 			e.Usage.ByAgent[name] = s
 		}
 	}
+	e.Transcripts = TranscriptTotals{Hashed: e.Documents - g.unhashable, Unhashable: g.unhashable}
+	g.resolve(&e)
 	return &e
 }
 
@@ -346,7 +488,13 @@ const (
 	warnCRLF
 	warnDuplicateID
 	warnUnknownExtension
+	warnToolResultOrphan
+	warnToolCallDuplicateID
+	warnTranscriptUnhashable
 	numWarnings
 )
 
-var warningNames = [numWarnings]string{"bom-dropped", "crlf", "duplicate-id", "unknown-extension"}
+var warningNames = [numWarnings]string{
+	"bom-dropped", "crlf", "duplicate-id", "unknown-extension",
+	"tool-result-orphan", "tool-call-duplicate-id", "transcript-unhashable",
+}

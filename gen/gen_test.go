@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -25,6 +26,17 @@ type tally struct {
 	tools                                          ToolTotals
 	images                                         ImageTotals
 	ids                                            map[string]bool
+	docList                                        []*tdoc
+	transcripts                                    TranscriptTotals
+}
+
+// extFields are the fields of each known extension (docs/FORMAT.md,
+// "Extension warnings"): conversation-level, then message-level.
+var extFields = map[string][2][]string{
+	"usage-metadata":    {nil, {"tokens", "cost", "provider"}},
+	"tool-linkage":      {nil, {"toolCalls", "toolCallId"}},
+	"agent-context":     {{"agentId", "skillIds", "swarmRole", "leaderId"}, {"agentId"}},
+	"consensus-receipt": {{"consensusReceipt", "consensusTranscripts"}, nil},
 }
 
 var known = map[string]bool{"images-inline": true, "usage-metadata": true, "tool-linkage": true, "agent-context": true, "consensus-receipt": true}
@@ -78,6 +90,7 @@ func depth(b []byte) int {
 // dupKey reports whether some object has a repeated member name.
 func dupKey(b []byte) bool {
 	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	type frame struct {
 		obj    bool
 		keys   map[string]bool
@@ -214,25 +227,53 @@ func str(raw json.RawMessage) string {
 	return s
 }
 
-func (t *tally) doc(doc map[string]json.RawMessage) {
+func (t *tally) doc(doc map[string]json.RawMessage, raw []byte, line int64) {
 	t.docs++
 	id := str(doc["id"])
+	td := &tdoc{line: line, id: id, doc: doc}
+	td.sum, td.ok = refHash(raw)
+	t.docList = append(t.docList, td)
+	if td.ok {
+		t.transcripts.Hashed++
+	} else {
+		t.transcripts.Unhashable++
+		t.warnings["transcript-unhashable"]++
+	}
 	if t.ids[id] {
 		t.warnings["duplicate-id"]++
 	}
 	t.ids[id] = true
 	var exts []string
 	json.Unmarshal(doc["extensions"], &exts)
+	declared := map[string]bool{}
 	for _, e := range exts {
+		declared[e] = true
 		if !known[e] {
 			t.warnings["unknown-extension"]++
 			t.unknown[e]++
+		}
+	}
+	var ms []map[string]json.RawMessage
+	json.Unmarshal(doc["messages"], &ms)
+	for ext, f := range extFields {
+		used := false
+		for _, k := range f[0] {
+			used = used || doc[k] != nil
+		}
+		for _, m := range ms {
+			for _, k := range f[1] {
+				used = used || m[k] != nil
+			}
+		}
+		if used && !declared[ext] {
+			t.warnings["undeclared-extension"]++
 		}
 	}
 	convAgent := str(doc["agentId"])
 	var msgs []map[string]json.RawMessage
 	json.Unmarshal(doc["messages"], &msgs)
 	calls := map[string]bool{}
+	callIDs := map[string]bool{}
 	for _, m := range msgs {
 		t.messages++
 		if m["tokens"] != nil || m["cost"] != nil || m["provider"] != nil {
@@ -262,6 +303,10 @@ func (t *tally) doc(doc map[string]json.RawMessage) {
 		var tcs []struct{ ID string }
 		json.Unmarshal(m["toolCalls"], &tcs)
 		for _, c := range tcs {
+			if callIDs[c.ID] {
+				t.warnings["tool-call-duplicate-id"]++
+			}
+			callIDs[c.ID] = true
 			t.tools.Calls++
 			t.tools.Unanswered++
 			calls[c.ID] = true
@@ -273,6 +318,7 @@ func (t *tally) doc(doc map[string]json.RawMessage) {
 				delete(calls, id)
 			} else {
 				t.tools.Orphans++
+				t.warnings["tool-result-orphan"]++
 			}
 		}
 		if c := m["content"]; isString(c) {
@@ -328,7 +374,7 @@ func read(t *testing.T, data []byte, maxDoc int64) *tally {
 			ta.reasons[reason]++
 			continue
 		}
-		ta.doc(doc)
+		ta.doc(doc, line, int64(i+1))
 	}
 	return ta
 }
@@ -339,12 +385,30 @@ func check(t *testing.T, data []byte, e *Expect) {
 		t.Errorf("accounting: lines %d != documents %d + rejects %d + blank %d", e.Lines, e.Documents, e.Rejects, e.Blank)
 	}
 	ta := read(t, data, e.MaxDocBytes)
+	var kr *tkeyring
+	if len(e.ReceiptList) > 0 {
+		kb, err := KeysJSON(e.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kr = loadKeyring(t, kb)
+	}
+	with, without, list, unknownAgents := verifyReceipts(ta.docList, kr)
+	if unknownAgents > 0 {
+		ta.warnings["statement-agent-unknown"] += unknownAgents
+	}
+	if len(list) == len(e.ReceiptList) {
+		for i := range list {
+			list[i].Tamper = e.ReceiptList[i].Tamper // the generator's own note
+		}
+	}
 	got := Expect{
 		Seed: e.Seed, MaxDocBytes: e.MaxDocBytes, Lines: ta.lines, Documents: ta.docs,
 		Rejects: ta.rejects, Blank: ta.blank, BytesIn: ta.bytesIn, RejectsByReason: ta.reasons,
 		Warnings: ta.warnings, ExtensionsUnknown: ta.unknown,
 		Usage:    UsageTotals{ByProvider: ta.byProv, ByAgent: ta.byAgent},
 		Messages: ta.messages, Tools: ta.tools, Images: ta.images,
+		Receipts: with, ReceiptsWithoutKeys: without, ReceiptList: list, Transcripts: ta.transcripts,
 	}
 	if !reflect.DeepEqual(&got, e) {
 		a, _ := json.MarshalIndent(e, "", " ")
@@ -379,8 +443,8 @@ func TestGenerateCounts(t *testing.T) {
 		if o.Bytes > 0 && e.BytesIn < o.Bytes {
 			t.Errorf("%+v: only %d bytes", o, e.BytesIn)
 		}
-		if o.Faults == 0 && (e.Rejects != 0 || e.Blank != 0 || len(e.Warnings) != 0) {
-			t.Errorf("clean archive has faults: %+v", e)
+		if o.Faults == 0 && (e.Rejects != 0 || e.Blank != 0 || len(e.Warnings) > 1 || len(e.Warnings) == 1 && e.Warnings["tool-result-orphan"] == 0) {
+			t.Errorf("clean archive has faults: %v %v %v", e.Rejects, e.Blank, e.Warnings)
 		}
 	}
 }
@@ -422,11 +486,25 @@ func TestNoTooLargeOverCap(t *testing.T) {
 }
 
 func TestDeterminism(t *testing.T) {
-	o := Options{Conversations: 150, Seed: 42, Faults: 0.1}
+	o := Options{Conversations: 150, Seed: 42, Faults: 0.1, Tamper: 0.3}
 	a, ea := gen(t, o)
 	b, eb := gen(t, o)
 	if !bytes.Equal(a, b) || !reflect.DeepEqual(ea, eb) {
 		t.Fatal("same seed, different output")
+	}
+	dir := t.TempDir()
+	var files [2][3][]byte
+	for i := range files {
+		p := filepath.Join(dir, fmt.Sprintf("d%d.jsonl", i))
+		if _, err := WriteFile(p, o); err != nil {
+			t.Fatal(err)
+		}
+		for k, suffix := range []string{"", ".expect.json", ".keys.json"} {
+			files[i][k], _ = os.ReadFile(p + suffix)
+		}
+	}
+	if !reflect.DeepEqual(files[0], files[1]) || !bytes.Equal(files[0][0], a) {
+		t.Fatal("WriteFile: same seed, different files")
 	}
 	o.Seed = 43
 	c, _ := gen(t, o)
@@ -479,8 +557,13 @@ func TestWriteFile(t *testing.T) {
 		}
 	}
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 4 {
-		t.Errorf("%d files in dir, want 4 (no temp files left)", len(ents))
+	if len(ents) != 6 {
+		t.Errorf("%d files in dir, want 6 (no temp files left)", len(ents))
+	}
+	k1, err1 := os.ReadFile(filepath.Join(dir, "a.jsonl.keys.json"))
+	k2, err2 := os.ReadFile(filepath.Join(dir, "b.jsonl.zst.keys.json"))
+	if kj, _ := KeysJSON(o.Seed); err1 != nil || err2 != nil || !bytes.Equal(k1, kj) || !bytes.Equal(k2, kj) {
+		t.Error("keys.json differs from KeysJSON")
 	}
 	if _, err := WriteFile(filepath.Join(dir, "c.txt"), o); err == nil {
 		t.Error("bad extension accepted")

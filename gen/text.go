@@ -45,6 +45,12 @@ func (o *objBuilder) raw(k, v string) {
 
 // appendTo writes the object, members shuffled, to dst.
 func (o *objBuilder) appendTo(dst []byte, r *rand.Rand) []byte {
+	return o.appendToStarts(dst, r, nil)
+}
+
+// appendToStarts is appendTo; when starts is not nil, the offset in dst of
+// each member written is appended to it.
+func (o *objBuilder) appendToStarts(dst []byte, r *rand.Rand, starts *[]int) []byte {
 	n := len(o.spans) / 2
 	var permArr [64]uint8
 	perm := permArr[:0]
@@ -59,6 +65,9 @@ func (o *objBuilder) appendTo(dst []byte, r *rand.Rand) []byte {
 	for i, p := range perm {
 		if i > 0 {
 			dst = append(dst, ',')
+		}
+		if starts != nil {
+			*starts = append(*starts, len(dst))
 		}
 		dst = append(dst, o.buf[o.spans[2*int(p)]:o.spans[2*int(p)+1]]...)
 	}

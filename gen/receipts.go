@@ -1,0 +1,708 @@
+package gen
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+
+	"github.com/convbatch/convbatch/verify"
+)
+
+// canonicalize is the RFC 8785 canonicalizer used for signing and for
+// transcript hashes (safe for concurrent use). verify.Canonicalize is held
+// byte-identical to github.com/gowebpki/jcs (jcs.Transform, the reference,
+// which the tests use) and is much faster. It may return its input itself
+// when that is already canonical: callers only hash or sign the result.
+var canonicalize = verify.Canonicalize
+
+// Receipt reasons, in docs/FORMAT.md order ("Receipt reason codes").
+const (
+	rsReceiptMalformed = iota
+	rsAlgorithmUnknown
+	rsPublicKeyMalformed
+	rsSignatureMalformed
+	rsPayloadHashMismatch
+	rsSignatureInvalid
+	rsSignedAtInvalid
+	rsTranscriptsMismatch
+	rsTranscriptRefMalformed
+	rsTranscriptHashMismatch
+	rsTranscriptUnhashable
+	rsTranscriptMissing
+	rsTranscriptAmbiguous
+	rsQuorumMalformed
+	rsQuorumNotMet
+	rsEnvelopeKeyNotPinned
+	rsStatementKeyNotPinned
+	numReceiptReasons
+)
+
+var receiptReasonNames = [numReceiptReasons]string{
+	"receipt-malformed", "algorithm-unknown", "public-key-malformed", "signature-malformed",
+	"payload-hash-mismatch", "signature-invalid", "signed-at-invalid", "transcripts-mismatch",
+	"transcript-ref-malformed", "transcript-hash-mismatch", "transcript-unhashable",
+	"transcript-missing", "transcript-ambiguous", "quorum-malformed", "quorum-not-met",
+	"envelope-key-not-pinned", "statement-key-not-pinned",
+}
+
+const incompleteReasons = 1<<rsTranscriptMissing | 1<<rsTranscriptAmbiguous
+
+// Tamper kinds, drawn evenly. Each lists its exact reasons (with a keyring;
+// without one, unpinned-key is valid):
+//
+//	payload-edited           payload-hash-mismatch, signature-invalid
+//	wrong-signing-key        signature-invalid
+//	unpinned-key             envelope-key-not-pinned (valid without keys)
+//	quorum-not-met           quorum-not-met
+//	transcript-edited        transcript-hash-mismatch (also on every other
+//	                         receipt referencing the edited document)
+//	reference-copy-mismatch  transcripts-mismatch
+//	missing-evidence         transcript-missing (status incomplete)
+//
+// Duplicate-id fault documents reusing a referenced id add
+// transcript-ambiguous to the receipts referencing it.
+const (
+	tamperNone = iota - 1
+	tamperPayloadEdited
+	tamperWrongSigningKey
+	tamperUnpinnedKey
+	tamperQuorumNotMet
+	tamperTranscriptEdited
+	tamperRefCopyMismatch
+	tamperMissingEvidence
+	numTampers
+)
+
+var tamperNames = [numTampers]string{
+	"payload-edited", "wrong-signing-key", "unpinned-key", "quorum-not-met",
+	"transcript-edited", "reference-copy-mismatch", "missing-evidence",
+}
+
+// ReceiptTotals counts the receipts of an archive by status.
+type ReceiptTotals struct {
+	Valid      int64 `json:"valid"`
+	Invalid    int64 `json:"invalid"`
+	Incomplete int64 `json:"incomplete"`
+	// StatementsInvalid counts the statements (over all receipts) that do
+	// not count toward the quorum: their signature does not verify.
+	StatementsInvalid int64 `json:"statements_invalid"`
+	// Reasons maps a receipt reason code to the number of receipts listing
+	// it (only codes with a count > 0).
+	Reasons map[string]int64 `json:"reasons"`
+}
+
+// ReceiptExpect is one receipt of the archive, in file order.
+type ReceiptExpect struct {
+	ConversationID string `json:"conversation_id"`
+	// Line is the 1-based line number of the carrying document.
+	Line int64 `json:"line"`
+	// Algorithm is the envelope's algorithm.
+	Algorithm string `json:"algorithm"`
+	// Status and Reasons are the verdict of a run with --keys
+	// FILE.keys.json; reasons in docs/FORMAT.md order, [] when valid.
+	Status  string   `json:"status"`
+	Reasons []string `json:"reasons"`
+	// StatusWithoutKeys and ReasonsWithoutKeys are the verdict of a run
+	// without a keyring.
+	StatusWithoutKeys  string   `json:"status_without_keys"`
+	ReasonsWithoutKeys []string `json:"reasons_without_keys"`
+	// Tamper names the tamper applied to this receipt ("" if none); a
+	// receipt may also fail because of another receipt's tamper
+	// (transcript-edited) or a duplicate-id fault.
+	Tamper string `json:"tamper,omitempty"`
+}
+
+// TranscriptTotals counts the documents by whether they have a transcript
+// hash.
+type TranscriptTotals struct {
+	Hashed     int64 `json:"hashed"`
+	Unhashable int64 `json:"unhashable"`
+}
+
+// docHash is the transcript hash of one immutable snapshot of a document,
+// computed once by whoever needs it first.
+type docHash struct {
+	once sync.Once
+	data []byte
+	sum  [32]byte
+	ok   bool
+}
+
+func (h *docHash) get() ([32]byte, bool) {
+	h.once.Do(func() { h.sum, h.ok = transcriptHash(h.data) })
+	return h.sum, h.ok
+}
+
+func transcriptHash(doc []byte) ([32]byte, bool) {
+	c, err := canonicalize(doc)
+	if err != nil {
+		return [32]byte{}, false
+	}
+	return sha256.Sum256(c), true
+}
+
+// hashVal is the transcript hash of a written document (ok false: none).
+type hashVal struct {
+	sum [32]byte
+	ok  bool
+}
+
+// receiptPlan is what buildDoc decides for a carrying document: the
+// statement agents (named by its agent-context) and the envelope
+// algorithm, within a size reserve.
+type receiptPlan struct {
+	convID  string
+	stmts   []int // pool agent numbers
+	envAlg  int
+	reserve int
+	starts  []int // offsets of the top-level members of the base document
+}
+
+// jobRef is one reference of a receipt being built.
+type jobRef struct {
+	id      string
+	idx     uint64
+	self    bool
+	missing bool
+	h       *docHash // other documents
+	sum     [32]byte // filled by the job
+}
+
+// receiptJob builds the receipt of one carrying document; it runs on a
+// worker and only uses its inputs, its own random stream and the keys.
+type receiptJob struct {
+	base    []byte
+	plan    *receiptPlan
+	refs    []jobRef
+	tamper  int
+	seed    uint64
+	keys    *keySet
+	maxLine int
+
+	line        []byte
+	selfSum     [32]byte
+	static      uint32 // reasons found without the references
+	keyOnly     uint32 // reasons that need a keyring
+	stmtInvalid int64
+	err         error
+	done        chan struct{}
+}
+
+// receiptRec is a written receipt, resolved when the archive ends.
+type receiptRec struct {
+	convID      string
+	line        int64
+	alg         string
+	tamper      int
+	static      uint32
+	keyOnly     uint32
+	stmtInvalid int64
+	selfSum     [32]byte
+	refs        []jobRef
+}
+
+// Receipt texts, already JSON-escaped; some escapes JCS rewrites.
+var decisions = []string{
+	"Adopt the streaming parser for ingestion",
+	"Reject the proposal to drop CRLF support",
+	"Ship v2.4 on Tuesday after the canary",
+	"Roll back deploy #4512",
+	"Use ML-DSA-65 for new notary keys",
+	"Approve budget: 12\\u00a0500 € for Q3",
+	"Migrer le cache vers Redis — validé",
+	"採用: バッチサイズを 64 に変更",
+	"Escalate incident \\\"INC-2291\\\" to on-call",
+	"Deprecate /v1/search\\u2028(legacy) by June",
+	"Keep the 64 MiB cap; revisit in \\ud83d\\ude80 Q4",
+	"Merge PR 1187 with the reviewer's \\/ changes",
+}
+
+var topics = []string{
+	"release-planning", "incident-review", "schema change", "budget", "Sécurité des clés",
+	"モデル選定", "data retention\\tpolicy", "on-call rotation", "vendor \\u0022evaluation\\u0022",
+}
+
+const maxTextLen = 64 // at least the longest decision or topic, in bytes, plus the edit
+
+var stances = []string{"approve", "approve", "approve", "approve", "reject", "abstain"}
+
+// receiptReserve bounds the bytes a receipt with these statements adds to
+// its document.
+func receiptReserve(ks *keySet, stmts []int, envAlg int) int {
+	n := 2048 + 2*maxTextLen + pubB64Len[envAlg] + sigB64Len[envAlg]
+	for _, a := range stmts {
+		alg := ks.agentKeys[a].alg
+		n += 160 + pubB64Len[alg] + sigB64Len[alg]
+	}
+	return n
+}
+
+// flipByte returns the base64 of sig with one byte changed.
+func flipByte(sig []byte, r *rand.Rand) string {
+	b := append([]byte(nil), sig...)
+	b[r.IntN(len(b))] ^= byte(1 + r.IntN(255))
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// appendRefs appends a consensusTranscripts array; members of each entry
+// in random order.
+func appendRefs(dst []byte, refs []jobRef, r *rand.Rand) []byte {
+	dst = append(dst, '[')
+	for i := range refs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		idm := `"id":"` + refs[i].id + `"`
+		shm := `"sha256":"` + hex.EncodeToString(refs[i].sum[:]) + `"`
+		if r.IntN(2) == 0 {
+			dst = append(dst, '{')
+			dst = append(dst, idm...)
+			dst = append(dst, ',')
+			dst = append(dst, shm...)
+		} else {
+			dst = append(dst, '{')
+			dst = append(dst, shm...)
+			dst = append(dst, ',')
+			dst = append(dst, idm...)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+func (j *receiptJob) run() {
+	defer close(j.done)
+	if err := j.build(); err != nil {
+		j.err = err
+	}
+}
+
+func (j *receiptJob) build() error {
+	r := rand.New(rand.NewPCG(j.seed, pcgStream))
+	p := j.plan
+	ks := j.keys
+	var ok bool
+	if j.selfSum, ok = transcriptHash(j.base); !ok {
+		return fmt.Errorf("gen: internal: carrying document %s has no transcript hash", p.convID)
+	}
+	for i := range j.refs {
+		ref := &j.refs[i]
+		switch {
+		case ref.self:
+			ref.sum = j.selfSum
+		case ref.missing:
+			for k := 0; k < 32; k += 8 {
+				v := r.Uint64()
+				for b := 0; b < 8; b++ {
+					ref.sum[k+b] = byte(v >> (8 * b))
+				}
+			}
+		default:
+			if ref.sum, ok = ref.h.get(); !ok {
+				return fmt.Errorf("gen: internal: referenced document %s has no transcript hash", ref.id)
+			}
+		}
+	}
+
+	// Statements, each signed over JCS(itself without signature).
+	n := len(p.stmts)
+	k := 2 + r.IntN(n-1)
+	broken := make([]bool, n)
+	nBroken := 0
+	if j.tamper == tamperQuorumNotMet {
+		nBroken = n - k + 1
+	} else if n > k && r.IntN(10) == 0 {
+		nBroken = 1 + r.IntN(n-k) // the quorum still holds
+	}
+	for _, i := range r.Perm(n)[:nBroken] {
+		broken[i] = true
+	}
+	j.stmtInvalid = int64(nBroken)
+	var ob objBuilder
+	stmts := []byte{'['}
+	for i, a := range p.stmts {
+		key := ks.agentKeys[a]
+		stance := stances[r.IntN(len(stances))]
+		ob.reset()
+		ob.str("agentId", ks.agentIDs[a])
+		ob.str("stance", stance)
+		ob.str("algorithm", algNames[key.alg])
+		ob.str("public_key", key.pubB64)
+		unsigned := ob.appendTo(nil, r)
+		c, err := canonicalize(unsigned)
+		if err != nil {
+			return err
+		}
+		sig := key.sign(c)
+		var sigB64 string
+		if broken[i] {
+			sigB64 = flipByte(sig, r)
+		} else {
+			sigB64 = base64.StdEncoding.EncodeToString(sig)
+		}
+		ob.str("signature", sigB64)
+		if i > 0 {
+			stmts = append(stmts, ',')
+		}
+		stmts = ob.appendTo(stmts, r)
+	}
+	stmts = append(stmts, ']')
+
+	// Payload.
+	decision := decisions[r.IntN(len(decisions))]
+	ob.reset()
+	if r.IntN(2) == 0 {
+		ob.raw("quorum", `{"k":`+strconv.Itoa(k)+`,"n":`+strconv.Itoa(n)+`}`)
+	} else {
+		ob.raw("quorum", `{"n":`+strconv.Itoa(n)+`,"k":`+strconv.Itoa(k)+`}`)
+	}
+	ob.raw("statements", string(stmts))
+	ob.key("consensusTranscripts")
+	ob.buf = appendRefs(ob.buf, j.refs, r)
+	ob.end()
+	ob.str("decision", decision)
+	ob.str("topic", topics[r.IntN(len(topics))])
+	if r.IntN(3) == 0 {
+		ob.raw("round", strconv.Itoa(1+r.IntN(9)))
+	}
+	payload := ob.appendTo(nil, r)
+	c, err := canonicalize(payload)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(c)
+
+	// Envelope key and signature.
+	envKey := ks.notaries[p.envAlg*2+r.IntN(2)]
+	signer := envKey
+	switch j.tamper {
+	case tamperWrongSigningKey:
+		if r.IntN(2) == 0 {
+			signer = ks.unpinned[p.envAlg*2+r.IntN(2)]
+		} else {
+			for signer == envKey {
+				signer = ks.notaries[p.envAlg*2+r.IntN(2)]
+			}
+		}
+		j.static |= 1 << rsSignatureInvalid
+	case tamperUnpinnedKey:
+		envKey = ks.unpinned[p.envAlg*2+r.IntN(2)]
+		signer = envKey
+		j.keyOnly |= 1 << rsEnvelopeKeyNotPinned
+	case tamperPayloadEdited:
+		j.static |= 1<<rsPayloadHashMismatch | 1<<rsSignatureInvalid
+	case tamperQuorumNotMet:
+		j.static |= 1 << rsQuorumNotMet
+	case tamperRefCopyMismatch:
+		j.static |= 1 << rsTranscriptsMismatch
+	}
+	sig := signer.sign(c)
+	if j.tamper == tamperPayloadEdited {
+		old := []byte(`"decision":"` + decision + `"`)
+		edited := []byte(`"decision":"` + decision + ` (amended)"`)
+		if bytes.Count(payload, old) != 1 {
+			return fmt.Errorf("gen: internal: decision member not unique")
+		}
+		payload = bytes.Replace(payload, old, edited, 1)
+	}
+	ob.reset()
+	ob.raw("payload", string(payload))
+	ob.str("algorithm", algNames[p.envAlg])
+	ob.str("public_key", envKey.pubB64)
+	ob.str("signature", base64.StdEncoding.EncodeToString(sig))
+	ob.str("payload_hash", hex.EncodeToString(sum[:]))
+	ob.key("signed_at")
+	ob.buf = append(ob.buf, '"')
+	ob.buf = appendTime(ob.buf, r)
+	ob.buf = append(ob.buf, '"')
+	ob.end()
+	{
+		var md objBuilder
+		md.str("generator", "convbatch-gen")
+		md.str("notary", "notary-"+strconv.Itoa(1+r.IntN(2)))
+		if r.IntN(2) == 0 {
+			md.raw("round", strconv.Itoa(1+r.IntN(9)))
+		}
+		if r.IntN(3) == 0 {
+			md.str("note", "quorum collected over \\u00ab chat \\u00bb")
+		}
+		ob.key("metadata")
+		ob.buf = md.appendTo(ob.buf, r)
+		ob.end()
+	}
+	envelope := ob.appendTo(nil, r)
+
+	// Conversation-level copy of the references.
+	conv := j.refs
+	if j.tamper == tamperRefCopyMismatch {
+		conv = append([]jobRef(nil), j.refs...)
+		v := r.IntN(4)
+		if v == 3 && len(conv) < 2 {
+			v = r.IntN(3)
+		}
+		switch v {
+		case 0: // drop an entry
+			i := r.IntN(len(conv))
+			conv = append(conv[:i], conv[i+1:]...)
+		case 1: // alter a hash digit
+			i := r.IntN(len(conv))
+			conv[i].sum[r.IntN(32)] ^= 0x10
+		case 2: // alter an id
+			i := r.IntN(len(conv))
+			conv[i].id += "-x"
+		default: // same entries, another order
+			a := r.IntN(len(conv))
+			b := (a + 1 + r.IntN(len(conv)-1)) % len(conv)
+			conv[a], conv[b] = conv[b], conv[a]
+		}
+	}
+	transcripts := appendRefs(nil, conv, r)
+
+	// Insert both members into the base document at random places.
+	members := [2][]byte{
+		append([]byte(`"consensusReceipt":`), envelope...),
+		append([]byte(`"consensusTranscripts":`), transcripts...),
+	}
+	m := len(p.starts)
+	gaps := [2]int{r.IntN(m + 1), r.IntN(m + 1)}
+	out := make([]byte, 0, len(j.base)+len(members[0])+len(members[1])+2)
+	out = append(out, '{')
+	first := true
+	emit := func(b []byte) {
+		if !first {
+			out = append(out, ',')
+		}
+		first = false
+		out = append(out, b...)
+	}
+	for pos := 0; pos <= m; pos++ {
+		for i, g := range gaps {
+			if g == pos {
+				emit(members[i])
+			}
+		}
+		if pos < m {
+			end := len(j.base) - 1
+			if pos+1 < m {
+				end = p.starts[pos+1] - 1
+			}
+			emit(j.base[p.starts[pos]:end])
+		}
+	}
+	out = append(out, '}')
+	if len(out)-len(j.base) > p.reserve || len(out) > j.maxLine {
+		return fmt.Errorf("gen: internal: receipt of %s adds %d bytes, reserve %d", p.convID, len(out)-len(j.base), p.reserve)
+	}
+	j.line = out
+	return nil
+}
+
+// startWorkers starts the receipt workers.
+func (g *generator) startWorkers(n int) {
+	g.jobs = make(chan *receiptJob, 2*window)
+	for i := 0; i < n; i++ {
+		g.workers.Add(1)
+		go func() {
+			defer g.workers.Done()
+			for j := range g.jobs {
+				j.run()
+			}
+		}()
+	}
+}
+
+func (g *generator) stopWorkers() {
+	if g.jobs != nil {
+		close(g.jobs)
+		g.workers.Wait()
+		g.jobs = nil
+	}
+}
+
+// editPos returns the offset of a character of doc that can be changed
+// without changing anything convbatch counts: the first letter of a
+// message content string that is not a data URL.
+func editPos(doc []byte) int {
+	const pat = `"content":"`
+	off := 0
+	for {
+		i := bytes.Index(doc[off:], []byte(pat))
+		if i < 0 {
+			return -1
+		}
+		p := off + i + len(pat)
+		if p < len(doc) && isLetter(doc[p]) && !bytes.HasPrefix(doc[p:], []byte("data:")) {
+			return p
+		}
+		off = p
+	}
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+// finalize chooses the references and the tamper of the receipt of q[i]
+// and hands it to a worker.
+func (g *generator) finalize(i int) {
+	p := g.q[i]
+	plan := p.plan
+	p.plan = nil
+	r := g.r
+	tamper := tamperNone
+	if g.opts.Tamper > 0 && r.Float64() < g.opts.Tamper {
+		tamper = r.IntN(numTampers)
+	}
+	var cands []int
+	for k, e := range g.q {
+		if k != i && e.candidate && !e.edited {
+			cands = append(cands, k)
+		}
+	}
+	if tamper == tamperTranscriptEdited && len(cands) == 0 {
+		tamper = tamperPayloadEdited
+	}
+	nRefs := 1 + r.IntN(4)
+	self := len(cands) == 0 || r.IntN(4) != 0
+	others := nRefs
+	if self {
+		others--
+	}
+	if tamper == tamperTranscriptEdited && others == 0 {
+		others = 1
+	}
+	others = min(others, len(cands))
+	for k := 0; k < others; k++ {
+		x := k + r.IntN(len(cands)-k)
+		cands[k], cands[x] = cands[x], cands[k]
+	}
+	var refs []jobRef
+	if self {
+		refs = append(refs, jobRef{id: plan.convID, self: true})
+	}
+	for _, k := range cands[:others] {
+		e := g.q[k]
+		if e.h == nil {
+			e.h = &docHash{data: e.data}
+		}
+		if _, ok := g.refd[e.idx]; !ok {
+			g.refd[e.idx] = nil
+		}
+		refs = append(refs, jobRef{id: e.id, idx: e.idx, h: e.h})
+	}
+	if tamper == tamperTranscriptEdited {
+		edited := false
+		for _, k := range cands[:others] {
+			e := g.q[k]
+			pos := editPos(e.data)
+			if pos < 0 {
+				continue
+			}
+			d := append([]byte(nil), e.data...)
+			d[pos] ^= 0x20 // swap the letter's case
+			e.data = d
+			e.edited = true
+			edited = true
+			break
+		}
+		if !edited {
+			tamper = tamperPayloadEdited
+		}
+	}
+	if tamper == tamperMissingEvidence {
+		fake := uint64(1)<<63 | g.fakeIdx
+		g.fakeIdx++
+		ref := jobRef{id: string(g.appendConvID(nil, fake)), missing: true}
+		if len(refs) < 4 {
+			refs = append(refs, ref)
+		} else {
+			refs[len(refs)-1] = ref
+		}
+	}
+	for k := len(refs) - 1; k > 0; k-- {
+		x := r.IntN(k + 1)
+		refs[k], refs[x] = refs[x], refs[k]
+	}
+	j := &receiptJob{
+		base: p.data, plan: plan, refs: refs, tamper: tamper, seed: r.Uint64(),
+		keys: g.keys, maxLine: int(g.maxDoc) - 1, done: make(chan struct{}),
+	}
+	p.job = j
+	g.jobs <- j
+}
+
+// resolve computes the receipts' expectations once every document's id
+// and hash are known.
+func (g *generator) resolve(e *Expect) {
+	e.Receipts = ReceiptTotals{Reasons: map[string]int64{}}
+	e.ReceiptsWithoutKeys = ReceiptTotals{Reasons: map[string]int64{}}
+	e.ReceiptList = []ReceiptExpect{}
+	for _, rc := range g.receipts {
+		var refs uint32
+		for _, ref := range rc.refs {
+			switch {
+			case ref.self:
+				if ref.sum != rc.selfSum {
+					refs |= 1 << rsTranscriptHashMismatch
+				}
+			case ref.missing:
+				refs |= 1 << rsTranscriptMissing
+			default:
+				vals := g.refd[ref.idx]
+				distinct := vals[:0:0]
+				for _, v := range vals {
+					seen := false
+					for _, d := range distinct {
+						seen = seen || d == v
+					}
+					if !seen {
+						distinct = append(distinct, v)
+					}
+				}
+				switch {
+				case len(distinct) == 0:
+					refs |= 1 << rsTranscriptMissing
+				case len(distinct) > 1:
+					refs |= 1 << rsTranscriptAmbiguous
+				case !distinct[0].ok:
+					refs |= 1 << rsTranscriptUnhashable
+				case distinct[0].sum != ref.sum:
+					refs |= 1 << rsTranscriptHashMismatch
+				}
+			}
+		}
+		with := rc.static | rc.keyOnly | refs
+		without := rc.static | refs
+		re := ReceiptExpect{ConversationID: rc.convID, Line: rc.line, Algorithm: rc.alg}
+		re.Status, re.Reasons = tallyReceipt(&e.Receipts, with, rc.stmtInvalid)
+		re.StatusWithoutKeys, re.ReasonsWithoutKeys = tallyReceipt(&e.ReceiptsWithoutKeys, without, rc.stmtInvalid)
+		if rc.tamper != tamperNone {
+			re.Tamper = tamperNames[rc.tamper]
+		}
+		e.ReceiptList = append(e.ReceiptList, re)
+	}
+}
+
+func tallyReceipt(t *ReceiptTotals, reasons uint32, stmtInvalid int64) (string, []string) {
+	t.StatementsInvalid += stmtInvalid
+	codes := []string{}
+	for i := 0; i < numReceiptReasons; i++ {
+		if reasons&(1<<i) != 0 {
+			codes = append(codes, receiptReasonNames[i])
+			t.Reasons[receiptReasonNames[i]]++
+		}
+	}
+	switch {
+	case reasons == 0:
+		t.Valid++
+		return "valid", codes
+	case reasons&^incompleteReasons == 0:
+		t.Incomplete++
+		return "incomplete", codes
+	}
+	t.Invalid++
+	return "invalid", codes
+}
