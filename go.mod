@@ -11,6 +11,7 @@ require (
 )
 
 require (
+	github.com/apache/arrow/go/v17 v17.0.0 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )

@@ -100,3 +100,14 @@ func TestHashMatchesReference(t *testing.T) {
 		t.Fatalf("unhashable: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestConformanceCommand runs the committed vectors through the command.
+func TestConformanceCommand(t *testing.T) {
+	r := convbatch(t, nil, "conformance", filepath.Join("..", "conformance", "vectors"))
+	if r.code != 0 || !strings.Contains(r.stdout, " passed, 0 failed") || strings.Contains(r.stdout, "FAIL") {
+		t.Fatalf("exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := convbatch(t, nil, "conformance", filepath.Join(t.TempDir(), "none")); r.code != 2 {
+		t.Fatalf("missing dir: exit %d", r.code)
+	}
+}

@@ -13,8 +13,10 @@ type Resolver struct {
 }
 
 type docEntry struct {
-	hash      [32]byte
-	hashable  bool
+	hash [32]byte
+	// hashable is false when any document with the id has no hash.
+	hashable bool
+	// ambiguous is set when hashable documents with the id hash differently.
 	ambiguous bool
 }
 
@@ -49,8 +51,9 @@ func NewResolver() *Resolver {
 }
 
 // AddDocument records a document's transcript hash (hashable false when it
-// has none) and reports whether its id was seen before. A second document
-// with the same id makes the id ambiguous unless both hash alike.
+// has none) and reports whether its id was seen before. Documents sharing an
+// id make it ambiguous when their hashes differ, and unhashable when any of
+// them has no hash (docs/FORMAT.md).
 func (r *Resolver) AddDocument(id string, hash [32]byte, hashable bool) (seen bool) {
 	if hashable {
 		r.hashed++
@@ -58,7 +61,12 @@ func (r *Resolver) AddDocument(id string, hash [32]byte, hashable bool) (seen bo
 		r.unhash++
 	}
 	if e, ok := r.docs[id]; ok {
-		if !(e.hashable && hashable && e.hash == hash) {
+		switch {
+		case !hashable:
+			e.hashable = false
+		case !e.hashable:
+			// An unhashable copy already decides: transcript-unhashable.
+		case e.hash != hash:
 			e.ambiguous = true
 		}
 		return true
@@ -94,10 +102,10 @@ func (r *Resolver) Resolve() []ReceiptResult {
 			switch {
 			case !ok:
 				reasons.Add(TranscriptMissing)
-			case e.ambiguous:
-				reasons.Add(TranscriptAmbiguous)
 			case !e.hashable:
 				reasons.Add(TranscriptUnhashable)
+			case e.ambiguous:
+				reasons.Add(TranscriptAmbiguous)
 			case ref.SHA256 != e.hash:
 				reasons.Add(TranscriptHashMismatch)
 			}

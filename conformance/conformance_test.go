@@ -1,0 +1,159 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const vectorsFile = "vectors/extensions.json"
+
+// knownFailures are vectors on which convbatch disagrees with
+// docs/FORMAT.md, reported to the maintainers. Each must still fail (with
+// the diff given) until convbatch or the contract is fixed; then it is
+// removed from this list.
+var knownFailures = map[string]string{}
+
+// TestVectors requires every committed vector to pass, but for the known
+// failures.
+func TestVectors(t *testing.T) {
+	s, err := Load(vectorsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Vectors) == 0 {
+		t.Fatal("no vectors")
+	}
+	for _, o := range Run(context.Background(), s) {
+		known, isKnown := knownFailures[o.Name]
+		switch {
+		case isKnown && o.Pass:
+			t.Errorf("%s now passes: remove it from knownFailures", o.Name)
+		case isKnown && strings.Join(o.Diffs, "; ") != known:
+			t.Errorf("known failure changed: %s (was: %s)", o, known)
+		case isKnown:
+			t.Logf("known failure: %s", o)
+		case !o.Pass:
+			t.Error(o)
+		}
+	}
+}
+
+// TestRegenerate checks that the generator reproduces the committed file
+// byte for byte.
+func TestRegenerate(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go tool is needed to run the generator: %v", err)
+	}
+	cmd := exec.Command(goTool, "run", "./internal/mkvectors")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	got, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go run ./internal/mkvectors: %v\n%s", err, stderr.String())
+	}
+	want, err := os.ReadFile(vectorsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s is stale: run go run ./conformance/internal/mkvectors > conformance/%s", vectorsFile, vectorsFile)
+	}
+}
+
+// TestWrongExpectationFails mutates expectations in memory and checks that
+// each fails with a diff naming the field, expected and actual values.
+func TestWrongExpectationFails(t *testing.T) {
+	s, err := Load(vectorsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(name string) Vector {
+		for _, v := range s.Vectors {
+			if v.Name == name {
+				return v
+			}
+		}
+		t.Fatalf("no vector %q", name)
+		return Vector{}
+	}
+	for _, tc := range []struct {
+		name   string
+		vector string
+		mutate func(v *Vector)
+		want   string
+	}{
+		{"receipt reasons", "consensus-receipt/payload-edited", func(v *Vector) {
+			v.Expect.Receipts[0].Reasons = []string{"payload-hash-mismatch"}
+		}, "receipts[0].reasons (line 2): expected [payload-hash-mismatch], got [payload-hash-mismatch,signature-invalid]"},
+		{"receipt status", "consensus-receipt/transcript-missing", func(v *Vector) {
+			v.Expect.Receipts[0].Status = "invalid"
+		}, "receipts[0].status (line 1): expected invalid, got incomplete"},
+		{"warning count", "tool-linkage/orphan", func(v *Vector) {
+			v.Expect.Warnings = map[string]int64{}
+		}, "warnings[tool-result-orphan]: expected 0, got 1"},
+		{"reject reason", "core/bad-role", func(v *Vector) {
+			v.Expect.Rejects = map[string]int64{"bad-message": 1}
+		}, "rejects[bad-message]: expected 1, got 0; rejects[bad-role]: expected 0, got 1"},
+		{"transcript hash", "canonical-json/numbers", func(v *Vector) {
+			h := strings.Repeat("0", 64)
+			v.Expect.Documents[0].TranscriptSHA256 = &h
+		}, "documents[0].transcript_sha256 (line 1): expected " + strings.Repeat("0", 64) + ", got "},
+		{"unhashable", "canonical-json/lone-surrogate", func(v *Vector) {
+			h := strings.Repeat("0", 64)
+			v.Expect.Documents[0].TranscriptSHA256 = &h
+		}, "documents[0].transcript_sha256 (line 1): expected " + strings.Repeat("0", 64) + ", got null"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := find(tc.vector)
+			// Deep enough copies of what the mutations touch.
+			v.Expect.Receipts = append([]Receipt{}, v.Expect.Receipts...)
+			v.Expect.Documents = append([]Document{}, v.Expect.Documents...)
+			tc.mutate(&v)
+			o := RunVector(context.Background(), &v)
+			if o.Pass {
+				t.Fatal("a wrong expectation passed")
+			}
+			got := strings.Join(o.Diffs, "; ")
+			if !strings.HasPrefix(got, tc.want) {
+				t.Fatalf("diffs:\n  %s\nwant prefix:\n  %s", got, tc.want)
+			}
+			if !strings.HasPrefix(o.String(), "FAIL "+tc.vector+": ") {
+				t.Fatalf("String() = %q", o.String())
+			}
+		})
+	}
+}
+
+// TestDiffsCarryNoContent checks that a failing vector's diffs never echo
+// its lines' content.
+func TestDiffsCarryNoContent(t *testing.T) {
+	v := Vector{
+		Name:  "x/secret",
+		Lines: []string{`{"id":"s1","messages":[{"role":"user","content":"TOP-SECRET"}]}`, `{"content":"TOP-SECRET"`},
+	}
+	o := RunVector(context.Background(), &v)
+	if o.Pass {
+		t.Fatal("an empty expectation passed")
+	}
+	if s := o.String(); strings.Contains(s, "TOP-SECRET") {
+		t.Fatalf("diff echoes content: %s", s)
+	}
+}
+
+func TestLoadRefuses(t *testing.T) {
+	for _, tc := range []struct{ name, in string }{
+		{"format", `{"format":"other/1","vectors":[]}`},
+		{"unknown field", `{"format":"convbatch-conformance/1","vectors":[],"x":1}`},
+		{"duplicate name", `{"format":"convbatch-conformance/1","vectors":[{"name":"a"},{"name":"a"}]}`},
+		{"status", `{"format":"convbatch-conformance/1","vectors":[{"name":"a","expect":{"receipts":[{"line":1,"status":"ok"}]}}]}`},
+	} {
+		if _, err := Parse([]byte(tc.in)); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
+	}
+}

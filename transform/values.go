@@ -1,0 +1,171 @@
+package transform
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/convbatch/convbatch/internal/rfc3339"
+	"github.com/convbatch/convbatch/jsonscan"
+)
+
+// Warning codes of usage extraction (docs/FORMAT.md, "Extension warnings").
+const (
+	WarnUsageWrongType    = "usage-wrong-type"
+	WarnUsageInvalidCount = "usage-invalid-count"
+)
+
+// ExactInt reads a JSON number literal as an int64 exactly: 12, 1.2e1 and
+// 1200e-2 are 12; a value with a fractional part, a negative value (other
+// than -0) or one past 2^63-1 is refused.
+func ExactInt(raw []byte) (int64, bool) {
+	i := 0
+	neg := false
+	if i < len(raw) && raw[i] == '-' {
+		neg = true
+		i++
+	}
+	var digits []byte
+	intStart := i
+	for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+		i++
+	}
+	digits = raw[intStart:i]
+	var frac []byte
+	if i < len(raw) && raw[i] == '.' {
+		i++
+		fs := i
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			i++
+		}
+		frac = raw[fs:i]
+	}
+	exp := 0
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(raw) && (raw[i] == '+' || raw[i] == '-') {
+			eneg = raw[i] == '-'
+			i++
+		}
+		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
+			if exp > 10000 {
+				return 0, false
+			}
+			exp = exp*10 + int(raw[i]-'0')
+			i++
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	if i != len(raw) || len(digits) == 0 {
+		return 0, false
+	}
+	// The significand's digits, and the power of ten that scales them.
+	all := make([]byte, 0, len(digits)+len(frac))
+	all = append(append(all, digits...), frac...)
+	scale := exp - len(frac)
+	// Drop trailing zeros into the scale, leading zeros entirely.
+	for len(all) > 0 && all[len(all)-1] == '0' && scale < 0 {
+		all = all[:len(all)-1]
+		scale++
+	}
+	for len(all) > 0 && all[0] == '0' {
+		all = all[1:]
+	}
+	if len(all) == 0 {
+		return 0, true // zero, -0 included
+	}
+	if scale < 0 || neg {
+		return 0, false
+	}
+	if len(all)+scale > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range all {
+		v = v*10 + uint64(c-'0')
+	}
+	for range scale {
+		v *= 10
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// Float reads a JSON number literal as the nearest double; a value outside
+// the double range is refused.
+func Float(raw []byte) (float64, bool) {
+	f, err := strconv.ParseFloat(string(raw), 64)
+	return f, err == nil
+}
+
+// TimeMicros converts an RFC 3339 date-time to microseconds since the Unix
+// epoch (UTC); digits past the microsecond are dropped, a leap second is
+// counted as the next second.
+func TimeMicros(s []byte) (int64, bool) {
+	if !rfc3339.Valid(s) {
+		return 0, false
+	}
+	n := func(i, w int) int {
+		v := 0
+		for _, c := range s[i : i+w] {
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	nanos := 0
+	i := 19
+	if s[i] == '.' {
+		i++
+		scale := 100_000_000
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			nanos += int(s[i]-'0') * scale
+			scale /= 10
+		}
+	}
+	offset := 0
+	if s[i] == '+' || s[i] == '-' {
+		offset = n(i+1, 2)*3600 + n(i+4, 2)*60
+		if s[i] == '-' {
+			offset = -offset
+		}
+	}
+	t := time.Date(n(0, 4), time.Month(n(5, 2)), n(8, 2), n(11, 2), n(14, 2), n(17, 2), nanos, time.UTC)
+	return t.Add(-time.Duration(offset) * time.Second).UnixMicro(), true
+}
+
+// optStr returns token v as a string when it is one.
+func optStr(t *jsonscan.Tape, v int32) Opt[string] {
+	if t.Kind(v) != jsonscan.String {
+		return Opt[string]{}
+	}
+	return Some(t.Str(v))
+}
+
+// optTime returns token v as a time when it is an RFC 3339 string.
+func optTime(t *jsonscan.Tape, v int32) Opt[int64] {
+	if t.Kind(v) != jsonscan.String {
+		return Opt[int64]{}
+	}
+	us, ok := TimeMicros(t.StrBytes(nil, v))
+	return Opt[int64]{V: us, Valid: ok}
+}
+
+// strList returns an array of strings (non-strings skipped) and whether v
+// was an array.
+func strList(t *jsonscan.Tape, v int32) ([]string, bool) {
+	if t.Kind(v) != jsonscan.Array {
+		return nil, false
+	}
+	out := []string{}
+	for e := v + 1; e < t.Tokens[v].Next; e = t.Tokens[e].Next {
+		if t.Kind(e) == jsonscan.String {
+			out = append(out, t.Str(e))
+		}
+	}
+	return out, true
+}
