@@ -406,7 +406,7 @@ func TestUsageErrors(t *testing.T) {
 		{"run", in},
 		{"run", "-o", filepath.Join(dir, "o")},
 		{"run", "-o", filepath.Join(dir, "o"), "--archive", "rar", in},
-		{"run", "-o", filepath.Join(dir, "o"), "--tables", "usage", in},
+		{"run", "-o", filepath.Join(dir, "o"), "--tables", "usage,nosuch", in},
 		{"run", "-o", filepath.Join(dir, "o"), "--no-such-flag", in},
 		{"run", "-o", filepath.Join(dir, "o"), filepath.Join(dir, "missing.jsonl")},
 		{"run", "-o", filepath.Join(dir, "o"), "--max-doc-bytes", "lots", in},

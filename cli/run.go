@@ -38,7 +38,7 @@ type runFlags struct {
 func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.out, "out", "o", "", "output directory (required): archive/, rejects/, receipts/, report.json")
 	fs.StringVar(&f.archive, "archive", "zst", "write-back format: zst (.jsonl.zst), jsonl, or none")
-	fs.StringVar(&f.tables, "tables", "none", "tables to extract (only none exists yet)")
+	fs.StringVar(&f.tables, "tables", "all", "tables to write as Parquet under OUT/tables: all, none, or a list of usage,conversations,tool_calls,receipts,transcripts")
 }
 
 // register adds the flags of every command that reads archives.
@@ -72,8 +72,12 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, usageErr("--archive: %v", err)
 		}
 	}
-	if f.tables != "none" && !f.noOutputs {
-		return cfg, usageErr("--tables %q: the tables are not built yet; only --tables none is accepted", f.tables)
+	var tables []string
+	if !f.noOutputs {
+		var err error
+		if tables, err = sink.ParseTables(f.tables); err != nil {
+			return cfg, usageErr("--tables: %v", err)
+		}
 	}
 	maxDoc, err := gen.ParseSize(f.maxDoc)
 	if err != nil || maxDoc < 1 || maxDoc > 1<<31-1 {
@@ -106,7 +110,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	cfg = pipeline.Config{
 		Inputs: inputs, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
-		Progress: &pipeline.Progress{}, Keyring: keyring,
+		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables,
 	}
 	return cfg, nil
 }

@@ -61,6 +61,11 @@ type Config struct {
 	OnDocument func(Document) error
 	// KeepReceipts returns every resolved receipt in Result.Receipts.
 	KeepReceipts bool
+	// Tables names the tables to write under OutDir/tables (see
+	// sink.TableNames); none when empty.
+	Tables []string
+	// TableOptions size the Parquet output.
+	TableOptions sink.TableOptions
 }
 
 // Document is what OnDocument is told about each document.
@@ -132,7 +137,10 @@ func (c *Config) defaults() {
 		c.Archive = sink.ArchiveZstd
 	}
 	if c.Registry == nil {
-		c.Registry = transform.Standard(transform.Options{Receipts: transform.ReceiptOptions{Keyring: c.Keyring}})
+		c.Registry = transform.Standard(transform.Options{
+			Receipts: transform.ReceiptOptions{Keyring: c.Keyring},
+			Extract:  len(c.Tables) > 0 && c.OutDir != "",
+		})
 	}
 	if c.BatchBytes <= 0 {
 		c.BatchBytes = stream.DefaultBatchBytes
@@ -175,6 +183,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		w.rep.Outputs.RejectsIndex = "rejects/rejects.jsonl"
 		w.rep.Outputs.RejectsData = "rejects/rejects.bin"
+		if len(cfg.Tables) > 0 {
+			w.tables = sink.NewTables(w.txn, cfg.Tables, cfg.TableOptions)
+		}
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -381,7 +392,7 @@ func newReport(cfg *Config, handlers []transform.Handler) *sink.Report {
 		Version: Version,
 		Settings: sink.Settings{
 			Workers: cfg.Workers, MaxDocBytes: cfg.MaxDocBytes, MaxDepth: cfg.MaxDepth,
-			ZstdMaxWindow: cfg.ZstdMaxWindow, Strict: cfg.Strict, Archive: archive, Handlers: names,
+			ZstdMaxWindow: cfg.ZstdMaxWindow, Strict: cfg.Strict, Archive: archive, Handlers: names, Tables: tableList(cfg),
 		},
 		Inputs:          make([]sink.InputReport, len(cfg.Inputs)),
 		RejectsByReason: map[string]int64{},
@@ -390,6 +401,13 @@ func newReport(cfg *Config, handlers []transform.Handler) *sink.Report {
 		Receipts:        sink.Receipts{Keyring: keyringMode(cfg.Keyring), Reasons: map[string]int64{}},
 		Outputs:         sink.Outputs{Archives: []string{}},
 	}
+}
+
+func tableList(cfg *Config) []string {
+	if cfg.OutDir == "" || len(cfg.Tables) == 0 {
+		return []string{}
+	}
+	return cfg.Tables
 }
 
 func keyringMode(kr *verify.Keyring) string {

@@ -19,6 +19,7 @@ type writer struct {
 	txn     *sink.Txn
 	spool   *stream.Spool
 	rejects *sink.RejectWriter
+	tables  *sink.Tables
 
 	cur      int // input being written, -1 before the first
 	archive  *sink.ArchiveWriter
@@ -124,6 +125,12 @@ func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.R
 		w.resolver.AddReceipt(&verify.PendingReceipt{File: path, Line: rec.Line, Check: res.Receipt})
 		w.rep.Receipts.StatementsInvalid += int64(res.Receipt.StatementsInvalid)
 	}
+	if w.tables != nil {
+		d := sink.Doc{File: path, Line: rec.Line, ID: res.ID, Hash: res.Hash, Hashed: res.Hashed, Rows: &res.Rows}
+		if err := w.tables.AddDocument(&d); err != nil {
+			return err
+		}
+	}
 	if w.cfg.OnDocument != nil {
 		if err := w.cfg.OnDocument(Document{Input: path, Line: rec.Line, ID: res.ID, Hash: res.Hash, Hashed: res.Hashed}); err != nil {
 			return err
@@ -184,6 +191,9 @@ func (w *writer) closeAll() {
 	if w.rejects != nil {
 		w.rejects.Close()
 	}
+	if w.tables != nil {
+		w.tables.Abort()
+	}
 }
 
 // finish resolves the receipts, closes the outputs, checks the accounting
@@ -207,6 +217,15 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 	}
 	if w.cfg.KeepReceipts {
 		res.Receipts = receipts
+	}
+	if w.tables != nil {
+		if err := w.tables.AddReceipts(receipts); err != nil {
+			return nil, err
+		}
+		if err := w.tables.Close(); err != nil {
+			return nil, err
+		}
+		w.rep.Outputs.Tables = w.tables.Parts()
 	}
 	if w.rejects != nil {
 		if err := w.rejects.Close(); err != nil {

@@ -85,6 +85,7 @@ type Settings struct {
 	ZstdMaxWindow uint64   `json:"zstd_max_window"`
 	Strict        bool     `json:"strict"`
 	Archive       string   `json:"archive"`
+	Tables        []string `json:"tables"`
 	Handlers      []string `json:"handlers"`
 }
 
@@ -112,6 +113,7 @@ type Outputs struct {
 	RejectsIndex string   `json:"rejects_index,omitempty"`
 	RejectsData  string   `json:"rejects_data,omitempty"`
 	Receipts     string   `json:"receipts,omitempty"`
+	Tables       []string `json:"tables,omitempty"`
 }
 
 // CheckAccounting verifies the law for every input and the totals, and that

@@ -35,6 +35,7 @@ func (TranscriptHash) Handle(d *Doc, res *Result) {
 		st.buf = canon[:0] // keep the grown buffer; the document itself is not ours
 	}
 	res.Hash, res.Hashed = sha256.Sum256(canon), true
+	res.Rows.CanonicalBytes = int64(len(canon))
 }
 
 // ReceiptOptions configure receipt checks.

@@ -62,11 +62,16 @@ type Result struct {
 	Receipt *verify.ReceiptCheck
 	// Images and ImageBytes count inline images and their decoded size.
 	Images, ImageBytes int64
+	// Rows are the table rows of the document, filled when the handlers
+	// extract (Options.Extract).
+	Rows Rows
 }
 
 // Reset empties r for reuse.
 func (r *Result) Reset() {
-	*r = Result{Warnings: r.Warnings[:0], Unknown: r.Unknown[:0]}
+	rows := r.Rows
+	rows.Reset()
+	*r = Result{Warnings: r.Warnings[:0], Unknown: r.Unknown[:0], Rows: rows}
 }
 
 // Warn records one occurrence of warning code.

@@ -9,7 +9,9 @@ import (
 // ToolLinkage handles the tool-linkage extension: every toolCallId must
 // answer an earlier call of the same conversation, and call ids must be
 // unique in it. Both are warnings; entries are never reordered or dropped.
-type ToolLinkage struct{}
+type ToolLinkage struct {
+	Extract bool
+}
 
 // Manifest describes tool-linkage.
 func (ToolLinkage) Manifest() Manifest {
@@ -19,26 +21,30 @@ func (ToolLinkage) Manifest() Manifest {
 }
 
 type toolState struct {
-	ids [][]byte
-	buf []byte
+	ids  [][]byte
+	rows []int // index in res.Rows.ToolCalls of each id in ids, -1 for a duplicate
+	buf  []byte
 }
 
 // NewState gives each worker its own list of call ids.
 func (ToolLinkage) NewState() any { return &toolState{} }
 
 // Handle checks the links.
-func (ToolLinkage) Handle(d *Doc, res *Result) {
+func (h ToolLinkage) Handle(d *Doc, res *Result) {
 	t := d.Tape
 	st := d.State().(*toolState)
-	st.ids, st.buf = st.ids[:0], st.buf[:0]
-	seen := func(id []byte) bool {
-		for _, x := range st.ids {
+	st.ids, st.rows, st.buf = st.ids[:0], st.rows[:0], st.buf[:0]
+	find := func(id []byte) int {
+		for i, x := range st.ids {
 			if bytes.Equal(x, id) {
-				return true
+				return i
 			}
 		}
-		return false
+		return -1
 	}
+	seen := func(id []byte) bool { return find(id) >= 0 }
+	conv := &res.Rows.Conversation
+	idx := int32(-1)
 	str := func(i int32) []byte {
 		tok := t.Tokens[i]
 		if !tok.Escaped {
@@ -50,11 +56,22 @@ func (ToolLinkage) Handle(d *Doc, res *Result) {
 	}
 	used := false
 	messages(d, func(m int32) {
+		idx++
 		if calls := t.Lookup(m, "toolCalls"); calls >= 0 {
 			used = true
 			if t.Kind(calls) == jsonscan.Array {
 				for c := calls + 1; c < t.Tokens[calls].Next; c = t.Tokens[c].Next {
 					id := t.Lookup(c, "id")
+					row := -1
+					if h.Extract {
+						conv.ToolCallCount++
+						r := ToolCallRow{MessageIndex: idx, CallID: optStr(t, id), Name: optStr(t, t.Lookup(c, "name"))}
+						if args := t.Lookup(c, "arguments"); args >= 0 {
+							r.ArgumentsBytes = int64(len(t.Raw(args)))
+						}
+						res.Rows.ToolCalls = append(res.Rows.ToolCalls, r)
+						row = len(res.Rows.ToolCalls) - 1
+					}
 					if t.Kind(id) != jsonscan.String {
 						continue
 					}
@@ -64,13 +81,26 @@ func (ToolLinkage) Handle(d *Doc, res *Result) {
 						continue
 					}
 					st.ids = append(st.ids, s)
+					st.rows = append(st.rows, row)
 				}
 			}
 		}
 		if ref := t.Lookup(m, "toolCallId"); ref >= 0 {
 			used = true
-			if t.Kind(ref) != jsonscan.String || !seen(str(ref)) {
+			i := -1
+			if t.Kind(ref) == jsonscan.String {
+				i = find(str(ref))
+			}
+			if i < 0 {
 				res.Warn(WarnToolResultOrphan)
+				if h.Extract {
+					conv.ToolResultOrphans++
+				}
+			} else if h.Extract && st.rows[i] >= 0 {
+				// The first result answers the call.
+				if r := &res.Rows.ToolCalls[st.rows[i]]; !r.Answered {
+					r.Answered, r.ResultMessageIndex = true, Some(idx)
+				}
 			}
 		}
 	})
