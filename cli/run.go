@@ -137,6 +137,40 @@ func checkOutDir(out string, inputs []stream.Input) error {
 	return nil
 }
 
+func extractCommand() *command {
+	f := &runFlags{}
+	return &command{
+		name:    "extract",
+		summary: "write the tables only: run --archive none",
+		usage:   "convbatch extract -o OUT [flags] INPUT...",
+		example: joinLines(
+			"  convbatch extract -o out --tables usage,conversations /data/archives/",
+			"  convbatch report --by provider,day out",
+		),
+		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
+			fs.StringVarP(&f.out, "out", "o", "", "output directory (required): tables/, rejects/, receipts/, report.json")
+			fs.StringVar(&f.tables, "tables", "all", "tables to write: all, or a list of usage,conversations,tool_calls,receipts,transcripts")
+			f.register(fs)
+			return func(e *env, args []string) (int, error) {
+				f.archive = string(sink.ArchiveNone)
+				cfg, err := f.config(e, args)
+				if err != nil {
+					return 0, err
+				}
+				if len(cfg.Tables) == 0 {
+					return 0, usageErr("extract: --tables none leaves nothing to extract (use verify)")
+				}
+				res, err := execute(e, f, cfg)
+				if err != nil {
+					return 0, err
+				}
+				printSummary(e.stderr, "extract", res.Report, cfg.OutDir)
+				return findingsCode(res.Report), nil
+			}
+		},
+	}
+}
+
 func runCommand() *command {
 	f := &runFlags{}
 	return &command{

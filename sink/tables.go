@@ -111,8 +111,8 @@ var Schemas = map[string]*arrow.Schema{
 
 // TableOptions size the Parquet output.
 type TableOptions struct {
-	// RowGroupBytes cuts a row group once its buffered column data reaches
-	// this size (default 32 MiB).
+	// RowGroupBytes cuts a row group once the Arrow size of its rows reaches
+	// this (default 32 MiB; the row group is smaller once encoded).
 	RowGroupBytes int64
 	// PartBytes starts a new part file once a part reaches this size
 	// (default 256 MiB).
@@ -289,6 +289,8 @@ type tableWriter struct {
 	part  int
 	parts []string
 	total int64 // rows written
+	// rgBytes is the Arrow size of the rows in the open row group.
+	rgBytes int64
 }
 
 func (w *tableWriter) builder() *array.RecordBuilder {
@@ -312,11 +314,7 @@ func (w *tableWriter) open() error {
 	if err != nil {
 		return err
 	}
-	props := parquet.NewWriterProperties(
-		parquet.WithCompression(compress.Codecs.Zstd),
-		parquet.WithMaxRowGroupLength(1<<40), // cut by bytes below, not by rows
-		parquet.WithCreatedBy("convbatch"),
-	)
+	props := parquet.NewWriterProperties(w.properties()...)
 	fw, err := pqarrow.NewFileWriter(w.schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		f.Close()
@@ -326,6 +324,31 @@ func (w *tableWriter) open() error {
 	w.parts = append(w.parts, rel)
 	w.part++
 	return nil
+}
+
+// dictionaryColumns are the low-cardinality columns worth dictionary
+// encoding. The others (ids, hashes, counts, times) are written plain: a
+// profile showed their dictionary hash tables as a third of the live heap,
+// for values that rarely repeat.
+var dictionaryColumns = map[string][]string{
+	TableUsage:         {"role", "agent_id", "provider", "source_file"},
+	TableConversations: {"agent_id", "swarm_role", "leader_id", "source_file"},
+	TableToolCalls:     {"name", "source_file"},
+	TableReceipts:      {"algorithm", "status", "source_file"},
+	TableTranscripts:   {"source_file"},
+}
+
+func (w *tableWriter) properties() []parquet.WriterProperty {
+	props := []parquet.WriterProperty{
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithMaxRowGroupLength(1 << 40), // cut by bytes in flush, not by rows
+		parquet.WithCreatedBy("convbatch"),
+		parquet.WithDictionaryDefault(false),
+	}
+	for _, col := range dictionaryColumns[w.name] {
+		props = append(props, parquet.WithDictionaryFor(col, true))
+	}
+	return props
 }
 
 // flush hands the built rows to the Parquet writer and cuts row groups and
@@ -346,8 +369,14 @@ func (w *tableWriter) flush() error {
 	}
 	w.total += int64(w.rows)
 	w.rows = 0
-	if w.fw.RowGroupTotalBytesWritten() >= w.opts.RowGroupBytes || w.fw.RowGroupTotalCompressedBytes() >= w.opts.RowGroupBytes {
+	// The writer's own byte counters only see pages already flushed, so a
+	// buffered row group is sized by the Arrow size of the rows put in it.
+	for _, col := range rec.Columns() {
+		w.rgBytes += dataSize(col.Data())
+	}
+	if w.rgBytes >= w.opts.RowGroupBytes {
 		w.fw.NewBufferedRowGroup()
+		w.rgBytes = 0
 		// A part ends after a full row group once it is large enough.
 		if pos, err := w.file.Seek(0, 1); err == nil && pos >= w.opts.PartBytes {
 			return w.closePart()
@@ -380,6 +409,20 @@ func (w *tableWriter) close() error {
 		return w.closePart()
 	}
 	return nil
+}
+
+// dataSize is the bytes of an array's buffers, children included.
+func dataSize(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataSize(c)
+	}
+	return n
 }
 
 func optString(b array.Builder, v transform.Opt[string]) {

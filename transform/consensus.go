@@ -59,8 +59,13 @@ func (ConsensusReceipt) Manifest() Manifest {
 		Requires: []string{"core-document", "agent-context", "transcript-hash"}}
 }
 
-// NewState gives each worker its canonicalizer.
-func (ConsensusReceipt) NewState() any { return &verify.Canonicalizer{} }
+type receiptState struct {
+	canon verify.Canonicalizer
+	keys  verify.KeyCache
+}
+
+// NewState gives each worker its canonicalizer and key cache.
+func (ConsensusReceipt) NewState() any { return &receiptState{} }
 
 // Handle checks the receipt.
 func (h ConsensusReceipt) Handle(d *Doc, res *Result) {
@@ -73,7 +78,8 @@ func (h ConsensusReceipt) Handle(d *Doc, res *Result) {
 	if env < 0 {
 		return
 	}
-	ctx := verify.ReceiptContext{Canon: d.State().(*verify.Canonicalizer), Keyring: h.Options.Keyring, Agents: d.Agents}
+	st := d.State().(*receiptState)
+	ctx := verify.ReceiptContext{Canon: &st.canon, Keyring: h.Options.Keyring, Agents: d.Agents, Keys: &st.keys}
 	res.Receipt = verify.CheckReceipt(&ctx, t, env)
 	for range res.Receipt.UnknownAgents {
 		res.Warn(WarnStatementAgent)

@@ -53,6 +53,8 @@ type ReceiptContext struct {
 	Keyring *Keyring
 	// Agents are the agent ids the conversation's agent-context names.
 	Agents []string
+	// Keys caches unpacked public keys across receipts (optional).
+	Keys *KeyCache
 }
 
 // CheckReceipt checks the receipt of the parsed conversation t, whose root
@@ -124,7 +126,7 @@ func CheckReceipt(ctx *ReceiptContext, t *jsonscan.Tape, env int32) *ReceiptChec
 			rc.Reasons.Add(SignatureMalformed)
 		}
 	}
-	if rawPub != nil && rawSig != nil && !(payloadOK && algo.Verify(rawPub, payloadJCS, rawSig)) {
+	if rawPub != nil && rawSig != nil && !(payloadOK && algo.verify(ctx.Keys, rawPub, payloadJCS, rawSig)) {
 		rc.Reasons.Add(SignatureInvalid)
 	}
 	if okAt && !rfc3339.Valid([]byte(signedAt)) {
@@ -311,7 +313,7 @@ func checkStatement(ctx *ReceiptContext, t *jsonscan.Tape, s int32, rc *ReceiptC
 	if err != nil {
 		return agent, false
 	}
-	return agent, alg.Verify(rawPub, msg, rawSig)
+	return agent, alg.verify(ctx.Keys, rawPub, msg, rawSig)
 }
 
 // Equal reports whether two references are the same.
