@@ -57,7 +57,7 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{runCommand(), extractCommand(), verifyCommand(), hashCommand(), conformanceCommand(), genCommand(), versionCommand()}
+	return []*command{runCommand(), extractCommand(), verifyCommand(), hashCommand(), conformanceCommand(), reportCommand(), genCommand(), versionCommand()}
 }
 
 func find(name string) *command {

@@ -61,6 +61,16 @@ func messages(d *Doc, f func(m int32)) {
 	}
 }
 
+// present returns member name of object obj, or -1 when it is absent or
+// null (null counts as absent for optional members, as in the core rules).
+func present(t *jsonscan.Tape, obj int32, name string) int32 {
+	v := t.Lookup(obj, name)
+	if t.Kind(v) == jsonscan.Null {
+		return -1
+	}
+	return v
+}
+
 // has reports that object obj has member name.
 func has(t *jsonscan.Tape, obj int32, name string) bool { return t.Lookup(obj, name) >= 0 }
 
@@ -94,7 +104,7 @@ func (h UsageMetadata) Handle(d *Doc, res *Result) {
 	idx := int32(0)
 	messages(d, func(m int32) {
 		defer func() { idx++ }()
-		tokens, cost, provider := t.Lookup(m, "tokens"), t.Lookup(m, "cost"), t.Lookup(m, "provider")
+		tokens, cost, provider := present(t, m, "tokens"), present(t, m, "cost"), present(t, m, "provider")
 		if tokens < 0 && cost < 0 && provider < 0 {
 			return
 		}

@@ -57,6 +57,26 @@ func (h ToolLinkage) Handle(d *Doc, res *Result) {
 	used := false
 	messages(d, func(m int32) {
 		idx++
+		// A result answers an earlier call: the message's own toolCallId is
+		// looked up before its toolCalls are added.
+		if ref := t.Lookup(m, "toolCallId"); ref >= 0 {
+			used = true
+			i := -1
+			if t.Kind(ref) == jsonscan.String {
+				i = find(str(ref))
+			}
+			if i < 0 {
+				res.Warn(WarnToolResultOrphan)
+				if h.Extract {
+					conv.ToolResultOrphans++
+				}
+			} else if h.Extract && st.rows[i] >= 0 {
+				// The first result answers the call.
+				if r := &res.Rows.ToolCalls[st.rows[i]]; !r.Answered {
+					r.Answered, r.ResultMessageIndex = true, Some(idx)
+				}
+			}
+		}
 		if calls := t.Lookup(m, "toolCalls"); calls >= 0 {
 			used = true
 			if t.Kind(calls) == jsonscan.Array {
@@ -82,24 +102,6 @@ func (h ToolLinkage) Handle(d *Doc, res *Result) {
 					}
 					st.ids = append(st.ids, s)
 					st.rows = append(st.rows, row)
-				}
-			}
-		}
-		if ref := t.Lookup(m, "toolCallId"); ref >= 0 {
-			used = true
-			i := -1
-			if t.Kind(ref) == jsonscan.String {
-				i = find(str(ref))
-			}
-			if i < 0 {
-				res.Warn(WarnToolResultOrphan)
-				if h.Extract {
-					conv.ToolResultOrphans++
-				}
-			} else if h.Extract && st.rows[i] >= 0 {
-				// The first result answers the call.
-				if r := &res.Rows.ToolCalls[st.rows[i]]; !r.Answered {
-					r.Answered, r.ResultMessageIndex = true, Some(idx)
 				}
 			}
 		}

@@ -1,0 +1,321 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/convbatch/convbatch/gen"
+)
+
+// reportJSON is the shape of report --format json.
+type reportJSON struct {
+	By    []string         `json:"by"`
+	Rows  []map[string]any `json:"rows"`
+	Total gen.UsageSum     `json:"total"`
+}
+
+// reportGroups turns report --format json rows keyed by key into usage sums.
+func reportGroups(t *testing.T, out, key string) (map[string]gen.UsageSum, gen.UsageSum) {
+	t.Helper()
+	r := convbatch(t, nil, "report", "--by", key, "--format", "json", out)
+	if r.code != 0 {
+		t.Fatalf("report --by %s: exit %d: %s", key, r.code, r.stderr)
+	}
+	var rep reportJSON
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("report --by %s: %v\n%s", key, err, r.stdout)
+	}
+	got := map[string]gen.UsageSum{}
+	prevCost := math.Inf(1)
+	for _, row := range rep.Rows {
+		name, ok := row[key].(string)
+		if !ok {
+			t.Fatalf("row without %s: %v", key, row)
+		}
+		if _, dup := got[name]; dup {
+			t.Fatalf("two rows for %s %q", key, name)
+		}
+		s := gen.UsageSum{Messages: int64(row["messages"].(float64)), TokensInput: int64(row["tokens_input"].(float64)),
+			TokensOutput: int64(row["tokens_output"].(float64)), Cost: row["cost"].(float64)}
+		if s.Cost > prevCost {
+			t.Fatalf("rows not sorted by cost descending: %v", rep.Rows)
+		}
+		prevCost = s.Cost
+		got[name] = s
+	}
+	return got, rep.Total
+}
+
+func closeCost(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) || math.Abs(a-b) < 1e-12
+}
+
+func checkGroups(t *testing.T, what string, got map[string]gen.UsageSum, want map[string]gen.UsageSum, total gen.UsageSum) {
+	t.Helper()
+	if len(want) == 0 {
+		t.Fatalf("%s: gen expects no usage at all", what)
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: %d groups, want %d", what, len(got), len(want))
+	}
+	var sum gen.UsageSum
+	for name, w := range want {
+		g, ok := got[name]
+		if !ok {
+			t.Errorf("%s: no row for %q", what, name)
+			continue
+		}
+		if g.Messages != w.Messages || g.TokensInput != w.TokensInput || g.TokensOutput != w.TokensOutput || !closeCost(g.Cost, w.Cost) {
+			t.Errorf("%s %q: %+v, want %+v", what, name, g, w)
+		}
+		sum.Messages += w.Messages
+		sum.TokensInput += w.TokensInput
+		sum.TokensOutput += w.TokensOutput
+		sum.Cost += w.Cost
+	}
+	if total.Messages != sum.Messages || total.TokensInput != sum.TokensInput || total.TokensOutput != sum.TokensOutput || !closeCost(total.Cost, sum.Cost) {
+		t.Errorf("%s: total %+v, want %+v", what, total, sum)
+	}
+}
+
+// TestReportMatchesExpect: report's sums by provider and by agent equal
+// what gen says the archive holds, on a clean archive and on one with
+// rejected lines (which carry no usage rows).
+func TestReportMatchesExpect(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"clean.jsonl.zst", []string{"--conversations", "300", "--seed", "61"}},
+		{"faulty.jsonl", []string{"--conversations", "300", "--seed", "62", "--faults", "0.2", "--max-doc-bytes", "256KiB"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := filepath.Join(dir, tc.name)
+			exp := genArchive(t, in, tc.args...)
+			out := filepath.Join(dir, "out-"+tc.name)
+			r := convbatch(t, nil, "run", "-o", out, "--archive", "none", "--max-doc-bytes", strconv.FormatInt(exp.MaxDocBytes, 10), in)
+			if r.code != 0 && r.code != 1 {
+				t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+			}
+			got, total := reportGroups(t, out, "provider")
+			checkGroups(t, "by provider", got, exp.Usage.ByProvider, total)
+
+			wantAgents := map[string]gen.UsageSum{}
+			for name, s := range exp.Usage.ByAgent {
+				if name == "" {
+					name = "(none)" // a null agent_id
+				}
+				wantAgents[name] = s
+			}
+			got, total = reportGroups(t, out, "agent")
+			checkGroups(t, "by agent", got, wantAgents, total)
+		})
+	}
+}
+
+// TestReportFormats: csv parses with its header, the table is aligned, the
+// defaults are --by provider --format table, and several keys group
+// together.
+func TestReportFormats(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "day.jsonl.zst")
+	exp := genArchive(t, in, "--conversations", "120", "--seed", "63")
+	out := filepath.Join(dir, "out")
+	if r := convbatch(t, nil, "run", "-o", out, "--tables", "usage", in); r.code != 0 {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+
+	r := convbatch(t, nil, "report", "--by", "provider", "--format", "csv", out)
+	if r.code != 0 {
+		t.Fatalf("csv: exit %d: %s", r.code, r.stderr)
+	}
+	recs, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil {
+		t.Fatalf("csv: %v", err)
+	}
+	if strings.Join(recs[0], ",") != "provider,messages,tokens_input,tokens_output,cost" {
+		t.Fatalf("csv header %v", recs[0])
+	}
+	if len(recs)-1 != len(exp.Usage.ByProvider) {
+		t.Fatalf("csv has %d records, want %d", len(recs)-1, len(exp.Usage.ByProvider))
+	}
+	for _, rec := range recs[1:] {
+		w := exp.Usage.ByProvider[rec[0]]
+		cost, err := strconv.ParseFloat(rec[4], 64)
+		if err != nil || rec[1] != strconv.FormatInt(w.Messages, 10) || rec[2] != strconv.FormatInt(w.TokensInput, 10) ||
+			rec[3] != strconv.FormatInt(w.TokensOutput, 10) || !closeCost(cost, w.Cost) {
+			t.Errorf("csv record %v, want %+v", rec, w)
+		}
+	}
+
+	table := convbatch(t, nil, "report", out)
+	if table.code != 0 {
+		t.Fatalf("table: exit %d: %s", table.code, table.stderr)
+	}
+	if explicit := convbatch(t, nil, "report", "--by", "provider", "--format", "table", out); explicit.stdout != table.stdout {
+		t.Fatalf("defaults differ from --by provider --format table:\n%s\n%s", table.stdout, explicit.stdout)
+	}
+	lines := strings.Split(strings.TrimSuffix(table.stdout, "\n"), "\n")
+	if len(lines) != len(exp.Usage.ByProvider)+3 {
+		t.Fatalf("table has %d lines, want header, %d groups, rule and total:\n%s", len(lines), len(exp.Usage.ByProvider), table.stdout)
+	}
+	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "provider messages tokens_input tokens_output cost" {
+		t.Fatalf("table header %q", lines[0])
+	}
+	// Numbers are right-aligned: every column ends where its header ends.
+	ends := map[string]int{}
+	for _, name := range []string{"messages", "tokens_input", "tokens_output", "cost"} {
+		ends[name] = strings.Index(lines[0], name) + len(name)
+	}
+	for i, l := range lines {
+		if i == len(lines)-2 {
+			if strings.Trim(l, "-") != "" || len(l) != len(lines[0]) {
+				t.Fatalf("rule line %q", l)
+			}
+			continue
+		}
+		if len(l) != len(lines[0]) {
+			t.Fatalf("line %d is %d wide, header %d:\n%s", i, len(l), len(lines[0]), table.stdout)
+		}
+		if i == 0 {
+			continue
+		}
+		f := strings.Fields(l)
+		if len(f) != 5 {
+			t.Fatalf("line %q: %d fields", l, len(f))
+		}
+		fieldEnds := fieldEnds(l)
+		for j, name := range []string{"messages", "tokens_input", "tokens_output", "cost"} {
+			if end := fieldEnds[j+1]; end != ends[name] {
+				t.Fatalf("line %q: %s ends at %d, header at %d", l, name, end, ends[name])
+			}
+		}
+		if dot := strings.IndexByte(f[4], '.'); dot < 0 || len(f[4])-dot-1 != 6 {
+			t.Fatalf("cost %q not written with 6 decimals", f[4])
+		}
+		if i == len(lines)-1 {
+			if f[0] != "total" {
+				t.Fatalf("last line %q is not the total", l)
+			}
+			var msgs int64
+			for _, s := range exp.Usage.ByProvider {
+				msgs += s.Messages
+			}
+			if f[1] != strconv.FormatInt(msgs, 10) {
+				t.Fatalf("total messages %s, want %d", f[1], msgs)
+			}
+		} else if _, ok := exp.Usage.ByProvider[f[0]]; !ok {
+			t.Fatalf("line %q: unknown provider", l)
+		}
+	}
+
+	// Several keys: the groups split the same totals.
+	var rep reportJSON
+	r = convbatch(t, nil, "report", "--by", "provider,day,role,conversation", "--format", "json", out)
+	if r.code != 0 {
+		t.Fatalf("json: exit %d: %s", r.code, r.stderr)
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(rep.By, ",") != "provider,day,role,conversation" {
+		t.Fatalf("by %v", rep.By)
+	}
+	byProv := map[string]int64{}
+	for _, row := range rep.Rows {
+		day := row["day"].(string)
+		if day != "unknown" && (len(day) != 10 || day[4] != '-' || day[7] != '-') {
+			t.Fatalf("day %q", day)
+		}
+		byProv[row["provider"].(string)] += int64(row["messages"].(float64))
+	}
+	var provs []string
+	for p, n := range byProv {
+		if exp.Usage.ByProvider[p].Messages != n {
+			t.Errorf("provider %q: %d messages over the groups, want %d", p, n, exp.Usage.ByProvider[p].Messages)
+		}
+		provs = append(provs, p)
+	}
+	sort.Strings(provs)
+	if len(provs) != len(exp.Usage.ByProvider) {
+		t.Errorf("providers %v", provs)
+	}
+}
+
+// TestReportErrors: usage errors exit 2, a damaged part exits 3.
+func TestReportErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "x.jsonl")
+	writeFile(t, in, `{"id":"a","extensions":["usage-metadata"],"messages":[{"role":"assistant","content":"hi","provider":"p","cost":0.5,"tokens":{"input":3,"output":1}}]}`+"\n")
+	out := filepath.Join(dir, "out")
+	if r := convbatch(t, nil, "run", "-o", out, in); r.code != 0 {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	noTables := filepath.Join(dir, "no-tables")
+	if r := convbatch(t, nil, "run", "-o", noTables, "--tables", "none", in); r.code != 0 {
+		t.Fatalf("run --tables none: exit %d: %s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{
+		{"report"},
+		{"report", out, out},
+		{"report", "--by", "model", out},
+		{"report", "--by", "provider,nosuch", out},
+		{"report", "--by", "", out},
+		{"report", "--format", "xml", out},
+		{"report", "--no-such-flag", out},
+		{"report", noTables},
+		{"report", filepath.Join(dir, "missing")},
+		{"report", in},
+	} {
+		r := convbatch(t, nil, args...)
+		if r.code != 2 {
+			t.Errorf("convbatch %v: exit %d, want 2 (%s)", args, r.code, r.stderr)
+		}
+		if r.stdout != "" {
+			t.Errorf("convbatch %v wrote to stdout: %q", args, r.stdout)
+		}
+	}
+	if r := convbatch(t, nil, "report", "--by", "model", out); !strings.Contains(r.stderr, "provider, agent, day, role, conversation") {
+		t.Errorf("unknown key error does not list the keys: %q", r.stderr)
+	}
+	if r := convbatch(t, nil, "help", "report"); r.code != 0 || !strings.Contains(r.stdout, "Examples:") || !strings.Contains(r.stdout, "--by") {
+		t.Errorf("help report: exit %d: %q", r.code, r.stdout)
+	}
+	if r := convbatch(t, nil, "report", "--format", "json", out); r.code != 0 || !strings.Contains(r.stdout, `"provider": "p"`) {
+		t.Fatalf("report: exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+
+	parts, _ := filepath.Glob(filepath.Join(out, "tables", "usage", "*.parquet"))
+	if len(parts) == 0 {
+		t.Fatal("no usage part")
+	}
+	b, _ := os.ReadFile(parts[0])
+	writeFile(t, parts[0], string(b[:len(b)/2]))
+	if r := convbatch(t, nil, "report", out); r.code != 3 {
+		t.Errorf("damaged part: exit %d, want 3 (%s)", r.code, r.stderr)
+	}
+	writeFile(t, parts[0], "PAR1 not really")
+	if r := convbatch(t, nil, "report", out); r.code != 3 {
+		t.Errorf("not Parquet: exit %d, want 3 (%s)", r.code, r.stderr)
+	}
+}
+
+// fieldEnds returns the byte offset just past each space-separated field of
+// line.
+func fieldEnds(line string) []int {
+	var ends []int
+	for i := 0; i < len(line); i++ {
+		if line[i] != ' ' && (i+1 == len(line) || line[i+1] == ' ') {
+			ends = append(ends, i+1)
+		}
+	}
+	return ends
+}

@@ -1,0 +1,520 @@
+package costreport
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+)
+
+// Key is a grouping key of a report.
+type Key string
+
+// The grouping keys.
+const (
+	// Provider groups by the usage table's provider column.
+	Provider Key = "provider"
+	// Agent groups by agent_id (the message's agentId, else the
+	// conversation's).
+	Agent Key = "agent"
+	// Day groups by created_at truncated to its UTC date, YYYY-MM-DD.
+	Day Key = "day"
+	// Role groups by the message's role.
+	Role Key = "role"
+	// Conversation groups by conversation_id.
+	Conversation Key = "conversation"
+)
+
+// Keys lists every grouping key, in the order help texts show them.
+var Keys = []Key{Provider, Agent, Day, Role, Conversation}
+
+// Labels of null key values.
+const (
+	// None stands for a null provider, agent_id or role. A provider or
+	// agent literally named "(none)" falls in the same group.
+	None = "(none)"
+	// UnknownDay stands for a null created_at.
+	UnknownDay = "unknown"
+)
+
+// Column returns the usage-table column the key reads.
+func (k Key) Column() string {
+	switch k {
+	case Provider:
+		return "provider"
+	case Agent:
+		return "agent_id"
+	case Day:
+		return "created_at"
+	case Role:
+		return "role"
+	case Conversation:
+		return "conversation_id"
+	}
+	return ""
+}
+
+// Metric columns of the usage table.
+const (
+	colCost         = "cost"
+	colTokensInput  = "tokens_input"
+	colTokensOutput = "tokens_output"
+)
+
+var (
+	// ErrUnknownKey is wrapped by ParseKeys' error for a key it does not
+	// know.
+	ErrUnknownKey = errors.New("unknown grouping key")
+	// ErrNoUsageTable is wrapped by Parts' error when the output directory
+	// holds no usage table (a run with --tables none or without usage, or
+	// not a convbatch output directory).
+	ErrNoUsageTable = errors.New("no usage table")
+	// ErrOverflow is wrapped by the error of a token sum past 2^63-1.
+	ErrOverflow = errors.New("token sum overflows int64")
+)
+
+func keyList() string {
+	names := make([]string, len(Keys))
+	for i, k := range Keys {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ParseKeys parses a comma-separated list of keys ("provider,day"). A key
+// named twice counts once; an unknown key is refused with an error listing
+// the valid ones (there is no model key: the usage table has no model
+// column).
+func ParseKeys(s string) ([]Key, error) {
+	var out []Key
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		k := Key(name)
+		if !slices.Contains(Keys, k) {
+			hint := ""
+			if name == "model" {
+				hint = "; the usage table has no model column"
+			}
+			return nil, fmt.Errorf("%w %q (valid keys: %s%s)", ErrUnknownKey, name, keyList(), hint)
+		}
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no grouping key given (valid keys: %s)", keyList())
+	}
+	return out, nil
+}
+
+// Row is one group of a report, or its total.
+type Row struct {
+	// Values holds the group's key values, one per Report.Keys, with nulls
+	// shown as None or UnknownDay. It is nil in the total row.
+	Values []string
+	// Messages is the number of usage rows (messages carrying usage fields)
+	// in the group.
+	Messages int64
+	// TokensInput and TokensOutput sum the non-null tokens_input and
+	// tokens_output cells.
+	TokensInput, TokensOutput int64
+	// Cost sums the non-null cost cells, in the order they were read.
+	Cost float64
+}
+
+func (r *Row) add(o *Row) error {
+	var ok1, ok2 bool
+	r.Messages += o.Messages
+	r.TokensInput, ok1 = addInt(r.TokensInput, o.TokensInput)
+	r.TokensOutput, ok2 = addInt(r.TokensOutput, o.TokensOutput)
+	r.Cost += o.Cost
+	if !ok1 || !ok2 {
+		return ErrOverflow
+	}
+	return nil
+}
+
+// addInt adds two non-negative counts, reporting overflow.
+func addInt(a, b int64) (int64, bool) {
+	if b > math.MaxInt64-a {
+		return math.MaxInt64, false
+	}
+	return a + b, true
+}
+
+// Report is the result of an aggregation.
+type Report struct {
+	// Keys are the grouping keys, in the order asked.
+	Keys []Key
+	// Rows holds one row per group, by cost descending, then by key values.
+	Rows []Row
+	// Total sums every row.
+	Total Row
+	// Parts is the number of Parquet parts read.
+	Parts int
+}
+
+// FileError is the error of a part that cannot be read: not Parquet, a
+// damaged file, or not a usage table.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Option configures an Aggregator.
+type Option func(*options) error
+
+type options struct {
+	batchRows int64
+	mem       memory.Allocator
+}
+
+// WithBatchRows sets how many rows are decoded at a time (default 65536).
+func WithBatchRows(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("costreport: batch rows %d: must be at least 1", n)
+		}
+		o.batchRows = int64(n)
+		return nil
+	}
+}
+
+// WithAllocator sets the Arrow allocator (default memory.DefaultAllocator).
+func WithAllocator(mem memory.Allocator) Option {
+	return func(o *options) error {
+		if mem == nil {
+			return errors.New("costreport: nil allocator")
+		}
+		o.mem = mem
+		return nil
+	}
+}
+
+// Aggregator sums usage rows by group. Feed it parts with AddFile or
+// record batches with AddRecord, then take the Report. After the first
+// error every call returns that error.
+type Aggregator struct {
+	keys   []Key
+	opts   options
+	groups map[string]*Row
+	total  Row
+	parts  int
+	err    error
+
+	buf     []byte
+	vals    []string
+	lastDay int64
+	dayStr  string
+}
+
+// NewAggregator returns an aggregator grouping by keys (at least one).
+func NewAggregator(keys []Key, opts ...Option) (*Aggregator, error) {
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("no grouping key given (valid keys: %s)", keyList())
+	}
+	for _, k := range keys {
+		if !slices.Contains(Keys, k) {
+			return nil, fmt.Errorf("%w %q (valid keys: %s)", ErrUnknownKey, k, keyList())
+		}
+	}
+	o := options{batchRows: 1 << 16, mem: memory.DefaultAllocator}
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	return &Aggregator{keys: slices.Clone(keys), opts: o, groups: map[string]*Row{}, vals: make([]string, len(keys)), lastDay: math.MinInt64}, nil
+}
+
+// Parts returns the usage table's part files under the output directory
+// out (out/tables/usage/*.parquet), in name order. It returns an error
+// wrapping ErrNoUsageTable when there are none.
+func Parts(out string) ([]string, error) {
+	dir := filepath.Join(out, "tables", "usage")
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("%w in %s (expected %s from convbatch run or extract with the usage table)", ErrNoUsageTable, out, filepath.Join(dir, "part-*.parquet"))
+	}
+	parts, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("%w in %s: %s holds no .parquet part", ErrNoUsageTable, out, dir)
+	}
+	slices.Sort(parts)
+	return parts, nil
+}
+
+// Aggregate reads every part of the usage table under the output directory
+// out and returns its totals grouped by keys.
+func Aggregate(ctx context.Context, out string, keys []Key, opts ...Option) (*Report, error) {
+	a, err := NewAggregator(keys, opts...)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := Parts(out)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parts {
+		if err := a.AddFile(ctx, p); err != nil {
+			return nil, err
+		}
+	}
+	return a.Report()
+}
+
+// AddFile streams one Parquet part of the usage table into the totals,
+// reading only the columns the keys and the metrics need.
+func (a *Aggregator) AddFile(ctx context.Context, path string) (err error) {
+	if a.err != nil {
+		return a.err
+	}
+	defer func() {
+		// A damaged file can make the Parquet decoder panic; it is this
+		// file's error, not a crash.
+		if r := recover(); r != nil {
+			err = &FileError{Path: path, Err: fmt.Errorf("damaged Parquet file: %v", r)}
+		}
+		if err != nil {
+			a.err = err
+		}
+	}()
+	pr, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return &FileError{Path: path, Err: err}
+	}
+	defer pr.Close()
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{BatchSize: a.opts.batchRows}, a.opts.mem)
+	if err != nil {
+		return &FileError{Path: path, Err: err}
+	}
+	schema := pr.MetaData().Schema
+	var cols []int
+	for _, name := range a.columns() {
+		idx := schema.ColumnIndexByName(name)
+		if idx < 0 {
+			return &FileError{Path: path, Err: fmt.Errorf("not a usage table: no column %s", name)}
+		}
+		if !slices.Contains(cols, idx) {
+			cols = append(cols, idx)
+		}
+	}
+	slices.Sort(cols)
+	rr, err := fr.GetRecordReader(ctx, cols, nil)
+	if err != nil {
+		return &FileError{Path: path, Err: err}
+	}
+	defer rr.Release()
+	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := a.add(rr.Record()); err != nil {
+			return &FileError{Path: path, Err: err}
+		}
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return &FileError{Path: path, Err: err}
+	}
+	a.parts++
+	return nil
+}
+
+// columns lists the usage columns the aggregation reads.
+func (a *Aggregator) columns() []string {
+	out := []string{colCost, colTokensInput, colTokensOutput}
+	for _, k := range a.keys {
+		out = append(out, k.Column())
+	}
+	return out
+}
+
+// AddRecord adds one record batch of the usage table (it must hold the
+// columns the keys and the metrics read; others are ignored).
+func (a *Aggregator) AddRecord(rec arrow.Record) error {
+	if a.err != nil {
+		return a.err
+	}
+	if err := a.add(rec); err != nil {
+		a.err = err
+		return err
+	}
+	return nil
+}
+
+// stringColumn is a string array of either offset width.
+type stringColumn interface {
+	IsNull(i int) bool
+	Value(i int) string
+}
+
+func column(rec arrow.Record, name string) (arrow.Array, error) {
+	idx := rec.Schema().FieldIndices(name)
+	if len(idx) != 1 {
+		return nil, fmt.Errorf("not a usage table: no column %s", name)
+	}
+	return rec.Column(idx[0]), nil
+}
+
+func (a *Aggregator) add(rec arrow.Record) error {
+	costArr, err := column(rec, colCost)
+	if err != nil {
+		return err
+	}
+	cost, ok := costArr.(*array.Float64)
+	if !ok {
+		return fmt.Errorf("column %s is %s, want double", colCost, costArr.DataType())
+	}
+	var tokens [2]*array.Int64
+	for i, name := range []string{colTokensInput, colTokensOutput} {
+		arr, err := column(rec, name)
+		if err != nil {
+			return err
+		}
+		if tokens[i], ok = arr.(*array.Int64); !ok {
+			return fmt.Errorf("column %s is %s, want int64", name, arr.DataType())
+		}
+	}
+	// Each key becomes a function giving row i's label.
+	labels := make([]func(i int) string, len(a.keys))
+	for j, k := range a.keys {
+		arr, err := column(rec, k.Column())
+		if err != nil {
+			return err
+		}
+		if k == Day {
+			ts, ok := arr.(*array.Timestamp)
+			if !ok {
+				return fmt.Errorf("column %s is %s, want timestamp", k.Column(), arr.DataType())
+			}
+			perDay := unitsPerDay(ts.DataType().(*arrow.TimestampType).Unit)
+			labels[j] = func(i int) string {
+				if ts.IsNull(i) {
+					return UnknownDay
+				}
+				return a.day(floorDiv(int64(ts.Value(i)), perDay))
+			}
+			continue
+		}
+		s, ok := arr.(stringColumn)
+		if !ok || !(arr.DataType().ID() == arrow.STRING || arr.DataType().ID() == arrow.LARGE_STRING) {
+			return fmt.Errorf("column %s is %s, want string", k.Column(), arr.DataType())
+		}
+		labels[j] = func(i int) string {
+			if s.IsNull(i) {
+				return None
+			}
+			return s.Value(i)
+		}
+	}
+	for i := range int(rec.NumRows()) {
+		// The group's map key: each label, length-prefixed.
+		a.buf = a.buf[:0]
+		for j, label := range labels {
+			a.vals[j] = label(i)
+			a.buf = binary.AppendUvarint(a.buf, uint64(len(a.vals[j])))
+			a.buf = append(a.buf, a.vals[j]...)
+		}
+		g := a.groups[string(a.buf)]
+		if g == nil {
+			g = &Row{Values: make([]string, len(a.vals))}
+			for j, v := range a.vals {
+				g.Values[j] = strings.Clone(v)
+			}
+			a.groups[string(a.buf)] = g
+		}
+		var r Row
+		r.Messages = 1
+		if !tokens[0].IsNull(i) {
+			r.TokensInput = tokens[0].Value(i)
+		}
+		if !tokens[1].IsNull(i) {
+			r.TokensOutput = tokens[1].Value(i)
+		}
+		if r.TokensInput < 0 || r.TokensOutput < 0 {
+			return fmt.Errorf("negative token count in row %d (the usage table holds counts from 0 to 2^63-1)", i)
+		}
+		if !cost.IsNull(i) {
+			r.Cost = cost.Value(i)
+		}
+		if err := g.add(&r); err != nil {
+			return fmt.Errorf("group %s: %w", strings.Join(g.Values, ","), err)
+		}
+		if err := a.total.add(&r); err != nil {
+			return fmt.Errorf("total: %w", err)
+		}
+	}
+	return nil
+}
+
+// day returns the YYYY-MM-DD label of a day number since the epoch,
+// remembering the last one (rows of a run cluster by day).
+func (a *Aggregator) day(d int64) string {
+	if d != a.lastDay {
+		a.lastDay = d
+		a.dayStr = time.Unix(d*86400, 0).UTC().Format(time.DateOnly)
+	}
+	return a.dayStr
+}
+
+func unitsPerDay(u arrow.TimeUnit) int64 {
+	switch u {
+	case arrow.Second:
+		return 86400
+	case arrow.Millisecond:
+		return 86400e3
+	case arrow.Microsecond:
+		return 86400e6
+	}
+	return 86400e9
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// Report returns the totals: one row per group, sorted by cost descending
+// and then by key values, and the total row.
+func (a *Aggregator) Report() (*Report, error) {
+	if a.err != nil {
+		return nil, a.err
+	}
+	rows := make([]Row, 0, len(a.groups))
+	for _, g := range a.groups {
+		rows = append(rows, *g)
+	}
+	slices.SortFunc(rows, func(x, y Row) int {
+		if c := cmp.Compare(y.Cost, x.Cost); c != 0 {
+			return c
+		}
+		return slices.Compare(x.Values, y.Values)
+	})
+	return &Report{Keys: slices.Clone(a.keys), Rows: rows, Total: a.total, Parts: a.parts}, nil
+}

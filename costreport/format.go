@@ -1,0 +1,189 @@
+package costreport
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// metricNames are the metric columns of every format, in order.
+var metricNames = []string{"messages", "tokens_input", "tokens_output", "cost"}
+
+// TotalLabel names the total row in the table format.
+const TotalLabel = "total"
+
+// WriteTable writes the report as an aligned text table: a header, one line
+// per group, a rule and the total. Key columns are left-aligned, numbers
+// right-aligned, cost with 6 decimals. Key values holding control
+// characters or invalid UTF-8 are shown Go-quoted so a line stays a line.
+func (r *Report) WriteTable(w io.Writer) error {
+	cells := make([][]string, 0, len(r.Rows)+3)
+	header := make([]string, 0, len(r.Keys)+len(metricNames))
+	for _, k := range r.Keys {
+		header = append(header, string(k))
+	}
+	header = append(header, metricNames...)
+	cells = append(cells, header)
+	line := func(values []string, row *Row) []string {
+		out := make([]string, 0, len(header))
+		for _, v := range values {
+			out = append(out, printable(v))
+		}
+		return append(out, strconv.FormatInt(row.Messages, 10), strconv.FormatInt(row.TokensInput, 10),
+			strconv.FormatInt(row.TokensOutput, 10), strconv.FormatFloat(row.Cost, 'f', 6, 64))
+	}
+	for i := range r.Rows {
+		cells = append(cells, line(r.Rows[i].Values, &r.Rows[i]))
+	}
+	totalKeys := make([]string, len(r.Keys))
+	totalKeys[0] = TotalLabel
+	cells = append(cells, line(totalKeys, &r.Total))
+
+	widths := make([]int, len(header))
+	for _, row := range cells {
+		for j, c := range row {
+			widths[j] = max(widths[j], utf8.RuneCountInString(c))
+		}
+	}
+	bw := bufio.NewWriter(w)
+	var b strings.Builder
+	emit := func(row []string) {
+		b.Reset()
+		for j, c := range row {
+			pad := strings.Repeat(" ", widths[j]-utf8.RuneCountInString(c))
+			if j > 0 {
+				b.WriteString("  ")
+			}
+			if j < len(r.Keys) {
+				b.WriteString(c)
+				if j < len(row)-1 {
+					b.WriteString(pad)
+				}
+			} else {
+				b.WriteString(pad)
+				b.WriteString(c)
+			}
+		}
+		b.WriteByte('\n')
+		bw.WriteString(b.String())
+	}
+	for i, row := range cells {
+		if i == len(cells)-1 {
+			total := 0
+			for _, wd := range widths {
+				total += wd
+			}
+			bw.WriteString(strings.Repeat("-", total+2*(len(widths)-1)) + "\n")
+		}
+		emit(row)
+	}
+	return bw.Flush()
+}
+
+// printable returns s, or its Go-quoted form when it holds a control
+// character or invalid UTF-8.
+func printable(s string) string {
+	if !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// WriteCSV writes the report as CSV (RFC 4180, encoding/csv): a header of
+// the keys and metrics, then one record per group. The total is not
+// written, so the file stays a plain relation; it is the sum of the
+// records. Costs are written in full precision.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	header := make([]string, 0, len(r.Keys)+len(metricNames))
+	for _, k := range r.Keys {
+		header = append(header, string(k))
+	}
+	if err := cw.Write(append(header, metricNames...)); err != nil {
+		return err
+	}
+	rec := make([]string, 0, len(header)+len(metricNames))
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		rec = append(rec[:0], row.Values...)
+		rec = append(rec, strconv.FormatInt(row.Messages, 10), strconv.FormatInt(row.TokensInput, 10),
+			strconv.FormatInt(row.TokensOutput, 10), strconv.FormatFloat(row.Cost, 'f', -1, 64))
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// JSON shapes of WriteJSON.
+type (
+	jsonReport struct {
+		By    []Key       `json:"by"`
+		Rows  []jsonGroup `json:"rows"`
+		Total jsonMetrics `json:"total"`
+	}
+	// jsonGroup is an object of the key values then the metrics.
+	jsonGroup struct {
+		keys   []Key
+		values []string
+		jsonMetrics
+	}
+	jsonMetrics struct {
+		Messages     int64   `json:"messages"`
+		TokensInput  int64   `json:"tokens_input"`
+		TokensOutput int64   `json:"tokens_output"`
+		Cost         float64 `json:"cost"`
+	}
+)
+
+func metrics(r *Row) jsonMetrics {
+	return jsonMetrics{Messages: r.Messages, TokensInput: r.TokensInput, TokensOutput: r.TokensOutput, Cost: r.Cost}
+}
+
+// MarshalJSON writes the key values first, named by their keys, then the
+// metrics.
+func (g jsonGroup) MarshalJSON() ([]byte, error) {
+	var b []byte
+	b = append(b, '{')
+	for i, k := range g.keys {
+		name, _ := json.Marshal(string(k))
+		value, err := json.Marshal(g.values[i])
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(append(b, name...), ':'), value...), ',')
+	}
+	m, err := json.Marshal(g.jsonMetrics)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, m[1:]...), nil
+}
+
+// WriteJSON writes the report as one JSON object:
+//
+//	{"by": ["provider"],
+//	 "rows": [{"provider": "openai", "messages": 2, "tokens_input": 10, "tokens_output": 3, "cost": 0.25}, ...],
+//	 "total": {"messages": 2, "tokens_input": 10, "tokens_output": 3, "cost": 0.25}}
+//
+// Each row object names its key values by their keys; costs are written in
+// full precision.
+func (r *Report) WriteJSON(w io.Writer) error {
+	out := jsonReport{By: r.Keys, Rows: make([]jsonGroup, len(r.Rows)), Total: metrics(&r.Total)}
+	for i := range r.Rows {
+		out.Rows[i] = jsonGroup{keys: r.Keys, values: r.Rows[i].Values, jsonMetrics: metrics(&r.Rows[i])}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("json: %w", err)
+	}
+	return nil
+}
