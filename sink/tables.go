@@ -3,6 +3,7 @@ package sink
 import (
 	"encoding/hex"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -291,6 +292,8 @@ type tableWriter struct {
 	total int64 // rows written
 	// rgBytes is the Arrow size of the rows in the open row group.
 	rgBytes int64
+	// cut asks for a new row group before the next rows.
+	cut bool
 }
 
 func (w *tableWriter) builder() *array.RecordBuilder {
@@ -352,12 +355,20 @@ func (w *tableWriter) properties() []parquet.WriterProperty {
 }
 
 // flush hands the built rows to the Parquet writer and cuts row groups and
-// parts by size.
+// parts by size. A row group is cut once the Arrow size of its rows reaches
+// RowGroupBytes (pqarrow's own byte counters only see pages already
+// flushed); the next one is started lazily, on the next rows, so no part
+// ends with an empty row group. A part ends with the row group that would
+// take it past PartBytes, counting that row group at its Arrow size (an
+// upper bound of its encoded size).
 func (w *tableWriter) flush() error {
 	if w.fw == nil {
 		if err := w.open(); err != nil {
 			return err
 		}
+	} else if w.cut && w.rows > 0 {
+		w.fw.NewBufferedRowGroup()
+		w.cut = false
 	}
 	if w.rows == 0 {
 		return nil
@@ -369,25 +380,26 @@ func (w *tableWriter) flush() error {
 	}
 	w.total += int64(w.rows)
 	w.rows = 0
-	// The writer's own byte counters only see pages already flushed, so a
-	// buffered row group is sized by the Arrow size of the rows put in it.
 	for _, col := range rec.Columns() {
 		w.rgBytes += dataSize(col.Data())
 	}
 	if w.rgBytes >= w.opts.RowGroupBytes {
-		w.fw.NewBufferedRowGroup()
-		w.rgBytes = 0
-		// A part ends after a full row group once it is large enough.
-		if pos, err := w.file.Seek(0, 1); err == nil && pos >= w.opts.PartBytes {
+		onDisk, err := w.file.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return fmt.Errorf("table %s: %w", w.name, err)
+		}
+		if onDisk+w.rgBytes >= w.opts.PartBytes {
+			w.rgBytes = 0
 			return w.closePart()
 		}
+		w.rgBytes, w.cut = 0, true
 	}
 	return nil
 }
 
 func (w *tableWriter) closePart() error {
 	err := w.fw.Close() // writes the footer and closes the file
-	w.fw = nil
+	w.fw, w.cut = nil, false
 	if cerr := w.file.Close(); err == nil {
 		err = cerr
 	}
