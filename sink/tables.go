@@ -113,25 +113,25 @@ var Schemas = map[string]*arrow.Schema{
 // TableOptions size the Parquet output.
 type TableOptions struct {
 	// RowGroupBytes cuts a row group once the Arrow size of its rows reaches
-	// this (default 32 MiB; the row group is smaller once encoded).
+	// this (default 16 MiB; the row group is smaller once encoded).
 	RowGroupBytes int64
 	// PartBytes starts a new part file once a part reaches this size
 	// (default 256 MiB).
 	PartBytes int64
 	// BatchRows is how many rows are built in memory before they are handed
-	// to the Parquet writer (default 16384).
+	// to the Parquet writer (default 8192).
 	BatchRows int
 }
 
 func (o *TableOptions) defaults() {
 	if o.RowGroupBytes <= 0 {
-		o.RowGroupBytes = 32 << 20
+		o.RowGroupBytes = 16 << 20
 	}
 	if o.PartBytes <= 0 {
 		o.PartBytes = 256 << 20
 	}
 	if o.BatchRows <= 0 {
-		o.BatchRows = 16384
+		o.BatchRows = 8192
 	}
 }
 
