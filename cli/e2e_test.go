@@ -563,3 +563,46 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestOutputDirectoryRules: an output inside an input directory, or a
+// non-empty directory that is not a convbatch output, is refused; a rerun
+// into the same output leaves nothing of the earlier run behind.
+func TestOutputDirectoryRules(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	genArchive(t, filepath.Join(in, "a.jsonl"), "--conversations", "20", "--seed", "1", "--no-receipts")
+	if r := convbatch(t, nil, "run", "-o", filepath.Join(in, "out"), in); r.code != 2 {
+		t.Fatalf("output inside the input directory: exit %d", r.code)
+	}
+	if err := os.Symlink(in, filepath.Join(dir, "link")); err == nil {
+		if r := convbatch(t, nil, "run", "-o", filepath.Join(dir, "link", "out"), in); r.code != 2 {
+			t.Fatalf("output inside the input directory through a link: exit %d", r.code)
+		}
+	}
+	other := filepath.Join(dir, "other")
+	os.MkdirAll(other, 0o755)
+	writeFile(t, filepath.Join(other, "notes.txt"), "mine")
+	if r := convbatch(t, nil, "run", "-o", other, in); r.code != 2 {
+		t.Fatalf("non-empty foreign directory: exit %d", r.code)
+	}
+	// Rerun: the first run's archive and table parts must not survive.
+	out := filepath.Join(dir, "out")
+	first := filepath.Join(dir, "first.jsonl")
+	second := filepath.Join(dir, "second.jsonl")
+	genArchive(t, first, "--conversations", "30", "--seed", "2")
+	genArchive(t, second, "--conversations", "10", "--seed", "3", "--no-receipts")
+	if r := convbatch(t, nil, "run", "-o", out, first); r.code != 0 {
+		t.Fatalf("first run: exit %d: %s", r.code, r.stderr)
+	}
+	if r := convbatch(t, nil, "run", "-o", out, "--tables", "usage", second); r.code != 0 {
+		t.Fatalf("second run: exit %d: %s", r.code, r.stderr)
+	}
+	for _, stale := range []string{"archive/first.jsonl.zst", "tables/receipts/part-00000.parquet", "tables/conversations/part-00000.parquet"} {
+		if _, err := os.Stat(filepath.Join(out, stale)); err == nil {
+			t.Errorf("%s from the first run is still there", stale)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "archive", "second.jsonl.zst")); err != nil {
+		t.Error("the second run's archive is missing")
+	}
+}

@@ -174,6 +174,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 		}
 		defer w.txn.Abort()
+		// The run owns these directories: what an earlier run left in them
+		// is removed when this one publishes.
+		w.txn.Sweep("archive", "tables", "rejects", "receipts")
 		if w.spool, err = stream.NewSpool(cfg.OutDir); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 		}
@@ -265,93 +268,108 @@ func readerOptions(cfg *Config, spool *stream.Spool, count func(int)) []stream.O
 
 // read frames every input in order and queues its batches.
 func read(ctx context.Context, cfg *Config, spool *stream.Spool, free, work, results chan *job) error {
-	send := func(ch chan *job, j *job) error {
-		select {
-		case ch <- j:
-			return nil
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
-	take := func() (*job, error) {
-		select {
-		case j := <-free:
-			return j, nil
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-	}
+	q := &queue{ctx: ctx, free: free, work: work, results: results}
 	for idx, in := range cfg.Inputs {
-		var bytesRead int64
-		count := func(n int) {
-			bytesRead += int64(n)
-			cfg.Progress.BytesRead.Add(int64(n))
-		}
-		var src io.Reader
-		var file *os.File
-		var openErr error
-		if in.Path == stream.StdinPath {
-			src = cfg.Stdin
-		} else {
-			file, openErr = os.Open(in.Path)
-			src = file
-		}
-		var rd *stream.Reader
-		if openErr == nil {
-			var err error
-			rd, err = stream.NewReader(src, in.Path, in.Shape, readerOptions(cfg, spool, count)...)
-			if err != nil {
-				openErr = err
-			}
-		}
-		var lastIn int64
-		for rd != nil {
-			j, err := take()
-			if err != nil {
-				return err
-			}
-			err = rd.ReadBatch(&j.batch)
-			if err == io.EOF {
-				free <- j
-				break
-			}
-			if err != nil {
-				free <- j
-				rd.Close()
-				file.Close()
-				return fmt.Errorf("%s: %w", in.Path, err)
-			}
-			j.input, j.end = idx, false
-			j.done = make(chan struct{})
-			cfg.Progress.BytesIn.Add(rd.Offset() - lastIn)
-			lastIn = rd.Offset()
-			if err := send(results, j); err != nil {
-				return err
-			}
-			if err := send(work, j); err != nil {
-				return err
-			}
-		}
-		end, err := take()
-		if err != nil {
-			return err
-		}
-		*end = job{batch: end.batch, results: end.results, input: idx, end: true, done: make(chan struct{}), bytesRead: bytesRead}
-		close(end.done)
-		if rd != nil {
-			end.lines, end.bytesIn, end.inErr = rd.Lines(), rd.Offset(), rd.InputErr()
-			rd.Close()
-		} else {
-			end.inErr = &stream.InputError{Path: in.Path, Reason: "open-error", Err: openErr}
-		}
-		if file != nil {
-			file.Close()
-		}
-		if err := send(results, end); err != nil {
+		if err := readInput(q, cfg, spool, idx, in); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// queue is the reader's side of the pool: every blocking step gives up when
+// the run is cancelled.
+type queue struct {
+	ctx                 context.Context
+	free, work, results chan *job
+}
+
+func (q *queue) send(ch chan *job, j *job) error {
+	select {
+	case ch <- j:
+		return nil
+	case <-q.ctx.Done():
+		return context.Cause(q.ctx)
+	}
+}
+
+func (q *queue) take() (*job, error) {
+	select {
+	case j := <-q.free:
+		return j, nil
+	case <-q.ctx.Done():
+		return nil, context.Cause(q.ctx)
+	}
+}
+
+// readInput frames one input into jobs, then queues its end-of-input
+// marker. The input and its decoder are closed on every path, a cancelled
+// run's included.
+func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Input) error {
+	var bytesRead int64
+	count := func(n int) {
+		bytesRead += int64(n)
+		cfg.Progress.BytesRead.Add(int64(n))
+	}
+	var src io.Reader
+	var openErr error
+	if in.Path == stream.StdinPath {
+		src = cfg.Stdin
+	} else {
+		file, err := os.Open(in.Path)
+		if err == nil {
+			defer file.Close()
+			src = file
+		}
+		openErr = err
+	}
+	var rd *stream.Reader
+	if openErr == nil {
+		var err error
+		if rd, err = stream.NewReader(src, in.Path, in.Shape, readerOptions(cfg, spool, count)...); err != nil {
+			openErr = err
+		} else {
+			defer rd.Close()
+		}
+	}
+	var lastIn int64
+	for rd != nil {
+		j, err := q.take()
+		if err != nil {
+			return err
+		}
+		err = rd.ReadBatch(&j.batch)
+		if err == io.EOF {
+			q.free <- j
+			break
+		}
+		if err != nil {
+			q.free <- j
+			return fmt.Errorf("%s: %w", in.Path, err)
+		}
+		j.input, j.end = idx, false
+		j.done = make(chan struct{})
+		cfg.Progress.BytesIn.Add(rd.Offset() - lastIn)
+		lastIn = rd.Offset()
+		if err := q.send(q.results, j); err != nil {
+			return err
+		}
+		if err := q.send(q.work, j); err != nil {
+			return err
+		}
+	}
+	end, err := q.take()
+	if err != nil {
+		return err
+	}
+	*end = job{batch: end.batch, results: end.results, input: idx, end: true, done: make(chan struct{}), bytesRead: bytesRead}
+	close(end.done)
+	if rd != nil {
+		end.lines, end.bytesIn, end.inErr = rd.Lines(), rd.Offset(), rd.InputErr()
+	} else {
+		end.inErr = &stream.InputError{Path: in.Path, Reason: "open-error", Err: openErr}
+	}
+	return q.send(q.results, end)
 }
 
 // worker processes batches until the work channel closes.

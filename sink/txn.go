@@ -17,6 +17,7 @@ type Txn struct {
 	mu    sync.Mutex
 	files []*File
 	done  bool
+	sweep []string
 }
 
 // File is an output file being written under a temporary name.
@@ -71,8 +72,11 @@ func (t *Txn) Create(rel string) (*File, error) {
 	return out, nil
 }
 
-// Commit renames every file into place, in creation order. A file still open
-// is an error: it was not completed.
+// Commit renames every file into place, in creation order, then removes
+// from the swept directories (see Sweep) every file this transaction did
+// not write: what an earlier run left there would otherwise be mixed with
+// this run's outputs. A file still open is an error: it was not completed.
+// On any error the files not yet renamed are removed.
 func (t *Txn) Commit() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -82,15 +86,53 @@ func (t *Txn) Commit() error {
 	t.done = true
 	for _, f := range t.files {
 		if !f.closed {
+			t.removeFrom(0)
 			return fmt.Errorf("output %s: committed while still open", f.final)
 		}
 	}
-	for _, f := range t.files {
+	written := make(map[string]bool, len(t.files))
+	for i, f := range t.files {
 		if err := os.Rename(f.Name(), f.final); err != nil {
+			t.removeFrom(i)
 			return fmt.Errorf("publish %s: %w", f.final, err)
+		}
+		written[f.final] = true
+	}
+	for _, dir := range t.sweep {
+		root := filepath.Join(t.dir, filepath.FromSlash(dir))
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				if os.IsNotExist(err) {
+					return nil
+				}
+				return err
+			}
+			if d.Type().IsRegular() && !written[path] {
+				return os.Remove(path)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("remove stale outputs under %s: %w", root, err)
 		}
 	}
 	return nil
+}
+
+// Sweep names directories under the transaction's directory that belong to
+// it whole: at Commit, files in them that it did not write are removed.
+func (t *Txn) Sweep(dirs ...string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sweep = append(t.sweep, dirs...)
+}
+
+// removeFrom removes the temporary files from index i on.
+func (t *Txn) removeFrom(i int) {
+	for _, f := range t.files[i:] {
+		f.Close()
+		os.Remove(f.Name())
+	}
 }
 
 // Abort closes and removes every temporary file. It is safe to call after

@@ -253,6 +253,8 @@ func (r *Reader) inputFault(err error, pending int64) {
 	switch {
 	case errors.Is(err, zstd.ErrWindowSizeExceeded), errors.Is(err, zstd.ErrDecoderSizeExceeded), errors.Is(err, zstd.ErrFrameSizeExceeded):
 		reason = "zstd-window-too-large"
+	case errors.Is(err, zstd.ErrCRCMismatch):
+		reason = "zstd-checksum"
 	case r.dec != nil:
 		reason = "zstd-corrupt"
 	}
@@ -352,13 +354,13 @@ func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
 			}
 			rest := chunk[i+1:]
 			copy(scratch, rest)
+			r.finishLong(b, rec, ref, true)
 			if rerr != nil {
 				r.eof = true
 				if rerr != io.EOF {
-					r.inputFault(rerr, 0)
+					r.inputFault(rerr, int64(len(rest)))
 				}
 			}
-			r.finishLong(b, rec, ref, true)
 			return scratch[:len(rest)], nil
 		}
 		if ref, err = r.spoolWrite(ref, chunk); err != nil {
@@ -372,6 +374,9 @@ func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
 		}
 	}
 	r.finishLong(b, rec, ref, false)
+	if r.inErr != nil {
+		r.inErr.Offset = r.offset
+	}
 	return scratch[:0], nil
 }
 
@@ -394,9 +399,6 @@ func (r *Reader) readJSON(b *Batch) error {
 	}
 	raw := buf.Bytes()
 	b.Buf = raw
-	if n == 0 && r.inErr == nil {
-		return io.EOF
-	}
 	if n > r.opts.maxDocBytes {
 		// Too large: spool what was read and copy the rest after it.
 		ref, err := r.spoolWrite(SpoolRef{}, raw)
@@ -435,7 +437,7 @@ func (r *Reader) readJSON(b *Batch) error {
 			var compact bytes.Buffer
 			compact.Grow(len(rec.Data))
 			if json.Compact(&compact, rec.Data) == nil {
-				rec.Data = compact.Bytes()
+				rec.Data, rec.Compacted = compact.Bytes(), true
 			}
 		}
 	}

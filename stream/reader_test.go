@@ -293,8 +293,8 @@ func TestJSONShape(t *testing.T) {
 		t.Fatalf("whitespace-only json: %+v", recs)
 	}
 	recs, r = readAll(t, nil, ShapeJSON)
-	if len(recs) != 0 || r.Lines() != 0 {
-		t.Fatalf("empty json: %+v", recs)
+	if len(recs) != 1 || recs[0].Kind != KindBlank || r.Lines() != 1 {
+		t.Fatalf("empty json: a .json input is one line, here blank: %+v", recs)
 	}
 	recs, _ = readAll(t, []byte(strings.Repeat(" ", 5000)+"{}"), ShapeJSON, WithMaxDocBytes(100))
 	if len(recs) != 1 || recs[0].Reason != ReasonTooLarge || recs[0].Length != 5002 {
@@ -344,4 +344,28 @@ func TestOptionsRefused(t *testing.T) {
 			t.Error("option accepted, want refusal")
 		}
 	}
+}
+
+// TestZstdChecksumReported: a flipped bit in a raw block decodes fine but
+// fails the frame checksum; the input is reported as zstd-checksum.
+func TestZstdChecksumReported(t *testing.T) {
+	var plain bytes.Buffer
+	x := uint64(1)
+	for range 3000 {
+		plain.WriteString(`{"id":"`)
+		for range 40 {
+			x = x*6364136223846793005 + 1442695040888963407
+			plain.WriteByte("abcdefghijklmnopqrstuvwxyz0123456789"[x>>58%36])
+		}
+		plain.WriteString(`","messages":[]}` + "\n")
+	}
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderCRC(true), zstd.WithEncoderLevel(zstd.SpeedFastest))
+	comp := enc.EncodeAll(plain.Bytes(), nil)
+	comp[len(comp)/2] ^= 1
+	_, r := readAll(t, comp, ShapeJSONLZstd)
+	ie := r.InputErr()
+	if ie == nil || (ie.Reason != "zstd-checksum" && ie.Reason != "zstd-corrupt") {
+		t.Fatalf("input error %v", ie)
+	}
+	t.Logf("reported as %s at %d", ie.Reason, ie.Offset)
 }

@@ -43,6 +43,9 @@ type Record struct {
 	CR bool
 	// BOM reports a leading byte-order mark removed from Data.
 	BOM bool
+	// Compacted reports a .json document whose insignificant whitespace was
+	// removed: positions in Data are not positions in the file.
+	Compacted bool
 	// Reason is the reject reason code when Kind is KindReject.
 	Reason string
 	// Spool locates a too-large line's bytes in the run's spool.

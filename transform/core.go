@@ -87,8 +87,12 @@ func (CoreJSON) Handle(d *Doc, res *Result) {
 	}
 }
 
-// column converts an offset in d.Rec.Data to a 1-based position in the line.
+// column converts an offset in d.Rec.Data to a 1-based position in the line;
+// 0 for a compacted .json document, whose offsets are not the file's.
 func column(d *Doc, off int) int {
+	if d.Rec.Compacted {
+		return 0
+	}
 	if d.Rec.BOM {
 		off += 3
 	}

@@ -49,10 +49,9 @@ func ExactInt(raw []byte) (int64, bool) {
 			i++
 		}
 		for i < len(raw) && raw[i] >= '0' && raw[i] <= '9' {
-			if exp > 10000 {
-				return 0, false
+			if exp < 1_000_000 { // saturate: a zero significand stays zero
+				exp = exp*10 + int(raw[i]-'0')
 			}
-			exp = exp*10 + int(raw[i]-'0')
 			i++
 		}
 		if eneg {

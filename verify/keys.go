@@ -13,6 +13,8 @@ import (
 	"github.com/cloudflare/circl/sign/mldsa/mldsa44"
 	"github.com/cloudflare/circl/sign/mldsa/mldsa65"
 	"github.com/cloudflare/circl/sign/mldsa/mldsa87"
+
+	"github.com/convbatch/convbatch/jsonscan"
 )
 
 // Algorithm is a signature algorithm of the receipt profile.
@@ -135,6 +137,12 @@ func LoadKeyring(path string) (*Keyring, error) {
 // ParseKeyring parses a keyring; every key must be well-formed for its
 // algorithm. Errors name the entry, never the key bytes.
 func ParseKeyring(b []byte) (*Keyring, error) {
+	// The strict parser first: it refuses duplicate names (two entries for
+	// one agent would otherwise silently keep the last) and trailing data.
+	var tape jsonscan.Tape
+	if err := tape.Parse(b, 0); err != nil {
+		return nil, fmt.Errorf("keyring: %w", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var kr Keyring

@@ -53,6 +53,8 @@ type ReceiptContext struct {
 	Keyring *Keyring
 	// Agents are the agent ids the conversation's agent-context names.
 	Agents []string
+
+	agentSet map[string]struct{}
 	// Keys caches unpacked public keys across receipts (optional).
 	Keys *KeyCache
 }
@@ -87,7 +89,17 @@ func CheckReceipt(ctx *ReceiptContext, t *jsonscan.Tape, env int32) *ReceiptChec
 	sig, okSig := str(env, "signature")
 	phash, okHash := str(env, "payload_hash")
 	signedAt, okAt := str(env, "signed_at")
-	rc.Algorithm, rc.PayloadHash, rc.SignedAt = alg, phash, signedAt
+	// Only well-formed values are kept for the outputs: these strings come
+	// from the document and must not carry arbitrary text into reports.
+	if _, known := LookupAlgorithm(alg); known {
+		rc.Algorithm = alg
+	}
+	if len(phash) == 64 && isLowerHex([]byte(phash)) {
+		rc.PayloadHash = phash
+	}
+	if rfc3339.Valid([]byte(signedAt)) {
+		rc.SignedAt = signedAt
+	}
 	if t.Kind(payload) != jsonscan.Object || !okAlg || !okPub || !okSig || !okHash || !okAt {
 		rc.Reasons.Add(ReceiptMalformed)
 	}
@@ -106,7 +118,8 @@ func CheckReceipt(ctx *ReceiptContext, t *jsonscan.Tape, env int32) *ReceiptChec
 		if phash != hex.EncodeToString(sum[:]) {
 			rc.Reasons.Add(PayloadHashMismatch)
 		}
-	} else if okHash {
+	} else if okHash && t.Kind(payload) == jsonscan.Object {
+		// The payload is an object JCS refuses (a number out of range...).
 		rc.Reasons.Add(PayloadHashMismatch)
 	}
 	algo, known := LookupAlgorithm(alg)
@@ -252,7 +265,13 @@ func checkQuorum(ctx *ReceiptContext, t *jsonscan.Tape, payload int32, rc *Recei
 	if t.Kind(stmts) != jsonscan.Array {
 		return
 	}
-	var agreed []string
+	// Sets, not lists: a hostile line may carry thousands of agents and
+	// statements, and the checks must stay linear.
+	ctx.agentSet = make(map[string]struct{}, len(ctx.Agents))
+	for _, a := range ctx.Agents {
+		ctx.agentSet[a] = struct{}{}
+	}
+	agreed := map[string]struct{}{}
 	for s := stmts + 1; s < t.Tokens[stmts].Next; s = t.Tokens[s].Next {
 		agent, ok := checkStatement(ctx, t, s, rc)
 		if !ok {
@@ -260,13 +279,7 @@ func checkQuorum(ctx *ReceiptContext, t *jsonscan.Tape, payload int32, rc *Recei
 			continue
 		}
 		rc.StatementsValid++
-		dup := false
-		for _, a := range agreed {
-			dup = dup || a == agent
-		}
-		if !dup {
-			agreed = append(agreed, agent)
-		}
+		agreed[agent] = struct{}{}
 	}
 	if !rc.Reasons.Has(QuorumMalformed) && len(agreed) < rc.QuorumK {
 		rc.Reasons.Add(QuorumNotMet)
@@ -288,11 +301,7 @@ func checkStatement(ctx *ReceiptContext, t *jsonscan.Tape, s int32, rc *ReceiptC
 		vals[i] = t.Str(v)
 	}
 	agent, algName, pub, sig := vals[0], vals[2], vals[3], vals[4]
-	known := false
-	for _, a := range ctx.Agents {
-		known = known || a == agent
-	}
-	if !known {
+	if _, known := ctx.agentSet[agent]; !known {
 		rc.UnknownAgents++
 	}
 	alg, ok := LookupAlgorithm(algName)

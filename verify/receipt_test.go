@@ -261,3 +261,31 @@ func TestBase64Strict(t *testing.T) {
 		t.Error("QUJD refused")
 	}
 }
+
+func TestKeyringRefusesDuplicatesAndTrailingData(t *testing.T) {
+	f := newFixture(t, "ed25519")
+	k := fmt.Sprintf(`{"agents":{"agent-0":[{"algorithm":"ed25519","public_key":%q}],"agent-0":[{"algorithm":"ed25519","public_key":%q}]}}`, f.agents[0].pub(), f.agents[2].pub())
+	if _, err := ParseKeyring([]byte(k)); err == nil {
+		t.Error("a keyring naming one agent twice was accepted")
+	}
+	good := fmt.Sprintf(`{"agents":{"agent-0":[{"algorithm":"ed25519","public_key":%q}]}}`, f.agents[0].pub())
+	if _, err := ParseKeyring([]byte(good)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseKeyring([]byte(good + " garbage")); err == nil {
+		t.Error("trailing data accepted")
+	}
+}
+
+// TestReceiptStringsKeptOnlyWellFormed: algorithm, signed_at and
+// payload_hash reach the outputs only when well-formed.
+func TestReceiptStringsKeptOnlyWellFormed(t *testing.T) {
+	f := newFixture(t, "ed25519")
+	f.env["algorithm"] = "SECRET free text"
+	f.env["signed_at"] = "SECRET"
+	f.env["payload_hash"] = "SECRET"
+	res := f.verify(nil, f.other)
+	if res.Algorithm != "" || res.SignedAt != "" || res.PayloadHash != "" {
+		t.Fatalf("document text kept: %+v", res)
+	}
+}
