@@ -31,6 +31,7 @@ type runFlags struct {
 	cpuProfile string
 	memProfile string
 	keys       string
+	memLimit   string
 	noOutputs  bool
 }
 
@@ -49,6 +50,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.zstdWindow, "zstd-max-window", "128MiB", "largest zstd window accepted in inputs (up to 2GiB, for zstd --long=31)")
 	fs.BoolVar(&f.strict, "strict", false, "refuse a leading byte-order mark instead of dropping it")
 	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (when a terminal), always, never")
+	fs.StringVar(&f.memLimit, "memory-limit", "200MiB", "soft memory limit for the run, plus what receipt resolution holds (grows with documents); 0 for none; GOMEMLIMIT in the environment wins")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile to this file at the end")
 }
@@ -101,6 +103,13 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, err
 		}
 	}
+	memLimit, err := gen.ParseSize(f.memLimit)
+	if err != nil || memLimit < 0 || (memLimit > 0 && memLimit < 32<<20) {
+		return cfg, usageErr("--memory-limit %q: want 0 or a size of at least 32MiB", f.memLimit)
+	}
+	if os.Getenv("GOMEMLIMIT") != "" {
+		memLimit = 0
+	}
 	var keyring *verify.Keyring
 	if f.keys != "" {
 		if keyring, err = verify.LoadKeyring(f.keys); err != nil {
@@ -110,7 +119,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	cfg = pipeline.Config{
 		Inputs: inputs, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
-		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables,
+		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit,
 	}
 	return cfg, nil
 }

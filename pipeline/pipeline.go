@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,13 @@ type Config struct {
 	Tables []string
 	// TableOptions size the Parquet output.
 	TableOptions sink.TableOptions
+	// MemoryLimit, when > 0, is the Go runtime's soft memory limit for the
+	// run's bounded part; the memory that receipt resolution holds (which
+	// grows with the number of documents) is added to it as it grows, so
+	// the collector keeps the heap near what the run needs instead of
+	// letting it reach twice that. It sets the process-wide limit
+	// (runtime/debug.SetMemoryLimit) and restores it when the run ends.
+	MemoryLimit int64
 }
 
 // Document is what OnDocument is told about each document.
@@ -169,6 +177,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	w := &writer{cfg: &cfg, rep: newReport(&cfg, handlers), resolver: verify.NewResolver()}
+	if cfg.MemoryLimit > 0 {
+		prev := debug.SetMemoryLimit(cfg.MemoryLimit)
+		defer debug.SetMemoryLimit(prev)
+	}
 	if cfg.OutDir != "" {
 		if w.txn, err = sink.NewTxn(cfg.OutDir); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrFatal, err)

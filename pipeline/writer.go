@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/convbatch/convbatch/sink"
@@ -120,6 +121,10 @@ func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.R
 	}
 	if w.resolver.AddDocument(res.ID, res.Hash, res.Hashed) {
 		w.rep.Warnings[transform.WarnDuplicateID]++
+	}
+	if w.cfg.MemoryLimit > 0 && w.counts.Documents%4096 == 0 {
+		// Room for what resolution holds, on top of the bounded part.
+		debug.SetMemoryLimit(w.cfg.MemoryLimit + w.resolver.MemoryEstimate())
 	}
 	if res.Receipt != nil {
 		w.resolver.AddReceipt(&verify.PendingReceipt{File: path, Line: rec.Line, Check: res.Receipt})

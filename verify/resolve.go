@@ -8,6 +8,7 @@ package verify
 type Resolver struct {
 	docs     map[string]*docEntry
 	receipts []*PendingReceipt
+	refs     int64
 	hashed   int64
 	unhash   int64
 }
@@ -80,7 +81,18 @@ func (r *Resolver) AddDocument(id string, hash [32]byte, hashable bool) (seen bo
 func (r *Resolver) Hashed() (hashed, unhashable int64) { return r.hashed, r.unhash }
 
 // AddReceipt queues a receipt for resolution.
-func (r *Resolver) AddReceipt(p *PendingReceipt) { r.receipts = append(r.receipts, p) }
+func (r *Resolver) AddReceipt(p *PendingReceipt) {
+	r.receipts = append(r.receipts, p)
+	r.refs += int64(len(p.Check.Refs))
+}
+
+// MemoryEstimate is the approximate heap the resolver holds: about 150
+// bytes per distinct document id (the id string, its hash, the map entry)
+// and about 400 bytes per pending receipt plus 80 per reference (measured
+// with heap profiles on gen archives).
+func (r *Resolver) MemoryEstimate() int64 {
+	return int64(len(r.docs))*150 + int64(len(r.receipts))*400 + r.refs*80
+}
 
 // Resolve settles every queued receipt, in the order they were added.
 func (r *Resolver) Resolve() []ReceiptResult {
