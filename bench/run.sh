@@ -1,70 +1,156 @@
 #!/usr/bin/env bash
-# Whole-corpus benchmark of the streaming spine (see bench/README.md).
-# Generates a fixed-seed archive of SIZE (default 1GiB), plain and zstd, then
-# runs each case RUNS times (default 3), interleaved, recording wall time,
-# CPU time and peak RSS with /usr/bin/time, and writes the medians to
-# bench/RESULTS.md. The peer measured in the same run is the decompression
-# floor, `zstd -dc > /dev/null`.
+# Whole-corpus benchmark: convbatch against its peers on the same files, in
+# the same run (see bench/README.md).
+#
+#   make bench                  # = bash bench/run.sh: 1 GiB, 3 runs, ~15 min
+#   QUICK=1 bash bench/run.sh   # smoke test: 64 MiB, 1 run, writes bench/work/RESULTS-quick.md
+#   SIZE=256MiB RUNS=5 bash bench/run.sh
+#
+# 1. `convbatch gen --seed 42` writes a SIZE archive (plain JSONL), and
+#    `zstd -3 -T0` a compressed copy, under bench/data (kept, ignored by git).
+# 2. DuckDB (npm @duckdb/node-api) is installed into bench/data/duckdb; the
+#    peer runs bench/duckdb_extract.sql through bench/duckdb.mjs, as its own
+#    process.
+# 3. Each case runs RUNS times, interleaved (case 1..n, then again), under
+#    /usr/bin/time: medians of wall time, CPU (user+sys) and peak RSS.
+# 4. Scaling: `run --tables none --archive none` at -j 1 and -j 2, and
+#    `extract` at SIZE/4, SIZE and 4*SIZE (one run each).
+# 5. bench/jcsbench: our RFC 8785 canonicalizer against gowebpki/jcs.
+# Everything lands in bench/RESULTS.md (RESULTS overrides the path).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${QUICK:-0}" = 1 ]; then
+  SIZE=${SIZE:-64MiB}
+  RUNS=${RUNS:-1}
+  SCALE_SIZES=${SCALE_SIZES:-"16MiB 64MiB 256MiB"}
+  RESULTS=${RESULTS:-bench/work/RESULTS-quick.md}
+fi
 SIZE=${SIZE:-1GiB}
 RUNS=${RUNS:-3}
+SCALE_SIZES=${SCALE_SIZES:-"256MiB 1GiB 4GiB"}
+RESULTS=${RESULTS:-bench/RESULTS.md}
 DATA=${DATA:-bench/data}
 WORK=${WORK:-bench/work}
+DUCKDB_VERSION=${DUCKDB_VERSION:-1.5.6-r.1}
 BIN=bin/convbatch
-command -v zstd >/dev/null || { echo "bench: the zstd command is needed" >&2; exit 2; }
+export DUCKDB_NODE_DIR="$DATA/duckdb"
+
+need() { command -v "$1" >/dev/null || { echo "bench: the $1 command is needed${2:+ ($2)}" >&2; exit 2; }; }
+need zstd; need jq; need node; need npm; need python3; need go
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is needed (apt-get install time)" >&2; exit 2; }
+log() { printf '%s bench: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
 go build -o "$BIN" ./cmd/convbatch
 mkdir -p "$DATA" "$WORK"
+
+# gen_archive SIZE: bench/data/bench-SIZE.jsonl (+ .keys.json, .expect.json) and .zst
+gen_archive() {
+  local plain="$DATA/bench-$1.jsonl"
+  if [ ! -f "$plain" ] || [ ! -f "$plain.keys.json" ]; then
+    log "generating $plain"
+    "$BIN" gen -o "$plain" --bytes "$1" --seed 42
+    rm -f "$plain.zst"
+  fi
+  if [ ! -f "$plain.zst" ]; then
+    log "compressing $plain"
+    zstd -q -T0 -3 -f "$plain" -o "$plain.zst"
+  fi
+}
+
+# DuckDB, installed once under bench/data (ignored by git).
+if [ ! -f "$DUCKDB_NODE_DIR/node_modules/@duckdb/node-api/package.json" ]; then
+  log "installing @duckdb/node-api@$DUCKDB_VERSION into $DUCKDB_NODE_DIR"
+  mkdir -p "$DUCKDB_NODE_DIR"
+  [ -f "$DUCKDB_NODE_DIR/package.json" ] || echo '{"private": true}' > "$DUCKDB_NODE_DIR/package.json"
+  (cd "$DUCKDB_NODE_DIR" && npm install --no-audit --no-fund --loglevel=error "@duckdb/node-api@$DUCKDB_VERSION")
+fi
+duckdb_version=$(node bench/duckdb.mjs --version)
+
+gen_archive "$SIZE"
 plain="$DATA/bench-$SIZE.jsonl"
 zst="$plain.zst"
-if [ ! -f "$plain" ]; then
-  "$BIN" gen -o "$plain" --bytes "$SIZE" --seed 42
-fi
-if [ ! -f "$zst" ]; then
-  zstd -q -T0 -3 -f "$plain" -o "$zst"
-fi
+keys="$plain.keys.json"
 bytes=$(stat -c %s "$plain")
+zbytes=$(stat -c %s "$zst")
 
+# The cases, in the order they run in each round. $WORK/out-NAME is each
+# case's output directory, emptied before every run.
 declare -A CMDS=(
+  [run-full-zst]="$BIN run -o $WORK/out-run-full-zst --keys $keys --tables all --archive zst --progress never $zst"
+  [run-verify-zst]="$BIN run -o $WORK/out-run-verify-zst --tables none --archive none --progress never $zst"
+  [extract-zst]="$BIN extract -o $WORK/out-extract-zst --tables usage,conversations --progress never $zst"
+  [extract-plain]="$BIN extract -o $WORK/out-extract-plain --tables usage,conversations --progress never $plain"
+  [duckdb-zst]="node bench/duckdb.mjs bench/duckdb_extract.sql input=$zst out=$WORK/out-duckdb-zst"
+  [duckdb-plain]="node bench/duckdb.mjs bench/duckdb_extract.sql input=$plain out=$WORK/out-duckdb-plain"
+  [jq-zst]="set -o pipefail; zstd -dc $zst | jq -n -c -f bench/cost_by_provider.jq"
   [floor-zstd-dc]="zstd -dc $zst > /dev/null"
-  [run-zst-archive-on]="$BIN run -o $WORK/o1 --tables none --progress never $zst"
-  [run-zst-archive-none]="$BIN run -o $WORK/o2 --tables none --archive none --progress never $zst"
-  [run-plain-archive-on]="$BIN run -o $WORK/o3 --tables none --progress never $plain"
-  [run-plain-archive-none]="$BIN run -o $WORK/o4 --tables none --archive none --progress never $plain"
 )
-order=(floor-zstd-dc run-zst-archive-on run-zst-archive-none run-plain-archive-on run-plain-archive-none)
+order=(run-full-zst run-verify-zst extract-zst extract-plain duckdb-zst duckdb-plain jq-zst floor-zstd-dc)
+
+# measure TSV NAME CMD: one run under /usr/bin/time; stdout and stderr kept in
+# $WORK/NAME.log. convbatch's exit code 1 (completed with findings) is fine.
+measure() {
+  local tsv=$1 name=$2 cmd=$3 rc=0
+  rm -rf "$WORK/out-$name"
+  mkdir -p "$WORK/out-$name"
+  /usr/bin/time -f "$name\t%e\t%U\t%S\t%M" -a -o "$tsv" bash -c "$cmd" >"$WORK/$name.log" 2>&1 || rc=$?
+  if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
+    echo "bench: $name failed (exit $rc): $cmd" >&2
+    tail -5 "$WORK/$name.log" >&2
+    exit 1
+  fi
+}
+
 tsv="$WORK/times.tsv"
 : > "$tsv"
 for i in $(seq "$RUNS"); do
   for name in "${order[@]}"; do
-    rm -rf "$WORK"/o?
-    /usr/bin/time -f "$name\t%e\t%U\t%S\t%M" -a -o "$tsv" bash -c "${CMDS[$name]}" >/dev/null 2>&1 || {
-      rc=$?; [ $rc -eq 1 ] || { echo "bench: $name failed ($rc)" >&2; exit 1; }; }
+    log "round $i/$RUNS: $name"
+    measure "$tsv" "$name" "${CMDS[$name]}"
   done
 done
-rm -rf "$WORK"/o?
 
-python3 - "$tsv" "$bytes" "$SIZE" "$RUNS" "${order[@]}" > bench/RESULTS.md <<'PY'
-import statistics, sys, collections, subprocess, platform, os
-tsv, nbytes, size, runs, order = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
-rows = collections.defaultdict(list)
-for line in open(tsv):
-    name, wall, user, sys_, rss = line.rstrip("\n").split("\t")
-    rows[name].append((float(wall), float(user) + float(sys_), int(rss)))
-med = {n: (statistics.median(w for w, _, _ in v), statistics.median(c for _, c, _ in v), statistics.median(r for _, _, r in v)) for n, v in rows.items()}
-floor = med["floor-zstd-dc"][0]
-cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")]
-print("# Streaming spine benchmark\n")
-print(f"Machine: {len(cpu)} cores, {cpu[0] if cpu else 'unknown CPU'}; Go {subprocess.run(['go','env','GOVERSION'],capture_output=True,text=True).stdout.strip()}.")
-print(f"Input: `convbatch gen --bytes {size} --seed 42`, {nbytes/1e6:.0f} MB of uncompressed JSONL; zstd copy made with `zstd -3`.")
-print(f"Each case ran {runs} times, interleaved; medians shown. MB/s is uncompressed JSON bytes per wall second.\n")
-print("| case | wall s | CPU s | MB/s | peak RSS MiB | wall vs zstd -dc floor |")
-print("|---|---:|---:|---:|---:|---:|")
-for n in order:
-    w, c, r = med[n]
-    print(f"| {n} | {w:.2f} | {c:.2f} | {nbytes/1e6/w:.0f} | {r/1024:.0f} | {w/floor:.2f}x |")
-print("\nCommands (rerun with `make bench`, or `SIZE=256MiB RUNS=5 bash bench/run.sh`):\n")
-PY
-for name in "${order[@]}"; do echo "- \`$name\`: \`${CMDS[$name]}\`" >> bench/RESULTS.md; done
-cat bench/RESULTS.md
+# Row counts and content: convbatch's tables (last round) against DuckDB's.
+log "comparing the tables"
+counts=$(node bench/duckdb.mjs bench/duckdb_compare.sql \
+  cb="$WORK/out-extract-zst/tables" dd="$WORK/out-duckdb-zst")
+duckdb_rows=$(grep -h '^rows' "$WORK/duckdb-zst.log" | tail -1)
+cat "$WORK/jq-zst.log" > "$WORK/jq-result.txt"
+
+# Scaling.
+scale_tsv="$WORK/scaling.tsv"
+: > "$scale_tsv"
+for j in 1 2; do
+  log "scaling: run -j $j"
+  measure "$scale_tsv" "run-verify-j$j" "$BIN run -o $WORK/out-run-verify-j$j -j $j --tables none --archive none --progress never $zst"
+done
+scale_docs=()
+for s in $SCALE_SIZES; do
+  gen_archive "$s"
+  log "scaling: extract $s"
+  measure "$scale_tsv" "extract-$s" "$BIN extract -o $WORK/out-extract-$s --tables usage,conversations --progress never $DATA/bench-$s.jsonl.zst"
+  scale_docs+=("$s=$(stat -c %s "$DATA/bench-$s.jsonl"):$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["totals"]["documents"])' "$WORK/out-extract-$s/report.json")")
+  rm -rf "$WORK/out-extract-$s"
+done
+
+log "jcsbench"
+jcs=$(go run ./bench/jcsbench -in "$plain" -mb 64 -rounds 5)
+
+# The report.
+cmds_file="$WORK/commands.txt"
+: > "$cmds_file"
+for name in "${order[@]}"; do printf '%s\t%s\n' "$name" "${CMDS[$name]}" >> "$cmds_file"; done
+printf '%s\t%s\n' run-verify-j1 "$BIN run -o OUT -j 1 --tables none --archive none --progress never $zst" >> "$cmds_file"
+printf '%s\t%s\n' run-verify-j2 "$BIN run -o OUT -j 2 --tables none --archive none --progress never $zst" >> "$cmds_file"
+printf '%s\t%s\n' extract-SIZE "$BIN extract -o OUT --tables usage,conversations --progress never $DATA/bench-SIZE.jsonl.zst" >> "$cmds_file"
+
+mkdir -p "$(dirname "$RESULTS")"
+python3 bench/report.py \
+  --tsv "$tsv" --scaling "$scale_tsv" --commands "$cmds_file" \
+  --bytes "$bytes" --zbytes "$zbytes" --size "$SIZE" --runs "$RUNS" \
+  --duckdb-version "$duckdb_version" --duckdb-rows "$duckdb_rows" --counts "$counts" \
+  --jq "$WORK/jq-result.txt" --jcs "$jcs" --scale-docs "${scale_docs[@]}" > "$RESULTS"
+for name in "${order[@]}"; do rm -rf "$WORK/out-$name"; done
+rm -rf "$WORK"/out-run-verify-j?
+log "wrote $RESULTS"
+cat "$RESULTS"
