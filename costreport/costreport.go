@@ -178,7 +178,9 @@ type FileError struct {
 	Err  error
 }
 
+// Error names the file and the cause.
 func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+// Unwrap returns the cause.
 func (e *FileError) Unwrap() error { return e.Err }
 
 // Option configures an Aggregator.

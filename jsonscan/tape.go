@@ -85,11 +85,15 @@ const (
 // Error is a parse failure with the byte offset in the document where it was
 // found. It never carries document content.
 type Error struct {
-	Code   Code
+	// Code classifies the failure.
+	Code Code
+	// Offset is the byte in the document where it was found.
 	Offset int
-	Msg    string
+	// Msg says what was found there, never quoting the document.
+	Msg string
 }
 
+// Error describes the failure and its position.
 func (e *Error) Error() string {
 	return fmt.Sprintf("json: %s at byte %d", e.Msg, e.Offset)
 }

@@ -11,13 +11,21 @@ import (
 // holds positions and codes only, never content; the line's bytes are in
 // rejects.bin at DataOffset.
 type Reject struct {
-	File       string `json:"file"`
-	Line       int64  `json:"line"`
-	Offset     int64  `json:"offset"`
-	Reason     string `json:"reason"`
-	Column     int    `json:"column"`
-	Length     int64  `json:"length"`
-	DataOffset int64  `json:"data_offset"`
+	// File is the input as named on the command line.
+	File string `json:"file"`
+	// Line is the 1-based line number.
+	Line int64 `json:"line"`
+	// Offset is the line's byte offset in the decompressed input.
+	Offset int64 `json:"offset"`
+	// Reason is the reject reason code (docs/FORMAT.md).
+	Reason string `json:"reason"`
+	// Column is the 1-based byte in the line where the fault was found, 0
+	// when it concerns the whole line.
+	Column int `json:"column"`
+	// Length is the line's length in bytes, CR included, LF not.
+	Length int64 `json:"length"`
+	// DataOffset locates the line's exact bytes in rejects.bin.
+	DataOffset int64 `json:"data_offset"`
 }
 
 // RejectWriter writes the rejects index and the exact bytes of each reject.

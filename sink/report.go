@@ -8,10 +8,14 @@ import (
 // Counts are the accounting counters of one input or of the whole run. The
 // accounting law is Lines = Documents + Rejects + Blank.
 type Counts struct {
-	Lines     int64 `json:"lines"`
+	// Lines counts every line framed (a .json input is one line).
+	Lines int64 `json:"lines"`
+	// Documents counts the lines that passed the core checks.
 	Documents int64 `json:"documents"`
-	Rejects   int64 `json:"rejects"`
-	Blank     int64 `json:"blank"`
+	// Rejects counts the lines set aside in rejects/.
+	Rejects int64 `json:"rejects"`
+	// Blank counts lines of only spaces, tabs and CRs.
+	Blank int64 `json:"blank"`
 	// BytesIn counts the decompressed bytes read, terminators included.
 	BytesIn int64 `json:"bytes_in"`
 }
@@ -30,6 +34,7 @@ func (c Counts) Balanced() bool { return c.Lines == c.Documents+c.Rejects+c.Blan
 
 // InputReport is the report of one input.
 type InputReport struct {
+	// Path is the input as named on the command line.
 	Path string `json:"path"`
 	Counts
 	// BytesRead counts the bytes read from the file itself (compressed for
@@ -43,30 +48,44 @@ type InputReport struct {
 
 // InputFault describes an input that ended early.
 type InputFault struct {
+	// Reason is open-error, read-error, zstd-corrupt, zstd-checksum or
+	// zstd-window-too-large.
 	Reason string `json:"reason"`
-	Offset int64  `json:"offset"`
+	// Offset is the decompressed byte offset reached when it happened.
+	Offset int64 `json:"offset"`
 }
 
 // Extensions counts declared extension names over the documents.
 type Extensions struct {
+	// Declared counts the documents declaring each registered extension.
 	Declared map[string]int64 `json:"declared"`
-	Unknown  map[string]int64 `json:"unknown"`
+	// Unknown counts the documents declaring each unknown name.
+	Unknown map[string]int64 `json:"unknown"`
 }
 
 // Report is OUT/report.json. It holds counts, paths, codes and settings,
 // never document content.
 type Report struct {
-	Tool            string           `json:"tool"`
-	Version         string           `json:"version"`
-	StartedAt       string           `json:"started_at"`
-	FinishedAt      string           `json:"finished_at"`
-	DurationSeconds float64          `json:"duration_seconds"`
-	Settings        Settings         `json:"settings"`
-	Inputs          []InputReport    `json:"inputs"`
-	Totals          Counts           `json:"totals"`
+	// Tool and Version name the program that wrote the report.
+	Tool    string `json:"tool"`
+	Version string `json:"version"`
+	// StartedAt and FinishedAt are RFC 3339 UTC times; DurationSeconds is
+	// the wall time between them.
+	StartedAt       string  `json:"started_at"`
+	FinishedAt      string  `json:"finished_at"`
+	DurationSeconds float64 `json:"duration_seconds"`
+	// Settings are the limits and choices in force.
+	Settings Settings `json:"settings"`
+	// Inputs are the per-input counts, in input order.
+	Inputs []InputReport `json:"inputs"`
+	// Totals are the counts over all inputs.
+	Totals Counts `json:"totals"`
+	// RejectsByReason counts rejects by reason code (docs/FORMAT.md).
 	RejectsByReason map[string]int64 `json:"rejects_by_reason"`
-	Warnings        map[string]int64 `json:"warnings"`
-	Extensions      Extensions       `json:"extensions"`
+	// Warnings counts warnings by code (docs/FORMAT.md).
+	Warnings map[string]int64 `json:"warnings"`
+	// Extensions counts declared extension names.
+	Extensions Extensions `json:"extensions"`
 	// Transcripts counts documents with and without a transcript hash.
 	Transcripts Transcripts `json:"transcripts"`
 	// Receipts summarizes the receipts' verdicts.
@@ -79,19 +98,29 @@ type Report struct {
 
 // Settings are the limits and choices the run used.
 type Settings struct {
-	Workers       int      `json:"workers"`
-	MaxDocBytes   int64    `json:"max_doc_bytes"`
-	MaxDepth      int      `json:"max_depth"`
-	ZstdMaxWindow uint64   `json:"zstd_max_window"`
-	Strict        bool     `json:"strict"`
-	Archive       string   `json:"archive"`
-	Tables        []string `json:"tables"`
-	Handlers      []string `json:"handlers"`
+	// Workers is the size of the worker pool.
+	Workers int `json:"workers"`
+	// MaxDocBytes is the size cap of one line.
+	MaxDocBytes int64 `json:"max_doc_bytes"`
+	// MaxDepth is the JSON nesting limit.
+	MaxDepth int `json:"max_depth"`
+	// ZstdMaxWindow is the largest zstd window accepted.
+	ZstdMaxWindow uint64 `json:"zstd_max_window"`
+	// Strict is set when a BOM is refused instead of dropped.
+	Strict bool `json:"strict"`
+	// Archive is the write-back format (zst, jsonl or none).
+	Archive string `json:"archive"`
+	// Tables are the tables written.
+	Tables []string `json:"tables"`
+	// Handlers are the document handlers, in the order they ran.
+	Handlers []string `json:"handlers"`
 }
 
 // Transcripts counts transcript hashes.
 type Transcripts struct {
-	Hashed     int64 `json:"hashed"`
+	// Hashed counts documents with a transcript hash.
+	Hashed int64 `json:"hashed"`
+	// Unhashable counts documents canonical JSON refuses.
 	Unhashable int64 `json:"unhashable"`
 }
 

@@ -24,10 +24,12 @@ type InputError struct {
 	Err error
 }
 
+// Error names the input, the position and the cause.
 func (e *InputError) Error() string {
 	return fmt.Sprintf("%s: byte %d: %s: %v", e.Path, e.Offset, e.Reason, e.Err)
 }
 
+// Unwrap returns the cause.
 func (e *InputError) Unwrap() error { return e.Err }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
