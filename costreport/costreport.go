@@ -180,6 +180,7 @@ type FileError struct {
 
 // Error names the file and the cause.
 func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+
 // Unwrap returns the cause.
 func (e *FileError) Unwrap() error { return e.Err }
 
