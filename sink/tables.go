@@ -437,40 +437,31 @@ func dataSize(d arrow.ArrayData) int64 {
 	return n
 }
 
+// nullable is a builder of one Arrow type that takes nulls.
+type nullable[T any] interface {
+	Append(T)
+	AppendNull()
+}
+
+// appendOpt appends v, or a null when v is not valid.
+func appendOpt[T any](b nullable[T], v transform.Opt[T]) {
+	if v.Valid {
+		b.Append(v.V)
+	} else {
+		b.AppendNull()
+	}
+}
+
 func optString(b array.Builder, v transform.Opt[string]) {
-	sb := b.(*array.StringBuilder)
-	if v.Valid {
-		sb.Append(v.V)
-	} else {
-		sb.AppendNull()
-	}
+	appendOpt(b.(*array.StringBuilder), v)
 }
 
-func optInt64(b array.Builder, v transform.Opt[int64]) {
-	ib := b.(*array.Int64Builder)
-	if v.Valid {
-		ib.Append(v.V)
-	} else {
-		ib.AppendNull()
-	}
-}
+func optInt64(b array.Builder, v transform.Opt[int64]) { appendOpt(b.(*array.Int64Builder), v) }
 
-func optInt32(b array.Builder, v transform.Opt[int32]) {
-	ib := b.(*array.Int32Builder)
-	if v.Valid {
-		ib.Append(v.V)
-	} else {
-		ib.AppendNull()
-	}
-}
+func optInt32(b array.Builder, v transform.Opt[int32]) { appendOpt(b.(*array.Int32Builder), v) }
 
 func optFloat64(b array.Builder, v transform.Opt[float64]) {
-	fb := b.(*array.Float64Builder)
-	if v.Valid {
-		fb.Append(v.V)
-	} else {
-		fb.AppendNull()
-	}
+	appendOpt(b.(*array.Float64Builder), v)
 }
 
 func optTimestamp(b array.Builder, v transform.Opt[int64]) {
