@@ -2,7 +2,6 @@ package jsonscan
 
 import (
 	"encoding/binary"
-	"unicode/utf8"
 )
 
 // parser walks the bytes once, appending tokens to the tape.
@@ -155,10 +154,8 @@ func (p *parser) str(i int) (int, error) {
 // index just past its closing quote and whether it holds an escape.
 func (p *parser) scanString(i int) (int, bool, error) {
 	d := p.data
-	start := i
 	i++
 	escaped := false
-	var nonASCII uint64
 	for {
 		// Eight bytes at a time while all are plain ASCII: no quote, no
 		// backslash, no control character, nothing at or above 0x80.
@@ -169,7 +166,6 @@ func (p *parser) scanString(i int) (int, bool, error) {
 			if m&msb != 0 {
 				break
 			}
-			nonASCII |= w
 			i += 8
 		}
 		if i >= len(d) {
@@ -177,7 +173,6 @@ func (p *parser) scanString(i int) (int, bool, error) {
 		}
 		c := d[i]
 		if !strStop[c] {
-			nonASCII |= uint64(c)
 			i++
 			continue
 		}
@@ -203,17 +198,6 @@ func (p *parser) scanString(i int) (int, bool, error) {
 		default:
 			return i, false, p.fail(ErrSyntax, i, "invalid escape")
 		}
-	}
-	if nonASCII&msb != 0 && !utf8.Valid(d[start:i]) {
-		off := start
-		for off < i {
-			r, n := utf8.DecodeRune(d[off:i])
-			if r == utf8.RuneError && n == 1 {
-				break
-			}
-			off += n
-		}
-		return i, false, p.fail(ErrInvalidUTF8, off, "invalid UTF-8 in string")
 	}
 	return i, escaped, nil
 }
