@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/binary"
 )
 
@@ -156,32 +157,66 @@ func (p *parser) scanString(i int) (int, bool, error) {
 	d := p.data
 	i++
 	escaped := false
+	// quote is the position of the next '"' at or after i once a long run
+	// has made it worth looking up with the vectorized IndexByte; -1 before.
+	quote := -1
 	for {
-		// Eight bytes at a time while all are plain ASCII: no quote, no
-		// backslash, no control character, nothing at or above 0x80.
-		for i+8 <= len(d) {
+		// Short runs (member names, small values): eight bytes at a time,
+		// at most twice, looking for a quote, a backslash or a control
+		// character.
+		n := 0
+		for ; n < 2 && i+8 <= len(d); n++ {
 			w := binary.LittleEndian.Uint64(d[i:])
 			q, b := w^(lsb*'"'), w^(lsb*'\\')
-			m := ((q - lsb) &^ q) | ((b - lsb) &^ b) | ((w - lsb*0x20) &^ w)
-			if m&msb != 0 {
+			if ((q-lsb)&^q|(b-lsb)&^b|(w-lsb*0x20)&^w)&msb != 0 {
 				break
 			}
 			i += 8
+		}
+		if n == 2 {
+			// A long run: find the closing quote and the next backslash
+			// with IndexByte, then check only for control characters.
+			if quote < i {
+				if q := bytes.IndexByte(d[i:], '"'); q >= 0 {
+					quote = i + q
+				} else {
+					quote = len(d)
+				}
+			}
+			stop := quote
+			if b := bytes.IndexByte(d[i:quote], '\\'); b >= 0 {
+				stop = i + b
+			}
+			for i+8 <= stop {
+				w := binary.LittleEndian.Uint64(d[i:])
+				if (w-lsb*0x20)&^w&msb != 0 {
+					break
+				}
+				i += 8
+			}
+			for i < stop && d[i] >= 0x20 {
+				i++
+			}
+			if i < stop {
+				return i, false, p.fail(ErrSyntax, i, "control character in string")
+			}
+		} else {
+			for i < len(d) && !strStop[d[i]] {
+				i++
+			}
 		}
 		if i >= len(d) {
 			return i, false, p.fail(ErrSyntax, i, "unterminated string")
 		}
 		c := d[i]
-		if !strStop[c] {
-			i++
-			continue
-		}
 		if c == '"' {
-			i++
-			break
+			return i + 1, escaped, nil
 		}
 		if c != '\\' {
-			return i, false, p.fail(ErrSyntax, i, "control character in string")
+			if c < 0x20 {
+				return i, false, p.fail(ErrSyntax, i, "control character in string")
+			}
+			continue
 		}
 		escaped = true
 		if i+1 >= len(d) {
@@ -199,7 +234,6 @@ func (p *parser) scanString(i int) (int, bool, error) {
 			return i, false, p.fail(ErrSyntax, i, "invalid escape")
 		}
 	}
-	return i, escaped, nil
 }
 
 // lsb and msb have the lowest and highest bit of each byte of a word set.
