@@ -118,7 +118,7 @@ func (t *Tape) Parse(data []byte, maxDepth int) error {
 	// standard library's, and checking once here is cheaper than checking
 	// string by string while scanning.
 	if !asmutf8.Valid(data) {
-		return &Error{Code: ErrInvalidUTF8, Offset: firstInvalidUTF8(data), Msg: "invalid UTF-8"}
+		return &Error{Code: ErrInvalidUTF8, Offset: FirstInvalidUTF8(data), Msg: "invalid UTF-8"}
 	}
 	p := parser{t: t, data: data}
 	i := p.skipWS(0)
@@ -292,9 +292,9 @@ func duplicateIn(keys [][]byte) int {
 	return best
 }
 
-// firstInvalidUTF8 returns the offset of the first byte that does not start
-// a valid UTF-8 sequence.
-func firstInvalidUTF8(p []byte) int {
+// FirstInvalidUTF8 returns the offset of the first byte that does not start
+// a valid UTF-8 sequence (len(p) when there is none).
+func FirstInvalidUTF8(p []byte) int {
 	for i := 0; i < len(p); {
 		if p[i] < utf8.RuneSelf {
 			i++

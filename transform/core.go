@@ -59,7 +59,7 @@ func (CoreJSON) Handle(d *Doc, res *Result) {
 		}
 		if perr == nil || perr.Code != jsonscan.ErrDuplicateKey {
 			if !utf8.Valid(data) {
-				res.Reject, res.Column = ReasonInvalidUTF8, column(d, firstInvalidUTF8(data))
+				res.Reject, res.Column = ReasonInvalidUTF8, column(d, jsonscan.FirstInvalidUTF8(data))
 				return
 			}
 		}
@@ -97,21 +97,6 @@ func column(d *Doc, off int) int {
 		off += 3
 	}
 	return off + 1
-}
-
-func firstInvalidUTF8(p []byte) int {
-	for i := 0; i < len(p); {
-		if p[i] < utf8.RuneSelf {
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(p[i:])
-		if r == utf8.RuneError && n == 1 {
-			return i
-		}
-		i += n
-	}
-	return 0
 }
 
 // CoreDocument checks the core v1 document rules: id, messages, roles and the
