@@ -4,6 +4,7 @@ import (
 	"math/big"
 	"regexp"
 	"testing"
+	"time"
 )
 
 func TestExactInt(t *testing.T) {
@@ -74,3 +75,37 @@ func validNumber(s string) bool {
 }
 
 var numberRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$`)
+
+// FuzzTimeMicros: every accepted date-time converts to the instant Go's
+// time parser gives (after normalising what it does not take).
+func FuzzTimeMicros(f *testing.F) {
+	for _, s := range []string{"2026-11-30T04:24:53.1234567Z", "1970-01-01T01:00:00+01:00", "2016-12-31T23:59:60Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		us, ok := TimeMicros([]byte(s))
+		if !ok {
+			return
+		}
+		b := []byte(s)
+		b[10] = 'T'
+		if b[len(b)-1] == 'z' {
+			b[len(b)-1] = 'Z'
+		}
+		leap := string(b[17:19]) == "60"
+		if leap {
+			b[17], b[18] = '5', '9'
+		}
+		ref, err := time.Parse(time.RFC3339Nano, string(b))
+		if err != nil {
+			t.Fatalf("%q: time.Parse: %v", b, err)
+		}
+		want := ref.UnixMicro()
+		if leap {
+			want += 1_000_000
+		}
+		if us != want {
+			t.Fatalf("%q: %d, want %d", s, us, want)
+		}
+	})
+}

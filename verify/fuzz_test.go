@@ -55,3 +55,21 @@ func depth(t *jsonscan.Tape) int {
 	}
 	return best
 }
+
+// FuzzParseKeyring: arbitrary bytes never panic; an accepted keyring has
+// only well-formed keys.
+func FuzzParseKeyring(f *testing.F) {
+	f.Add([]byte(`{"envelope_keys":[{"algorithm":"ed25519","public_key":"11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="}],"agents":{}}`))
+	f.Add([]byte(`{"agents":{"a":[],"a":[]}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		kr, err := ParseKeyring(b)
+		if err != nil {
+			return
+		}
+		for _, k := range kr.EnvelopeKeys {
+			if alg, ok := LookupAlgorithm(k.Algorithm); !ok || len(k.raw) != alg.Scheme.PublicKeySize() {
+				t.Fatalf("accepted a malformed envelope key")
+			}
+		}
+	})
+}
