@@ -20,37 +20,20 @@ import (
 // when that is already canonical: callers only hash or sign the result.
 var canonicalize = verify.Canonicalize
 
-// Receipt reasons, in docs/FORMAT.md order ("Receipt reason codes").
+// Receipt reasons are verify's codes (docs/FORMAT.md, "Receipt reason
+// codes"): gen decides which apply by how it built each receipt, and
+// names and orders them with the one table the project has.
 const (
-	rsReceiptMalformed = iota
-	rsAlgorithmUnknown
-	rsPublicKeyMalformed
-	rsSignatureMalformed
-	rsPayloadHashMismatch
-	rsSignatureInvalid
-	rsSignedAtInvalid
-	rsTranscriptsMismatch
-	rsTranscriptRefMalformed
-	rsTranscriptHashMismatch
-	rsTranscriptUnhashable
-	rsTranscriptMissing
-	rsTranscriptAmbiguous
-	rsQuorumMalformed
-	rsQuorumNotMet
-	rsEnvelopeKeyNotPinned
-	rsStatementKeyNotPinned
-	numReceiptReasons
+	rsPayloadHashMismatch    = verify.PayloadHashMismatch
+	rsSignatureInvalid       = verify.SignatureInvalid
+	rsTranscriptsMismatch    = verify.TranscriptsMismatch
+	rsTranscriptHashMismatch = verify.TranscriptHashMismatch
+	rsTranscriptUnhashable   = verify.TranscriptUnhashable
+	rsTranscriptMissing      = verify.TranscriptMissing
+	rsTranscriptAmbiguous    = verify.TranscriptAmbiguous
+	rsQuorumNotMet           = verify.QuorumNotMet
+	rsEnvelopeKeyNotPinned   = verify.EnvelopeKeyNotPinned
 )
-
-var receiptReasonNames = [numReceiptReasons]string{
-	"receipt-malformed", "algorithm-unknown", "public-key-malformed", "signature-malformed",
-	"payload-hash-mismatch", "signature-invalid", "signed-at-invalid", "transcripts-mismatch",
-	"transcript-ref-malformed", "transcript-hash-mismatch", "transcript-unhashable",
-	"transcript-missing", "transcript-ambiguous", "quorum-malformed", "quorum-not-met",
-	"envelope-key-not-pinned", "statement-key-not-pinned",
-}
-
-const incompleteReasons = 1<<rsTranscriptMissing | 1<<rsTranscriptAmbiguous
 
 // Tamper kinds, drawn evenly. Each lists its exact reasons (with a keyring;
 // without one, unpinned-key is valid):
@@ -688,21 +671,19 @@ func (g *generator) resolve(e *Expect) {
 
 func tallyReceipt(t *ReceiptTotals, reasons uint32, stmtInvalid int64) (string, []string) {
 	t.StatementsInvalid += stmtInvalid
-	codes := []string{}
-	for i := 0; i < numReceiptReasons; i++ {
-		if reasons&(1<<i) != 0 {
-			codes = append(codes, receiptReasonNames[i])
-			t.Reasons[receiptReasonNames[i]]++
-		}
+	set := verify.Reasons(reasons)
+	codes := set.Codes()
+	for _, code := range codes {
+		t.Reasons[code]++
 	}
-	switch {
-	case reasons == 0:
+	status := set.Status()
+	switch status {
+	case verify.StatusValid:
 		t.Valid++
-		return "valid", codes
-	case reasons&^incompleteReasons == 0:
+	case verify.StatusIncomplete:
 		t.Incomplete++
-		return "incomplete", codes
+	default:
+		t.Invalid++
 	}
-	t.Invalid++
-	return "invalid", codes
+	return string(status), codes
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/cloudflare/circl/sign/ed25519"
 	"github.com/cloudflare/circl/sign/mldsa/mldsa65"
 	"github.com/gowebpki/jcs"
+
+	"github.com/convbatch/convbatch/verify"
 )
 
 // This file is an independent reading of the consensus-receipt profile of
@@ -274,7 +276,8 @@ func verifyReceipts(docs []*tdoc, kr *tkeyring) (with, without ReceiptTotals, li
 			keyReasons["envelope-key-not-pinned"] = true
 		}
 		var rw, rwo uint32
-		for i, name := range receiptReasonNames {
+		for i := range 32 {
+			name := verify.Reason(i).String()
 			if reasons[name] {
 				rw |= 1 << i
 				rwo |= 1 << i
@@ -284,33 +287,11 @@ func verifyReceipts(docs []*tdoc, kr *tkeyring) (with, without ReceiptTotals, li
 			}
 		}
 		re := ReceiptExpect{ConversationID: d.id, Line: d.line, Algorithm: alg}
-		re.Status, re.Reasons = tallyReceiptTest(&with, rw, stmtInvalid)
-		re.StatusWithoutKeys, re.ReasonsWithoutKeys = tallyReceiptTest(&without, rwo, stmtInvalid)
+		re.Status, re.Reasons = tallyReceipt(&with, rw, stmtInvalid)
+		re.StatusWithoutKeys, re.ReasonsWithoutKeys = tallyReceipt(&without, rwo, stmtInvalid)
 		list = append(list, re)
 	}
 	return
-}
-
-func tallyReceiptTest(t *ReceiptTotals, reasons uint32, stmtInvalid int64) (string, []string) {
-	t.StatementsInvalid += stmtInvalid
-	codes := []string{}
-	for i, name := range receiptReasonNames {
-		if reasons&(1<<i) != 0 {
-			codes = append(codes, name)
-			t.Reasons[name]++
-		}
-	}
-	incomplete := uint32(1<<rsTranscriptMissing | 1<<rsTranscriptAmbiguous)
-	switch {
-	case reasons == 0:
-		t.Valid++
-		return "valid", codes
-	case reasons&^incomplete == 0:
-		t.Incomplete++
-		return "incomplete", codes
-	}
-	t.Invalid++
-	return "invalid", codes
 }
 
 // tamperReasons are the exact reasons (with keys) of each tamper kind when
