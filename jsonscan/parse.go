@@ -1,8 +1,8 @@
 package jsonscan
 
 import (
-	"bytes"
 	"encoding/binary"
+	"math/bits"
 )
 
 // parser walks the bytes once, appending tokens to the tape.
@@ -157,9 +157,6 @@ func (p *parser) scanString(i int) (int, bool, error) {
 	d := p.data
 	i++
 	escaped := false
-	// quote is the position of the next '"' at or after i once a long run
-	// has made it worth looking up with the vectorized IndexByte; -1 before.
-	quote := -1
 	for {
 		// Short runs (member names, small values): eight bytes at a time,
 		// at most twice, looking for a quote, a backslash or a control
@@ -168,38 +165,17 @@ func (p *parser) scanString(i int) (int, bool, error) {
 		for ; n < 2 && i+8 <= len(d); n++ {
 			w := binary.LittleEndian.Uint64(d[i:])
 			q, b := w^(lsb*'"'), w^(lsb*'\\')
-			if ((q-lsb)&^q|(b-lsb)&^b|(w-lsb*0x20)&^w)&msb != 0 {
+			if m := ((q-lsb)&^q | (b-lsb)&^b | (w-lsb*0x20)&^w) & msb; m != 0 {
+				// The lowest flagged byte is exact: false positives
+				// only follow a true one.
+				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			i += 8
 		}
 		if n == 2 {
-			// A long run: find the closing quote and the next backslash
-			// with IndexByte, then check only for control characters.
-			if quote < i {
-				if q := bytes.IndexByte(d[i:], '"'); q >= 0 {
-					quote = i + q
-				} else {
-					quote = len(d)
-				}
-			}
-			stop := quote
-			if b := bytes.IndexByte(d[i:quote], '\\'); b >= 0 {
-				stop = i + b
-			}
-			for i+8 <= stop {
-				w := binary.LittleEndian.Uint64(d[i:])
-				if (w-lsb*0x20)&^w&msb != 0 {
-					break
-				}
-				i += 8
-			}
-			for i < stop && d[i] >= 0x20 {
-				i++
-			}
-			if i < stop {
-				return i, false, p.fail(ErrSyntax, i, "control character in string")
-			}
+			// A long run: one vector pass finds its end.
+			i += indexStop(d[i:])
 		} else {
 			for i < len(d) && !strStop[d[i]] {
 				i++

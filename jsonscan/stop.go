@@ -1,0 +1,19 @@
+package jsonscan
+
+import "encoding/binary"
+
+// indexStopGeneric is indexStop in portable Go: eight bytes at a time, then
+// byte by byte. The vector kernels hand it their tail.
+func indexStopGeneric(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q, s := w^(lsb*'"'), w^(lsb*'\\')
+		if ((q-lsb)&^q|(s-lsb)&^s|(w-lsb*0x20)&^w)&msb != 0 {
+			break
+		}
+	}
+	for ; i < len(b) && !strStop[b[i]]; i++ {
+	}
+	return i
+}

@@ -1,0 +1,86 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func indexStopAVX2(b []byte) int
+//
+// Returns the index of the first byte of b that is '"', '\\' or below 0x20,
+// looking at whole 32-byte blocks only: when no block holds one, it returns
+// the start of the last, partial block (len(b) rounded down to 32) and the
+// caller checks the rest.
+TEXT ·indexStopAVX2(SB), NOSPLIT, $0-32
+	MOVQ b_base+0(FP), SI
+	MOVQ b_len+8(FP), CX
+	MOVQ SI, DI
+
+	MOVL $0x22, AX
+	VMOVD AX, X1
+	VPBROADCASTB X1, Y1 // '"'
+	MOVL $0x5c, AX
+	VMOVD AX, X2
+	VPBROADCASTB X2, Y2 // '\\'
+	MOVL $0x1f, AX
+	VMOVD AX, X3
+	VPBROADCASTB X3, Y3 // 0x1f
+
+loop64:
+	CMPQ CX, $64
+	JB   loop32
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y7
+	VPCMPEQB Y0, Y1, Y4
+	VPCMPEQB Y0, Y2, Y5
+	VPMINUB  Y0, Y3, Y6
+	VPCMPEQB Y0, Y6, Y6 // byte <= 0x1f
+	VPOR     Y4, Y5, Y4
+	VPOR     Y4, Y6, Y4
+	VPCMPEQB Y7, Y1, Y8
+	VPCMPEQB Y7, Y2, Y9
+	VPMINUB  Y7, Y3, Y10
+	VPCMPEQB Y7, Y10, Y10
+	VPOR     Y8, Y9, Y8
+	VPOR     Y8, Y10, Y8
+	VPOR     Y4, Y8, Y11
+	VPTEST   Y11, Y11
+	JNZ      found64
+	ADDQ $64, SI
+	SUBQ $64, CX
+	JMP  loop64
+
+found64:
+	VPMOVMSKB Y4, AX
+	TESTL     AX, AX
+	JNZ       found
+	ADDQ      $32, SI
+	VPMOVMSKB Y8, AX
+	JMP       found
+
+loop32:
+	CMPQ CX, $32
+	JB   done
+	VMOVDQU (SI), Y0
+	VPCMPEQB Y0, Y1, Y4
+	VPCMPEQB Y0, Y2, Y5
+	VPMINUB  Y0, Y3, Y6
+	VPCMPEQB Y0, Y6, Y6
+	VPOR     Y4, Y5, Y4
+	VPOR     Y4, Y6, Y4
+	VPMOVMSKB Y4, AX
+	TESTL    AX, AX
+	JNZ      found
+	ADDQ $32, SI
+	SUBQ $32, CX
+
+done:
+	VZEROUPPER
+	SUBQ DI, SI
+	MOVQ SI, ret+24(FP)
+	RET
+
+found:
+	VZEROUPPER
+	BSFL AX, AX
+	ADDQ AX, SI
+	SUBQ DI, SI
+	MOVQ SI, ret+24(FP)
+	RET
