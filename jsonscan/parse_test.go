@@ -593,3 +593,22 @@ func TestInvalidUTF8InStrings(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestParseKeepDuplicates: the same checks as Parse except duplicate names.
+func TestParseKeepDuplicates(t *testing.T) {
+	var tp Tape
+	for _, in := range []string{`{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `[{"b":{"c":0,"c":0}}]`} {
+		if err := tp.ParseKeepDuplicates([]byte(in), 0); err != nil {
+			t.Errorf("%s: %v", in, err)
+		}
+		err := tp.Parse([]byte(in), 0)
+		if e, ok := err.(*Error); !ok || e.Code != ErrDuplicateKey {
+			t.Errorf("%s: Parse gives %v, want a duplicate-key error", in, err)
+		}
+	}
+	for _, in := range []string{`{"a":1,"a":}`, "\"\xff\"", `[1,]`} {
+		if err := tp.ParseKeepDuplicates([]byte(in), 0); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
+}

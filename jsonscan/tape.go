@@ -104,6 +104,17 @@ func (e *Error) Error() string {
 // tape's spans alias data, which must not change while the tape is used.
 // maxDepth <= 0 means DefaultMaxDepth.
 func (t *Tape) Parse(data []byte, maxDepth int) error {
+	if err := t.ParseKeepDuplicates(data, maxDepth); err != nil {
+		return err
+	}
+	return t.checkDuplicates()
+}
+
+// ParseKeepDuplicates is Parse without the search for duplicate member
+// names, for a caller that finds them itself at no extra cost, as the
+// canonicalizer does while it sorts each object's members. Everything else
+// Parse checks, it checks.
+func (t *Tape) ParseKeepDuplicates(data []byte, maxDepth int) error {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
@@ -136,7 +147,7 @@ func (t *Tape) Parse(data []byte, maxDepth int) error {
 	if i != len(data) {
 		return p.fail(ErrSyntax, i, "unexpected data after the value")
 	}
-	return t.checkDuplicates()
+	return nil
 }
 
 // Raw returns the bytes of token i.

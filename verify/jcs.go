@@ -56,7 +56,8 @@ func Canonicalize(data []byte) ([]byte, error) {
 // Append parses data and appends its canonical form to dst. When data is
 // already canonical and dst is empty, it returns data itself, not a copy.
 func (c *Canonicalizer) Append(dst, data []byte) ([]byte, error) {
-	if err := c.tape.Parse(data, MaxDepth); err != nil {
+	// Duplicate member names are found while sorting (appendObject, sorted).
+	if err := c.tape.ParseKeepDuplicates(data, MaxDepth); err != nil {
 		return dst, &CanonError{Offset: parseOffset(err), Reason: err.Error()}
 	}
 	return c.AppendTape(dst, &c.tape, nil)
@@ -111,8 +112,9 @@ func (c *Canonicalizer) isCanonical(t *jsonscan.Tape) (bool, error) {
 		case jsonscan.Object:
 			n := memberCount(t, int32(i))
 			want += 2 + 2*n - min(n, 1) // braces, a colon each, commas between
-			if !c.sorted(t, int32(i)) {
-				return false, nil
+			sorted, err := c.sorted(t, int32(i))
+			if err != nil || !sorted {
+				return false, err
 			}
 		case jsonscan.Array:
 			n := t.Len(int32(i))
@@ -160,16 +162,39 @@ func memberCount(t *jsonscan.Tape, obj int32) int {
 	return n
 }
 
-// sorted reports whether the object's members are in canonical order.
-func (c *Canonicalizer) sorted(t *jsonscan.Tape, obj int32) bool {
+// sorted reports whether the object's members are in canonical order, or
+// the error of two members with the same name next to each other. (Where
+// they are not next to each other the object is not sorted, and appendObject
+// finds them.)
+func (c *Canonicalizer) sorted(t *jsonscan.Tape, obj int32) (bool, error) {
 	prev := int32(-1)
 	for k := obj + 1; k < t.Tokens[obj].Next; k = t.Tokens[k+1].Next {
-		if prev >= 0 && c.compareKeys(t, prev, k) > 0 {
-			return false
+		if prev >= 0 {
+			switch r := c.compareKeys(t, prev, k); {
+			case r > 0:
+				return false, nil
+			case r == 0 && c.sameKey(t, prev, k):
+				return false, duplicateError(t, prev, k)
+			}
 		}
 		prev = k
 	}
-	return true
+	return true, nil
+}
+
+// sameKey reports whether member names a and b are equal once unescaped.
+// (compareKeys also returns 0 for distinct names that hold lone surrogates,
+// which are refused elsewhere.)
+func (c *Canonicalizer) sameKey(t *jsonscan.Tape, a, b int32) bool {
+	c.scratch = t.StrBytes(c.scratch[:0], a)
+	n := len(c.scratch)
+	c.scratch = t.StrBytes(c.scratch, b)
+	return bytes.Equal(c.scratch[:n], c.scratch[n:])
+}
+
+// duplicateError reports two members named alike, at the later one.
+func duplicateError(t *jsonscan.Tape, a, b int32) error {
+	return &CanonError{Offset: int(max(t.Tokens[a].Start, t.Tokens[b].Start)), Reason: "duplicate member name"}
 }
 
 // plainInteger reports a number literal whose canonical form is itself: an
@@ -258,13 +283,9 @@ func (c *Canonicalizer) appendObject(dst []byte, t *jsonscan.Tape, obj int32, ro
 		}
 		c.members = append(c.members, k)
 	}
-	keys := c.members[base:]
-	if !slices.IsSortedFunc(keys, func(a, b int32) int { return c.compareKeys(t, a, b) }) {
-		slices.SortFunc(keys, func(a, b int32) int { return c.compareKeys(t, a, b) })
-	}
+	err := c.sortMembers(t, c.members[base:])
 	dst = append(dst, '{')
-	var err error
-	for n := base; n < len(c.members); n++ {
+	for n := base; err == nil && n < len(c.members); n++ {
 		k := c.members[n]
 		if n > base {
 			dst = append(dst, ',')
@@ -282,6 +303,37 @@ func (c *Canonicalizer) appendObject(dst []byte, t *jsonscan.Tape, obj int32, ro
 		return dst, err
 	}
 	return append(dst, '}'), nil
+}
+
+// sortMembers puts an object's member name tokens in canonical order and
+// returns the error of two members with the same name.
+func (c *Canonicalizer) sortMembers(t *jsonscan.Tape, keys []int32) error {
+	if len(keys) <= 16 {
+		// Insertion sort: objects are small and usually nearly sorted, and
+		// every equal pair is compared on the way.
+		for j := 1; j < len(keys); j++ {
+			k, m := keys[j], j
+			for ; m > 0; m-- {
+				r := c.compareKeys(t, keys[m-1], k)
+				if r < 0 {
+					break
+				}
+				if r == 0 && c.sameKey(t, keys[m-1], k) {
+					return duplicateError(t, keys[m-1], k)
+				}
+				keys[m] = keys[m-1]
+			}
+			keys[m] = k
+		}
+		return nil
+	}
+	slices.SortFunc(keys, func(a, b int32) int { return c.compareKeys(t, a, b) })
+	for n := 1; n < len(keys); n++ {
+		if c.compareKeys(t, keys[n-1], keys[n]) == 0 && c.sameKey(t, keys[n-1], keys[n]) {
+			return duplicateError(t, keys[n-1], keys[n])
+		}
+	}
+	return nil
 }
 
 func (c *Canonicalizer) skipped(t *jsonscan.Tape, k int32) bool {

@@ -94,6 +94,13 @@ func TestRefusals(t *testing.T) {
 		"\"\xff\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"",
 		`1e400`, `-1e400`, `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `{} x`, ``, ` `,
 		"\"a\x01b\"", `{"a":}`, `[1,]`,
+		// Duplicate names are found while sorting: next to each other in a
+		// sorted object, apart, escaped, nested, and in an object too big
+		// for the insertion sort.
+		`{"a":1,"a":1}`, `{"a":1,"b":2,"a":3}`, `{"b":1,"a\u0000":2,"b":3}`,
+		`[{"z":{"y":0,"x":1,"y":2}}]`, `{"\u00e9":1,"é":2}`,
+		`{"k00":0,"k01":1,"k02":2,"k03":3,"k04":4,"k05":5,"k06":6,"k07":7,"k08":8,"k09":9,"k10":0,"k11":1,"k12":2,"k13":3,"k14":4,"k15":5,"k16":6,"k07":7}`,
+		`{"\ud800":1,"\ud801":2}`,
 	} {
 		_, err := Canonicalize([]byte(in))
 		if err == nil || !errors.Is(err, ErrNotCanonicalizable) {
