@@ -158,24 +158,25 @@ func (p *parser) scanString(i int) (int, bool, error) {
 	i++
 	escaped := false
 	for {
-		// Short runs (member names, small values): eight bytes at a time,
-		// at most twice, looking for a quote, a backslash or a control
-		// character.
-		n := 0
-		for ; n < 2 && i+8 <= len(d); n++ {
+		// Find the next quote, backslash or control character. Short runs
+		// (member names, small values) are checked eight bytes at a time,
+		// at most twice; longer ones go to the vector search. The lowest
+		// flagged byte of a word is exact: false positives only follow a
+		// true one.
+		if i+16 <= len(d) {
 			w := binary.LittleEndian.Uint64(d[i:])
 			q, b := w^(lsb*'"'), w^(lsb*'\\')
 			if m := ((q-lsb)&^q | (b-lsb)&^b | (w-lsb*0x20)&^w) & msb; m != 0 {
-				// The lowest flagged byte is exact: false positives
-				// only follow a true one.
 				i += bits.TrailingZeros64(m) >> 3
-				break
+			} else {
+				w = binary.LittleEndian.Uint64(d[i+8:])
+				q, b = w^(lsb*'"'), w^(lsb*'\\')
+				if m := ((q-lsb)&^q | (b-lsb)&^b | (w-lsb*0x20)&^w) & msb; m != 0 {
+					i += 8 + bits.TrailingZeros64(m)>>3
+				} else {
+					i += 16 + indexStop(d[i+16:])
+				}
 			}
-			i += 8
-		}
-		if n == 2 {
-			// A long run: one vector pass finds its end.
-			i += indexStop(d[i:])
 		} else {
 			for i < len(d) && !strStop[d[i]] {
 				i++
@@ -195,6 +196,7 @@ func (p *parser) scanString(i int) (int, bool, error) {
 			continue
 		}
 		escaped = true
+		p.t.Escapes = append(p.t.Escapes, int32(i))
 		if i+1 >= len(d) {
 			return i, false, p.fail(ErrSyntax, i, "unterminated escape")
 		}

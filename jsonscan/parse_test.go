@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -610,5 +611,31 @@ func TestParseKeepDuplicates(t *testing.T) {
 		if err := tp.ParseKeepDuplicates([]byte(in), 0); err == nil {
 			t.Errorf("%q accepted", in)
 		}
+	}
+}
+
+// TestEscapesIn: each string's escapes, at their offsets, and none for
+// plain strings; a reused tape forgets the last document's escapes.
+func TestEscapesIn(t *testing.T) {
+	var tp Tape
+	if err := tp.Parse([]byte(`["x\"y","plain","\\","\ud83d\ude00z"]`), 0); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32][]int32{1: {3}, 2: nil, 3: {17}, 4: {22, 28}}
+	for i, w := range want {
+		if got := tp.EscapesIn(i); !slices.Equal(got, w) {
+			t.Errorf("token %d: escapes at %v, want %v", i, got, w)
+		}
+		for _, e := range tp.EscapesIn(i) {
+			if tp.Data[e] != '\\' {
+				t.Errorf("token %d: offset %d is not a backslash", i, e)
+			}
+		}
+	}
+	if err := tp.Parse([]byte(`"a\nb"`), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := tp.Escapes; !slices.Equal(got, []int32{2}) {
+		t.Errorf("after reuse: %v", got)
 	}
 }

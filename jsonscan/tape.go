@@ -62,6 +62,9 @@ type Tape struct {
 	Tokens []Token
 	// Data is the parsed document; token spans index into it.
 	Data []byte
+	// Escapes holds the offset in Data of every backslash that starts an
+	// escape inside a string, in document order (see EscapesIn).
+	Escapes []int32
 
 	maxDepth int
 	scratchA []byte
@@ -119,6 +122,7 @@ func (t *Tape) ParseKeepDuplicates(data []byte, maxDepth int) error {
 		maxDepth = DefaultMaxDepth
 	}
 	t.Tokens = t.Tokens[:0]
+	t.Escapes = t.Escapes[:0]
 	t.Data = data
 	t.maxDepth = maxDepth
 	if len(data) > MaxDocBytes {
@@ -154,6 +158,22 @@ func (t *Tape) ParseKeepDuplicates(data []byte, maxDepth int) error {
 func (t *Tape) Raw(i int32) []byte {
 	tok := &t.Tokens[i]
 	return t.Data[tok.Start:tok.End]
+}
+
+// EscapesIn returns the offsets of the escapes inside string token i, in
+// order: a writer can jump from one to the next instead of searching for
+// backslashes again.
+func (t *Tape) EscapesIn(i int32) []int32 {
+	tok := &t.Tokens[i]
+	if !tok.Escaped {
+		return nil
+	}
+	lo, _ := slices.BinarySearch(t.Escapes, tok.Start)
+	hi := lo
+	for hi < len(t.Escapes) && t.Escapes[hi] < tok.End {
+		hi++
+	}
+	return t.Escapes[lo:hi]
 }
 
 // Kind returns the kind of token i, or Invalid when i is out of range.
