@@ -73,3 +73,26 @@ func FuzzParseKeyring(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainNumber: wherever plainNumber says a literal is its own canonical
+// form, the reference's ECMAScript formatting must print it unchanged.
+func FuzzPlainNumber(f *testing.F) {
+	for _, s := range []string{"0.000001", "0.0000001", "123456789012345", "1234567890123456", "0.1", "-0.5", "1.5", "100.25", "0.30000000000000004", "9007199254740993", "1.10", "-0", "1e2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		checkPlainNumber(t, s)
+	})
+}
+
+func checkPlainNumber(t *testing.T, s string) {
+	t.Helper()
+	var tape jsonscan.Tape
+	if tape.Parse([]byte(s), 0) != nil || tape.Tokens[0].Kind != jsonscan.Number || len(tape.Raw(0)) != len(s) {
+		return
+	}
+	ref, err := formatNumber([]byte(s))
+	if plainNumber([]byte(s)) && (err != nil || ref != s) {
+		t.Fatalf("plainNumber(%q) but the reference prints %q (%v)", s, ref, err)
+	}
+}

@@ -140,7 +140,7 @@ func (c *Canonicalizer) isCanonical(t *jsonscan.Tape) (bool, error) {
 			}
 		case tok.Kind == jsonscan.Number:
 			raw := t.Data[tok.Start:tok.End]
-			if !plainInteger(raw) {
+			if !plainNumber(raw) {
 				s, err := formatNumber(raw)
 				if err != nil {
 					return false, &CanonError{Offset: int(tok.Start), Reason: err.Error()}
@@ -195,6 +195,48 @@ func (c *Canonicalizer) sameKey(t *jsonscan.Tape, a, b int32) bool {
 // duplicateError reports two members named alike, at the later one.
 func duplicateError(t *jsonscan.Tape, a, b int32) error {
 	return &CanonError{Offset: int(max(t.Tokens[a].Start, t.Tokens[b].Start)), Reason: "duplicate member name"}
+}
+
+// plainNumber reports a number literal (valid JSON) that is its own
+// canonical form without formatting it: at most 15 significant digits, no
+// exponent, not -0, and either an integer or a decimal fraction with no
+// trailing zero and at most five zeros after the point before the first
+// significant digit (ECMAScript switches to exponent form below 1e-6).
+//
+// Why this is exact: a decimal of at most 15 significant digits is the only
+// one of at most 15 digits that rounds to its double (15 < 53·log10(2)), so
+// the shortest round-trip digits ECMAScript prints are the literal's own.
+func plainNumber(raw []byte) bool {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	dot := bytes.IndexByte(digits, '.')
+	if dot < 0 {
+		return plainInteger(raw)
+	}
+	intPart, frac := digits[:dot], digits[dot+1:]
+	if len(frac) == 0 || frac[len(frac)-1] == '0' {
+		return false
+	}
+	for _, d := range frac {
+		if d < '0' || d > '9' {
+			return false // an exponent
+		}
+	}
+	sig := len(intPart) + len(frac)
+	if intPart[0] == '0' {
+		// 0.000ddd: the leading zeros are not significant digits.
+		zeros := 0
+		for zeros < len(frac) && frac[zeros] == '0' {
+			zeros++
+		}
+		if zeros > 5 {
+			return false
+		}
+		sig = len(frac) - zeros
+	}
+	return sig <= 15
 }
 
 // plainInteger reports a number literal whose canonical form is itself: an
@@ -255,14 +297,14 @@ func (c *Canonicalizer) appendValue(dst []byte, t *jsonscan.Tape, i int32, root 
 		if !tok.Escaped {
 			return append(dst, raw...), nil
 		}
-		out, err := appendCanonicalString(dst, raw[1:len(raw)-1])
+		out, err := appendCanonicalString(dst, t.Data, tok.Start+1, tok.End-1, t.EscapesIn(i))
 		if err != nil {
 			return dst, &CanonError{Offset: int(tok.Start), Reason: err.Error()}
 		}
 		return out, nil
 	case jsonscan.Number:
 		raw := t.Data[tok.Start:tok.End]
-		if plainInteger(raw) {
+		if plainNumber(raw) {
 			return append(dst, raw...), nil
 		}
 		s, err := formatNumber(raw)
@@ -350,6 +392,11 @@ func (c *Canonicalizer) skipped(t *jsonscan.Tape, k int32) bool {
 func (c *Canonicalizer) compareKeys(t *jsonscan.Tape, a, b int32) int {
 	ta, tb := &t.Tokens[a], &t.Tokens[b]
 	ka, kb := t.Data[ta.Start+1:ta.End-1], t.Data[tb.Start+1:tb.End-1]
+	// Most names differ in their first byte, an ASCII one that is not the
+	// start of an escape.
+	if len(ka) > 0 && len(kb) > 0 && ka[0] != kb[0] && ka[0]|kb[0] < utf8.RuneSelf && ka[0] != '\\' && kb[0] != '\\' {
+		return int(ka[0]) - int(kb[0])
+	}
 	if ta.Escaped || tb.Escaped {
 		c.scratch = c.scratch[:0]
 		if ta.Escaped {
@@ -481,35 +528,35 @@ func hex4(b []byte) rune {
 const hexDigits = "0123456789abcdef"
 
 // appendCanonicalString appends the canonical JSON string (with quotes) for
-// raw, the escaped bytes between a parsed string's quotes.
-func appendCanonicalString(dst, raw []byte) ([]byte, error) {
+// data[start:end], the bytes between a parsed string's quotes, whose escapes
+// start at the offsets in escapes.
+func appendCanonicalString(dst, data []byte, start, end int32, escapes []int32) ([]byte, error) {
 	dst = append(dst, '"')
-	for i := 0; i < len(raw); {
-		j := bytes.IndexByte(raw[i:], '\\')
-		if j < 0 {
-			dst = append(dst, raw[i:]...)
-			break
+	i := start
+	for _, e := range escapes {
+		if e < i {
+			continue // the low half of a surrogate pair, already written
 		}
-		dst = append(dst, raw[i:i+j]...)
-		i += j
-		c := raw[i+1]
+		dst = append(dst, data[i:e]...)
+		c := data[e+1]
 		switch c {
 		case '"', '\\', 'b', 'f', 'n', 'r', 't':
 			dst = append(dst, '\\', c)
-			i += 2
+			i = e + 2
 			continue
 		case '/':
 			dst = append(dst, '/')
-			i += 2
+			i = e + 2
 			continue
 		}
-		r, n, err := decodeEscape(raw[i:])
+		r, n, err := decodeEscape(data[e:end])
 		if err != nil {
 			return dst, err
 		}
-		i += n
+		i = e + int32(n)
 		dst = appendCanonicalRune(dst, r)
 	}
+	dst = append(dst, data[i:end]...)
 	return append(dst, '"'), nil
 }
 

@@ -3,8 +3,10 @@ package verify
 import (
 	"bytes"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -169,5 +171,44 @@ func TestCompareUTF16(t *testing.T) {
 		if (got < 0 && tc.sign >= 0) || (got > 0 && tc.sign <= 0) || (got == 0 && tc.sign != 0) {
 			t.Errorf("%q vs %q: %d, want sign %d", tc.a, tc.b, got, tc.sign)
 		}
+	}
+}
+
+// TestPlainNumber: the shortcut agrees with the reference's formatting on
+// the boundaries (15 and 16 digits, 1e-6 and 1e-7, trailing zeros) and on
+// a million random decimals of every length and scale.
+func TestPlainNumber(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		plain bool
+	}{
+		{"0.1", true}, {"-0.5", true}, {"100.25", true}, {"0.000001", true}, {"0.0000001", false},
+		{"0.000123456789012345", true}, {"0.0001234567890123456", false},
+		{"123456789.012345", true}, {"123456789.0123456", false},
+		{"1.10", false}, {"1.0", false}, {"-0", false}, {"-0.0", false}, {"1e2", false}, {"1.5e2", false},
+		{"123456789012345", true}, {"1234567890123456", false}, {"0", true}, {"-7", true},
+	} {
+		if got := plainNumber([]byte(tc.in)); got != tc.plain {
+			t.Errorf("plainNumber(%s) = %v, want %v", tc.in, got, tc.plain)
+		}
+		checkPlainNumber(t, tc.in)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1_000_000 {
+		var b []byte
+		if r.IntN(2) == 0 {
+			b = append(b, '-')
+		}
+		if r.IntN(2) == 0 {
+			b = append(b, '0')
+		} else {
+			b = strconv.AppendUint(b, r.Uint64N(1_000_000_000_000_000), 10)
+		}
+		b = append(b, '.')
+		for range r.IntN(8) {
+			b = append(b, '0')
+		}
+		b = strconv.AppendUint(b, r.Uint64N(1_000_000_000_000_000), 10)
+		checkPlainNumber(t, string(b))
 	}
 }
