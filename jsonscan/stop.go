@@ -17,3 +17,15 @@ func indexStopGeneric(b []byte) int {
 	}
 	return i
 }
+
+// stopMask64Generic returns a mask with bit k set where b[k] ends a run of
+// plain string bytes: the definition the vector kernel is tested against.
+func stopMask64Generic(b *[64]byte) uint64 {
+	var m uint64
+	for k, c := range b {
+		if strStop[c] {
+			m |= 1 << k
+		}
+	}
+	return m
+}

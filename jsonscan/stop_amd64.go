@@ -22,3 +22,10 @@ func indexStop(b []byte) int {
 	}
 	return i + indexStopGeneric(b[i:])
 }
+
+//go:noescape
+func stopMask64AVX2(b *[64]byte) uint64
+
+// stopMask64 returns a mask with bit k set where b[k] ends a run of plain
+// string bytes. Only called when hasAVX2.
+func stopMask64(b *[64]byte) uint64 { return stopMask64AVX2(b) }

@@ -79,3 +79,28 @@ func FuzzIndexStop(f *testing.F) {
 		}
 	})
 }
+
+// TestStopMask64: the kernel's mask equals the definition for every stop
+// byte at every position, alone and with a second stop after it.
+func TestStopMask64(t *testing.T) {
+	var b [64]byte
+	for i := range b {
+		b[i] = "ab ]!\x7f\x80\xff"[i%8]
+	}
+	if got := stopMask64(&b); hasAVX2 && got != 0 {
+		t.Fatalf("no stops: mask %#x", got)
+	}
+	for pos := range b {
+		for _, s := range []byte{'"', '\\', 0, 0x1f, '\t'} {
+			b[pos] = s
+			b[(pos+37)%64], b[63-pos] = '"', '\\'
+			want := stopMask64Generic(&b)
+			if got := stopMask64(&b); hasAVX2 && got != want {
+				t.Fatalf("stop %#x at %d: mask %#x, want %#x", s, pos, got, want)
+			}
+			for i := range b {
+				b[i] = "ab ]!\x7f\x80\xff"[i%8]
+			}
+		}
+	}
+}

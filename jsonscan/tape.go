@@ -169,11 +169,8 @@ func (t *Tape) EscapesIn(i int32) []int32 {
 		return nil
 	}
 	lo, _ := slices.BinarySearch(t.Escapes, tok.Start)
-	hi := lo
-	for hi < len(t.Escapes) && t.Escapes[hi] < tok.End {
-		hi++
-	}
-	return t.Escapes[lo:hi]
+	hi, _ := slices.BinarySearch(t.Escapes[lo:], tok.End)
+	return t.Escapes[lo : lo+hi]
 }
 
 // Kind returns the kind of token i, or Invalid when i is out of range.
