@@ -332,7 +332,15 @@ func (c *Canonicalizer) appendObject(dst []byte, t *jsonscan.Tape, obj int32, ro
 		if n > base {
 			dst = append(dst, ',')
 		}
-		if dst, err = c.appendValue(dst, t, k, false); err != nil {
+		key, val := &t.Tokens[k], &t.Tokens[k+1]
+		if !key.Escaped {
+			if val.Start == key.End+1 && rawIsCanonical(t, val) {
+				// "name":value with nothing between: one copy.
+				dst = append(dst, t.Data[key.Start:val.End]...)
+				continue
+			}
+			dst = append(dst, t.Data[key.Start:key.End]...)
+		} else if dst, err = c.appendValue(dst, t, k, false); err != nil {
 			break
 		}
 		dst = append(dst, ':')
@@ -376,6 +384,20 @@ func (c *Canonicalizer) sortMembers(t *jsonscan.Tape, keys []int32) error {
 		}
 	}
 	return nil
+}
+
+// rawIsCanonical reports a scalar whose bytes are its canonical form: a
+// string without escapes, a literal, or a plain number.
+func rawIsCanonical(t *jsonscan.Tape, tok *jsonscan.Token) bool {
+	switch tok.Kind {
+	case jsonscan.String:
+		return !tok.Escaped
+	case jsonscan.True, jsonscan.False, jsonscan.Null:
+		return true
+	case jsonscan.Number:
+		return plainNumber(t.Data[tok.Start:tok.End])
+	}
+	return false
 }
 
 func (c *Canonicalizer) skipped(t *jsonscan.Tape, k int32) bool {

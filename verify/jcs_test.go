@@ -71,6 +71,8 @@ func TestCanonicalForms(t *testing.T) {
 		{`{"\ufb33":1,"😀":2,"a":3,"":4,"é":5}`, "{\"\":4,\"a\":3,\"é\":5,\"😀\":2,\"\uFB33\":1}"},
 		{`{"b":[ {"z":1, "y" : 2} ],"a":null}`, `{"a":null,"b":[{"y":2,"z":1}]}`},
 		{" [ ] ", `[]`},
+		// Members copied as one span only where nothing needs rewriting.
+		{`{"b":"x","a" :1,"c": 2.50,"d":"\n","e\u0041":true,"f":1e2,"g":[1 ,2]}`, `{"a":1,"b":"x","c":2.5,"d":"\n","eA":true,"f":100,"g":[1,2]}`},
 	} {
 		got, err := Canonicalize([]byte(tc.in))
 		if err != nil {
