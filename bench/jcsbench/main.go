@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -77,6 +78,9 @@ func main() {
 	times := make([][]float64, len(impls))
 	for range *rounds {
 		for i, impl := range impls {
+			// Each timing starts with a clean heap, so no implementation pays
+			// for collecting the garbage of the one before it.
+			runtime.GC()
 			start := time.Now()
 			if i == len(impls)-1 {
 				for _, tp := range tapes {
