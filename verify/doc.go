@@ -1,6 +1,6 @@
 // Package verify holds convbatch's cryptographic checks: RFC 8785 canonical
 // JSON computed from the parsed tape of the raw bytes (byte-identical to
-// github.com/gowebpki/jcs, at many times its speed), transcript hashes
+// github.com/gowebpki/jcs, over ten times its speed: bench/jcsbench), transcript hashes
 // (SHA-256 over canonical JSON), and consensus receipts: the envelope's
 // payload hash and Ed25519 or ML-DSA signature, the per-agent statements and
 // their k-of-n quorum, and the transcript references, resolved by a Resolver
