@@ -74,7 +74,9 @@ func parseOffset(err error) int {
 // AppendTape appends the canonical form of the parsed document t to dst,
 // leaving out the root object's members named in skip. When nothing is
 // skipped, the document is already canonical and dst is empty, it returns
-// t.Data itself.
+// t.Data itself. Two members with the same name are refused wherever they
+// are written, so a tape from ParseKeepDuplicates is safe here; a duplicate
+// among the skipped root members is not looked for.
 func (c *Canonicalizer) AppendTape(dst []byte, t *jsonscan.Tape, skip []string) ([]byte, error) {
 	c.skip = skip
 	if len(dst) == 0 && len(skip) == 0 {
