@@ -2,9 +2,11 @@ package jsonscan
 
 import "encoding/binary"
 
-// indexStopGeneric is indexStop in portable Go: eight bytes at a time, then
-// byte by byte. The vector kernels hand it their tail.
-func indexStopGeneric(b []byte) int {
+// indexStop returns the index of the first byte of b that ends a run of plain
+// string bytes (a quote, a backslash or a control character), or len(b):
+// eight bytes at a time, then byte by byte. It serves the portable path of
+// scanString, and the last 64 bytes of a document on the AVX2 path.
+func indexStop(b []byte) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		w := binary.LittleEndian.Uint64(b[i:])

@@ -7,21 +7,9 @@ import (
 	"github.com/segmentio/asm/cpu/x86"
 )
 
-// hasAVX2 selects the vector kernel of indexStop.
+// hasAVX2 selects the 64-byte mask path of scanString (a variable so that
+// tests can compare both paths).
 var hasAVX2 = cpu.X86.Has(x86.AVX2)
-
-//go:noescape
-func indexStopAVX2(b []byte) int
-
-// indexStop returns the index of the first byte of b that ends a run of plain
-// string bytes (a quote, a backslash or a control character), or len(b).
-func indexStop(b []byte) int {
-	i := 0
-	if hasAVX2 {
-		i = indexStopAVX2(b)
-	}
-	return i + indexStopGeneric(b[i:])
-}
 
 //go:noescape
 func stopMask64AVX2(b *[64]byte) uint64

@@ -5,9 +5,5 @@ package jsonscan
 // hasAVX2 is false: the 64-byte mask path of scanString is amd64 only.
 const hasAVX2 = false
 
-// indexStop returns the index of the first byte of b that ends a run of plain
-// string bytes (a quote, a backslash or a control character), or len(b).
-func indexStop(b []byte) int { return indexStopGeneric(b) }
-
 // stopMask64 is stopMask64Generic; scanString does not call it here.
 func stopMask64(b *[64]byte) uint64 { return stopMask64Generic(b) }
