@@ -67,12 +67,20 @@ func TestIndexStopRandom(t *testing.T) {
 	}
 }
 
+// FuzzIndexStop holds indexStop and the stopMask64 kernel to their
+// definitions on any bytes.
 func FuzzIndexStop(f *testing.F) {
 	f.Add([]byte(`abc"def`))
 	f.Add([]byte("0123456789012345678901234567890123456789\\x"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, want := indexStop(b), naiveStop(b); got != want {
 			t.Fatalf("got %d, want %d", got, want)
+		}
+		// The mask kernel on the first 64 bytes (zero-padded).
+		var block [64]byte
+		copy(block[:], b)
+		if got, want := stopMask64(&block), stopMask64Generic(&block); hasAVX2 && got != want {
+			t.Fatalf("mask %#x, want %#x", got, want)
 		}
 	})
 }
