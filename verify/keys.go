@@ -102,7 +102,9 @@ func (c *KeyCache) put(alg string, raw []byte, pk sign.PublicKey) {
 // decodeBase64 decodes padded standard base64 strictly: no line breaks, no
 // stray padding bits, the exact length wanted (want < 0: any).
 func decodeBase64(s string, want int) ([]byte, bool) {
-	if strings.ContainsAny(s, "\r\n") {
+	// Two vectorized IndexByte calls: ContainsAny walks byte by byte, and
+	// ML-DSA signatures are 3-6 KB of base64 (2% of a verify run).
+	if strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, '\r') >= 0 {
 		return nil, false
 	}
 	b, err := base64.StdEncoding.Strict().DecodeString(s)

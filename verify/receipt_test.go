@@ -252,7 +252,7 @@ func TestKeyringRefusesBadKeys(t *testing.T) {
 }
 
 func TestBase64Strict(t *testing.T) {
-	for _, s := range []string{"QUJD\n", "QUJ=", "QUI", "QU JD", "QUJD=="} {
+	for _, s := range []string{"QUJD\n", "QU\rJD", "\nQUJD", "QUJ=", "QUI", "QU JD", "QUJD=="} {
 		if _, ok := decodeBase64(s, -1); ok {
 			t.Errorf("%q accepted", s)
 		}
