@@ -1,7 +1,6 @@
 package jsonscan
 
 import (
-	"encoding/binary"
 	"math/bits"
 )
 
@@ -186,30 +185,8 @@ scan:
 			i += 64
 			continue
 		}
-		// Without AVX2, and for the last 64 bytes of a document: find the
-		// next quote, backslash or control character. Short runs (member
-		// names, small values) are checked eight bytes at a time, at most
-		// twice; longer ones go to indexStop. The lowest flagged byte of a
-		// word is exact: false positives only follow a true one.
-		if i+16 <= len(d) {
-			w := binary.LittleEndian.Uint64(d[i:])
-			q, b := w^(lsb*'"'), w^(lsb*'\\')
-			if m := ((q-lsb)&^q | (b-lsb)&^b | (w-lsb*0x20)&^w) & msb; m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-			} else {
-				w = binary.LittleEndian.Uint64(d[i+8:])
-				q, b = w^(lsb*'"'), w^(lsb*'\\')
-				if m := ((q-lsb)&^q | (b-lsb)&^b | (w-lsb*0x20)&^w) & msb; m != 0 {
-					i += 8 + bits.TrailingZeros64(m)>>3
-				} else {
-					i += 16 + indexStop(d[i+16:])
-				}
-			}
-		} else {
-			for i < len(d) && !strStop[d[i]] {
-				i++
-			}
-		}
+		// Without AVX2, and for the last 64 bytes of a document.
+		i += indexStop(d[i:])
 		if i >= len(d) {
 			return i, false, p.fail(ErrSyntax, i, "unterminated string")
 		}
@@ -247,12 +224,6 @@ func (p *parser) escape(i int) (int, error) {
 		return 0, p.fail(ErrSyntax, i, "invalid escape")
 	}
 }
-
-// lsb and msb have the lowest and highest bit of each byte of a word set.
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
 
 func (p *parser) array(i, depth int) (int, error) {
 	if depth > p.t.maxDepth {

@@ -238,7 +238,36 @@ func checkTape(t *testing.T, tape *Tape) {
 				t.Fatalf("scalar %d Next = %d", i, tok.Next)
 			}
 		}
+		if tok.Kind == String {
+			if got, want := tape.EscapesIn(int32(i)), naiveEscapes(tape.Data, tok); !slices.Equal(got, want) {
+				t.Fatalf("string %d: escapes at %v, want %v", i, got, want)
+			}
+			if tok.Escaped != (len(naiveEscapes(tape.Data, tok)) > 0) {
+				t.Fatalf("string %d: Escaped = %v", i, tok.Escaped)
+			}
+		}
 	}
+	total := 0
+	for i, tok := range tape.Tokens {
+		if tok.Kind == String {
+			total += len(tape.EscapesIn(int32(i)))
+		}
+	}
+	if total != len(tape.Escapes) {
+		t.Fatalf("%d escapes recorded, %d inside strings", len(tape.Escapes), total)
+	}
+}
+
+// naiveEscapes finds the escapes of string token tok by walking its bytes.
+func naiveEscapes(data []byte, tok Token) []int32 {
+	var out []int32
+	for i := tok.Start + 1; i < tok.End-1; i++ {
+		if data[i] == '\\' {
+			out = append(out, i)
+			i++ // the escaped byte (the rest of a \u escape holds no backslash)
+		}
+	}
+	return out
 }
 
 func TestParseMaxDepth(t *testing.T) {

@@ -1,6 +1,9 @@
 package jsonscan
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // indexStop returns the index of the first byte of b that ends a run of plain
 // string bytes (a quote, a backslash or a control character), or len(b):
@@ -9,16 +12,28 @@ import "encoding/binary"
 func indexStop(b []byte) int {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		q, s := w^(lsb*'"'), w^(lsb*'\\')
-		if ((q-lsb)&^q|(s-lsb)&^s|(w-lsb*0x20)&^w)&msb != 0 {
-			break
+		if m := stopBytes(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
 	for ; i < len(b) && !strStop[b[i]]; i++ {
 	}
 	return i
 }
+
+// stopBytes sets the high bit of each byte of w (little-endian) that is a
+// quote, a backslash or below 0x20. Bytes after a flagged one may be flagged
+// falsely (borrows), so only the lowest flag is exact.
+func stopBytes(w uint64) uint64 {
+	q, b := w^(lsb*'"'), w^(lsb*'\\')
+	return ((q-lsb)&^q | (b-lsb)&^b | (w-lsb*0x20)&^w) & msb
+}
+
+// lsb and msb have the lowest and highest bit of each byte of a word set.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
 
 // stopMask64Generic returns a mask with bit k set where b[k] ends a run of
 // plain string bytes: the definition the vector kernel is tested against.

@@ -63,7 +63,8 @@ type Tape struct {
 	// Data is the parsed document; token spans index into it.
 	Data []byte
 	// Escapes holds the offset in Data of every backslash that starts an
-	// escape inside a string, in document order (see EscapesIn).
+	// escape inside a string, in document order (see EscapesIn). Like
+	// Tokens, it is complete only after a successful parse.
 	Escapes []int32
 
 	maxDepth int

@@ -38,7 +38,6 @@ func (e *CanonError) Unwrap() error { return ErrNotCanonicalizable }
 type Canonicalizer struct {
 	tape    jsonscan.Tape
 	members []int32 // stack of member key indices being sorted
-	keys    [][]byte
 	scratch []byte
 	skip    []string
 
@@ -185,8 +184,9 @@ func (c *Canonicalizer) sorted(t *jsonscan.Tape, obj int32) (bool, error) {
 }
 
 // sameKey reports whether member names a and b are equal once unescaped.
-// (compareKeys also returns 0 for distinct names that hold lone surrogates,
-// which are refused elsewhere.)
+// (compareKeys also returns 0 for some distinct names holding lone
+// surrogates, for example "\ud800" against "\ufffd"; those are refused
+// when written.)
 func (c *Canonicalizer) sameKey(t *jsonscan.Tape, a, b int32) bool {
 	c.scratch = t.StrBytes(c.scratch[:0], a)
 	n := len(c.scratch)
@@ -299,7 +299,12 @@ func (c *Canonicalizer) appendValue(dst []byte, t *jsonscan.Tape, i int32, root 
 		if !tok.Escaped {
 			return append(dst, raw...), nil
 		}
-		out, err := appendCanonicalString(dst, t.Data, tok.Start+1, tok.End-1, t.EscapesIn(i))
+		escapes := t.EscapesIn(i)
+		if len(escapes) == 0 {
+			// Only a tape not made by a successful Parse can say so.
+			return dst, &CanonError{Offset: int(tok.Start), Reason: "tape has no escape offsets for an escaped string"}
+		}
+		out, err := appendCanonicalString(dst, t.Data, tok.Start+1, tok.End-1, escapes)
 		if err != nil {
 			return dst, &CanonError{Offset: int(tok.Start), Reason: err.Error()}
 		}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/convbatch/convbatch/jsonscan"
 )
 
 // TestRFC8785Vectors runs the RFC 8785 example files through ours and the
@@ -212,5 +214,19 @@ func TestPlainNumber(t *testing.T) {
 		}
 		b = strconv.AppendUint(b, r.Uint64N(1_000_000_000_000_000), 10)
 		checkPlainNumber(t, string(b))
+	}
+}
+
+// TestTapeWithoutEscapeOffsets: a tape whose escape offsets are missing is
+// refused, not written with its escapes copied unchanged.
+func TestTapeWithoutEscapeOffsets(t *testing.T) {
+	var tp jsonscan.Tape
+	if err := tp.Parse([]byte(`["caf\u00e9"]`), 0); err != nil {
+		t.Fatal(err)
+	}
+	tp.Escapes = nil
+	var c Canonicalizer
+	if out, err := c.AppendValue(nil, &tp, 0, nil); err == nil {
+		t.Fatalf("wrote %s", out)
 	}
 }
