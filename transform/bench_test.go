@@ -20,7 +20,7 @@ func BenchmarkCoreChecks(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	proc := NewProcessor(handlers, 0)
+	proc := NewProcessor(handlers)
 	recs := make([]stream.Record, len(lines))
 	for i, l := range lines {
 		recs[i] = stream.Record{Kind: stream.KindLine, Raw: l, Data: l, Line: int64(i + 1)}

@@ -39,7 +39,10 @@ var KnownExtensions = []string{ExtensionImagesInline, ExtensionUsageMetadata, Ex
 // CoreJSON checks that a line is valid UTF-8 holding exactly one JSON object
 // with no duplicate member names, nested at most MaxDepth deep, and leaves
 // the parsed tape in the Doc.
-type CoreJSON struct{}
+type CoreJSON struct {
+	// MaxDepth is the nesting limit; <= 0 means jsonscan.DefaultMaxDepth.
+	MaxDepth int
+}
 
 // Manifest describes core-json.
 func (CoreJSON) Manifest() Manifest {
@@ -47,12 +50,12 @@ func (CoreJSON) Manifest() Manifest {
 }
 
 // Handle parses d.Rec.Data into d.Tape.
-func (CoreJSON) Handle(d *Doc, res *Result) {
+func (h CoreJSON) Handle(d *Doc, res *Result) {
 	data := d.Rec.Data
 	// The parser checks UTF-8 inside strings in the same pass; a document
 	// that parses is valid UTF-8 throughout. Only when it fails is the whole
 	// line checked, since invalid UTF-8 ranks above every syntax fault.
-	if err := d.Tape.Parse(data, d.MaxDepth); err != nil {
+	if err := d.Tape.Parse(data, h.MaxDepth); err != nil {
 		var perr *jsonscan.Error
 		if perr2, ok := err.(*jsonscan.Error); ok {
 			perr = perr2

@@ -190,7 +190,7 @@ func newCoreProcessor(t testing.TB) *Processor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewProcessor(hs, 0)
+	return NewProcessor(hs)
 }
 
 func line(data string) *stream.Record {
@@ -363,19 +363,24 @@ func TestProcessNonLines(t *testing.T) {
 }
 
 func TestProcessMaxDepth(t *testing.T) {
-	hs, err := Default().Resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := NewProcessor(hs, 3)
-	var res Result
-	p.Process(line(`{"id":"a","messages":[{"role":"user","content":[1]}]}`), &res)
-	if res.Reject != ReasonTooDeep {
-		t.Errorf("depth 4 with limit 3: %q", res.Reject)
-	}
-	p.Process(line(`{"id":"a","messages":[{"role":"user","content":1}]}`), &res)
-	if res.Reject != "" {
-		t.Errorf("depth 3 with limit 3: %q", res.Reject)
+	core := NewRegistry()
+	core.Register(CoreJSON{MaxDepth: 3})
+	core.Register(CoreDocument{})
+	for name, r := range map[string]*Registry{"core-json": core, "Standard": Standard(Options{MaxDepth: 3})} {
+		hs, err := r.Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := NewProcessor(hs)
+		var res Result
+		p.Process(line(`{"id":"a","messages":[{"role":"user","content":[1]}]}`), &res)
+		if res.Reject != ReasonTooDeep {
+			t.Errorf("%s: depth 4 with limit 3: %q", name, res.Reject)
+		}
+		p.Process(line(`{"id":"a","messages":[{"role":"user","content":1}]}`), &res)
+		if res.Reject != "" {
+			t.Errorf("%s: depth 3 with limit 3: %q", name, res.Reject)
+		}
 	}
 }
 

@@ -27,12 +27,17 @@ type Options struct {
 	Receipts ReceiptOptions
 	// Extract fills Result.Rows for the tables.
 	Extract bool
+	// MaxDepth is core-json's nesting limit; <= 0 means
+	// jsonscan.DefaultMaxDepth.
+	MaxDepth int
 }
 
 // Standard returns a registry with the core handlers, the transcript hash
 // and the handlers of the five registered extensions.
 func Standard(opts Options) *Registry {
-	r := Default()
+	r := NewRegistry()
+	r.Register(CoreJSON{MaxDepth: opts.MaxDepth})
+	r.Register(CoreDocument{})
 	r.Register(ImagesInline{})
 	r.Register(UsageMetadata{Extract: opts.Extract})
 	r.Register(ToolLinkage{Extract: opts.Extract})

@@ -18,7 +18,7 @@ func runStandard(t *testing.T, line string) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewProcessor(handlers, 0)
+	p := NewProcessor(handlers)
 	rec := stream.Record{Kind: stream.KindLine, Raw: []byte(line), Data: []byte(line), Line: 1}
 	var res Result
 	p.Process(&rec, &res)
@@ -125,7 +125,7 @@ func TestTranscriptHashMatchesReference(t *testing.T) {
 
 func TestAgentsCollected(t *testing.T) {
 	handlers, _ := Standard(Options{}).Resolve()
-	p := NewProcessor(handlers, 0)
+	p := NewProcessor(handlers)
 	line := `{"id":"a","extensions":["agent-context"],"agentId":"x","leaderId":"y","messages":[{"role":"user","content":"","agentId":"z"}]}`
 	rec := stream.Record{Kind: stream.KindLine, Data: []byte(line)}
 	var res Result

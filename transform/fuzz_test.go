@@ -24,7 +24,7 @@ func FuzzCoreChecks(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := NewProcessor(hs, 0)
+		p := NewProcessor(hs)
 		rec := &stream.Record{Line: 1, Kind: stream.KindLine, Data: data, Raw: data, BOM: bom}
 		if bom {
 			rec.Raw = append([]byte("\xef\xbb\xbf"), data...)

@@ -14,8 +14,6 @@ type Doc struct {
 	Rec *stream.Record
 	// Tape is the parsed document, filled by core-json.
 	Tape *jsonscan.Tape
-	// MaxDepth is the nesting limit core-json applies.
-	MaxDepth int
 
 	// Set by core-document for the handlers after it: the token index of
 	// each top-level member, or -1 when absent.
@@ -84,13 +82,12 @@ type Processor struct {
 	states   []any
 	tape     jsonscan.Tape
 	doc      Doc
-	maxDepth int
 }
 
 // NewProcessor returns a processor for handlers, which must come from
-// Registry.Resolve. maxDepth <= 0 means jsonscan.DefaultMaxDepth.
-func NewProcessor(handlers []Handler, maxDepth int) *Processor {
-	p := &Processor{handlers: handlers, maxDepth: maxDepth, states: make([]any, len(handlers))}
+// Registry.Resolve.
+func NewProcessor(handlers []Handler) *Processor {
+	p := &Processor{handlers: handlers, states: make([]any, len(handlers))}
 	for i, h := range handlers {
 		if s, ok := h.(Stateful); ok {
 			p.states[i] = s.NewState()
@@ -110,7 +107,7 @@ func (p *Processor) Process(rec *stream.Record, res *Result) {
 		}
 		return
 	}
-	p.doc = Doc{Rec: rec, Tape: &p.tape, MaxDepth: p.maxDepth, ID: -1, Messages: -1, Extensions: -1, Agents: p.doc.Agents[:0]}
+	p.doc = Doc{Rec: rec, Tape: &p.tape, ID: -1, Messages: -1, Extensions: -1, Agents: p.doc.Agents[:0]}
 	defer func() {
 		if v := recover(); v != nil {
 			res.Panic = fmt.Errorf("handler panic on line %d: %v", rec.Line, v)

@@ -135,7 +135,8 @@ func (r *Registry) Resolve() ([]Handler, error) {
 	return out, nil
 }
 
-// Default returns a registry holding the core handlers.
+// Default returns a registry holding the core handlers, core-json with the
+// default nesting limit.
 func Default() *Registry {
 	r := NewRegistry()
 	r.Register(CoreJSON{})

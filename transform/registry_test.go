@@ -210,7 +210,7 @@ func TestProcessPanic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewProcessor(hs, 0)
+	p := NewProcessor(hs)
 	var res Result
 	rec := line(`{"id":"secret-id","messages":[{"role":"user","content":"secret content"}]}`)
 	rec.Line = 42
@@ -226,7 +226,7 @@ func TestProcessPanic(t *testing.T) {
 	}
 	// The processor is still usable, and the panic does not stick.
 	r2 := Default()
-	p2 := NewProcessor(mustResolve(t, r2), 0)
+	p2 := NewProcessor(mustResolve(t, r2))
 	p2.Process(line(`{"id":"a","messages":[]}`), &res)
 	if res.Panic != nil || res.Reject != "" {
 		t.Errorf("after a panic: %+v", res)
@@ -243,7 +243,7 @@ func TestRejectStopsLaterHandlers(t *testing.T) {
 	r.Register(fake{name: "rejecter", requires: []string{"first"}, reject: "custom"})
 	r.Register(fake{name: "later", requires: []string{"rejecter"}})
 	r.Register(fake{name: "unrelated"})
-	p := NewProcessor(mustResolve(t, r), 0)
+	p := NewProcessor(mustResolve(t, r))
 	var res Result
 	p.Process(line(`{}`), &res)
 	if res.Reject != "custom" {
@@ -255,7 +255,7 @@ func TestRejectStopsLaterHandlers(t *testing.T) {
 	// A core reject stops the extension handlers too.
 	r = Default()
 	r.Register(fake{name: "ext", requires: []string{"core-document"}})
-	p = NewProcessor(mustResolve(t, r), 0)
+	p = NewProcessor(mustResolve(t, r))
 	p.Process(line(`{"id":"","messages":[]}`), &res)
 	if res.Reject != ReasonBadID || len(res.Warnings) != 0 {
 		t.Errorf("core reject: %q, warnings %q", res.Reject, res.Warnings)
