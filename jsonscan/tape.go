@@ -151,15 +151,17 @@ func (t *Tape) ParseKeepDuplicates(data []byte, maxDepth int) error {
 	t.Escapes = t.Escapes[:0]
 	t.Data = data
 	t.maxDepth = maxDepth
-	if len(data) > MaxDocBytes {
-		return &Error{Code: ErrSyntax, Offset: MaxDocBytes, Msg: "document larger than the tape's 2 GiB limit"}
-	}
 	// UTF-8 first, for the whole document at once: the AVX2 validator of
 	// github.com/segmentio/asm runs at several GB/s, three to four times the
 	// standard library's, and checking once here is cheaper than checking
-	// string by string while scanning.
+	// string by string while scanning. It comes before every other check, so
+	// ErrInvalidUTF8 ranks above all other codes, as invalid-utf8 ranks above
+	// the other reject reasons (docs/FORMAT.md).
 	if !asmutf8.Valid(data) {
 		return &Error{Code: ErrInvalidUTF8, Offset: FirstInvalidUTF8(data), Msg: "invalid UTF-8"}
+	}
+	if len(data) > MaxDocBytes {
+		return &Error{Code: ErrSyntax, Offset: MaxDocBytes, Msg: "document larger than the tape's 2 GiB limit"}
 	}
 	p := parser{t: t, data: data}
 	i := p.skipWS(0)

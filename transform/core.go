@@ -1,8 +1,7 @@
 package transform
 
 import (
-	"unicode/utf8"
-
+	"github.com/convbatch/convbatch/internal/rfc3339"
 	"github.com/convbatch/convbatch/jsonscan"
 )
 
@@ -51,27 +50,19 @@ func (CoreJSON) Manifest() Manifest {
 
 // Handle parses d.Rec.Data into d.Tape.
 func (h CoreJSON) Handle(d *Doc, res *Result) {
-	data := d.Rec.Data
-	// The parser checks UTF-8 inside strings in the same pass; a document
-	// that parses is valid UTF-8 throughout. Only when it fails is the whole
-	// line checked, since invalid UTF-8 ranks above every syntax fault.
-	if err := d.Tape.Parse(data, h.MaxDepth); err != nil {
-		var perr *jsonscan.Error
-		if perr2, ok := err.(*jsonscan.Error); ok {
-			perr = perr2
-		}
-		if perr == nil || perr.Code != jsonscan.ErrDuplicateKey {
-			if !utf8.Valid(data) {
-				res.Reject, res.Column = ReasonInvalidUTF8, column(d, jsonscan.FirstInvalidUTF8(data))
-				return
-			}
-		}
-		if perr == nil {
+	// The parser checks UTF-8 first, over the whole line, so its
+	// ErrInvalidUTF8 ranks above every syntax fault, as invalid-utf8 ranks
+	// above not-json (docs/FORMAT.md).
+	if err := d.Tape.Parse(d.Rec.Data, h.MaxDepth); err != nil {
+		perr, ok := err.(*jsonscan.Error)
+		if !ok {
 			res.Reject = ReasonNotJSON
 			return
 		}
 		res.Column = column(d, perr.Offset)
 		switch perr.Code {
+		case jsonscan.ErrInvalidUTF8:
+			res.Reject = ReasonInvalidUTF8
 		case jsonscan.ErrTooDeep:
 			res.Reject = ReasonTooDeep
 		case jsonscan.ErrDuplicateKey:
@@ -215,9 +206,9 @@ func optionalTime(t *jsonscan.Tape, v int32) bool {
 	case jsonscan.String:
 		tok := t.Tokens[v]
 		if tok.Escaped {
-			return ValidRFC3339(t.StrBytes(nil, v))
+			return rfc3339.Valid(t.StrBytes(nil, v))
 		}
-		return ValidRFC3339(t.Data[tok.Start+1 : tok.End-1])
+		return rfc3339.Valid(t.Data[tok.Start+1 : tok.End-1])
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -384,7 +385,11 @@ func TestProcessMaxDepth(t *testing.T) {
 	}
 }
 
-func TestValidRFC3339(t *testing.T) {
+// TestCreatedAtRFC3339 holds core-document's createdAt rule to RFC 3339
+// (internal/rfc3339), the document's and a message's alike.
+func TestCreatedAtRFC3339(t *testing.T) {
+	p := newCoreProcessor(t)
+	var res Result
 	for _, tc := range []struct {
 		s  string
 		ok bool
@@ -423,8 +428,22 @@ func TestValidRFC3339(t *testing.T) {
 		{"Z", false},
 		{"2026-11-30T04:24:53\x00", false},
 	} {
-		if got := ValidRFC3339([]byte(tc.s)); got != tc.ok {
-			t.Errorf("ValidRFC3339(%q) = %v, want %v", tc.s, got, tc.ok)
+		q, err := json.Marshal(tc.s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ""
+		if !tc.ok {
+			want = ReasonBadCreatedAt
+		}
+		for _, l := range []string{
+			`{"id":"a","messages":[],"createdAt":` + string(q) + `}`,
+			`{"id":"a","messages":[{"role":"user","createdAt":` + string(q) + `}]}`,
+		} {
+			p.Process(line(l), &res)
+			if res.Reject != want {
+				t.Errorf("createdAt %q in %s: reject %q, want %q", tc.s, l, res.Reject, want)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/convbatch/convbatch/stream"
 )
@@ -33,6 +34,24 @@ func FuzzCoreChecks(f *testing.F) {
 		p.Process(rec, &res)
 		if res.Panic != nil {
 			t.Fatalf("panic: %v", res.Panic)
+		}
+		if !utf8.Valid(data) {
+			// invalid-utf8 ranks above every other reason, at the first bad byte.
+			col := 1
+			for rest := data; ; col++ {
+				if r, n := utf8.DecodeRune(rest); r == utf8.RuneError && n <= 1 {
+					break
+				} else {
+					rest = rest[n:]
+					col += n - 1
+				}
+			}
+			if bom {
+				col += 3
+			}
+			if res.Reject != ReasonInvalidUTF8 || res.Column != col {
+				t.Fatalf("invalid UTF-8 rejected as %q at column %d, want invalid-utf8 at %d", res.Reject, res.Column, col)
+			}
 		}
 		if res.Reject != "" {
 			if !slices.Contains(documentedReasons, res.Reject) {

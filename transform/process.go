@@ -65,10 +65,10 @@ type Result struct {
 	Rows Rows
 }
 
-// Reset empties r for reuse.
-func (r *Result) Reset() {
+// reset empties r for reuse.
+func (r *Result) reset() {
 	rows := r.Rows
-	rows.Reset()
+	rows.reset()
 	*r = Result{Warnings: r.Warnings[:0], Unknown: r.Unknown[:0], Rows: rows}
 }
 
@@ -100,7 +100,7 @@ func NewProcessor(handlers []Handler) *Processor {
 // Blank lines and records already rejected while framing are left as they
 // are. A handler's panic is caught and reported in res.Panic.
 func (p *Processor) Process(rec *stream.Record, res *Result) {
-	res.Reset()
+	res.reset()
 	if rec.Kind != stream.KindLine {
 		if rec.Kind == stream.KindReject {
 			res.Reject = rec.Reason

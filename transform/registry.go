@@ -75,8 +75,8 @@ func (r *Registry) Register(h Handler) error {
 	return nil
 }
 
-// Manifests returns the manifests in registration order.
-func (r *Registry) Manifests() []Manifest {
+// manifests returns the manifests in registration order.
+func (r *Registry) manifests() []Manifest {
 	out := make([]Manifest, len(r.handlers))
 	for i, h := range r.handlers {
 		out[i] = h.Manifest()

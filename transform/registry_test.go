@@ -24,8 +24,8 @@ func (f fake) Manifest() Manifest {
 func (f fake) Handle(d *Doc, res *Result) {
 	res.Warn("ran:" + f.name)
 	if f.panics {
-		var m map[string]int
-		m["boom"]++ // a real runtime panic
+		var s []int
+		s[len(f.name)]++ // a real runtime panic: index out of range
 	}
 	if f.reject != "" {
 		res.Reject = f.reject
@@ -160,7 +160,7 @@ func TestRegistryDuplicate(t *testing.T) {
 	if _, err2 := r.Resolve(); err2 == nil {
 		t.Error("second Resolve succeeded")
 	}
-	if got := len(r.Manifests()); got != 2 {
+	if got := len(r.manifests()); got != 2 {
 		t.Errorf("%d manifests, want 2 (the duplicate is not added)", got)
 	}
 	// A duplicate of a core handler fails the same way.
@@ -181,7 +181,7 @@ func TestDefault(t *testing.T) {
 	if got := strings.Join(names(hs), ","); got != "core-json,core-document" {
 		t.Errorf("Default order = %s", got)
 	}
-	ms := Default().Manifests()
+	ms := Default().manifests()
 	if len(ms) != 2 || ms[0].Status != StatusCore || ms[1].Status != StatusCore {
 		t.Errorf("Default manifests = %+v", ms)
 	}
