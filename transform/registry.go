@@ -8,6 +8,15 @@ import (
 // Status is a handler's maturity, as in the extension registry.
 type Status string
 
+// Names of the handlers that are not extension handlers (those are named
+// after their extension: ExtensionImagesInline, ...).
+const (
+	HandlerCoreJSON        = "core-json"
+	HandlerCoreDocument    = "core-document"
+	HandlerTranscriptHash  = "transcript-hash"
+	HandlerConversationRow = "conversation-row"
+)
+
 // Handler statuses.
 const (
 	StatusCore   Status = "core"

@@ -17,7 +17,7 @@ type ToolLinkage struct {
 func (ToolLinkage) Manifest() Manifest {
 	return Manifest{Name: ExtensionToolLinkage, Status: StatusDraft,
 		Reads:    []string{"$.messages[*].toolCalls[*].id", "$.messages[*].toolCallId"},
-		Requires: []string{"core-document"}}
+		Requires: []string{HandlerCoreDocument}}
 }
 
 type toolState struct {

@@ -8,90 +8,24 @@ import (
 // Reject reasons decided by the core handlers (docs/FORMAT.md, "Reject
 // reasons"); the framing ones are in package stream.
 const (
-	ReasonInvalidUTF8      = "invalid-utf8"
-	ReasonNotJSON          = "not-json"
-	ReasonTooDeep          = "too-deep"
-	ReasonNotObject        = "not-object"
-	ReasonDuplicateKey     = "duplicate-key"
-	ReasonBadID            = "bad-id"
-	ReasonBadMessages      = "bad-messages"
-	ReasonBadMessage       = "bad-message"
-	ReasonBadRole          = "bad-role"
-	ReasonBadExtensions    = "bad-extensions"
-	ReasonBadTitle         = "bad-title"
-	ReasonBadCreatedAt     = "bad-created-at"
-	ReasonBadMessageField  = "bad-message-field"
-	WarnUnknownExtension   = "unknown-extension"
-	WarnBOMDropped         = "bom-dropped"
-	WarnCRLF               = "crlf"
-	WarnDuplicateID        = "duplicate-id"
-	ExtensionImagesInline  = "images-inline"
-	ExtensionUsageMetadata = "usage-metadata"
-	ExtensionToolLinkage   = "tool-linkage"
-	ExtensionAgentContext  = "agent-context"
-	ExtensionConsensus     = "consensus-receipt"
+	ReasonInvalidUTF8     = "invalid-utf8"
+	ReasonNotJSON         = "not-json"
+	ReasonTooDeep         = "too-deep"
+	ReasonNotObject       = "not-object"
+	ReasonDuplicateKey    = "duplicate-key"
+	ReasonBadID           = "bad-id"
+	ReasonBadMessages     = "bad-messages"
+	ReasonBadMessage      = "bad-message"
+	ReasonBadRole         = "bad-role"
+	ReasonBadExtensions   = "bad-extensions"
+	ReasonBadTitle        = "bad-title"
+	ReasonBadCreatedAt    = "bad-created-at"
+	ReasonBadMessageField = "bad-message-field"
+	WarnUnknownExtension  = "unknown-extension"
+	WarnBOMDropped        = "bom-dropped"
+	WarnCRLF              = "crlf"
+	WarnDuplicateID       = "duplicate-id"
 )
-
-// KnownExtensions are the registered extension names convbatch knows.
-var KnownExtensions = []string{ExtensionImagesInline, ExtensionUsageMetadata, ExtensionToolLinkage, ExtensionAgentContext, ExtensionConsensus}
-
-// CoreJSON checks that a line is valid UTF-8 holding exactly one JSON object
-// with no duplicate member names, nested at most MaxDepth deep, and leaves
-// the parsed tape in the Doc.
-type CoreJSON struct {
-	// MaxDepth is the nesting limit; <= 0 means jsonscan.DefaultMaxDepth.
-	MaxDepth int
-}
-
-// Manifest describes core-json.
-func (CoreJSON) Manifest() Manifest {
-	return Manifest{Name: "core-json", Status: StatusCore, Reads: []string{"$"}}
-}
-
-// Handle parses d.Rec.Data into d.Tape.
-func (h CoreJSON) Handle(d *Doc, res *Result) {
-	// The parser checks UTF-8 first, over the whole line, so its
-	// ErrInvalidUTF8 ranks above every syntax fault, as invalid-utf8 ranks
-	// above not-json (docs/FORMAT.md).
-	if err := d.Tape.Parse(d.Rec.Data, h.MaxDepth); err != nil {
-		perr, ok := err.(*jsonscan.Error)
-		if !ok {
-			res.Reject = ReasonNotJSON
-			return
-		}
-		res.Column = column(d, perr.Offset)
-		switch perr.Code {
-		case jsonscan.ErrInvalidUTF8:
-			res.Reject = ReasonInvalidUTF8
-		case jsonscan.ErrTooDeep:
-			res.Reject = ReasonTooDeep
-		case jsonscan.ErrDuplicateKey:
-			if d.Tape.Kind(0) != jsonscan.Object {
-				res.Reject, res.Column = ReasonNotObject, 0
-				return
-			}
-			res.Reject = ReasonDuplicateKey
-		default:
-			res.Reject = ReasonNotJSON
-		}
-		return
-	}
-	if d.Tape.Kind(0) != jsonscan.Object {
-		res.Reject = ReasonNotObject
-	}
-}
-
-// column converts an offset in d.Rec.Data to a 1-based position in the line;
-// 0 for a compacted .json document, whose offsets are not the file's.
-func column(d *Doc, off int) int {
-	if d.Rec.Compacted {
-		return 0
-	}
-	if d.Rec.BOM {
-		off += 3
-	}
-	return off + 1
-}
 
 // CoreDocument checks the core v1 document rules: id, messages, roles and the
 // optional members' types (docs/FORMAT.md). It records the top-level members
@@ -101,10 +35,10 @@ type CoreDocument struct{}
 // Manifest describes core-document.
 func (CoreDocument) Manifest() Manifest {
 	return Manifest{
-		Name:     "core-document",
+		Name:     HandlerCoreDocument,
 		Status:   StatusCore,
 		Reads:    []string{"$.id", "$.messages[*].role", "$.messages[*].id", "$.messages[*].kind", "$.messages[*].createdAt", "$.extensions", "$.title", "$.createdAt"},
-		Requires: []string{"core-json"},
+		Requires: []string{HandlerCoreJSON},
 	}
 }
 
