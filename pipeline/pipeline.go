@@ -15,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -381,7 +382,7 @@ func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.In
 	if rd != nil {
 		end.lines, end.bytesIn, end.inErr = rd.Lines(), rd.Offset(), rd.InputErr()
 	} else {
-		end.inErr = &stream.InputError{Path: in.Path, Reason: "open-error", Err: openErr}
+		end.inErr = &stream.InputError{Path: in.Path, Reason: codes.FaultOpenError, Err: openErr}
 	}
 	return q.send(q.results, end)
 }

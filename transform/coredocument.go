@@ -1,30 +1,9 @@
 package transform
 
 import (
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/internal/rfc3339"
 	"github.com/convbatch/convbatch/jsonscan"
-)
-
-// Reject reasons decided by the core handlers (docs/FORMAT.md, "Reject
-// reasons"); the framing ones are in package stream.
-const (
-	ReasonInvalidUTF8     = "invalid-utf8"
-	ReasonNotJSON         = "not-json"
-	ReasonTooDeep         = "too-deep"
-	ReasonNotObject       = "not-object"
-	ReasonDuplicateKey    = "duplicate-key"
-	ReasonBadID           = "bad-id"
-	ReasonBadMessages     = "bad-messages"
-	ReasonBadMessage      = "bad-message"
-	ReasonBadRole         = "bad-role"
-	ReasonBadExtensions   = "bad-extensions"
-	ReasonBadTitle        = "bad-title"
-	ReasonBadCreatedAt    = "bad-created-at"
-	ReasonBadMessageField = "bad-message-field"
-	WarnUnknownExtension  = "unknown-extension"
-	WarnBOMDropped        = "bom-dropped"
-	WarnCRLF              = "crlf"
-	WarnDuplicateID       = "duplicate-id"
 )
 
 // CoreDocument checks the core v1 document rules: id, messages, roles and the
@@ -45,7 +24,7 @@ func (CoreDocument) Manifest() Manifest {
 // Handle checks the document rules.
 func (CoreDocument) Handle(d *Doc, res *Result) {
 	t := d.Tape
-	reject := func(reason string, tok int32) {
+	reject := func(reason codes.Reject, tok int32) {
 		res.Reject = reason
 		if tok >= 0 {
 			res.Column = column(d, int(t.Tokens[tok].Start))
@@ -53,53 +32,53 @@ func (CoreDocument) Handle(d *Doc, res *Result) {
 	}
 	d.ID = t.Lookup(0, "id")
 	if t.Kind(d.ID) != jsonscan.String || t.Tokens[d.ID].End-t.Tokens[d.ID].Start == 2 {
-		reject(ReasonBadID, d.ID)
+		reject(codes.RejectBadID, d.ID)
 		return
 	}
 	d.Messages = t.Lookup(0, "messages")
 	if t.Kind(d.Messages) != jsonscan.Array {
-		reject(ReasonBadMessages, d.Messages)
+		reject(codes.RejectBadMessages, d.Messages)
 		return
 	}
 	// Each reason is checked over every message before the next reason, so
 	// the first reason in the docs/FORMAT.md order wins for the whole line.
 	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
 		if t.Kind(m) != jsonscan.Object {
-			reject(ReasonBadMessage, m)
+			reject(codes.RejectBadMessage, m)
 			return
 		}
 	}
 	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
 		if role := t.Lookup(m, "role"); t.Kind(role) != jsonscan.String {
-			reject(ReasonBadRole, max(role, m))
+			reject(codes.RejectBadRole, max(role, m))
 			return
 		}
 	}
 	d.Extensions = t.Lookup(0, "extensions")
 	if k := t.Kind(d.Extensions); k != jsonscan.Null && k != jsonscan.Invalid {
 		if k != jsonscan.Array || !uniqueStrings(t, d.Extensions) {
-			reject(ReasonBadExtensions, d.Extensions)
+			reject(codes.RejectBadExtensions, d.Extensions)
 			return
 		}
 	}
 	if v := t.Lookup(0, "title"); !optional(t, v, jsonscan.String) {
-		reject(ReasonBadTitle, v)
+		reject(codes.RejectBadTitle, v)
 		return
 	}
 	if v := t.Lookup(0, "createdAt"); !optionalTime(t, v) {
-		reject(ReasonBadCreatedAt, v)
+		reject(codes.RejectBadCreatedAt, v)
 		return
 	}
 	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
 		if v := t.Lookup(m, "createdAt"); !optionalTime(t, v) {
-			reject(ReasonBadCreatedAt, v)
+			reject(codes.RejectBadCreatedAt, v)
 			return
 		}
 	}
 	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
 		for _, name := range []string{"id", "kind"} {
 			if v := t.Lookup(m, name); !optional(t, v, jsonscan.String) {
-				reject(ReasonBadMessageField, v)
+				reject(codes.RejectBadMessageField, v)
 				return
 			}
 		}
@@ -111,7 +90,7 @@ func (CoreDocument) Handle(d *Doc, res *Result) {
 				res.Declared |= 1 << i
 			} else {
 				res.Unknown = append(res.Unknown, t.Str(e))
-				res.Warn(WarnUnknownExtension)
+				res.Warn(codes.WarnUnknownExtension)
 			}
 		}
 	}

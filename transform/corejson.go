@@ -1,6 +1,9 @@
 package transform
 
-import "github.com/convbatch/convbatch/jsonscan"
+import (
+	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/jsonscan"
+)
 
 // CoreJSON checks that a line is valid UTF-8 holding exactly one JSON object
 // with no duplicate member names, nested at most MaxDepth deep, and leaves
@@ -23,28 +26,28 @@ func (h CoreJSON) Handle(d *Doc, res *Result) {
 	if err := d.Tape.Parse(d.Rec.Data, h.MaxDepth); err != nil {
 		perr, ok := err.(*jsonscan.Error)
 		if !ok {
-			res.Reject = ReasonNotJSON
+			res.Reject = codes.RejectNotJSON
 			return
 		}
 		res.Column = column(d, perr.Offset)
 		switch perr.Code {
 		case jsonscan.ErrInvalidUTF8:
-			res.Reject = ReasonInvalidUTF8
+			res.Reject = codes.RejectInvalidUTF8
 		case jsonscan.ErrTooDeep:
-			res.Reject = ReasonTooDeep
+			res.Reject = codes.RejectTooDeep
 		case jsonscan.ErrDuplicateKey:
 			if d.Tape.Kind(0) != jsonscan.Object {
-				res.Reject, res.Column = ReasonNotObject, 0
+				res.Reject, res.Column = codes.RejectNotObject, 0
 				return
 			}
-			res.Reject = ReasonDuplicateKey
+			res.Reject = codes.RejectDuplicateKey
 		default:
-			res.Reject = ReasonNotJSON
+			res.Reject = codes.RejectNotJSON
 		}
 		return
 	}
 	if d.Tape.Kind(0) != jsonscan.Object {
-		res.Reject = ReasonNotObject
+		res.Reject = codes.RejectNotObject
 	}
 }
 

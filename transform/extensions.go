@@ -1,15 +1,8 @@
 package transform
 
-import "github.com/convbatch/convbatch/jsonscan"
-
-// Warning codes of the extension handlers (docs/FORMAT.md, "Extension
-// warnings").
-const (
-	WarnUndeclaredExtension = "undeclared-extension"
-	WarnToolResultOrphan    = "tool-result-orphan"
-	WarnToolCallDuplicateID = "tool-call-duplicate-id"
-	WarnStatementAgent      = "statement-agent-unknown"
-	WarnUnhashable          = "transcript-unhashable"
+import (
+	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/jsonscan"
 )
 
 // The registered extension names, which are also the names of their
@@ -68,7 +61,7 @@ func Standard(opts Options) *Registry {
 // without declaring it.
 func undeclared(res *Result, ext int) {
 	if res.Declared&(1<<ext) == 0 {
-		res.Warn(WarnUndeclaredExtension)
+		res.Warn(codes.WarnUndeclaredExtension)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/stream"
 )
 
@@ -26,7 +27,7 @@ func runStandard(t *testing.T, line string) *Result {
 func warnings(res *Result) map[string]int {
 	m := map[string]int{}
 	for _, w := range res.Warnings {
-		m[w]++
+		m[w.String()]++
 	}
 	return m
 }
@@ -70,7 +71,7 @@ func TestExtensionWarnings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := runStandard(t, tc.line)
-			if res.Reject != "" {
+			if res.Reject != codes.NoReject {
 				t.Fatalf("rejected: %s", res.Reject)
 			}
 			if got := warnings(res); !reflect.DeepEqual(got, tc.want) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/stream"
 )
 
@@ -49,11 +50,11 @@ func FuzzCoreChecks(f *testing.F) {
 			if bom {
 				col += 3
 			}
-			if res.Reject != ReasonInvalidUTF8 || res.Column != col {
+			if res.Reject != codes.RejectInvalidUTF8 || res.Column != col {
 				t.Fatalf("invalid UTF-8 rejected as %q at column %d, want invalid-utf8 at %d", res.Reject, res.Column, col)
 			}
 		}
-		if res.Reject != "" {
+		if res.Reject != codes.NoReject {
 			if !slices.Contains(documentedReasons, res.Reject) {
 				t.Fatalf("undocumented reason %q", res.Reject)
 			}

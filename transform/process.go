@@ -3,6 +3,7 @@ package transform
 import (
 	"fmt"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/verify"
@@ -37,15 +38,15 @@ type Stateful interface {
 
 // Result is what the handlers found in one record.
 type Result struct {
-	// Reject is the reject reason code, "" for a document.
-	Reject string
+	// Reject is the reject reason, codes.NoReject for a document.
+	Reject codes.Reject
 	// Column is the 1-based byte position in the line where the fault that
 	// made the reject was found, 0 when it concerns the whole line.
 	Column int
 	// ID is the document's id, unescaped.
 	ID string
-	// Warnings lists warning codes, one entry per occurrence.
-	Warnings []string
+	// Warnings lists the warnings, one entry per occurrence.
+	Warnings []codes.Warning
 	// Declared has bit i set when the document declares KnownExtensions[i].
 	Declared uint8
 	// Unknown lists the declared extension names convbatch does not know.
@@ -72,8 +73,8 @@ func (r *Result) reset() {
 	*r = Result{Warnings: r.Warnings[:0], Unknown: r.Unknown[:0], Rows: rows}
 }
 
-// Warn records one occurrence of warning code.
-func (r *Result) Warn(code string) { r.Warnings = append(r.Warnings, code) }
+// Warn records one occurrence of warning w.
+func (r *Result) Warn(w codes.Warning) { r.Warnings = append(r.Warnings, w) }
 
 // Processor runs the handlers on records. Each worker owns one; it is not
 // safe for concurrent use.
@@ -116,7 +117,7 @@ func (p *Processor) Process(rec *stream.Record, res *Result) {
 	for i, h := range p.handlers {
 		p.doc.state = p.states[i]
 		h.Handle(&p.doc, res)
-		if res.Reject != "" {
+		if res.Reject != codes.NoReject {
 			return
 		}
 	}

@@ -1,6 +1,9 @@
 package transform
 
-import "github.com/convbatch/convbatch/verify"
+import (
+	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/verify"
+)
 
 // ReceiptOptions configure receipt checks.
 type ReceiptOptions struct {
@@ -46,6 +49,6 @@ func (h ConsensusReceipt) Handle(d *Doc, res *Result) {
 	ctx := verify.ReceiptContext{Canon: &st.canon, Keyring: h.Options.Keyring, Agents: d.Agents, Keys: &st.keys}
 	res.Receipt = verify.CheckReceipt(&ctx, t, env)
 	for range res.Receipt.UnknownAgents {
-		res.Warn(WarnStatementAgent)
+		res.Warn(codes.WarnStatementAgentUnknown)
 	}
 }

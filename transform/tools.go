@@ -3,6 +3,7 @@ package transform
 import (
 	"bytes"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/jsonscan"
 )
 
@@ -109,7 +110,7 @@ func (h ToolLinkage) Handle(d *Doc, res *Result) {
 				i = st.find(str(ref))
 			}
 			if i < 0 {
-				res.Warn(WarnToolResultOrphan)
+				res.Warn(codes.WarnToolResultOrphan)
 				if h.Extract {
 					conv.ToolResultOrphans++
 				}
@@ -140,7 +141,7 @@ func (h ToolLinkage) Handle(d *Doc, res *Result) {
 					}
 					s := str(id)
 					if st.find(s) >= 0 {
-						res.Warn(WarnToolCallDuplicateID)
+						res.Warn(codes.WarnToolCallDuplicateID)
 						continue
 					}
 					st.add(s, row)

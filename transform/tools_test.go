@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/stream"
 )
 
@@ -42,7 +43,7 @@ func TestManyToolCalls(t *testing.T) {
 	run := func(line string) {
 		t.Helper()
 		p.Process(&stream.Record{Kind: stream.KindLine, Raw: []byte(line), Data: []byte(line), Line: 1}, &res)
-		if res.Panic != nil || res.Reject != "" {
+		if res.Panic != nil || res.Reject != codes.NoReject {
 			t.Fatalf("panic %v, reject %q", res.Panic, res.Reject)
 		}
 	}

@@ -3,6 +3,7 @@ package transform
 import (
 	"crypto/sha256"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -28,7 +29,7 @@ func (TranscriptHash) Handle(d *Doc, res *Result) {
 	st := d.State().(*hashState)
 	canon, err := st.canon.AppendTape(st.buf[:0], d.Tape, nil)
 	if err != nil {
-		res.Warn(WarnUnhashable)
+		res.Warn(codes.WarnTranscriptUnhashable)
 		return
 	}
 	if len(canon) > 0 && &canon[0] != &d.Tape.Data[0] {

@@ -1,6 +1,9 @@
 package transform
 
-import "github.com/convbatch/convbatch/jsonscan"
+import (
+	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/jsonscan"
+)
 
 // UsageMetadata handles the usage-metadata extension: message-level tokens,
 // cost and provider. It checks that the extension is declared where used
@@ -40,31 +43,31 @@ func (h UsageMetadata) Handle(d *Doc, res *Result) {
 		row := UsageRow{MessageIndex: idx}
 		if provider >= 0 {
 			if row.Provider = optStr(t, provider); !row.Provider.Valid {
-				res.Warn(WarnUsageWrongType)
+				res.Warn(codes.WarnUsageWrongType)
 			}
 		}
 		if cost >= 0 {
 			if t.Kind(cost) != jsonscan.Number {
-				res.Warn(WarnUsageWrongType)
+				res.Warn(codes.WarnUsageWrongType)
 			} else if f, ok := Float(t.Raw(cost)); ok {
 				row.Cost = Some(f)
 			} else {
-				res.Warn(WarnUsageInvalidCount)
+				res.Warn(codes.WarnUsageInvalidCount)
 			}
 		}
 		if tokens >= 0 {
 			if t.Kind(tokens) != jsonscan.Object {
-				res.Warn(WarnUsageWrongType)
+				res.Warn(codes.WarnUsageWrongType)
 			} else {
 				row.TokensValid = true
 				for k := tokens + 1; k < t.Tokens[tokens].Next; k = t.Tokens[k+1].Next {
 					c := TokenCount{Name: t.Str(k)}
 					switch v := k + 1; {
 					case t.Kind(v) != jsonscan.Number:
-						res.Warn(WarnUsageWrongType)
+						res.Warn(codes.WarnUsageWrongType)
 					default:
 						if c.Count, c.Valid = ExactInt(t.Raw(v)); !c.Valid {
-							res.Warn(WarnUsageInvalidCount)
+							res.Warn(codes.WarnUsageInvalidCount)
 						}
 					}
 					if c.Valid && c.Name == "input" {
