@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -666,5 +667,40 @@ func TestEscapesIn(t *testing.T) {
 	}
 	if got := tp.Escapes; !slices.Equal(got, []int32{2}) {
 		t.Errorf("after reuse: %v", got)
+	}
+}
+
+func TestErrorIsCode(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		code Code
+	}{
+		{`[1,]`, ErrSyntax},
+		{`[[[[1]]]]`, ErrTooDeep},
+		{`{"a":1,"\u0061":2}`, ErrDuplicateKey},
+		{"\"\xff\"", ErrInvalidUTF8},
+	} {
+		var tape Tape
+		err := tape.Parse([]byte(tc.in), 3)
+		wrapped := fmt.Errorf("line 1: %w", err)
+		for _, code := range []Code{ErrSyntax, ErrTooDeep, ErrDuplicateKey, ErrInvalidUTF8} {
+			if got := errors.Is(wrapped, code); got != (code == tc.code) {
+				t.Errorf("Parse(%q): errors.Is(err, %v) = %v, err %v", tc.in, code, got, err)
+			}
+		}
+		if errors.Is(wrapped, errors.New(tc.code.Error())) {
+			t.Errorf("Parse(%q): matched an error that is not a Code", tc.in)
+		}
+	}
+	if Code(0).Error() == "" || ErrSyntax.Error() == ErrTooDeep.Error() {
+		t.Error("codes without distinct text")
+	}
+}
+
+func TestHex4(t *testing.T) {
+	for in, want := range map[string]rune{"0000": 0, "00e9": 0xE9, "00E9": 0xE9, "D83D": 0xD83D, "ffff": 0xFFFF, "1234x": 0x1234} {
+		if got := Hex4([]byte(in)); got != want {
+			t.Errorf("Hex4(%q) = %#x, want %#x", in, got, want)
+		}
 	}
 }

@@ -73,7 +73,10 @@ type Tape struct {
 	keys     [][]byte
 }
 
-// Code classifies a parse failure.
+// Code classifies a parse failure. A Code is an error so that it can be
+// matched with errors.Is, in the manner of encoding/csv's ErrQuote:
+// errors.Is(err, jsonscan.ErrSyntax) holds when err is or wraps an *Error
+// whose Code is ErrSyntax.
 type Code uint8
 
 // Parse failure codes.
@@ -84,9 +87,24 @@ const (
 	ErrTooDeep
 	// ErrDuplicateKey: an object has two members with the same unescaped name.
 	ErrDuplicateKey
-	// ErrInvalidUTF8: a string holds bytes that are not valid UTF-8.
+	// ErrInvalidUTF8: the document holds bytes that are not valid UTF-8.
 	ErrInvalidUTF8
 )
+
+var codeText = [...]string{
+	ErrSyntax:       "json: syntax error",
+	ErrTooDeep:      "json: nesting too deep",
+	ErrDuplicateKey: "json: duplicate member name",
+	ErrInvalidUTF8:  "json: invalid UTF-8",
+}
+
+// Error describes the class of failure.
+func (c Code) Error() string {
+	if int(c) < len(codeText) && codeText[c] != "" {
+		return codeText[c]
+	}
+	return fmt.Sprintf("json: parse failure %d", uint8(c))
+}
 
 // Error is a parse failure with the byte offset in the document where it was
 // found. It never carries document content.
@@ -102,6 +120,13 @@ type Error struct {
 // Error describes the failure and its position.
 func (e *Error) Error() string {
 	return fmt.Sprintf("json: %s at byte %d", e.Msg, e.Offset)
+}
+
+// Is reports whether target is e's Code, so errors.Is(err, ErrTooDeep)
+// matches a parse failure of that class.
+func (e *Error) Is(target error) bool {
+	c, ok := target.(Code)
+	return ok && c == e.Code
 }
 
 // Parse parses data as one JSON value into t, replacing what t held. The
@@ -126,15 +151,17 @@ func (t *Tape) ParseKeepDuplicates(data []byte, maxDepth int) error {
 	t.Escapes = t.Escapes[:0]
 	t.Data = data
 	t.maxDepth = maxDepth
-	if len(data) > MaxDocBytes {
-		return &Error{Code: ErrSyntax, Offset: MaxDocBytes, Msg: "document larger than the tape's 2 GiB limit"}
-	}
 	// UTF-8 first, for the whole document at once: the AVX2 validator of
 	// github.com/segmentio/asm runs at several GB/s, three to four times the
 	// standard library's, and checking once here is cheaper than checking
-	// string by string while scanning.
+	// string by string while scanning. It comes before every other check, so
+	// ErrInvalidUTF8 ranks above all other codes, as invalid-utf8 ranks above
+	// the other reject reasons (docs/FORMAT.md).
 	if !asmutf8.Valid(data) {
 		return &Error{Code: ErrInvalidUTF8, Offset: FirstInvalidUTF8(data), Msg: "invalid UTF-8"}
+	}
+	if len(data) > MaxDocBytes {
+		return &Error{Code: ErrSyntax, Offset: MaxDocBytes, Msg: "document larger than the tape's 2 GiB limit"}
 	}
 	p := parser{t: t, data: data}
 	i := p.skipWS(0)
@@ -372,10 +399,10 @@ func AppendUnescaped(dst, raw []byte) []byte {
 			if i+4 > len(raw) {
 				return dst
 			}
-			r := rune(hex4(raw[i : i+4]))
+			r := Hex4(raw[i : i+4])
 			i += 4
 			if r >= 0xD800 && r < 0xDC00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-				if lo := rune(hex4(raw[i+2 : i+6])); lo >= 0xDC00 && lo < 0xE000 {
+				if lo := Hex4(raw[i+2 : i+6]); lo >= 0xDC00 && lo < 0xE000 {
 					dst = utf8.AppendRune(dst, 0x10000+(r-0xD800)<<10+(lo-0xDC00))
 					i += 6
 					continue
@@ -391,17 +418,19 @@ func AppendUnescaped(dst, raw []byte) []byte {
 	return dst
 }
 
-func hex4(b []byte) int {
-	v := 0
+// Hex4 returns the value of the four hex digits at the start of b, as in a
+// \u escape; the caller has checked that they are hex digits.
+func Hex4(b []byte) rune {
+	var v rune
 	for _, c := range b[:4] {
 		v <<= 4
 		switch {
 		case c >= '0' && c <= '9':
-			v |= int(c - '0')
+			v |= rune(c - '0')
 		case c >= 'a' && c <= 'f':
-			v |= int(c - 'a' + 10)
+			v |= rune(c-'a') + 10
 		case c >= 'A' && c <= 'F':
-			v |= int(c - 'A' + 10)
+			v |= rune(c-'A') + 10
 		}
 	}
 	return v

@@ -15,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -41,7 +42,8 @@ type Config struct {
 	Workers int
 	// MaxDocBytes caps one line (default 64 MiB).
 	MaxDocBytes int64
-	// MaxDepth caps JSON nesting (default 512).
+	// MaxDepth caps JSON nesting (default 512) in the default registry; a
+	// caller's Registry sets its own (transform.CoreJSON.MaxDepth).
 	MaxDepth int
 	// ZstdMaxWindow caps the zstd window of compressed inputs (default 128 MiB).
 	ZstdMaxWindow uint64
@@ -148,6 +150,7 @@ func (c *Config) defaults() {
 		c.Registry = transform.Standard(transform.Options{
 			Receipts: transform.ReceiptOptions{Keyring: c.Keyring},
 			Extract:  len(c.Tables) > 0 && c.OutDir != "",
+			MaxDepth: c.MaxDepth,
 		})
 	}
 	if c.BatchBytes <= 0 {
@@ -219,7 +222,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			worker(ctx, handlers, cfg.MaxDepth, work)
+			worker(ctx, handlers, work)
 		}()
 	}
 	readErr := make(chan error, 1)
@@ -379,14 +382,14 @@ func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.In
 	if rd != nil {
 		end.lines, end.bytesIn, end.inErr = rd.Lines(), rd.Offset(), rd.InputErr()
 	} else {
-		end.inErr = &stream.InputError{Path: in.Path, Reason: "open-error", Err: openErr}
+		end.inErr = &stream.InputError{Path: in.Path, Reason: codes.FaultOpenError, Err: openErr}
 	}
 	return q.send(q.results, end)
 }
 
 // worker processes batches until the work channel closes.
-func worker(ctx context.Context, handlers []transform.Handler, maxDepth int, work chan *job) {
-	proc := transform.NewProcessor(handlers, maxDepth)
+func worker(ctx context.Context, handlers []transform.Handler, work chan *job) {
+	proc := transform.NewProcessor(handlers)
 	for {
 		select {
 		case j, ok := <-work:

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
@@ -89,14 +90,14 @@ func (w *writer) write(j *job) error {
 		}
 		w.counts.Lines++
 		if rec.BOM {
-			w.rep.Warnings[transform.WarnBOMDropped]++
+			w.rep.Warnings[codes.WarnBOMDropped.String()]++
 		}
 		switch {
 		case rec.Kind == stream.KindBlank:
 			w.counts.Blank++
-		case res.Reject != "":
+		case res.Reject != codes.NoReject:
 			w.counts.Rejects++
-			w.rep.RejectsByReason[res.Reject]++
+			w.rep.RejectsByReason[res.Reject.String()]++
 			w.cfg.Progress.Rejects.Add(1)
 			if err := w.writeReject(path, rec, res); err != nil {
 				return err
@@ -114,13 +115,13 @@ func (w *writer) write(j *job) error {
 
 func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.Result) error {
 	if rec.CR {
-		w.rep.Warnings[transform.WarnCRLF]++
+		w.rep.Warnings[codes.WarnCRLF.String()]++
 	}
 	for _, code := range res.Warnings {
-		w.rep.Warnings[code]++
+		w.rep.Warnings[code.String()]++
 	}
 	if w.resolver.AddDocument(res.ID, res.Hash, res.Hashed) {
-		w.rep.Warnings[transform.WarnDuplicateID]++
+		w.rep.Warnings[codes.WarnDuplicateID.String()]++
 	}
 	if w.cfg.MemoryLimit > 0 && w.counts.Documents%4096 == 0 {
 		// Room for what resolution holds, on top of the bounded part.
@@ -159,7 +160,7 @@ func (w *writer) writeReject(path string, rec *stream.Record, res *transform.Res
 	if w.rejects == nil {
 		return nil
 	}
-	r := sink.Reject{File: path, Line: rec.Line, Offset: rec.Offset, Reason: res.Reject, Column: res.Column, Length: rec.Length}
+	r := sink.Reject{File: path, Line: rec.Line, Offset: rec.Offset, Reason: res.Reject.String(), Column: res.Column, Length: rec.Length}
 	if rec.Raw == nil {
 		return w.rejects.Write(r, rec.Spool.Reader())
 	}
@@ -172,7 +173,7 @@ func (w *writer) endInput(j *job) error {
 	in.Counts = w.counts
 	in.BytesRead = j.bytesRead
 	if j.inErr != nil {
-		in.Error = &sink.InputFault{Reason: j.inErr.Reason, Offset: j.inErr.Offset}
+		in.Error = &sink.InputFault{Reason: j.inErr.Reason.String(), Offset: j.inErr.Offset}
 	}
 	if j.lines != w.counts.Lines {
 		return fmt.Errorf("accounting: %s: framed %d lines, wrote %d", in.Path, j.lines, w.counts.Lines)

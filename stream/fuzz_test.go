@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"testing"
+
+	"github.com/convbatch/convbatch/codes"
 )
 
 // FuzzFraming checks the framing law on arbitrary input: the records'
@@ -41,7 +43,7 @@ func FuzzFraming(f *testing.F) {
 			}
 			body := rec.Raw
 			if body == nil {
-				if rec.Reason != ReasonTooLarge {
+				if rec.Reason != codes.RejectTooLarge {
 					t.Fatalf("line %d: no bytes, reason %q", n, rec.Reason)
 				}
 				body, _ = io.ReadAll(rec.Spool.Reader())

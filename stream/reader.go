@@ -9,6 +9,8 @@ import (
 	"io"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/convbatch/convbatch/codes"
 )
 
 // InputError is a fault that ended an input early: a damaged compressed
@@ -16,8 +18,10 @@ import (
 type InputError struct {
 	// Path is the input as named.
 	Path string
-	// Reason is a code: zstd-window-too-large, zstd-corrupt or read-error.
-	Reason string
+	// Reason says what ended the input: codes.FaultReadError,
+	// FaultZstdWindowTooLarge, FaultZstdChecksum or FaultZstdCorrupt here;
+	// package pipeline adds FaultOpenError.
+	Reason codes.InputFault
 	// Offset is the decompressed byte offset reached when the fault occurred.
 	Offset int64
 	// Err is the underlying cause.
@@ -251,14 +255,14 @@ func (r *Reader) fail(err error) error {
 // inputFault records a read or decompression fault; pending is the number of
 // bytes of the open line already read.
 func (r *Reader) inputFault(err error, pending int64) {
-	reason := "read-error"
+	reason := codes.FaultReadError
 	switch {
 	case errors.Is(err, zstd.ErrWindowSizeExceeded), errors.Is(err, zstd.ErrDecoderSizeExceeded), errors.Is(err, zstd.ErrFrameSizeExceeded):
-		reason = "zstd-window-too-large"
+		reason = codes.FaultZstdWindowTooLarge
 	case errors.Is(err, zstd.ErrCRCMismatch):
-		reason = "zstd-checksum"
+		reason = codes.FaultZstdChecksum
 	case r.dec != nil:
-		reason = "zstd-corrupt"
+		reason = codes.FaultZstdCorrupt
 	}
 	r.inErr = &InputError{Path: r.path, Reason: reason, Offset: r.offset + pending, Err: err}
 }
@@ -277,9 +281,9 @@ func (r *Reader) emit(b *Batch, raw []byte, terminated bool) error {
 		if err != nil {
 			return err
 		}
-		rec.Raw, rec.Kind, rec.Reason, rec.Spool = nil, KindReject, ReasonTooLarge, ref
+		rec.Raw, rec.Kind, rec.Reason, rec.Spool = nil, KindReject, codes.RejectTooLarge, ref
 	case !terminated && r.inErr != nil:
-		rec.Kind, rec.Reason = KindReject, ReasonInputTruncated
+		rec.Kind, rec.Reason = KindReject, codes.RejectInputTruncated
 	default:
 		classify(&rec, raw, r.line == 1, r.opts.strict)
 	}
@@ -292,7 +296,7 @@ func classify(rec *Record, raw []byte, first, strict bool) {
 	data := raw
 	if first && bytes.HasPrefix(data, bom) {
 		if strict {
-			rec.Kind, rec.Reason = KindReject, ReasonBOM
+			rec.Kind, rec.Reason = KindReject, codes.RejectBOM
 			return
 		}
 		rec.BOM = true
@@ -346,7 +350,7 @@ func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
 		scratch = make([]byte, 64<<10)
 	}
 	r.line++
-	rec := Record{Line: r.line, Offset: r.offset, Kind: KindReject, Reason: ReasonTooLarge}
+	rec := Record{Line: r.line, Offset: r.offset, Kind: KindReject, Reason: codes.RejectTooLarge}
 	for !r.eof {
 		n, rerr := r.src.Read(scratch)
 		chunk := scratch[:n]
@@ -421,14 +425,14 @@ func (r *Reader) readJSON(b *Batch) error {
 			}
 		}
 		r.line, r.offset = 1, ref.Len
-		b.Recs = append(b.Recs, Record{Line: 1, Length: ref.Len, Kind: KindReject, Reason: ReasonTooLarge, Spool: ref})
+		b.Recs = append(b.Recs, Record{Line: 1, Length: ref.Len, Kind: KindReject, Reason: codes.RejectTooLarge, Spool: ref})
 		return nil
 	}
 	r.line = 1
 	r.offset = int64(len(raw))
 	rec := Record{Line: 1, Length: int64(len(raw)), Raw: raw}
 	if r.inErr != nil {
-		rec.Kind, rec.Reason = KindReject, ReasonInputTruncated
+		rec.Kind, rec.Reason = KindReject, codes.RejectInputTruncated
 	} else {
 		classify(&rec, raw, true, r.opts.strict)
 		if rec.Kind == KindLine && len(bytes.TrimLeft(rec.Data, " \t\r\n")) == 0 {

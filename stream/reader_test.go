@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/convbatch/convbatch/codes"
 )
 
 // readAll frames input and returns every record (bytes copied).
@@ -40,7 +42,7 @@ func readAll(t *testing.T, input []byte, shape Shape, opts ...Option) ([]Record,
 type want struct {
 	kind   Kind
 	data   string
-	reason string
+	reason codes.Reject
 	cr     bool
 	bom    bool
 }
@@ -62,10 +64,10 @@ func TestReaderFraming(t *testing.T) {
 		{"lone CR inside kept", "{\"a\":\"x\ry\"}\n", nil, []want{{data: "{\"a\":\"x\ry\"}"}}, 1},
 		{"bom dropped", bomS + "{}\n{}\n", nil, []want{{data: "{}", bom: true}, {data: "{}"}}, 2},
 		{"bom only on line 1", "{}\n" + bomS + "{}\n", nil, []want{{data: "{}"}, {data: bomS + "{}"}}, 2},
-		{"bom strict", bomS + "{}\n{}\n", []Option{WithStrict(true)}, []want{{kind: KindReject, reason: ReasonBOM}, {data: "{}"}}, 2},
-		{"too large", "{}\n" + strings.Repeat("x", 20) + "\n{}\n", []Option{WithMaxDocBytes(10)}, []want{{data: "{}"}, {kind: KindReject, reason: ReasonTooLarge}, {data: "{}"}}, 3},
+		{"bom strict", bomS + "{}\n{}\n", []Option{WithStrict(true)}, []want{{kind: KindReject, reason: codes.RejectBOM}, {data: "{}"}}, 2},
+		{"too large", "{}\n" + strings.Repeat("x", 20) + "\n{}\n", []Option{WithMaxDocBytes(10)}, []want{{data: "{}"}, {kind: KindReject, reason: codes.RejectTooLarge}, {data: "{}"}}, 3},
 		{"exactly at cap", strings.Repeat("x", 10) + "\n", []Option{WithMaxDocBytes(10)}, []want{{data: strings.Repeat("x", 10)}}, 1},
-		{"too large at end", "{}\n" + strings.Repeat("y", 50), []Option{WithMaxDocBytes(10)}, []want{{data: "{}"}, {kind: KindReject, reason: ReasonTooLarge}}, 2},
+		{"too large at end", "{}\n" + strings.Repeat("y", 50), []Option{WithMaxDocBytes(10)}, []want{{data: "{}"}, {kind: KindReject, reason: codes.RejectTooLarge}}, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,7 +153,7 @@ func TestTooLargeSpooled(t *testing.T) {
 	}
 	defer spool.Close()
 	recs, _ := readAll(t, in, ShapeJSONL, WithMaxDocBytes(4096), WithBatch(8<<10, 10), WithSpool(spool))
-	if len(recs) != 3 || recs[1].Reason != ReasonTooLarge || recs[1].Raw != nil {
+	if len(recs) != 3 || recs[1].Reason != codes.RejectTooLarge || recs[1].Raw != nil {
 		t.Fatalf("records: %+v", recs)
 	}
 	got, err := io.ReadAll(recs[1].Spool.Reader())
@@ -209,7 +211,7 @@ func TestZstdWindowCap(t *testing.T) {
 	buf.Write(payload)
 	recs, r := readAll(t, buf.Bytes(), ShapeJSONLZstd, WithZstdMaxWindow(1<<20))
 	ie := r.InputErr()
-	if ie == nil || ie.Reason != "zstd-window-too-large" {
+	if ie == nil || ie.Reason.String() != "zstd-window-too-large" {
 		t.Fatalf("input error %v, %d records", ie, len(recs))
 	}
 	// The same stream passes with the cap raised.
@@ -228,7 +230,7 @@ func TestZstdTruncated(t *testing.T) {
 	cut := comp[:len(comp)*2/3]
 	recs, r := readAll(t, cut, ShapeJSONLZstd)
 	ie := r.InputErr()
-	if ie == nil || ie.Reason != "zstd-corrupt" {
+	if ie == nil || ie.Reason.String() != "zstd-corrupt" {
 		t.Fatalf("input error %v", ie)
 	}
 	var good int
@@ -238,7 +240,7 @@ func TestZstdTruncated(t *testing.T) {
 				t.Fatalf("line %d: partial data passed as a document", rec.Line)
 			}
 			good++
-		} else if rec.Reason != ReasonInputTruncated {
+		} else if rec.Reason != codes.RejectInputTruncated {
 			t.Fatalf("line %d: reason %q", rec.Line, rec.Reason)
 		}
 	}
@@ -297,7 +299,7 @@ func TestJSONShape(t *testing.T) {
 		t.Fatalf("empty json: a .json input is one line, here blank: %+v", recs)
 	}
 	recs, _ = readAll(t, []byte(strings.Repeat(" ", 5000)+"{}"), ShapeJSON, WithMaxDocBytes(100))
-	if len(recs) != 1 || recs[0].Reason != ReasonTooLarge || recs[0].Length != 5002 {
+	if len(recs) != 1 || recs[0].Reason != codes.RejectTooLarge || recs[0].Length != 5002 {
 		t.Fatalf("too-large json: %+v", recs)
 	}
 }
@@ -333,7 +335,7 @@ func TestReadError(t *testing.T) {
 		}
 		recs = append(recs, rec)
 	}
-	if len(recs) != 2 || recs[1].Reason != ReasonInputTruncated || !errors.Is(r.InputErr(), boom) || r.InputErr().Reason != "read-error" {
+	if len(recs) != 2 || recs[1].Reason != codes.RejectInputTruncated || !errors.Is(r.InputErr(), boom) || r.InputErr().Reason.String() != "read-error" {
 		t.Fatalf("records %+v, err %v", recs, r.InputErr())
 	}
 }
@@ -364,7 +366,7 @@ func TestZstdChecksumReported(t *testing.T) {
 	comp[len(comp)/2] ^= 1
 	_, r := readAll(t, comp, ShapeJSONLZstd)
 	ie := r.InputErr()
-	if ie == nil || (ie.Reason != "zstd-checksum" && ie.Reason != "zstd-corrupt") {
+	if ie == nil || (ie.Reason.String() != "zstd-checksum" && ie.Reason.String() != "zstd-corrupt") {
 		t.Fatalf("input error %v", ie)
 	}
 	t.Logf("reported as %s at %d", ie.Reason, ie.Offset)

@@ -1,5 +1,7 @@
 package stream
 
+import "github.com/convbatch/convbatch/codes"
+
 // Kind says what a Record is.
 type Kind uint8
 
@@ -11,14 +13,6 @@ const (
 	KindBlank
 	// KindReject is a line refused while framing (see Reason).
 	KindReject
-)
-
-// Reject reasons decided while framing. The document checks add their own
-// (package transform); docs/FORMAT.md lists them all.
-const (
-	ReasonBOM            = "bom"
-	ReasonTooLarge       = "too-large"
-	ReasonInputTruncated = "input-truncated"
 )
 
 // Record is one line of an input.
@@ -46,8 +40,10 @@ type Record struct {
 	// Compacted reports a .json document whose insignificant whitespace was
 	// removed: positions in Data are not positions in the file.
 	Compacted bool
-	// Reason is the reject reason code when Kind is KindReject.
-	Reason string
+	// Reason is the reject reason when Kind is KindReject: one of those
+	// decided while framing, codes.RejectBOM, RejectTooLarge or
+	// RejectInputTruncated.
+	Reason codes.Reject
 	// Spool locates a too-large line's bytes in the run's spool.
 	Spool SpoolRef
 }

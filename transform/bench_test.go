@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/stream"
 )
@@ -20,7 +21,7 @@ func BenchmarkCoreChecks(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	proc := NewProcessor(handlers, 0)
+	proc := NewProcessor(handlers)
 	recs := make([]stream.Record, len(lines))
 	for i, l := range lines {
 		recs[i] = stream.Record{Kind: stream.KindLine, Raw: l, Data: l, Line: int64(i + 1)}
@@ -32,7 +33,7 @@ func BenchmarkCoreChecks(b *testing.B) {
 	for range b.N {
 		for i := range recs {
 			proc.Process(&recs[i], &res)
-			if res.Reject != "" {
+			if res.Reject != codes.NoReject {
 				b.Fatalf("line %d rejected: %s", i+1, res.Reject)
 			}
 		}

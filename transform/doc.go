@@ -9,4 +9,9 @@
 // The core handlers (core-json, core-document) decide whether a record is a
 // document or a reject; the extension handlers, registered after them, only
 // add warnings and extracted values, never rejects.
+//
+// Each handler lives in its own file, as miller keeps one verb per file:
+// corejson.go, coredocument.go, images.go, usage.go, tools.go,
+// agentcontext.go, transcript.go, receipts.go and conversation.go.
+// Standard, in extensions.go, is the one table of what runs.
 package transform

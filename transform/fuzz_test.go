@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/stream"
 )
 
@@ -24,7 +26,7 @@ func FuzzCoreChecks(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := NewProcessor(hs, 0)
+		p := NewProcessor(hs)
 		rec := &stream.Record{Line: 1, Kind: stream.KindLine, Data: data, Raw: data, BOM: bom}
 		if bom {
 			rec.Raw = append([]byte("\xef\xbb\xbf"), data...)
@@ -34,7 +36,25 @@ func FuzzCoreChecks(f *testing.F) {
 		if res.Panic != nil {
 			t.Fatalf("panic: %v", res.Panic)
 		}
-		if res.Reject != "" {
+		if !utf8.Valid(data) {
+			// invalid-utf8 ranks above every other reason, at the first bad byte.
+			col := 1
+			for rest := data; ; col++ {
+				if r, n := utf8.DecodeRune(rest); r == utf8.RuneError && n <= 1 {
+					break
+				} else {
+					rest = rest[n:]
+					col += n - 1
+				}
+			}
+			if bom {
+				col += 3
+			}
+			if res.Reject != codes.RejectInvalidUTF8 || res.Column != col {
+				t.Fatalf("invalid UTF-8 rejected as %q at column %d, want invalid-utf8 at %d", res.Reject, res.Column, col)
+			}
+		}
+		if res.Reject != codes.NoReject {
 			if !slices.Contains(documentedReasons, res.Reject) {
 				t.Fatalf("undocumented reason %q", res.Reject)
 			}

@@ -15,7 +15,7 @@ type ImagesInline struct{}
 // Manifest describes images-inline.
 func (ImagesInline) Manifest() Manifest {
 	return Manifest{Name: ExtensionImagesInline, Status: StatusStable,
-		Reads: []string{"$.messages[*].content", "$.messages[*].kind"}, Requires: []string{"core-document"}}
+		Reads: []string{"$.messages[*].content", "$.messages[*].kind"}, Requires: []string{HandlerCoreDocument}}
 }
 
 var (

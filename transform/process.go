@@ -3,6 +3,7 @@ package transform
 import (
 	"fmt"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/verify"
@@ -14,8 +15,6 @@ type Doc struct {
 	Rec *stream.Record
 	// Tape is the parsed document, filled by core-json.
 	Tape *jsonscan.Tape
-	// MaxDepth is the nesting limit core-json applies.
-	MaxDepth int
 
 	// Set by core-document for the handlers after it: the token index of
 	// each top-level member, or -1 when absent.
@@ -39,15 +38,15 @@ type Stateful interface {
 
 // Result is what the handlers found in one record.
 type Result struct {
-	// Reject is the reject reason code, "" for a document.
-	Reject string
+	// Reject is the reject reason, codes.NoReject for a document.
+	Reject codes.Reject
 	// Column is the 1-based byte position in the line where the fault that
 	// made the reject was found, 0 when it concerns the whole line.
 	Column int
 	// ID is the document's id, unescaped.
 	ID string
-	// Warnings lists warning codes, one entry per occurrence.
-	Warnings []string
+	// Warnings lists the warnings, one entry per occurrence.
+	Warnings []codes.Warning
 	// Declared has bit i set when the document declares KnownExtensions[i].
 	Declared uint8
 	// Unknown lists the declared extension names convbatch does not know.
@@ -67,15 +66,15 @@ type Result struct {
 	Rows Rows
 }
 
-// Reset empties r for reuse.
-func (r *Result) Reset() {
+// reset empties r for reuse.
+func (r *Result) reset() {
 	rows := r.Rows
-	rows.Reset()
+	rows.reset()
 	*r = Result{Warnings: r.Warnings[:0], Unknown: r.Unknown[:0], Rows: rows}
 }
 
-// Warn records one occurrence of warning code.
-func (r *Result) Warn(code string) { r.Warnings = append(r.Warnings, code) }
+// Warn records one occurrence of warning w.
+func (r *Result) Warn(w codes.Warning) { r.Warnings = append(r.Warnings, w) }
 
 // Processor runs the handlers on records. Each worker owns one; it is not
 // safe for concurrent use.
@@ -84,13 +83,12 @@ type Processor struct {
 	states   []any
 	tape     jsonscan.Tape
 	doc      Doc
-	maxDepth int
 }
 
 // NewProcessor returns a processor for handlers, which must come from
-// Registry.Resolve. maxDepth <= 0 means jsonscan.DefaultMaxDepth.
-func NewProcessor(handlers []Handler, maxDepth int) *Processor {
-	p := &Processor{handlers: handlers, maxDepth: maxDepth, states: make([]any, len(handlers))}
+// Registry.Resolve.
+func NewProcessor(handlers []Handler) *Processor {
+	p := &Processor{handlers: handlers, states: make([]any, len(handlers))}
 	for i, h := range handlers {
 		if s, ok := h.(Stateful); ok {
 			p.states[i] = s.NewState()
@@ -103,14 +101,14 @@ func NewProcessor(handlers []Handler, maxDepth int) *Processor {
 // Blank lines and records already rejected while framing are left as they
 // are. A handler's panic is caught and reported in res.Panic.
 func (p *Processor) Process(rec *stream.Record, res *Result) {
-	res.Reset()
+	res.reset()
 	if rec.Kind != stream.KindLine {
 		if rec.Kind == stream.KindReject {
 			res.Reject = rec.Reason
 		}
 		return
 	}
-	p.doc = Doc{Rec: rec, Tape: &p.tape, MaxDepth: p.maxDepth, ID: -1, Messages: -1, Extensions: -1, Agents: p.doc.Agents[:0]}
+	p.doc = Doc{Rec: rec, Tape: &p.tape, ID: -1, Messages: -1, Extensions: -1, Agents: p.doc.Agents[:0]}
 	defer func() {
 		if v := recover(); v != nil {
 			res.Panic = fmt.Errorf("handler panic on line %d: %v", rec.Line, v)
@@ -119,7 +117,7 @@ func (p *Processor) Process(rec *stream.Record, res *Result) {
 	for i, h := range p.handlers {
 		p.doc.state = p.states[i]
 		h.Handle(&p.doc, res)
-		if res.Reject != "" {
+		if res.Reject != codes.NoReject {
 			return
 		}
 	}

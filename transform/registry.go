@@ -8,6 +8,15 @@ import (
 // Status is a handler's maturity, as in the extension registry.
 type Status string
 
+// Names of the handlers that are not extension handlers (those are named
+// after their extension: ExtensionImagesInline, ...).
+const (
+	HandlerCoreJSON        = "core-json"
+	HandlerCoreDocument    = "core-document"
+	HandlerTranscriptHash  = "transcript-hash"
+	HandlerConversationRow = "conversation-row"
+)
+
 // Handler statuses.
 const (
 	StatusCore   Status = "core"
@@ -75,8 +84,8 @@ func (r *Registry) Register(h Handler) error {
 	return nil
 }
 
-// Manifests returns the manifests in registration order.
-func (r *Registry) Manifests() []Manifest {
+// manifests returns the manifests in registration order.
+func (r *Registry) manifests() []Manifest {
 	out := make([]Manifest, len(r.handlers))
 	for i, h := range r.handlers {
 		out[i] = h.Manifest()
@@ -135,7 +144,8 @@ func (r *Registry) Resolve() ([]Handler, error) {
 	return out, nil
 }
 
-// Default returns a registry holding the core handlers.
+// Default returns a registry holding the core handlers, core-json with the
+// default nesting limit.
 func Default() *Registry {
 	r := NewRegistry()
 	r.Register(CoreJSON{})

@@ -5,16 +5,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/stream"
 )
 
-// fake is a test handler: it appends its name to the Result's warnings,
-// then rejects or panics when told to.
+// fake is a test handler: it appends its name to log, when set, then
+// rejects or panics when told to.
 type fake struct {
 	name     string
 	requires []string
-	reject   string
+	reject   codes.Reject
 	panics   bool
+	log      *[]string
 }
 
 func (f fake) Manifest() Manifest {
@@ -22,12 +24,14 @@ func (f fake) Manifest() Manifest {
 }
 
 func (f fake) Handle(d *Doc, res *Result) {
-	res.Warn("ran:" + f.name)
-	if f.panics {
-		var m map[string]int
-		m["boom"]++ // a real runtime panic
+	if f.log != nil {
+		*f.log = append(*f.log, f.name)
 	}
-	if f.reject != "" {
+	if f.panics {
+		var s []int
+		s[len(f.name)]++ // a real runtime panic: index out of range
+	}
+	if f.reject != codes.NoReject {
 		res.Reject = f.reject
 	}
 }
@@ -160,7 +164,7 @@ func TestRegistryDuplicate(t *testing.T) {
 	if _, err2 := r.Resolve(); err2 == nil {
 		t.Error("second Resolve succeeded")
 	}
-	if got := len(r.Manifests()); got != 2 {
+	if got := len(r.manifests()); got != 2 {
 		t.Errorf("%d manifests, want 2 (the duplicate is not added)", got)
 	}
 	// A duplicate of a core handler fails the same way.
@@ -181,7 +185,7 @@ func TestDefault(t *testing.T) {
 	if got := strings.Join(names(hs), ","); got != "core-json,core-document" {
 		t.Errorf("Default order = %s", got)
 	}
-	ms := Default().Manifests()
+	ms := Default().manifests()
 	if len(ms) != 2 || ms[0].Status != StatusCore || ms[1].Status != StatusCore {
 		t.Errorf("Default manifests = %+v", ms)
 	}
@@ -203,14 +207,15 @@ func TestDefault(t *testing.T) {
 }
 
 func TestProcessPanic(t *testing.T) {
+	var ran []string
 	r := Default()
-	r.Register(fake{name: "bad", requires: []string{"core-document"}, panics: true})
-	r.Register(fake{name: "after", requires: []string{"bad"}})
+	r.Register(fake{name: "bad", requires: []string{"core-document"}, panics: true, log: &ran})
+	r.Register(fake{name: "after", requires: []string{"bad"}, log: &ran})
 	hs, err := r.Resolve()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewProcessor(hs, 0)
+	p := NewProcessor(hs)
 	var res Result
 	rec := line(`{"id":"secret-id","messages":[{"role":"user","content":"secret content"}]}`)
 	rec.Line = 42
@@ -221,52 +226,55 @@ func TestProcessPanic(t *testing.T) {
 	if msg := res.Panic.Error(); !strings.Contains(msg, "42") || strings.Contains(msg, "secret") {
 		t.Errorf("Panic = %q: want the line number and no content", msg)
 	}
-	if strings.Join(res.Warnings, ",") != "ran:bad" {
-		t.Errorf("Warnings = %q: handlers after the panic must not run", res.Warnings)
+	if strings.Join(ran, ",") != "bad" {
+		t.Errorf("handlers run = %q: handlers after the panic must not run", ran)
 	}
 	// The processor is still usable, and the panic does not stick.
 	r2 := Default()
-	p2 := NewProcessor(mustResolve(t, r2), 0)
+	p2 := NewProcessor(mustResolve(t, r2))
 	p2.Process(line(`{"id":"a","messages":[]}`), &res)
-	if res.Panic != nil || res.Reject != "" {
+	if res.Panic != nil || res.Reject != codes.NoReject {
 		t.Errorf("after a panic: %+v", res)
 	}
 	p.Process(line(`[]`), &res)
-	if res.Panic != nil || res.Reject != ReasonNotObject {
+	if res.Panic != nil || res.Reject != codes.RejectNotObject {
 		t.Errorf("same processor, rejected line: %+v", res)
 	}
 }
 
 func TestRejectStopsLaterHandlers(t *testing.T) {
+	var ran []string
 	r := NewRegistry()
-	r.Register(fake{name: "first"})
-	r.Register(fake{name: "rejecter", requires: []string{"first"}, reject: "custom"})
-	r.Register(fake{name: "later", requires: []string{"rejecter"}})
-	r.Register(fake{name: "unrelated"})
-	p := NewProcessor(mustResolve(t, r), 0)
+	r.Register(fake{name: "first", log: &ran})
+	r.Register(fake{name: "rejecter", requires: []string{"first"}, reject: codes.RejectBadTitle, log: &ran})
+	r.Register(fake{name: "later", requires: []string{"rejecter"}, log: &ran})
+	r.Register(fake{name: "unrelated", log: &ran})
+	p := NewProcessor(mustResolve(t, r))
 	var res Result
 	p.Process(line(`{}`), &res)
-	if res.Reject != "custom" {
+	if res.Reject != codes.RejectBadTitle {
 		t.Errorf("Reject = %q", res.Reject)
 	}
-	if got := strings.Join(res.Warnings, ","); got != "ran:first,ran:rejecter" {
+	if got := strings.Join(ran, ","); got != "first,rejecter" {
 		t.Errorf("handlers run = %s", got)
 	}
 	// A core reject stops the extension handlers too.
+	ran = ran[:0]
 	r = Default()
-	r.Register(fake{name: "ext", requires: []string{"core-document"}})
-	p = NewProcessor(mustResolve(t, r), 0)
+	r.Register(fake{name: "ext", requires: []string{"core-document"}, log: &ran})
+	p = NewProcessor(mustResolve(t, r))
 	p.Process(line(`{"id":"","messages":[]}`), &res)
-	if res.Reject != ReasonBadID || len(res.Warnings) != 0 {
-		t.Errorf("core reject: %q, warnings %q", res.Reject, res.Warnings)
+	if res.Reject != codes.RejectBadID || len(ran) != 0 || len(res.Warnings) != 0 {
+		t.Errorf("core reject: %q, handlers run %q, warnings %q", res.Reject, ran, res.Warnings)
 	}
 	p.Process(line(`{"id":"a","messages":[]}`), &res)
-	if res.Reject != "" || strings.Join(res.Warnings, ",") != "ran:ext" {
-		t.Errorf("good line: %q, warnings %q", res.Reject, res.Warnings)
+	if res.Reject != codes.NoReject || strings.Join(ran, ",") != "ext" {
+		t.Errorf("good line: %q, handlers run %q", res.Reject, ran)
 	}
+	ran = ran[:0]
 	p.Process(&stream.Record{Kind: stream.KindBlank}, &res)
-	if len(res.Warnings) != 0 {
-		t.Errorf("blank line ran handlers: %q", res.Warnings)
+	if len(ran) != 0 || len(res.Warnings) != 0 {
+		t.Errorf("blank line ran handlers: %q", ran)
 	}
 }
 

@@ -79,8 +79,8 @@ type Rows struct {
 	CanonicalBytes int64
 }
 
-// Reset empties the rows for reuse, keeping their memory.
-func (r *Rows) Reset() {
+// reset empties the rows for reuse, keeping their memory.
+func (r *Rows) reset() {
 	for i := range r.Usage {
 		r.Usage[i].Tokens = r.Usage[i].Tokens[:0]
 	}

@@ -3,6 +3,7 @@ package transform
 import (
 	"bytes"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/jsonscan"
 )
 
@@ -17,32 +18,75 @@ type ToolLinkage struct {
 func (ToolLinkage) Manifest() Manifest {
 	return Manifest{Name: ExtensionToolLinkage, Status: StatusDraft,
 		Reads:    []string{"$.messages[*].toolCalls[*].id", "$.messages[*].toolCallId"},
-		Requires: []string{"core-document"}}
+		Requires: []string{HandlerCoreDocument}}
 }
 
 type toolState struct {
 	ids  [][]byte
 	rows []int // index in res.Rows.ToolCalls of each id in ids, -1 for a duplicate
 	buf  []byte
+	// index maps each id to its place in ids once there are more than
+	// pairwise of them (indexed), so a conversation of a million calls is
+	// checked in linear time, not quadratic (as uniqueStrings does).
+	index   map[string]int
+	indexed bool
 }
 
 // NewState gives each worker its own list of call ids.
 func (ToolLinkage) NewState() any { return &toolState{} }
 
+// find returns the place in st.ids of id, or -1.
+func (st *toolState) find(id []byte) int {
+	if st.indexed {
+		if i, ok := st.index[string(id)]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, x := range st.ids {
+		if bytes.Equal(x, id) {
+			return i
+		}
+	}
+	return -1
+}
+
+// add appends a new id and the row of its call.
+func (st *toolState) add(id []byte, row int) {
+	const pairwise = 16
+	st.ids = append(st.ids, id)
+	st.rows = append(st.rows, row)
+	switch {
+	case st.indexed:
+		st.index[string(id)] = len(st.ids) - 1
+	case len(st.ids) > pairwise:
+		if st.index == nil {
+			st.index = make(map[string]int, 4*pairwise)
+		}
+		for i, x := range st.ids {
+			st.index[string(x)] = i
+		}
+		st.indexed = true
+	}
+}
+
+// reset empties the state for the next document, keeping its memory.
+func (st *toolState) reset() {
+	st.ids, st.rows, st.buf = st.ids[:0], st.rows[:0], st.buf[:0]
+	if st.indexed {
+		if len(st.index) > 1<<16 {
+			st.index = nil // do not keep a hostile document's map for good
+		}
+		clear(st.index)
+		st.indexed = false
+	}
+}
+
 // Handle checks the links.
 func (h ToolLinkage) Handle(d *Doc, res *Result) {
 	t := d.Tape
 	st := d.State().(*toolState)
-	st.ids, st.rows, st.buf = st.ids[:0], st.rows[:0], st.buf[:0]
-	find := func(id []byte) int {
-		for i, x := range st.ids {
-			if bytes.Equal(x, id) {
-				return i
-			}
-		}
-		return -1
-	}
-	seen := func(id []byte) bool { return find(id) >= 0 }
+	st.reset()
 	conv := &res.Rows.Conversation
 	idx := int32(-1)
 	str := func(i int32) []byte {
@@ -63,10 +107,10 @@ func (h ToolLinkage) Handle(d *Doc, res *Result) {
 			used = true
 			i := -1
 			if t.Kind(ref) == jsonscan.String {
-				i = find(str(ref))
+				i = st.find(str(ref))
 			}
 			if i < 0 {
-				res.Warn(WarnToolResultOrphan)
+				res.Warn(codes.WarnToolResultOrphan)
 				if h.Extract {
 					conv.ToolResultOrphans++
 				}
@@ -96,12 +140,11 @@ func (h ToolLinkage) Handle(d *Doc, res *Result) {
 						continue
 					}
 					s := str(id)
-					if seen(s) {
-						res.Warn(WarnToolCallDuplicateID)
+					if st.find(s) >= 0 {
+						res.Warn(codes.WarnToolCallDuplicateID)
 						continue
 					}
-					st.ids = append(st.ids, s)
-					st.rows = append(st.rows, row)
+					st.add(s, row)
 				}
 			}
 		}

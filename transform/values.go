@@ -9,12 +9,6 @@ import (
 	"github.com/convbatch/convbatch/jsonscan"
 )
 
-// Warning codes of usage extraction (docs/FORMAT.md, "Extension warnings").
-const (
-	WarnUsageWrongType    = "usage-wrong-type"
-	WarnUsageInvalidCount = "usage-invalid-count"
-)
-
 // ExactInt reads a JSON number literal as an int64 exactly: 12, 1.2e1 and
 // 1200e-2 are 12; a value with a fractional part, a negative value (other
 // than -0) or one past 2^63-1 is refused.

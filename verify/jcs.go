@@ -524,34 +524,18 @@ func lowerHex(h []byte) bool {
 // decodeEscape decodes the \u escape (or surrogate pair of escapes) at the
 // start of p, refusing lone and reversed surrogates.
 func decodeEscape(p []byte) (rune, int, error) {
-	r := hex4(p[2:6])
+	r := jsonscan.Hex4(p[2:6])
 	if r < 0xD800 || r > 0xDFFF {
 		return r, 6, nil
 	}
 	if r > 0xDBFF || len(p) < 12 || p[6] != '\\' || p[7] != 'u' {
 		return 0, 0, errLoneSurrogate
 	}
-	lo := hex4(p[8:12])
+	lo := jsonscan.Hex4(p[8:12])
 	if lo < 0xDC00 || lo > 0xDFFF {
 		return 0, 0, errLoneSurrogate
 	}
 	return 0x10000 + (r-0xD800)<<10 + (lo - 0xDC00), 12, nil
-}
-
-func hex4(b []byte) rune {
-	var v rune
-	for _, c := range b[:4] {
-		v <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			v |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			v |= rune(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			v |= rune(c-'A') + 10
-		}
-	}
-	return v
 }
 
 const hexDigits = "0123456789abcdef"

@@ -1,103 +1,10 @@
 package transform
 
 import (
-	"unicode/utf8"
-
+	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/internal/rfc3339"
 	"github.com/convbatch/convbatch/jsonscan"
 )
-
-// Reject reasons decided by the core handlers (docs/FORMAT.md, "Reject
-// reasons"); the framing ones are in package stream.
-const (
-	ReasonInvalidUTF8      = "invalid-utf8"
-	ReasonNotJSON          = "not-json"
-	ReasonTooDeep          = "too-deep"
-	ReasonNotObject        = "not-object"
-	ReasonDuplicateKey     = "duplicate-key"
-	ReasonBadID            = "bad-id"
-	ReasonBadMessages      = "bad-messages"
-	ReasonBadMessage       = "bad-message"
-	ReasonBadRole          = "bad-role"
-	ReasonBadExtensions    = "bad-extensions"
-	ReasonBadTitle         = "bad-title"
-	ReasonBadCreatedAt     = "bad-created-at"
-	ReasonBadMessageField  = "bad-message-field"
-	WarnUnknownExtension   = "unknown-extension"
-	WarnBOMDropped         = "bom-dropped"
-	WarnCRLF               = "crlf"
-	WarnDuplicateID        = "duplicate-id"
-	ExtensionImagesInline  = "images-inline"
-	ExtensionUsageMetadata = "usage-metadata"
-	ExtensionToolLinkage   = "tool-linkage"
-	ExtensionAgentContext  = "agent-context"
-	ExtensionConsensus     = "consensus-receipt"
-)
-
-// KnownExtensions are the registered extension names convbatch knows.
-var KnownExtensions = []string{ExtensionImagesInline, ExtensionUsageMetadata, ExtensionToolLinkage, ExtensionAgentContext, ExtensionConsensus}
-
-// CoreJSON checks that a line is valid UTF-8 holding exactly one JSON object
-// with no duplicate member names, nested at most MaxDepth deep, and leaves
-// the parsed tape in the Doc.
-type CoreJSON struct{}
-
-// Manifest describes core-json.
-func (CoreJSON) Manifest() Manifest {
-	return Manifest{Name: "core-json", Status: StatusCore, Reads: []string{"$"}}
-}
-
-// Handle parses d.Rec.Data into d.Tape.
-func (CoreJSON) Handle(d *Doc, res *Result) {
-	data := d.Rec.Data
-	// The parser checks UTF-8 inside strings in the same pass; a document
-	// that parses is valid UTF-8 throughout. Only when it fails is the whole
-	// line checked, since invalid UTF-8 ranks above every syntax fault.
-	if err := d.Tape.Parse(data, d.MaxDepth); err != nil {
-		var perr *jsonscan.Error
-		if perr2, ok := err.(*jsonscan.Error); ok {
-			perr = perr2
-		}
-		if perr == nil || perr.Code != jsonscan.ErrDuplicateKey {
-			if !utf8.Valid(data) {
-				res.Reject, res.Column = ReasonInvalidUTF8, column(d, jsonscan.FirstInvalidUTF8(data))
-				return
-			}
-		}
-		if perr == nil {
-			res.Reject = ReasonNotJSON
-			return
-		}
-		res.Column = column(d, perr.Offset)
-		switch perr.Code {
-		case jsonscan.ErrTooDeep:
-			res.Reject = ReasonTooDeep
-		case jsonscan.ErrDuplicateKey:
-			if d.Tape.Kind(0) != jsonscan.Object {
-				res.Reject, res.Column = ReasonNotObject, 0
-				return
-			}
-			res.Reject = ReasonDuplicateKey
-		default:
-			res.Reject = ReasonNotJSON
-		}
-		return
-	}
-	if d.Tape.Kind(0) != jsonscan.Object {
-		res.Reject = ReasonNotObject
-	}
-}
-
-// column converts an offset in d.Rec.Data to a 1-based position in the line;
-// 0 for a compacted .json document, whose offsets are not the file's.
-func column(d *Doc, off int) int {
-	if d.Rec.Compacted {
-		return 0
-	}
-	if d.Rec.BOM {
-		off += 3
-	}
-	return off + 1
-}
 
 // CoreDocument checks the core v1 document rules: id, messages, roles and the
 // optional members' types (docs/FORMAT.md). It records the top-level members
@@ -107,17 +14,17 @@ type CoreDocument struct{}
 // Manifest describes core-document.
 func (CoreDocument) Manifest() Manifest {
 	return Manifest{
-		Name:     "core-document",
+		Name:     HandlerCoreDocument,
 		Status:   StatusCore,
 		Reads:    []string{"$.id", "$.messages[*].role", "$.messages[*].id", "$.messages[*].kind", "$.messages[*].createdAt", "$.extensions", "$.title", "$.createdAt"},
-		Requires: []string{"core-json"},
+		Requires: []string{HandlerCoreJSON},
 	}
 }
 
 // Handle checks the document rules.
 func (CoreDocument) Handle(d *Doc, res *Result) {
 	t := d.Tape
-	reject := func(reason string, tok int32) {
+	reject := func(reason codes.Reject, tok int32) {
 		res.Reject = reason
 		if tok >= 0 {
 			res.Column = column(d, int(t.Tokens[tok].Start))
@@ -125,53 +32,53 @@ func (CoreDocument) Handle(d *Doc, res *Result) {
 	}
 	d.ID = t.Lookup(0, "id")
 	if t.Kind(d.ID) != jsonscan.String || t.Tokens[d.ID].End-t.Tokens[d.ID].Start == 2 {
-		reject(ReasonBadID, d.ID)
+		reject(codes.RejectBadID, d.ID)
 		return
 	}
 	d.Messages = t.Lookup(0, "messages")
 	if t.Kind(d.Messages) != jsonscan.Array {
-		reject(ReasonBadMessages, d.Messages)
+		reject(codes.RejectBadMessages, d.Messages)
 		return
 	}
 	// Each reason is checked over every message before the next reason, so
 	// the first reason in the docs/FORMAT.md order wins for the whole line.
 	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
 		if t.Kind(m) != jsonscan.Object {
-			reject(ReasonBadMessage, m)
+			reject(codes.RejectBadMessage, m)
 			return
 		}
 	}
 	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
 		if role := t.Lookup(m, "role"); t.Kind(role) != jsonscan.String {
-			reject(ReasonBadRole, max(role, m))
+			reject(codes.RejectBadRole, max(role, m))
 			return
 		}
 	}
 	d.Extensions = t.Lookup(0, "extensions")
 	if k := t.Kind(d.Extensions); k != jsonscan.Null && k != jsonscan.Invalid {
 		if k != jsonscan.Array || !uniqueStrings(t, d.Extensions) {
-			reject(ReasonBadExtensions, d.Extensions)
+			reject(codes.RejectBadExtensions, d.Extensions)
 			return
 		}
 	}
 	if v := t.Lookup(0, "title"); !optional(t, v, jsonscan.String) {
-		reject(ReasonBadTitle, v)
+		reject(codes.RejectBadTitle, v)
 		return
 	}
 	if v := t.Lookup(0, "createdAt"); !optionalTime(t, v) {
-		reject(ReasonBadCreatedAt, v)
+		reject(codes.RejectBadCreatedAt, v)
 		return
 	}
 	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
 		if v := t.Lookup(m, "createdAt"); !optionalTime(t, v) {
-			reject(ReasonBadCreatedAt, v)
+			reject(codes.RejectBadCreatedAt, v)
 			return
 		}
 	}
 	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
 		for _, name := range []string{"id", "kind"} {
 			if v := t.Lookup(m, name); !optional(t, v, jsonscan.String) {
-				reject(ReasonBadMessageField, v)
+				reject(codes.RejectBadMessageField, v)
 				return
 			}
 		}
@@ -183,7 +90,7 @@ func (CoreDocument) Handle(d *Doc, res *Result) {
 				res.Declared |= 1 << i
 			} else {
 				res.Unknown = append(res.Unknown, t.Str(e))
-				res.Warn(WarnUnknownExtension)
+				res.Warn(codes.WarnUnknownExtension)
 			}
 		}
 	}
@@ -212,9 +119,9 @@ func optionalTime(t *jsonscan.Tape, v int32) bool {
 	case jsonscan.String:
 		tok := t.Tokens[v]
 		if tok.Escaped {
-			return ValidRFC3339(t.StrBytes(nil, v))
+			return rfc3339.Valid(t.StrBytes(nil, v))
 		}
-		return ValidRFC3339(t.Data[tok.Start+1 : tok.End-1])
+		return rfc3339.Valid(t.Data[tok.Start+1 : tok.End-1])
 	}
 	return false
 }

@@ -1,0 +1,111 @@
+package transform
+
+import (
+	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/jsonscan"
+)
+
+// UsageMetadata handles the usage-metadata extension: message-level tokens,
+// cost and provider. It checks that the extension is declared where used
+// and, when extracting, makes one usage row per message carrying any of the
+// fields: token counts read exactly from their literals, costs as doubles,
+// wrong types as nulls with a warning (never a reject).
+type UsageMetadata struct {
+	Extract bool
+}
+
+// Manifest describes usage-metadata.
+func (UsageMetadata) Manifest() Manifest {
+	return Manifest{Name: ExtensionUsageMetadata, Status: StatusStable,
+		Reads: []string{"$.messages[*].tokens", "$.messages[*].cost", "$.messages[*].provider",
+			"$.messages[*].id", "$.messages[*].role", "$.messages[*].agentId", "$.messages[*].createdAt", "$.agentId", "$.createdAt"},
+		Requires: []string{HandlerCoreDocument}}
+}
+
+// Handle checks the declaration and extracts the rows.
+func (h UsageMetadata) Handle(d *Doc, res *Result) {
+	t := d.Tape
+	used := false
+	var convAgent Opt[string]
+	var convTime Opt[int64]
+	if h.Extract {
+		convAgent = optStr(t, t.Lookup(0, "agentId"))
+		convTime = optTime(t, t.Lookup(0, "createdAt"))
+	}
+	idx := int32(0)
+	messages(d, func(m int32) {
+		defer func() { idx++ }()
+		tokens, cost, provider := present(t, m, "tokens"), present(t, m, "cost"), present(t, m, "provider")
+		if tokens < 0 && cost < 0 && provider < 0 {
+			return
+		}
+		used = true
+		row := UsageRow{MessageIndex: idx}
+		if provider >= 0 {
+			if row.Provider = optStr(t, provider); !row.Provider.Valid {
+				res.Warn(codes.WarnUsageWrongType)
+			}
+		}
+		if cost >= 0 {
+			if t.Kind(cost) != jsonscan.Number {
+				res.Warn(codes.WarnUsageWrongType)
+			} else if f, ok := Float(t.Raw(cost)); ok {
+				row.Cost = Some(f)
+			} else {
+				res.Warn(codes.WarnUsageInvalidCount)
+			}
+		}
+		if tokens >= 0 {
+			if t.Kind(tokens) != jsonscan.Object {
+				res.Warn(codes.WarnUsageWrongType)
+			} else {
+				row.TokensValid = true
+				for k := tokens + 1; k < t.Tokens[tokens].Next; k = t.Tokens[k+1].Next {
+					c := TokenCount{Name: t.Str(k)}
+					switch v := k + 1; {
+					case t.Kind(v) != jsonscan.Number:
+						res.Warn(codes.WarnUsageWrongType)
+					default:
+						if c.Count, c.Valid = ExactInt(t.Raw(v)); !c.Valid {
+							res.Warn(codes.WarnUsageInvalidCount)
+						}
+					}
+					if c.Valid && c.Name == "input" {
+						row.TokensInput = Some(c.Count)
+					}
+					if c.Valid && c.Name == "output" {
+						row.TokensOutput = Some(c.Count)
+					}
+					if h.Extract {
+						row.Tokens = append(row.Tokens, c)
+					}
+				}
+			}
+		}
+		if !h.Extract {
+			return
+		}
+		row.MessageID = optStr(t, t.Lookup(m, "id"))
+		row.Role = t.Str(t.Lookup(m, "role"))
+		if row.AgentID = optStr(t, t.Lookup(m, "agentId")); !row.AgentID.Valid {
+			row.AgentID = convAgent
+		}
+		if row.CreatedAt = optTime(t, t.Lookup(m, "createdAt")); !row.CreatedAt.Valid {
+			row.CreatedAt = convTime
+		}
+		conv := &res.Rows.Conversation
+		if row.TokensInput.Valid {
+			conv.TokensInputTotal += row.TokensInput.V
+		}
+		if row.TokensOutput.Valid {
+			conv.TokensOutputTotal += row.TokensOutput.V
+		}
+		if row.Cost.Valid {
+			conv.CostTotal += row.Cost.V
+		}
+		res.Rows.Usage = append(res.Rows.Usage, row)
+	})
+	if used {
+		undeclared(res, extUsage)
+	}
+}
