@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/convbatch/convbatch/internal/fuzzseed"
 )
 
 // FuzzParse checks Parse against encoding/json: on valid UTF-8, a document
@@ -20,6 +22,9 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add([]byte(conversation(3)))
+	for _, line := range fuzzseed.Must(f) {
+		f.Add(line)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var tape Tape
 		err := tape.Parse(data, 10000)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/convbatch/convbatch/codes"
+
+	"github.com/convbatch/convbatch/internal/fuzzseed"
 )
 
 // FuzzFraming checks the framing law on arbitrary input: the records'
@@ -16,6 +18,11 @@ func FuzzFraming(f *testing.F) {
 	f.Add([]byte("{}\n\n{\"a\":1}\r\n  \n"), uint16(1024), uint16(8), false)
 	f.Add([]byte("\xef\xbb\xbf{}\nxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n{}"), uint16(2000), uint16(10), true)
 	f.Add([]byte("\n\n\n"), uint16(1500), uint16(1), false)
+	// The conformance vectors and sample documents as one input, LF and
+	// CRLF endings.
+	seeds := fuzzseed.Must(f)
+	f.Add(bytes.Join(seeds, []byte("\n")), uint16(4000), uint16(60000), false)
+	f.Add(bytes.Join(seeds[:8], []byte("\r\n")), uint16(300), uint16(200), true)
 	spool, err := NewSpool(f.TempDir())
 	if err != nil {
 		f.Fatal(err)

@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"testing"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/stream"
+
+	"github.com/convbatch/convbatch/internal/fuzzseed"
 )
 
 // FuzzCoreChecks runs the core handlers on arbitrary bytes: they never
@@ -21,6 +24,9 @@ func FuzzCoreChecks(f *testing.F) {
 	}
 	f.Add([]byte(`{"id":"a","messages":[{"role":"user","content":"hi","createdAt":"2026-11-30T04:24:53Z"}],"extensions":["tool-linkage","x"]}`), true)
 	f.Add([]byte(`{"id":7}`), true)
+	for _, line := range fuzzseed.Must(f) {
+		f.Add(line, false)
+	}
 	f.Fuzz(func(t *testing.T, data []byte, bom bool) {
 		hs, err := Default().Resolve()
 		if err != nil {
@@ -63,9 +69,15 @@ func FuzzCoreChecks(f *testing.F) {
 			}
 			return
 		}
+		// UseNumber: 1e400 is an RFC 8259 number, though not a float64.
 		var doc map[string]any
-		if err := json.Unmarshal(data, &doc); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if err := dec.Decode(&doc); err != nil {
 			t.Fatalf("accepted, but encoding/json says %v", err)
+		}
+		if dec.More() {
+			t.Fatalf("accepted, but encoding/json finds more than one value")
 		}
 		id, ok := doc["id"].(string)
 		if !ok || id == "" {

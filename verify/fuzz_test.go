@@ -9,6 +9,8 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/convbatch/convbatch/jsonscan"
+
+	"github.com/convbatch/convbatch/internal/fuzzseed"
 )
 
 // FuzzCanonicalDifferential feeds ours and the reference the same bytes;
@@ -23,6 +25,9 @@ func FuzzCanonicalDifferential(f *testing.F) {
 			b, _ := os.ReadFile(p)
 			f.Add(b)
 		}
+	}
+	for _, line := range fuzzseed.Must(f) {
+		f.Add(line)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var tape jsonscan.Tape
