@@ -47,7 +47,7 @@ func progressLine(p *pipeline.Progress, total int64, elapsed time.Duration) stri
 	read := p.BytesRead.Load()
 	docs := p.Documents.Load()
 	secs := elapsed.Seconds()
-	line := fmt.Sprintf("%s", humanBytes(read))
+	line := humanBytes(read)
 	if total > 0 {
 		frac := float64(read) / float64(total)
 		line = fmt.Sprintf("%s of %s (%.0f%%)", humanBytes(read), humanBytes(total), 100*frac)

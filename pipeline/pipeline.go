@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -445,14 +444,4 @@ func keyringMode(kr *verify.Keyring) string {
 		return "none"
 	}
 	return "pinned"
-}
-
-// sortedKeys is used by tests and the summary to print maps in a fixed order.
-func sortedKeys(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -46,7 +46,6 @@ type ArchiveWriter struct {
 	bw  *bufio.Writer
 	enc *zstd.Encoder
 	err error
-	n   int64
 }
 
 // NewArchiveWriter starts the archive rel (without extension) in txn.
@@ -82,15 +81,8 @@ func (w *ArchiveWriter) Write(doc []byte) error {
 		w.err = fmt.Errorf("archive %s: %w", w.f.final, err)
 		return w.err
 	}
-	w.n++
 	return nil
 }
-
-// Documents returns the number of documents written.
-func (w *ArchiveWriter) Documents() int64 { return w.n }
-
-// Path returns the archive's final path.
-func (w *ArchiveWriter) Path() string { return w.f.final }
 
 // Close flushes and closes the archive; it is published when the Txn commits.
 func (w *ArchiveWriter) Close() error {

@@ -35,7 +35,6 @@ type RejectWriter struct {
 	iw, dw      *bufio.Writer
 	enc         *json.Encoder
 	off         int64
-	n           int64
 	err         error
 }
 
@@ -74,12 +73,8 @@ func (w *RejectWriter) Write(r Reject, body io.Reader) error {
 		w.err = fmt.Errorf("rejects: %w", err)
 		return w.err
 	}
-	w.n++
 	return nil
 }
-
-// Count returns the number of rejects written.
-func (w *RejectWriter) Count() int64 { return w.n }
 
 // Close flushes and closes both files.
 func (w *RejectWriter) Close() error {

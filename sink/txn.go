@@ -27,9 +27,6 @@ type File struct {
 	closed bool
 }
 
-// Final returns the file's final path.
-func (f *File) Final() string { return f.final }
-
 // Close closes the file; it stays under its temporary name until Commit.
 func (f *File) Close() error {
 	if f.closed {
@@ -46,9 +43,6 @@ func NewTxn(dir string) (*Txn, error) {
 	}
 	return &Txn{dir: dir}, nil
 }
-
-// Dir returns the transaction's directory.
-func (t *Txn) Dir() string { return t.dir }
 
 // Create starts the file rel (a slash-separated path under the directory).
 func (t *Txn) Create(rel string) (*File, error) {
