@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -81,11 +81,11 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, usageErr("--tables: %v", err)
 		}
 	}
-	maxDoc, err := gen.ParseSize(f.maxDoc)
+	maxDoc, err := bytesize.Parse(f.maxDoc)
 	if err != nil || maxDoc < 1 || maxDoc > 1<<31-1 {
 		return cfg, usageErr("--max-doc-bytes %q: want a size from 1 byte to 2GiB", f.maxDoc)
 	}
-	window, err := gen.ParseSize(f.zstdWindow)
+	window, err := bytesize.Parse(f.zstdWindow)
 	if err != nil || window < 1<<10 || window > stream.MaxZstdWindow {
 		return cfg, usageErr("--zstd-max-window %q: want a size from 1KiB to 2GiB", f.zstdWindow)
 	}
@@ -103,7 +103,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, err
 		}
 	}
-	memLimit, err := gen.ParseSize(f.memLimit)
+	memLimit, err := bytesize.Parse(f.memLimit)
 	if err != nil || memLimit < 0 || (memLimit > 0 && memLimit < 32<<20) {
 		return cfg, usageErr("--memory-limit %q: want 0 or a size of at least 32MiB", f.memLimit)
 	}
@@ -349,22 +349,9 @@ func printSummary(w io.Writer, what string, rep *sink.Report, out string) {
 	if r := rep.Receipts; r.Valid+r.Invalid+r.Incomplete > 0 {
 		fmt.Fprintf(w, "; receipts: %d valid, %d invalid, %d incomplete", r.Valid, r.Invalid, r.Incomplete)
 	}
-	fmt.Fprintf(w, "; %s in %.1fs (%.0f MB/s)", humanBytes(t.BytesIn), rep.DurationSeconds, rate)
+	fmt.Fprintf(w, "; %s in %.1fs (%.0f MB/s)", bytesize.Format(t.BytesIn), rep.DurationSeconds, rate)
 	if out != "" {
 		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, "report.json"))
 	}
 	fmt.Fprintln(w)
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
