@@ -301,7 +301,7 @@ func printSummary(w io.Writer, what string, rep *sink.Report, out string) {
 	}
 	fmt.Fprintf(w, "; %s in %.1fs (%.0f MB/s)", bytesize.Format(t.BytesIn), rep.DurationSeconds, rate)
 	if out != "" {
-		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, "report.json"))
+		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, sink.ReportFile))
 	}
 	fmt.Fprintln(w)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 )
 
@@ -95,7 +96,7 @@ func CheckOutDir(out string, args []string, inputs []stream.Input) error {
 	}
 	entries, err := os.ReadDir(out)
 	if err == nil && len(entries) > 0 {
-		if _, err := os.Stat(filepath.Join(out, "report.json")); err != nil {
+		if _, err := os.Stat(filepath.Join(out, sink.ReportFile)); err != nil {
 			return &OutDirError{Out: out, Err: ErrOutDirForeign}
 		}
 	}

@@ -187,7 +187,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		defer w.txn.Abort()
 		// The run owns these directories: what an earlier run left in them
 		// is removed when this one publishes.
-		w.txn.Sweep("archive", "tables", "rejects", "receipts")
+		w.txn.Sweep(sink.RunDirs()...)
 		if w.spool, err = stream.NewSpool(cfg.OutDir); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 		}
@@ -195,8 +195,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if w.rejects, err = sink.NewRejectWriter(w.txn); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 		}
-		w.rep.Outputs.RejectsIndex = "rejects/rejects.jsonl"
-		w.rep.Outputs.RejectsData = "rejects/rejects.bin"
+		w.rep.Outputs.RejectsIndex = sink.RejectsIndexFile
+		w.rep.Outputs.RejectsData = sink.RejectsDataFile
 		if len(cfg.Tables) > 0 {
 			w.tables = sink.NewTables(w.txn, cfg.Tables, cfg.TableOptions)
 		}

@@ -67,7 +67,7 @@ func (w *writer) startInput(idx int) error {
 		return err
 	}
 	w.archive = a
-	w.rep.Inputs[idx].Archive = "archive/" + in.Rel + w.cfg.Archive.Ext()
+	w.rep.Inputs[idx].Archive = sink.ArchiveFile(in.Rel, w.cfg.Archive)
 	w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, w.rep.Inputs[idx].Archive)
 	return nil
 }
@@ -251,7 +251,7 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 	if err := sink.WriteReceipts(w.txn, receipts); err != nil {
 		return nil, err
 	}
-	w.rep.Outputs.Receipts = "receipts/receipts.jsonl"
+	w.rep.Outputs.Receipts = sink.ReceiptsFile
 	if err := sink.WriteReport(w.txn, w.rep); err != nil {
 		return nil, err
 	}

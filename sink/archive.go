@@ -48,9 +48,10 @@ type ArchiveWriter struct {
 	err error
 }
 
-// NewArchiveWriter starts the archive rel (without extension) in txn.
+// NewArchiveWriter starts the archive of the input whose relative path is
+// rel (without extension) in txn, at ArchiveFile(rel, format).
 func NewArchiveWriter(txn *Txn, rel string, format ArchiveFormat, zstdLevel zstd.EncoderLevel, zstdWorkers int) (*ArchiveWriter, error) {
-	f, err := txn.Create("archive/" + rel + format.Ext())
+	f, err := txn.Create(ArchiveFile(rel, format))
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,9 @@ import (
 	"io"
 )
 
-// Reject is one line of the rejects index (OUT/rejects/rejects.jsonl). It
-// holds positions and codes only, never content; the line's bytes are in
-// rejects.bin at DataOffset.
+// Reject is one line of the rejects index (RejectsIndexFile). It holds
+// positions and codes only, never content; the line's bytes are in
+// RejectsDataFile at DataOffset.
 type Reject struct {
 	// File is the input as named on the command line.
 	File string `json:"file"`
@@ -38,13 +38,13 @@ type RejectWriter struct {
 	err         error
 }
 
-// NewRejectWriter starts rejects/rejects.jsonl and rejects/rejects.bin in txn.
+// NewRejectWriter starts RejectsIndexFile and RejectsDataFile in txn.
 func NewRejectWriter(txn *Txn) (*RejectWriter, error) {
-	index, err := txn.Create("rejects/rejects.jsonl")
+	index, err := txn.Create(RejectsIndexFile)
 	if err != nil {
 		return nil, err
 	}
-	data, err := txn.Create("rejects/rejects.bin")
+	data, err := txn.Create(RejectsDataFile)
 	if err != nil {
 		index.Close()
 		return nil, err

@@ -1,8 +1,10 @@
 package sink
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -64,6 +66,46 @@ func (t *Txn) Create(rel string) (*File, error) {
 	t.files = append(t.files, out)
 	t.mu.Unlock()
 	return out, nil
+}
+
+// WriteFile writes the file rel (as Create) in one go: write fills it
+// through a buffer, which is then flushed, the file synced and closed; it
+// is published at Commit. On an error, which names rel and wraps the cause,
+// the file is removed and left out of the transaction.
+func (t *Txn) WriteFile(rel string, write func(w io.Writer) error) error {
+	f, err := t.Create(rel)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.discard(f)
+		return fmt.Errorf("output %s: %w", rel, err)
+	}
+	return nil
+}
+
+// discard removes f, closed, from the transaction and from the disk.
+func (t *Txn) discard(f *File) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, g := range t.files {
+		if g == f {
+			t.files = append(t.files[:i], t.files[i+1:]...)
+			break
+		}
+	}
+	os.Remove(f.Name())
 }
 
 // Commit renames every file into place, in creation order, then removes
