@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,8 +27,9 @@ import (
 // Version is convbatch's version, reported in report.json.
 var Version = "0.1.0-dev"
 
-// Config is one run's settings. The zero value of each limit means its
-// default.
+// Config is one run's settings. The zero value of each setting means its
+// default; a negative or out-of-range value is refused by Run, before it
+// creates anything, with an error wrapping ErrConfig.
 type Config struct {
 	// Inputs are read in order.
 	Inputs []stream.Input
@@ -110,6 +114,10 @@ type Progress struct {
 // ErrFatal marks a failure that stopped the run; nothing was published.
 var ErrFatal = errors.New("fatal")
 
+// ErrConfig marks a Config that Run refuses before it creates anything: a
+// negative or out-of-range limit, an unknown archive format or table.
+var ErrConfig = errors.New("invalid configuration")
+
 // job is one batch on its way through the pool, or the end-of-input marker.
 type job struct {
 	input   int
@@ -124,14 +132,62 @@ type job struct {
 	inErr     *stream.InputError
 }
 
+// validate refuses a Config with a bad value, naming the field, the value
+// and what it may be, wrapped in ErrConfig; then it gives each setting left
+// at its zero value its default. It is the only place either is done: Run
+// calls it before it creates anything.
+func (c *Config) validate() error {
+	if err := c.check(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c.defaults()
+	return nil
+}
+
+// check refuses the values no run can use. A zero value is never refused:
+// it means the default.
+func (c *Config) check() error {
+	switch {
+	case c.Workers < 0:
+		return fmt.Errorf("Config.Workers %d: must be at least 1 (0: one per core)", c.Workers)
+	case c.MaxDocBytes < 0 || c.MaxDocBytes > math.MaxInt32:
+		return fmt.Errorf("Config.MaxDocBytes %d: must be between 1 and 2 GiB - 1 (0: %d)", c.MaxDocBytes, stream.DefaultMaxDocBytes)
+	case c.MaxDepth < 0:
+		return fmt.Errorf("Config.MaxDepth %d: must be at least 1 (0: %d)", c.MaxDepth, jsonscan.DefaultMaxDepth)
+	case c.ZstdMaxWindow != 0 && (c.ZstdMaxWindow < 1<<10 || c.ZstdMaxWindow > stream.MaxZstdWindow):
+		return fmt.Errorf("Config.ZstdMaxWindow %d: must be between 1 KiB and 2 GiB (0: %d)", c.ZstdMaxWindow, stream.DefaultZstdMaxWindow)
+	case c.ZstdLevel < 0 || c.ZstdLevel > zstd.SpeedBestCompression:
+		return fmt.Errorf("Config.ZstdLevel %d: must be between %d and %d (0: %d)", c.ZstdLevel, zstd.SpeedFastest, zstd.SpeedBestCompression, zstd.SpeedDefault)
+	case c.BatchBytes < 0 || (c.BatchBytes > 0 && c.BatchBytes < 1<<10):
+		return fmt.Errorf("Config.BatchBytes %d: must be at least 1 KiB (0: %d)", c.BatchBytes, stream.DefaultBatchBytes)
+	case c.MemoryLimit < 0:
+		return fmt.Errorf("Config.MemoryLimit %d: must not be negative (0: none)", c.MemoryLimit)
+	}
+	switch c.Archive {
+	case "", sink.ArchiveZstd, sink.ArchiveJSONL, sink.ArchiveNone:
+	default:
+		return fmt.Errorf("Config.Archive %q: must be %q, %q or %q", c.Archive, sink.ArchiveZstd, sink.ArchiveJSONL, sink.ArchiveNone)
+	}
+	for i, name := range c.Tables {
+		if !slices.Contains(sink.TableNames, name) {
+			return fmt.Errorf("Config.Tables[%d] %q: unknown table (tables: %s)", i, name, strings.Join(sink.TableNames, ", "))
+		}
+		if slices.Contains(c.Tables[:i], name) {
+			return fmt.Errorf("Config.Tables[%d] %q: named twice", i, name)
+		}
+	}
+	return nil
+}
+
+// defaults gives each setting left at its zero value its default.
 func (c *Config) defaults() {
-	if c.Workers <= 0 {
+	if c.Workers == 0 {
 		c.Workers = runtime.NumCPU()
 	}
-	if c.MaxDocBytes <= 0 {
+	if c.MaxDocBytes == 0 {
 		c.MaxDocBytes = stream.DefaultMaxDocBytes
 	}
-	if c.MaxDepth <= 0 {
+	if c.MaxDepth == 0 {
 		c.MaxDepth = jsonscan.DefaultMaxDepth
 	}
 	if c.ZstdMaxWindow == 0 {
@@ -149,7 +205,7 @@ func (c *Config) defaults() {
 			Extract:  len(c.Tables) > 0 && c.OutDir != "",
 		})
 	}
-	if c.BatchBytes <= 0 {
+	if c.BatchBytes == 0 {
 		c.BatchBytes = stream.DefaultBatchBytes
 	}
 	if c.Progress == nil {
@@ -164,14 +220,12 @@ func (c *Config) defaults() {
 // OutDir/report.json) or an error wrapping ErrFatal. Rejects, damaged
 // inputs and invalid receipts are findings in the report, not errors.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	cfg.defaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+	}
 	started := time.Now()
 	handlers, err := cfg.Registry.Resolve()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
-	}
-	// Check the reader options once, before anything is created.
-	if _, err := stream.NewReader(nil, "", stream.ShapeJSONL, readerOptions(&cfg, nil, nil)...); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 
