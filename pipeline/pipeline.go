@@ -234,31 +234,38 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		prev := debug.SetMemoryLimit(cfg.MemoryLimit)
 		defer debug.SetMemoryLimit(prev)
 	}
-	if cfg.OutDir != "" {
-		if w.txn, err = sink.NewTxn(cfg.OutDir); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
-		}
-		defer w.txn.Abort()
-		// The run owns these directories: what an earlier run left in them
-		// is removed when this one publishes.
-		w.txn.Sweep(sink.RunDirs()...)
-		if w.spool, err = stream.NewSpool(cfg.OutDir); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
-		}
-		defer w.spool.Close()
-		if w.rejects, err = sink.NewRejectWriter(w.txn); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
-		}
-		w.rep.Outputs.RejectsIndex = sink.RejectsIndexFile
-		w.rep.Outputs.RejectsData = sink.RejectsDataFile
-		if len(cfg.Tables) > 0 {
-			w.tables = sink.NewTables(w.txn, cfg.Tables, cfg.TableOptions)
-		}
+	defer w.release()
+	if err := w.openOutputs(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	p := startPool(ctx, cancel, &cfg, handlers, w.spool)
+	if err := p.drain(w); err != nil {
+		w.closeAll()
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+	}
+	res, err := w.finish(started)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+	}
+	return res, nil
+}
 
+// pool is a run's reader and workers, between startPool and drain.
+type pool struct {
+	ctx           context.Context
+	cancel        context.CancelCauseFunc
+	free, results chan *job
+	workers       sync.WaitGroup
+	readErr       chan error
+}
+
+// startPool fills the free list with the run's fixed set of jobs, then
+// starts the workers and the reader, which closes the work and results
+// channels when the inputs end or the run is cancelled. cancel cancels ctx.
+func startPool(ctx context.Context, cancel context.CancelCauseFunc, cfg *Config, handlers []transform.Handler, spool *stream.Spool) *pool {
 	njobs := 2*cfg.Workers + 2
 	free := make(chan *job, njobs)
 	for range njobs {
@@ -266,8 +273,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	work := make(chan *job, njobs)
 	results := make(chan *job, njobs)
+	p := &pool{ctx: ctx, cancel: cancel, free: free, results: results, readErr: make(chan error, 1)}
 
-	var wg sync.WaitGroup
+	wg := &p.workers
 	for range cfg.Workers {
 		wg.Add(1)
 		go func() {
@@ -275,44 +283,42 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			worker(ctx, handlers, cfg.MaxDepth, work)
 		}()
 	}
-	readErr := make(chan error, 1)
 	go func() {
-		err := read(ctx, &cfg, w.spool, free, work, results)
+		err := read(ctx, cfg, spool, free, work, results)
 		close(work)
 		close(results)
-		readErr <- err
+		p.readErr <- err
 	}()
+	return p
+}
 
-	werr := w.drain(ctx, results, free)
+// drain has w write every job in queue order, then waits for the pool to
+// stop. A writer error cancels the run. It returns the run's first error,
+// which is sticky: the writer's, else the reader's, else the cause of the
+// context's end (an interrupt), or nil when every input was written.
+func (p *pool) drain(w *writer) error {
+	werr := w.drain(p.ctx, p.results, p.free)
 	if werr != nil {
-		cancel(werr)
+		p.cancel(werr)
 	}
-	wg.Wait()
+	p.workers.Wait()
 	// A reader blocked on an input that cannot be interrupted (a pipe on
 	// standard input) is not waited for once the run is cancelled: it ends
 	// at its next read, and its sends select on the cancelled context.
 	var rerr error
 	select {
-	case rerr = <-readErr:
-	case <-ctx.Done():
+	case rerr = <-p.readErr:
+	case <-p.ctx.Done():
 	}
 	if werr == nil && rerr != nil {
 		werr = rerr
 	}
 	if werr == nil {
-		if cause := context.Cause(ctx); cause != nil {
+		if cause := context.Cause(p.ctx); cause != nil {
 			werr = cause
 		}
 	}
-	if werr != nil {
-		w.closeAll()
-		return nil, fmt.Errorf("%w: %w", ErrFatal, werr)
-	}
-	res, err := w.finish(started)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
-	}
-	return res, nil
+	return werr
 }
 
 func readerOptions(cfg *Config, spool *stream.Spool, count func(int)) []stream.Option {
