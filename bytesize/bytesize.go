@@ -1,7 +1,3 @@
-// Package bytesize parses and formats byte sizes as convbatch's flags and
-// summaries spell them: "64MiB", "1.5G", "10MB" in, "1.5 GiB" out. It has no
-// dependency on the rest of convbatch, so every command (the CLI, the
-// generator, the Beam module) can share it.
 package bytesize
 
 import (
