@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/gen"
 )
 
@@ -56,7 +57,7 @@ func genCommand() *command {
 				}
 				opts := gen.Options{Conversations: convs, Seed: seed, Faults: faults, Tamper: tamper, NoReceipts: noRcpt}
 				if size != "" {
-					n, err := gen.ParseSize(size)
+					n, err := bytesize.Parse(size)
 					if err != nil || n <= 0 {
 						return 0, usageErr("gen: --bytes %q: want a size such as 64MiB", size)
 					}
@@ -68,7 +69,7 @@ func genCommand() *command {
 				if convs < 0 || faults < 0 || faults > 1 || tamper < 0 || tamper > 1 {
 					return 0, usageErr("gen: --conversations must be positive, --faults and --tamper between 0 and 1")
 				}
-				md, err := gen.ParseSize(maxDoc)
+				md, err := bytesize.Parse(maxDoc)
 				if err != nil || md < 1 {
 					return 0, usageErr("gen: --max-doc-bytes %q: want a size", maxDoc)
 				}
@@ -79,7 +80,7 @@ func genCommand() *command {
 				}
 				r := exp.Receipts
 				fmt.Fprintf(e.stderr, "convbatch gen: %d lines (%d documents, %d rejects, %d blank, %d receipts), %s uncompressed; wrote %s, %s.expect.json",
-					exp.Lines, exp.Documents, exp.Rejects, exp.Blank, r.Valid+r.Invalid+r.Incomplete, humanBytes(exp.BytesIn), out, out)
+					exp.Lines, exp.Documents, exp.Rejects, exp.Blank, r.Valid+r.Invalid+r.Incomplete, bytesize.Format(exp.BytesIn), out, out)
 				if !noRcpt {
 					fmt.Fprintf(e.stderr, " and %s.keys.json", out)
 				}

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/pipeline"
 )
 
@@ -47,10 +48,10 @@ func progressLine(p *pipeline.Progress, total int64, elapsed time.Duration) stri
 	read := p.BytesRead.Load()
 	docs := p.Documents.Load()
 	secs := elapsed.Seconds()
-	line := fmt.Sprintf("%s", humanBytes(read))
+	line := bytesize.Format(read)
 	if total > 0 {
 		frac := float64(read) / float64(total)
-		line = fmt.Sprintf("%s of %s (%.0f%%)", humanBytes(read), humanBytes(total), 100*frac)
+		line = fmt.Sprintf("%s of %s (%.0f%%)", bytesize.Format(read), bytesize.Format(total), 100*frac)
 		if frac > 0.01 {
 			left := time.Duration(secs/frac*(1-frac)) * time.Second
 			line += fmt.Sprintf(", %s left", left.Round(time.Second))

@@ -1,17 +1,17 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -81,11 +81,11 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, usageErr("--tables: %v", err)
 		}
 	}
-	maxDoc, err := gen.ParseSize(f.maxDoc)
+	maxDoc, err := bytesize.Parse(f.maxDoc)
 	if err != nil || maxDoc < 1 || maxDoc > 1<<31-1 {
 		return cfg, usageErr("--max-doc-bytes %q: want a size from 1 byte to 2GiB", f.maxDoc)
 	}
-	window, err := gen.ParseSize(f.zstdWindow)
+	window, err := bytesize.Parse(f.zstdWindow)
 	if err != nil || window < 1<<10 || window > stream.MaxZstdWindow {
 		return cfg, usageErr("--zstd-max-window %q: want a size from 1KiB to 2GiB", f.zstdWindow)
 	}
@@ -103,7 +103,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, err
 		}
 	}
-	memLimit, err := gen.ParseSize(f.memLimit)
+	memLimit, err := bytesize.Parse(f.memLimit)
 	if err != nil || memLimit < 0 || (memLimit > 0 && memLimit < 32<<20) {
 		return cfg, usageErr("--memory-limit %q: want 0 or a size of at least 32MiB", f.memLimit)
 	}
@@ -124,73 +124,23 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	return cfg, nil
 }
 
-// checkOutDir refuses an output directory the run would read back or that
-// holds something other than convbatch's outputs: one that is, or lies
-// inside, an input directory (the next run over that directory would read
-// the outputs as inputs), one that holds an input, and an existing,
-// non-empty directory without a report.json (the run removes stale files in
-// its own subdirectories when it publishes, so it must not take over an
-// unrelated directory). Symbolic links are resolved.
+// checkOutDir is pipeline.CheckOutDir with its refusals as usage errors
+// that name the -o flag.
 func checkOutDir(out string, args []string, inputs []stream.Input) error {
-	absOut, err := resolvePath(out)
-	if err != nil {
-		return usageErr("-o %q: %v", out, err)
+	err := pipeline.CheckOutDir(out, args, inputs)
+	var oe *pipeline.OutDirError
+	if !errors.As(err, &oe) {
+		return err
 	}
-	within := func(path, dir string) bool {
-		return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+	switch oe.Err {
+	case pipeline.ErrOutDirInInput:
+		return usageErr("-o %q lies inside the input directory %q: a later run over %q would read the outputs as inputs", out, oe.Input, oe.Input)
+	case pipeline.ErrInputInOutDir:
+		return usageErr("input %q lies inside the output directory %q", oe.Input, out)
+	case pipeline.ErrOutDirForeign:
+		return usageErr("-o %q exists, is not empty and holds no convbatch report.json: choose a new or empty directory", out)
 	}
-	for _, arg := range args {
-		if arg == stream.StdinPath {
-			continue
-		}
-		dir := arg
-		if st, err := os.Stat(arg); err != nil || !st.IsDir() {
-			if !strings.ContainsAny(arg, "*?[") {
-				continue
-			}
-			dir = filepath.Dir(arg)
-		}
-		absDir, err := resolvePath(dir)
-		if err == nil && within(absOut, absDir) {
-			return usageErr("-o %q lies inside the input directory %q: a later run over %q would read the outputs as inputs", out, arg, arg)
-		}
-	}
-	for _, in := range inputs {
-		if in.Path == stream.StdinPath {
-			continue
-		}
-		if absIn, err := resolvePath(in.Path); err == nil && within(absIn, absOut) {
-			return usageErr("input %q lies inside the output directory %q", in.Path, out)
-		}
-	}
-	entries, err := os.ReadDir(out)
-	if err == nil && len(entries) > 0 {
-		if _, err := os.Stat(filepath.Join(out, "report.json")); err != nil {
-			return usageErr("-o %q exists, is not empty and holds no convbatch report.json: choose a new or empty directory", out)
-		}
-	}
-	return nil
-}
-
-// resolvePath returns the absolute path with symbolic links resolved, for
-// the longest part of it that exists.
-func resolvePath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	rest := ""
-	for dir := abs; ; {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest), nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return abs, nil
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
-	}
+	return usageErr("-o %q: %v", out, oe.Err)
 }
 
 func extractCommand() *command {
@@ -349,22 +299,9 @@ func printSummary(w io.Writer, what string, rep *sink.Report, out string) {
 	if r := rep.Receipts; r.Valid+r.Invalid+r.Incomplete > 0 {
 		fmt.Fprintf(w, "; receipts: %d valid, %d invalid, %d incomplete", r.Valid, r.Invalid, r.Incomplete)
 	}
-	fmt.Fprintf(w, "; %s in %.1fs (%.0f MB/s)", humanBytes(t.BytesIn), rep.DurationSeconds, rate)
+	fmt.Fprintf(w, "; %s in %.1fs (%.0f MB/s)", bytesize.Format(t.BytesIn), rep.DurationSeconds, rate)
 	if out != "" {
-		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, "report.json"))
+		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, sink.ReportFile))
 	}
 	fmt.Fprintln(w)
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -38,6 +38,5 @@
 // their classification are listed in faults.go.
 //
 // WriteFile writes a .jsonl or .jsonl.zst archive plus a ".expect.json"
-// sidecar and, with receipts, a ".keys.json" keyring (KeysJSON);
-// ParseSize parses human-readable sizes such as "1GiB".
+// sidecar and, with receipts, a ".keys.json" keyring (KeysJSON).
 package gen

@@ -570,49 +570,6 @@ func TestWriteFile(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	for s, want := range map[string]int64{
-		"1GiB": 1 << 30, "256MiB": 256 << 20, "10MB": 10e6, "500k": 500 << 10, "1024": 1024,
-		"1gib": 1 << 30, "1G": 1 << 30, "2kb": 2000, "3 KiB": 3072, "0": 0, "1.5k": 1536,
-		"1b": 1, " 7 ": 7, "1Mi": 1 << 20, "8EiB": -1, "9223372036854775807": math.MaxInt64,
-		"9223372036854775808": -1, "": -1, "k": -1, "-1": -1, "1x": -1, "1.5": 1, ".5KiB": 512,
-		"8388608TiB": -1, "1.0000000000000000001GB": 1e9,
-	} {
-		got, err := ParseSize(s)
-		if want < 0 {
-			if err == nil {
-				t.Errorf("ParseSize(%q) = %d, want error", s, got)
-			}
-			continue
-		}
-		if err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", s, got, err, want)
-		}
-	}
-}
-
-func FuzzParseSize(f *testing.F) {
-	for _, s := range []string{"1GiB", "256MiB", "10MB", "500k", "1024", "1.5g", "", "9999999999999TiB"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		n, err := ParseSize(s)
-		if err != nil {
-			return
-		}
-		if n < 0 {
-			t.Fatalf("ParseSize(%q) = %d < 0", s, n)
-		}
-		m, err := ParseSize(strconv.FormatInt(n, 10))
-		if err != nil || m != n {
-			t.Fatalf("round trip of %d: %d, %v", n, m, err)
-		}
-		if k, err := ParseSize(strconv.FormatInt(n/1024, 10) + "KiB"); err != nil || k != n/1024*1024 {
-			t.Fatalf("KiB of %d: %d, %v", n, k, err)
-		}
-	})
-}
-
 func BenchmarkGenerate(b *testing.B) {
 	const size = 64 << 20
 	b.SetBytes(size)

@@ -11,4 +11,10 @@
 // size, whatever the input size, and output order equals input order for any
 // number of workers. The first fatal error cancels the run; nothing is then
 // published.
+//
+// Run validates its Config before it creates anything (ErrConfig), then goes
+// through its stages: open the outputs, start the pool, drain it in order
+// and wait, finish (resolve receipts, check the accounting, publish).
+// CheckOutDir holds the rules a command applies to an output directory
+// before it runs.
 package pipeline

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,8 +28,9 @@ import (
 // Version is convbatch's version, reported in report.json.
 var Version = "0.1.0-dev"
 
-// Config is one run's settings. The zero value of each limit means its
-// default.
+// Config is one run's settings. The zero value of each setting means its
+// default; a negative or out-of-range value is refused by Run, before it
+// creates anything, with an error wrapping ErrConfig.
 type Config struct {
 	// Inputs are read in order.
 	Inputs []stream.Input
@@ -113,6 +116,10 @@ type Progress struct {
 // ErrFatal marks a failure that stopped the run; nothing was published.
 var ErrFatal = errors.New("fatal")
 
+// ErrConfig marks a Config that Run refuses before it creates anything: a
+// negative or out-of-range limit, an unknown archive format or table.
+var ErrConfig = errors.New("invalid configuration")
+
 // job is one batch on its way through the pool, or the end-of-input marker.
 type job struct {
 	input   int
@@ -127,14 +134,62 @@ type job struct {
 	inErr     *stream.InputError
 }
 
+// validate refuses a Config with a bad value, naming the field, the value
+// and what it may be, wrapped in ErrConfig; then it gives each setting left
+// at its zero value its default. It is the only place either is done: Run
+// calls it before it creates anything.
+func (c *Config) validate() error {
+	if err := c.check(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c.defaults()
+	return nil
+}
+
+// check refuses the values no run can use. A zero value is never refused:
+// it means the default.
+func (c *Config) check() error {
+	switch {
+	case c.Workers < 0:
+		return fmt.Errorf("Config.Workers %d: must be at least 1 (0: one per core)", c.Workers)
+	case c.MaxDocBytes < 0 || c.MaxDocBytes > math.MaxInt32:
+		return fmt.Errorf("Config.MaxDocBytes %d: must be between 1 and 2 GiB - 1 (0: %d)", c.MaxDocBytes, stream.DefaultMaxDocBytes)
+	case c.MaxDepth < 0:
+		return fmt.Errorf("Config.MaxDepth %d: must be at least 1 (0: %d)", c.MaxDepth, jsonscan.DefaultMaxDepth)
+	case c.ZstdMaxWindow != 0 && (c.ZstdMaxWindow < 1<<10 || c.ZstdMaxWindow > stream.MaxZstdWindow):
+		return fmt.Errorf("Config.ZstdMaxWindow %d: must be between 1 KiB and 2 GiB (0: %d)", c.ZstdMaxWindow, stream.DefaultZstdMaxWindow)
+	case c.ZstdLevel < 0 || c.ZstdLevel > zstd.SpeedBestCompression:
+		return fmt.Errorf("Config.ZstdLevel %d: must be between %d and %d (0: %d)", c.ZstdLevel, zstd.SpeedFastest, zstd.SpeedBestCompression, zstd.SpeedDefault)
+	case c.BatchBytes < 0 || (c.BatchBytes > 0 && c.BatchBytes < 1<<10):
+		return fmt.Errorf("Config.BatchBytes %d: must be at least 1 KiB (0: %d)", c.BatchBytes, stream.DefaultBatchBytes)
+	case c.MemoryLimit < 0:
+		return fmt.Errorf("Config.MemoryLimit %d: must not be negative (0: none)", c.MemoryLimit)
+	}
+	switch c.Archive {
+	case "", sink.ArchiveZstd, sink.ArchiveJSONL, sink.ArchiveNone:
+	default:
+		return fmt.Errorf("Config.Archive %q: must be %q, %q or %q", c.Archive, sink.ArchiveZstd, sink.ArchiveJSONL, sink.ArchiveNone)
+	}
+	for i, name := range c.Tables {
+		if !slices.Contains(sink.TableNames, name) {
+			return fmt.Errorf("Config.Tables[%d] %q: unknown table (tables: %s)", i, name, strings.Join(sink.TableNames, ", "))
+		}
+		if slices.Contains(c.Tables[:i], name) {
+			return fmt.Errorf("Config.Tables[%d] %q: named twice", i, name)
+		}
+	}
+	return nil
+}
+
+// defaults gives each setting left at its zero value its default.
 func (c *Config) defaults() {
-	if c.Workers <= 0 {
+	if c.Workers == 0 {
 		c.Workers = runtime.NumCPU()
 	}
-	if c.MaxDocBytes <= 0 {
+	if c.MaxDocBytes == 0 {
 		c.MaxDocBytes = stream.DefaultMaxDocBytes
 	}
-	if c.MaxDepth <= 0 {
+	if c.MaxDepth == 0 {
 		c.MaxDepth = jsonscan.DefaultMaxDepth
 	}
 	if c.ZstdMaxWindow == 0 {
@@ -153,7 +208,7 @@ func (c *Config) defaults() {
 			MaxDepth: c.MaxDepth,
 		})
 	}
-	if c.BatchBytes <= 0 {
+	if c.BatchBytes == 0 {
 		c.BatchBytes = stream.DefaultBatchBytes
 	}
 	if c.Progress == nil {
@@ -168,14 +223,12 @@ func (c *Config) defaults() {
 // OutDir/report.json) or an error wrapping ErrFatal. Rejects, damaged
 // inputs and invalid receipts are findings in the report, not errors.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	cfg.defaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+	}
 	started := time.Now()
 	handlers, err := cfg.Registry.Resolve()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
-	}
-	// Check the reader options once, before anything is created.
-	if _, err := stream.NewReader(nil, "", stream.ShapeJSONL, readerOptions(&cfg, nil, nil)...); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 
@@ -184,31 +237,38 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		prev := debug.SetMemoryLimit(cfg.MemoryLimit)
 		defer debug.SetMemoryLimit(prev)
 	}
-	if cfg.OutDir != "" {
-		if w.txn, err = sink.NewTxn(cfg.OutDir); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
-		}
-		defer w.txn.Abort()
-		// The run owns these directories: what an earlier run left in them
-		// is removed when this one publishes.
-		w.txn.Sweep("archive", "tables", "rejects", "receipts")
-		if w.spool, err = stream.NewSpool(cfg.OutDir); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
-		}
-		defer w.spool.Close()
-		if w.rejects, err = sink.NewRejectWriter(w.txn); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
-		}
-		w.rep.Outputs.RejectsIndex = "rejects/rejects.jsonl"
-		w.rep.Outputs.RejectsData = "rejects/rejects.bin"
-		if len(cfg.Tables) > 0 {
-			w.tables = sink.NewTables(w.txn, cfg.Tables, cfg.TableOptions)
-		}
+	defer w.release()
+	if err := w.openOutputs(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	p := startPool(ctx, cancel, &cfg, handlers, w.spool)
+	if err := p.drain(w); err != nil {
+		w.closeAll()
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+	}
+	res, err := w.finish(started)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+	}
+	return res, nil
+}
 
+// pool is a run's reader and workers, between startPool and drain.
+type pool struct {
+	ctx           context.Context
+	cancel        context.CancelCauseFunc
+	free, results chan *job
+	workers       sync.WaitGroup
+	readErr       chan error
+}
+
+// startPool fills the free list with the run's fixed set of jobs, then
+// starts the workers and the reader, which closes the work and results
+// channels when the inputs end or the run is cancelled. cancel cancels ctx.
+func startPool(ctx context.Context, cancel context.CancelCauseFunc, cfg *Config, handlers []transform.Handler, spool *stream.Spool) *pool {
 	njobs := 2*cfg.Workers + 2
 	free := make(chan *job, njobs)
 	for range njobs {
@@ -216,8 +276,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	work := make(chan *job, njobs)
 	results := make(chan *job, njobs)
+	p := &pool{ctx: ctx, cancel: cancel, free: free, results: results, readErr: make(chan error, 1)}
 
-	var wg sync.WaitGroup
+	wg := &p.workers
 	for range cfg.Workers {
 		wg.Add(1)
 		go func() {
@@ -225,44 +286,42 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			worker(ctx, handlers, work)
 		}()
 	}
-	readErr := make(chan error, 1)
 	go func() {
-		err := read(ctx, &cfg, w.spool, free, work, results)
+		err := read(ctx, cfg, spool, free, work, results)
 		close(work)
 		close(results)
-		readErr <- err
+		p.readErr <- err
 	}()
+	return p
+}
 
-	werr := w.drain(ctx, results, free)
+// drain has w write every job in queue order, then waits for the pool to
+// stop. A writer error cancels the run. It returns the run's first error,
+// which is sticky: the writer's, else the reader's, else the cause of the
+// context's end (an interrupt), or nil when every input was written.
+func (p *pool) drain(w *writer) error {
+	werr := w.drain(p.ctx, p.results, p.free)
 	if werr != nil {
-		cancel(werr)
+		p.cancel(werr)
 	}
-	wg.Wait()
+	p.workers.Wait()
 	// A reader blocked on an input that cannot be interrupted (a pipe on
 	// standard input) is not waited for once the run is cancelled: it ends
 	// at its next read, and its sends select on the cancelled context.
 	var rerr error
 	select {
-	case rerr = <-readErr:
-	case <-ctx.Done():
+	case rerr = <-p.readErr:
+	case <-p.ctx.Done():
 	}
 	if werr == nil && rerr != nil {
 		werr = rerr
 	}
 	if werr == nil {
-		if cause := context.Cause(ctx); cause != nil {
+		if cause := context.Cause(p.ctx); cause != nil {
 			werr = cause
 		}
 	}
-	if werr != nil {
-		w.closeAll()
-		return nil, fmt.Errorf("%w: %w", ErrFatal, werr)
-	}
-	res, err := w.finish(started)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
-	}
-	return res, nil
+	return werr
 }
 
 func readerOptions(cfg *Config, spool *stream.Spool, count func(int)) []stream.Option {
@@ -448,14 +507,4 @@ func keyringMode(kr *verify.Keyring) string {
 		return "none"
 	}
 	return "pinned"
-}
-
-// sortedKeys is used by tests and the summary to print maps in a fixed order.
-func sortedKeys(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -29,6 +29,47 @@ type writer struct {
 	resolver *verify.Resolver
 }
 
+// openOutputs starts the run's outputs in the transaction over OutDir:
+// the rejects, the tables asked for, and the spool for too-large lines.
+// Without an OutDir it does nothing. What it opened is released by
+// release, whether it fails part-way or not.
+func (w *writer) openOutputs() error {
+	cfg := w.cfg
+	if cfg.OutDir == "" {
+		return nil
+	}
+	var err error
+	if w.txn, err = sink.NewTxn(cfg.OutDir); err != nil {
+		return err
+	}
+	// The run owns these directories: what an earlier run left in them
+	// is removed when this one publishes.
+	w.txn.Sweep(sink.RunDirs()...)
+	if w.spool, err = stream.NewSpool(cfg.OutDir); err != nil {
+		return err
+	}
+	if w.rejects, err = sink.NewRejectWriter(w.txn); err != nil {
+		return err
+	}
+	w.rep.Outputs.RejectsIndex = sink.RejectsIndexFile
+	w.rep.Outputs.RejectsData = sink.RejectsDataFile
+	if len(cfg.Tables) > 0 {
+		w.tables = sink.NewTables(w.txn, cfg.Tables, cfg.TableOptions)
+	}
+	return nil
+}
+
+// release closes the spool and aborts the transaction, removing every
+// output not published; after a successful finish the abort does nothing.
+func (w *writer) release() {
+	if w.spool != nil {
+		w.spool.Close()
+	}
+	if w.txn != nil {
+		w.txn.Abort()
+	}
+}
+
 // drain writes the jobs in queue order and returns each to the free list.
 func (w *writer) drain(ctx context.Context, results, free chan *job) error {
 	w.cur = -1
@@ -68,7 +109,7 @@ func (w *writer) startInput(idx int) error {
 		return err
 	}
 	w.archive = a
-	w.rep.Inputs[idx].Archive = "archive/" + in.Rel + w.cfg.Archive.Ext()
+	w.rep.Inputs[idx].Archive = sink.ArchiveFile(in.Rel, w.cfg.Archive)
 	w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, w.rep.Inputs[idx].Archive)
 	return nil
 }
@@ -252,7 +293,7 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 	if err := sink.WriteReceipts(w.txn, receipts); err != nil {
 		return nil, err
 	}
-	w.rep.Outputs.Receipts = "receipts/receipts.jsonl"
+	w.rep.Outputs.Receipts = sink.ReceiptsFile
 	if err := sink.WriteReport(w.txn, w.rep); err != nil {
 		return nil, err
 	}

@@ -46,12 +46,12 @@ type ArchiveWriter struct {
 	bw  *bufio.Writer
 	enc *zstd.Encoder
 	err error
-	n   int64
 }
 
-// NewArchiveWriter starts the archive rel (without extension) in txn.
+// NewArchiveWriter starts the archive of the input whose relative path is
+// rel (without extension) in txn, at ArchiveFile(rel, format).
 func NewArchiveWriter(txn *Txn, rel string, format ArchiveFormat, zstdLevel zstd.EncoderLevel, zstdWorkers int) (*ArchiveWriter, error) {
-	f, err := txn.Create("archive/" + rel + format.Ext())
+	f, err := txn.Create(ArchiveFile(rel, format))
 	if err != nil {
 		return nil, err
 	}
@@ -82,15 +82,8 @@ func (w *ArchiveWriter) Write(doc []byte) error {
 		w.err = fmt.Errorf("archive %s: %w", w.f.final, err)
 		return w.err
 	}
-	w.n++
 	return nil
 }
-
-// Documents returns the number of documents written.
-func (w *ArchiveWriter) Documents() int64 { return w.n }
-
-// Path returns the archive's final path.
-func (w *ArchiveWriter) Path() string { return w.f.final }
 
 // Close flushes and closes the archive; it is published when the Txn commits.
 func (w *ArchiveWriter) Close() error {

@@ -7,9 +7,9 @@ import (
 	"io"
 )
 
-// Reject is one line of the rejects index (OUT/rejects/rejects.jsonl). It
-// holds positions and codes only, never content; the line's bytes are in
-// rejects.bin at DataOffset.
+// Reject is one line of the rejects index (RejectsIndexFile). It holds
+// positions and codes only, never content; the line's bytes are in
+// RejectsDataFile at DataOffset.
 type Reject struct {
 	// File is the input as named on the command line.
 	File string `json:"file"`
@@ -35,17 +35,16 @@ type RejectWriter struct {
 	iw, dw      *bufio.Writer
 	enc         *json.Encoder
 	off         int64
-	n           int64
 	err         error
 }
 
-// NewRejectWriter starts rejects/rejects.jsonl and rejects/rejects.bin in txn.
+// NewRejectWriter starts RejectsIndexFile and RejectsDataFile in txn.
 func NewRejectWriter(txn *Txn) (*RejectWriter, error) {
-	index, err := txn.Create("rejects/rejects.jsonl")
+	index, err := txn.Create(RejectsIndexFile)
 	if err != nil {
 		return nil, err
 	}
-	data, err := txn.Create("rejects/rejects.bin")
+	data, err := txn.Create(RejectsDataFile)
 	if err != nil {
 		index.Close()
 		return nil, err
@@ -74,12 +73,8 @@ func (w *RejectWriter) Write(r Reject, body io.Reader) error {
 		w.err = fmt.Errorf("rejects: %w", err)
 		return w.err
 	}
-	w.n++
 	return nil
 }
-
-// Count returns the number of rejects written.
-func (w *RejectWriter) Count() int64 { return w.n }
 
 // Close flushes and closes both files.
 func (w *RejectWriter) Close() error {

@@ -3,6 +3,7 @@ package sink
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 )
 
 // Counts are the accounting counters of one input or of the whole run. The
@@ -168,25 +169,14 @@ func (r *Report) CheckAccounting() error {
 	return nil
 }
 
-// WriteReport writes r as report.json in txn.
+// WriteReport writes r as ReportFile in txn.
 func WriteReport(txn *Txn, r *Report) error {
-	f, err := txn.Create("report.json")
-	if err != nil {
+	return txn.WriteFile(ReportFile, func(w io.Writer) error {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
 		return err
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err == nil {
-		b = append(b, '\n')
-		_, err = f.Write(b)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	return nil
+	})
 }

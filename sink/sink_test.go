@@ -2,6 +2,7 @@ package sink
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -152,5 +153,71 @@ func TestCheckAccounting(t *testing.T) {
 	bad.RejectsByReason = map[string]int64{}
 	if bad.CheckAccounting() == nil {
 		t.Error("reasons not matching rejects passed")
+	}
+}
+
+func TestTxnWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	txn, err := NewTxn(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 200<<10) // more than the buffer holds
+	if err := txn.WriteFile("d/ok.txt", func(w io.Writer) error {
+		_, err := io.WriteString(w, big)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	err = txn.WriteFile("d/failed.txt", func(w io.Writer) error {
+		io.WriteString(w, "partial")
+		return boom
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "d/failed.txt") {
+		t.Fatalf("err = %v, want boom naming d/failed.txt", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "d", "ok.txt")); err == nil {
+		t.Fatal("file visible under its final name before commit")
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "d", "ok.txt")); err != nil || string(b) != big {
+		t.Fatalf("ok.txt: %d bytes, %v", len(b), err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "d"))
+	if len(entries) != 1 {
+		t.Errorf("after commit, d holds %d entries, want only ok.txt (the failed file removed)", len(entries))
+	}
+}
+
+func TestLayout(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{ReportFile, "report.json"},
+		{RejectsIndexFile, "rejects/rejects.jsonl"},
+		{RejectsDataFile, "rejects/rejects.bin"},
+		{ReceiptsFile, "receipts/receipts.jsonl"},
+		{ArchiveFile("stdin", ArchiveZstd), "archive/stdin.jsonl.zst"},
+		{ArchiveFile("2026/a", ArchiveJSONL), "archive/2026/a.jsonl"},
+		{TablePart("usage", 0), "tables/usage/part-00000.parquet"},
+		{TablePart("tool_calls", 12), "tables/tool_calls/part-00012.parquet"},
+		{strings.Join(RunDirs(), ","), "archive,tables,rejects,receipts"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%q, want %q", tc.got, tc.want)
+		}
+	}
+	// The README's "Output layout" names every file and directory.
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, layout, _ := strings.Cut(string(readme), "## Output layout")
+	layout, _, _ = strings.Cut(layout, "\n## ")
+	for _, p := range append(RunDirs(), ReportFile, RejectsIndexFile, RejectsDataFile, ReceiptsFile) {
+		if !strings.Contains(layout, p) {
+			t.Errorf("README's Output layout does not name %s", p)
+		}
 	}
 }

@@ -1,8 +1,10 @@
 package sink
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -27,9 +29,6 @@ type File struct {
 	closed bool
 }
 
-// Final returns the file's final path.
-func (f *File) Final() string { return f.final }
-
 // Close closes the file; it stays under its temporary name until Commit.
 func (f *File) Close() error {
 	if f.closed {
@@ -46,9 +45,6 @@ func NewTxn(dir string) (*Txn, error) {
 	}
 	return &Txn{dir: dir}, nil
 }
-
-// Dir returns the transaction's directory.
-func (t *Txn) Dir() string { return t.dir }
 
 // Create starts the file rel (a slash-separated path under the directory).
 func (t *Txn) Create(rel string) (*File, error) {
@@ -70,6 +66,46 @@ func (t *Txn) Create(rel string) (*File, error) {
 	t.files = append(t.files, out)
 	t.mu.Unlock()
 	return out, nil
+}
+
+// WriteFile writes the file rel (as Create) in one go: write fills it
+// through a buffer, which is then flushed, the file synced and closed; it
+// is published at Commit. On an error, which names rel and wraps the cause,
+// the file is removed and left out of the transaction.
+func (t *Txn) WriteFile(rel string, write func(w io.Writer) error) error {
+	f, err := t.Create(rel)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.discard(f)
+		return fmt.Errorf("output %s: %w", rel, err)
+	}
+	return nil
+}
+
+// discard removes f, closed, from the transaction and from the disk.
+func (t *Txn) discard(f *File) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, g := range t.files {
+		if g == f {
+			t.files = append(t.files[:i], t.files[i+1:]...)
+			break
+		}
+	}
+	os.Remove(f.Name())
 }
 
 // Commit renames every file into place, in creation order, then removes

@@ -67,7 +67,6 @@ type Reader struct {
 	done   bool
 	err    error       // sticky: a usage fault of the Reader itself
 	inErr  *InputError // the input ended early
-	single []Record    // for Next
 	batch  Batch
 	next   int
 }

@@ -1,0 +1,126 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/stream"
+)
+
+// Reasons CheckOutDir refuses an output directory, wrapped in an
+// *OutDirError.
+var (
+	// ErrOutDirInInput: the output directory is, or lies inside, an input
+	// directory, so a later run over that directory would read the outputs
+	// as inputs.
+	ErrOutDirInInput = errors.New("output directory inside an input directory")
+	// ErrInputInOutDir: an input lies inside the output directory.
+	ErrInputInOutDir = errors.New("input inside the output directory")
+	// ErrOutDirForeign: the output directory exists, is not empty and holds
+	// no report.json, so it is not convbatch's to take over.
+	ErrOutDirForeign = errors.New("output directory holds other files")
+)
+
+// OutDirError is CheckOutDir's refusal of an output directory.
+type OutDirError struct {
+	// Out is the output directory as given.
+	Out string
+	// Input is the input argument (ErrOutDirInInput) or input path
+	// (ErrInputInOutDir) concerned; "" otherwise.
+	Input string
+	// Err is ErrOutDirInInput, ErrInputInOutDir, ErrOutDirForeign, or the
+	// error that kept Out from being resolved.
+	Err error
+}
+
+func (e *OutDirError) Error() string {
+	switch e.Err {
+	case ErrOutDirInInput:
+		return fmt.Sprintf("output directory %q lies inside the input directory %q: a later run over %q would read the outputs as inputs", e.Out, e.Input, e.Input)
+	case ErrInputInOutDir:
+		return fmt.Sprintf("input %q lies inside the output directory %q", e.Input, e.Out)
+	case ErrOutDirForeign:
+		return fmt.Sprintf("output directory %q exists, is not empty and holds no convbatch report.json", e.Out)
+	}
+	return fmt.Sprintf("output directory %q: %v", e.Out, e.Err)
+}
+
+// Unwrap returns the reason or cause.
+func (e *OutDirError) Unwrap() error { return e.Err }
+
+// CheckOutDir refuses an output directory a run would read back or that
+// holds something other than convbatch's outputs: one that is, or lies
+// inside, an input directory (the next run over that directory would read
+// the outputs as inputs), one that holds an input, and an existing,
+// non-empty directory without a report.json (a run removes stale files in
+// its own subdirectories when it publishes, so it must not take over an
+// unrelated directory). args are the input arguments as given (a directory
+// or a glob names the directory the run reads), inputs what they expanded
+// to (stream.Expand); standard input is skipped. Symbolic links are
+// resolved. A refusal is an *OutDirError.
+func CheckOutDir(out string, args []string, inputs []stream.Input) error {
+	absOut, err := ResolvePath(out)
+	if err != nil {
+		return &OutDirError{Out: out, Err: err}
+	}
+	within := func(path, dir string) bool {
+		return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+	}
+	for _, arg := range args {
+		if arg == stream.StdinPath {
+			continue
+		}
+		dir := arg
+		if st, err := os.Stat(arg); err != nil || !st.IsDir() {
+			if !strings.ContainsAny(arg, "*?[") {
+				continue
+			}
+			dir = filepath.Dir(arg)
+		}
+		absDir, err := ResolvePath(dir)
+		if err == nil && within(absOut, absDir) {
+			return &OutDirError{Out: out, Input: arg, Err: ErrOutDirInInput}
+		}
+	}
+	for _, in := range inputs {
+		if in.Path == stream.StdinPath {
+			continue
+		}
+		if absIn, err := ResolvePath(in.Path); err == nil && within(absIn, absOut) {
+			return &OutDirError{Out: out, Input: in.Path, Err: ErrInputInOutDir}
+		}
+	}
+	entries, err := os.ReadDir(out)
+	if err == nil && len(entries) > 0 {
+		if _, err := os.Stat(filepath.Join(out, sink.ReportFile)); err != nil {
+			return &OutDirError{Out: out, Err: ErrOutDirForeign}
+		}
+	}
+	return nil
+}
+
+// ResolvePath returns p as an absolute path with symbolic links resolved
+// for the longest leading part of it that exists; the rest, which does not
+// exist yet, is joined on unchanged.
+func ResolvePath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for dir := abs; ; {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
