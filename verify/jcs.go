@@ -40,9 +40,6 @@ type Canonicalizer struct {
 	members []int32 // stack of member key indices being sorted
 	scratch []byte
 	skip    []string
-
-	// Output buffers reused by the receipt checks.
-	scratchOut, scratchPayload, scratchStmt []byte
 }
 
 // Canonicalize returns the canonical form of data, or data itself when it is
