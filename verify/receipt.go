@@ -402,32 +402,3 @@ func (r *receipt) checkStatement(s int32, named map[string]struct{}) (string, bo
 
 // Equal reports whether two references are the same.
 func (r Ref) Equal(o Ref) bool { return r.ID == o.ID && bytes.Equal(r.SHA256[:], o.SHA256[:]) }
-
-// ReceiptContext is what the former CheckReceipt needed besides the
-// document.
-//
-// Deprecated: use a ReceiptChecker; this stays only until its last caller
-// (transform) has moved.
-type ReceiptContext struct {
-	// Canon is unused: the checker owns its canonicalizer.
-	Canon *Canonicalizer
-	// Keyring pins keys; nil checks self-consistency only.
-	Keyring *Keyring
-	// Agents are the agent ids the conversation's agent-context names.
-	Agents []string
-	// Keys is unused: the checker owns its key cache.
-	Keys *KeyCache
-}
-
-// KeyCache is the former name of the key cache a ReceiptChecker owns.
-//
-// Deprecated: a ReceiptChecker keeps its own.
-type KeyCache = keyCache
-
-// CheckReceipt checks a receipt with a checker made for this one call.
-//
-// Deprecated: use ReceiptChecker.CheckReceipt, which reuses its buffers and
-// key cache across receipts.
-func CheckReceipt(ctx *ReceiptContext, t *jsonscan.Tape, env int32) *ReceiptCheck {
-	return NewReceiptChecker(ctx.Keyring).CheckReceipt(t, env, ctx.Agents)
-}
