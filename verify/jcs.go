@@ -95,10 +95,8 @@ func (c *Canonicalizer) AppendValue(dst []byte, t *jsonscan.Tape, i int32, skip 
 	return c.appendValue(dst, t, i, true)
 }
 
-// IsCanonical reports whether the parsed document is already in canonical
+// isCanonical reports whether the parsed document is already in canonical
 // form, or the error that makes it impossible to canonicalize.
-func (c *Canonicalizer) IsCanonical(t *jsonscan.Tape) (bool, error) { return c.isCanonical(t) }
-
 func (c *Canonicalizer) isCanonical(t *jsonscan.Tape) (bool, error) {
 	// Cheap checks first: without whitespace, the document's length is the
 	// scalars' lengths plus brackets and separators (any insignificant
