@@ -7,7 +7,8 @@
 // every expected transcript hash is computed with the reference
 // github.com/gowebpki/jcs, never with convbatch. Expected statuses, reasons
 // and warnings follow from how each vector is built. Each group of vectors
-// has its own file.
+// has its own file; the receipt vectors are tables of name, mutation and
+// expected reasons (receipt*.go).
 package vectorgen
 
 import (
