@@ -1,10 +1,7 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -39,29 +36,6 @@ func TestVectors(t *testing.T) {
 		case !o.Pass:
 			t.Error(o)
 		}
-	}
-}
-
-// TestRegenerate checks that the generator reproduces the committed file
-// byte for byte.
-func TestRegenerate(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go tool is needed to run the generator: %v", err)
-	}
-	cmd := exec.Command(goTool, "run", "./internal/mkvectors")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	got, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go run ./internal/mkvectors: %v\n%s", err, stderr.String())
-	}
-	want, err := os.ReadFile(vectorsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is stale: run go run ./conformance/internal/mkvectors > conformance/%s", vectorsFile, vectorsFile)
 	}
 }
 

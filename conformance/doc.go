@@ -13,6 +13,8 @@
 //
 // Run feeds each vector through convbatch's real pipeline (pipeline.Run,
 // the lines as standard input) and compares the result with the
-// expectation. The generator of the committed vectors is
+// expectation. The committed vectors are built by
+// conformance/internal/vectorgen (one file per group; the receipt vectors
+// are tables of name, mutation and reasons) and written by
 // conformance/internal/mkvectors; the command is `convbatch conformance`.
 package conformance

@@ -374,6 +374,7 @@ type stringColumn interface {
 	Value(i int) string
 }
 
+// column returns the column of rec named name; a usage table has exactly one.
 func column(rec arrow.Record, name string) (arrow.Array, error) {
 	idx := rec.Schema().FieldIndices(name)
 	if len(idx) != 1 {
@@ -382,86 +383,21 @@ func column(rec arrow.Record, name string) (arrow.Array, error) {
 	return rec.Column(idx[0]), nil
 }
 
+// add sums the rows of one record batch into their groups and the total.
 func (a *Aggregator) add(rec arrow.Record) error {
-	costArr, err := column(rec, colCost)
+	metrics, err := metricColumnsOf(rec)
 	if err != nil {
 		return err
 	}
-	cost, ok := costArr.(*array.Float64)
-	if !ok {
-		return fmt.Errorf("column %s is %s, want double", colCost, costArr.DataType())
-	}
-	var tokens [2]*array.Int64
-	for i, name := range []string{colTokensInput, colTokensOutput} {
-		arr, err := column(rec, name)
-		if err != nil {
-			return err
-		}
-		if tokens[i], ok = arr.(*array.Int64); !ok {
-			return fmt.Errorf("column %s is %s, want int64", name, arr.DataType())
-		}
-	}
-	// Each key becomes a function giving row i's label.
-	labels := make([]func(i int) string, len(a.keys))
-	for j, k := range a.keys {
-		arr, err := column(rec, k.Column())
-		if err != nil {
-			return err
-		}
-		if k == Day {
-			ts, ok := arr.(*array.Timestamp)
-			if !ok {
-				return fmt.Errorf("column %s is %s, want timestamp", k.Column(), arr.DataType())
-			}
-			perDay := unitsPerDay(ts.DataType().(*arrow.TimestampType).Unit)
-			labels[j] = func(i int) string {
-				if ts.IsNull(i) {
-					return UnknownDay
-				}
-				return a.day(floorDiv(int64(ts.Value(i)), perDay))
-			}
-			continue
-		}
-		s, ok := arr.(stringColumn)
-		if !ok || !(arr.DataType().ID() == arrow.STRING || arr.DataType().ID() == arrow.LARGE_STRING) {
-			return fmt.Errorf("column %s is %s, want string", k.Column(), arr.DataType())
-		}
-		labels[j] = func(i int) string {
-			if s.IsNull(i) {
-				return None
-			}
-			return s.Value(i)
-		}
+	labels, err := a.labelers(rec)
+	if err != nil {
+		return err
 	}
 	for i := range int(rec.NumRows()) {
-		// The group's map key: each label, length-prefixed.
-		a.buf = a.buf[:0]
-		for j, label := range labels {
-			a.vals[j] = label(i)
-			a.buf = binary.AppendUvarint(a.buf, uint64(len(a.vals[j])))
-			a.buf = append(a.buf, a.vals[j]...)
-		}
-		g := a.groups[string(a.buf)]
-		if g == nil {
-			g = &Row{Values: make([]string, len(a.vals))}
-			for j, v := range a.vals {
-				g.Values[j] = strings.Clone(v)
-			}
-			a.groups[string(a.buf)] = g
-		}
-		var r Row
-		r.Messages = 1
-		if !tokens[0].IsNull(i) {
-			r.TokensInput = tokens[0].Value(i)
-		}
-		if !tokens[1].IsNull(i) {
-			r.TokensOutput = tokens[1].Value(i)
-		}
-		if r.TokensInput < 0 || r.TokensOutput < 0 {
-			return fmt.Errorf("negative token count in row %d (the usage table holds counts from 0 to 2^63-1)", i)
-		}
-		if !cost.IsNull(i) {
-			r.Cost = cost.Value(i)
+		g := a.group(labels, i)
+		r, err := metrics.row(i)
+		if err != nil {
+			return err
 		}
 		if err := g.add(&r); err != nil {
 			return fmt.Errorf("group %s: %w", strings.Join(g.Values, ","), err)
@@ -471,6 +407,129 @@ func (a *Aggregator) add(rec arrow.Record) error {
 		}
 	}
 	return nil
+}
+
+// metricColumns are the usage table's columns a report sums.
+type metricColumns struct {
+	cost                *array.Float64
+	tokensIn, tokensOut *array.Int64
+}
+
+// metricColumnsOf finds the metric columns of rec and checks their types.
+func metricColumnsOf(rec arrow.Record) (metricColumns, error) {
+	var m metricColumns
+	costArr, err := column(rec, colCost)
+	if err != nil {
+		return m, err
+	}
+	var ok bool
+	if m.cost, ok = costArr.(*array.Float64); !ok {
+		return m, fmt.Errorf("column %s is %s, want double", colCost, costArr.DataType())
+	}
+	for _, c := range []struct {
+		name string
+		dst  **array.Int64
+	}{{colTokensInput, &m.tokensIn}, {colTokensOutput, &m.tokensOut}} {
+		arr, err := column(rec, c.name)
+		if err != nil {
+			return m, err
+		}
+		if *c.dst, ok = arr.(*array.Int64); !ok {
+			return m, fmt.Errorf("column %s is %s, want int64", c.name, arr.DataType())
+		}
+	}
+	return m, nil
+}
+
+// row returns row i's metrics: one message, its tokens and its cost (0
+// when null). Negative token counts are refused.
+func (m metricColumns) row(i int) (Row, error) {
+	r := Row{Messages: 1}
+	if !m.tokensIn.IsNull(i) {
+		r.TokensInput = m.tokensIn.Value(i)
+	}
+	if !m.tokensOut.IsNull(i) {
+		r.TokensOutput = m.tokensOut.Value(i)
+	}
+	if r.TokensInput < 0 || r.TokensOutput < 0 {
+		return Row{}, fmt.Errorf("negative token count in row %d (the usage table holds counts from 0 to 2^63-1)", i)
+	}
+	if !m.cost.IsNull(i) {
+		r.Cost = m.cost.Value(i)
+	}
+	return r, nil
+}
+
+// labelers returns, for each grouping key, a function giving row i's label
+// from the key's column of rec.
+func (a *Aggregator) labelers(rec arrow.Record) ([]func(i int) string, error) {
+	labels := make([]func(i int) string, len(a.keys))
+	for j, k := range a.keys {
+		arr, err := column(rec, k.Column())
+		if err != nil {
+			return nil, err
+		}
+		if k == Day {
+			labels[j], err = a.dayLabeler(arr)
+		} else {
+			labels[j], err = stringLabeler(k, arr)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return labels, nil
+}
+
+// dayLabeler labels a row with the UTC day of its timestamp, UnknownDay
+// when it has none.
+func (a *Aggregator) dayLabeler(arr arrow.Array) (func(i int) string, error) {
+	ts, ok := arr.(*array.Timestamp)
+	if !ok {
+		return nil, fmt.Errorf("column %s is %s, want timestamp", Day.Column(), arr.DataType())
+	}
+	perDay := unitsPerDay(ts.DataType().(*arrow.TimestampType).Unit)
+	return func(i int) string {
+		if ts.IsNull(i) {
+			return UnknownDay
+		}
+		return a.day(floorDiv(int64(ts.Value(i)), perDay))
+	}, nil
+}
+
+// stringLabeler labels a row with the string in key k's column, None when
+// it is null.
+func stringLabeler(k Key, arr arrow.Array) (func(i int) string, error) {
+	s, ok := arr.(stringColumn)
+	if !ok || !(arr.DataType().ID() == arrow.STRING || arr.DataType().ID() == arrow.LARGE_STRING) {
+		return nil, fmt.Errorf("column %s is %s, want string", k.Column(), arr.DataType())
+	}
+	return func(i int) string {
+		if s.IsNull(i) {
+			return None
+		}
+		return s.Value(i)
+	}, nil
+}
+
+// group returns the group of row i, made on first sight. Its map key is
+// each label, length-prefixed.
+func (a *Aggregator) group(labels []func(i int) string, i int) *Row {
+	a.buf = a.buf[:0]
+	for j, label := range labels {
+		a.vals[j] = label(i)
+		a.buf = binary.AppendUvarint(a.buf, uint64(len(a.vals[j])))
+		a.buf = append(a.buf, a.vals[j]...)
+	}
+	g := a.groups[string(a.buf)]
+	if g == nil {
+		g = &Row{Values: make([]string, len(a.vals))}
+		for j, v := range a.vals {
+			g.Values[j] = strings.Clone(v)
+		}
+		a.groups[string(a.buf)] = g
+	}
+	return g
 }
 
 // day returns the YYYY-MM-DD label of a day number since the epoch,

@@ -229,7 +229,6 @@ func (g *generator) buildDoc(idx uint64, n int, kind int) {
 	r := g.r
 	s := &g.st
 	s.reset()
-	unknownExt := kind == docUnknownExt
 	if g.keys != nil && kind == docPlain && r.IntN(100) < 20 {
 		g.planReceipt(n)
 	}
@@ -247,124 +246,10 @@ func (g *generator) buildDoc(idx uint64, n int, kind int) {
 	d.buf = g.appendConvID(d.buf, idx)
 	d.buf = append(d.buf, '"')
 	d.end()
-
-	// Extensions: a document uses only the fields of the extensions it
-	// declares, so no undeclared-extension warning is ever expected.
-	var ext int
-	declare := unknownExt || s.carry || kind == docToolDup || r.IntN(100) < 85
-	if declare {
-		if r.IntN(100) < 30 {
-			ext |= extImages
-		}
-		if r.IntN(100) < 70 {
-			ext |= extUsage
-		}
-		if r.IntN(100) < 40 {
-			ext |= extTools
-		}
-		if r.IntN(100) < 35 {
-			ext |= extAgent
-		}
-		if r.IntN(100) < 5 {
-			ext |= extConsensus
-		}
-		if s.carry {
-			ext |= extAgent | extConsensus
-		}
-		if kind == docToolDup {
-			ext |= extTools
-		}
-		var names [len(knownExtensions) + 2]string
-		k := 0
-		for i, name := range knownExtensions {
-			if ext&(1<<i) != 0 {
-				names[k] = name
-				k++
-			}
-		}
-		if unknownExt {
-			a := r.IntN(len(unknownExtensions))
-			names[k] = unknownExtensions[a]
-			s.unknown[a] = true
-			k++
-			if r.IntN(3) == 0 {
-				b := (a + 1 + r.IntN(len(unknownExtensions)-1)) % len(unknownExtensions)
-				names[k] = unknownExtensions[b]
-				s.unknown[b] = true
-				k++
-			}
-		}
-		for i := k - 1; i > 0; i-- {
-			j := r.IntN(i + 1)
-			names[i], names[j] = names[j], names[i]
-		}
-		d.key("extensions")
-		d.buf = append(d.buf, '[')
-		for i := 0; i < k; i++ {
-			if i > 0 {
-				d.buf = append(d.buf, ',')
-			}
-			d.buf = append(d.buf, '"')
-			d.buf = append(d.buf, names[i]...)
-			d.buf = append(d.buf, '"')
-		}
-		d.buf = append(d.buf, ']')
-		d.end()
-	} else if x := r.IntN(100); x < 3 {
-		d.raw("extensions", "null") // null counts as absent
-	} else if x < 6 {
-		d.raw("extensions", "[]")
-	}
-
-	if x := r.IntN(100); x < 60 {
-		d.str("title", titles[r.IntN(len(titles))])
-	} else if x < 62 {
-		d.raw("title", "null")
-	}
-	if x := r.IntN(100); x < 70 {
-		d.key("createdAt")
-		d.buf = append(d.buf, '"')
-		d.buf = appendTime(d.buf, r)
-		d.buf = append(d.buf, '"')
-		d.end()
-	} else if x < 72 {
-		d.raw("createdAt", "null")
-	}
-
+	ext := g.addExtensions(d, kind)
+	g.addTitleAndDate(d)
 	if ext&extAgent != 0 {
-		if s.carry {
-			// Statement agents: the leader, the conversation's agent, and
-			// the others on messages (forced).
-			s.convAgent = len(agentNames) + s.stmt[1]
-			d.str("agentId", g.agents[s.convAgent])
-		} else if r.IntN(10) < 9 {
-			s.convAgent = r.IntN(len(agentNames))
-			d.str("agentId", agentNames[s.convAgent])
-		}
-		if r.IntN(10) < 8 {
-			d.key("skillIds")
-			d.buf = append(d.buf, '[')
-			k := r.IntN(4)
-			off := r.IntN(len(skillNames))
-			for i := 0; i < k; i++ {
-				if i > 0 {
-					d.buf = append(d.buf, ',')
-				}
-				d.buf = append(d.buf, '"')
-				d.buf = append(d.buf, skillNames[(off+i)%len(skillNames)]...)
-				d.buf = append(d.buf, '"')
-			}
-			d.buf = append(d.buf, ']')
-			d.end()
-		}
-		if r.IntN(10) < 8 {
-			d.str("swarmRole", swarmRoles[r.IntN(len(swarmRoles))])
-		}
-		if s.carry {
-			d.str("leaderId", g.agents[len(agentNames)+s.stmt[0]])
-		} else if r.IntN(10) < 6 {
-			d.str("leaderId", agentNames[r.IntN(len(agentNames))])
-		}
+		g.addAgentContext(d)
 	}
 
 	// CONSENSUS-RECEIPT: a carrying document (s.carry) gets its
@@ -376,26 +261,7 @@ func (g *generator) buildDoc(idx uint64, n int, kind int) {
 	if kind == docUnhashable && !s.surrogate {
 		d.raw("x-score", "1e400")
 	}
-
-	// Forward-compatible extra members, kept verbatim by convbatch.
-	if r.IntN(100) < 10 {
-		switch r.IntN(4) {
-		case 0:
-			d.raw("schemaVersion", "1")
-		case 1:
-			d.key("settings")
-			d.buf = append(d.buf, `{"temperature":`...)
-			d.buf = append(d.buf, oddNumbers[r.IntN(len(oddNumbers))]...)
-			d.buf = append(d.buf, `,"model":"`...)
-			d.buf = append(d.buf, models[r.IntN(len(models))]...)
-			d.buf = append(d.buf, `","seed":9007199254740993}`...)
-			d.end()
-		case 2:
-			d.str("x-source", "import/chatgpt-export")
-		default:
-			d.raw("tags", `["work","ünïcode","🏷️",null,true,{"nested":[1,2,{"deep":[]}]}]`)
-		}
-	}
+	g.addExtraMember(d)
 
 	s.msgIDs = r.IntN(2) == 0
 	s.msgTimes = r.IntN(100) < 40
@@ -415,6 +281,169 @@ func (g *generator) buildDoc(idx uint64, n int, kind int) {
 
 	g.starts = g.starts[:0]
 	g.line = d.appendToStarts(g.line[:0], r, &g.starts)
+}
+
+// addExtensions draws the extensions the document uses and adds its
+// "extensions" member (or null, [] or none when it declares nothing); it
+// returns the known extensions' bits. A document uses only the fields of
+// the extensions it declares, so no undeclared-extension warning is ever
+// expected.
+func (g *generator) addExtensions(d *objBuilder, kind int) int {
+	r := g.r
+	s := &g.st
+	unknownExt := kind == docUnknownExt
+	declare := unknownExt || s.carry || kind == docToolDup || r.IntN(100) < 85
+	if !declare {
+		if x := r.IntN(100); x < 3 {
+			d.raw("extensions", "null") // null counts as absent
+		} else if x < 6 {
+			d.raw("extensions", "[]")
+		}
+		return 0
+	}
+	var ext int
+	if r.IntN(100) < 30 {
+		ext |= extImages
+	}
+	if r.IntN(100) < 70 {
+		ext |= extUsage
+	}
+	if r.IntN(100) < 40 {
+		ext |= extTools
+	}
+	if r.IntN(100) < 35 {
+		ext |= extAgent
+	}
+	if r.IntN(100) < 5 {
+		ext |= extConsensus
+	}
+	if s.carry {
+		ext |= extAgent | extConsensus
+	}
+	if kind == docToolDup {
+		ext |= extTools
+	}
+	var names [len(knownExtensions) + 2]string
+	k := 0
+	for i, name := range knownExtensions {
+		if ext&(1<<i) != 0 {
+			names[k] = name
+			k++
+		}
+	}
+	if unknownExt {
+		a := r.IntN(len(unknownExtensions))
+		names[k] = unknownExtensions[a]
+		s.unknown[a] = true
+		k++
+		if r.IntN(3) == 0 {
+			b := (a + 1 + r.IntN(len(unknownExtensions)-1)) % len(unknownExtensions)
+			names[k] = unknownExtensions[b]
+			s.unknown[b] = true
+			k++
+		}
+	}
+	for i := k - 1; i > 0; i-- {
+		j := r.IntN(i + 1)
+		names[i], names[j] = names[j], names[i]
+	}
+	d.key("extensions")
+	d.buf = append(d.buf, '[')
+	for i := 0; i < k; i++ {
+		if i > 0 {
+			d.buf = append(d.buf, ',')
+		}
+		d.buf = append(d.buf, '"')
+		d.buf = append(d.buf, names[i]...)
+		d.buf = append(d.buf, '"')
+	}
+	d.buf = append(d.buf, ']')
+	d.end()
+	return ext
+}
+
+// addTitleAndDate adds, each now and then, a title and a createdAt
+// (sometimes null).
+func (g *generator) addTitleAndDate(d *objBuilder) {
+	r := g.r
+	if x := r.IntN(100); x < 60 {
+		d.str("title", titles[r.IntN(len(titles))])
+	} else if x < 62 {
+		d.raw("title", "null")
+	}
+	if x := r.IntN(100); x < 70 {
+		d.key("createdAt")
+		d.buf = append(d.buf, '"')
+		d.buf = appendTime(d.buf, r)
+		d.buf = append(d.buf, '"')
+		d.end()
+	} else if x < 72 {
+		d.raw("createdAt", "null")
+	}
+}
+
+// addAgentContext adds the conversation-level agent-context members. A
+// carrying document names its statement agents: the leader, the
+// conversation's agent, and the others on messages (s.forced).
+func (g *generator) addAgentContext(d *objBuilder) {
+	r := g.r
+	s := &g.st
+	if s.carry {
+		s.convAgent = len(agentNames) + s.stmt[1]
+		d.str("agentId", g.agents[s.convAgent])
+	} else if r.IntN(10) < 9 {
+		s.convAgent = r.IntN(len(agentNames))
+		d.str("agentId", agentNames[s.convAgent])
+	}
+	if r.IntN(10) < 8 {
+		d.key("skillIds")
+		d.buf = append(d.buf, '[')
+		k := r.IntN(4)
+		off := r.IntN(len(skillNames))
+		for i := 0; i < k; i++ {
+			if i > 0 {
+				d.buf = append(d.buf, ',')
+			}
+			d.buf = append(d.buf, '"')
+			d.buf = append(d.buf, skillNames[(off+i)%len(skillNames)]...)
+			d.buf = append(d.buf, '"')
+		}
+		d.buf = append(d.buf, ']')
+		d.end()
+	}
+	if r.IntN(10) < 8 {
+		d.str("swarmRole", swarmRoles[r.IntN(len(swarmRoles))])
+	}
+	if s.carry {
+		d.str("leaderId", g.agents[len(agentNames)+s.stmt[0]])
+	} else if r.IntN(10) < 6 {
+		d.str("leaderId", agentNames[r.IntN(len(agentNames))])
+	}
+}
+
+// addExtraMember adds, now and then, a forward-compatible extra member,
+// which convbatch keeps verbatim.
+func (g *generator) addExtraMember(d *objBuilder) {
+	r := g.r
+	if r.IntN(100) >= 10 {
+		return
+	}
+	switch r.IntN(4) {
+	case 0:
+		d.raw("schemaVersion", "1")
+	case 1:
+		d.key("settings")
+		d.buf = append(d.buf, `{"temperature":`...)
+		d.buf = append(d.buf, oddNumbers[r.IntN(len(oddNumbers))]...)
+		d.buf = append(d.buf, `,"model":"`...)
+		d.buf = append(d.buf, models[r.IntN(len(models))]...)
+		d.buf = append(d.buf, `","seed":9007199254740993}`...)
+		d.end()
+	case 2:
+		d.str("x-source", "import/chatgpt-export")
+	default:
+		d.raw("tags", `["work","ünïcode","🏷️",null,true,{"nested":[1,2,{"deep":[]}]}]`)
+	}
 }
 
 // beginMsg starts message number g.msgI with the given role in g.ob[1];

@@ -239,7 +239,6 @@ type generator struct {
 	tmp  []byte
 	st   docStats
 	b64  []byte // random bytes for inline images
-	fill []byte // ASCII filler for too-large lines
 }
 
 func newGenerator(w *bufio.Writer, opts Options, maxDoc int64) *generator {

@@ -265,13 +265,48 @@ func (j *receiptJob) run() {
 	}
 }
 
+// build writes the receipt of the carrying document to j.line: the
+// references' hashes, the signed statements, the payload, the envelope
+// signed over it, the conversation-level copy of the references, both
+// members inserted into the document. Every step draws from the job's
+// random stream, in this order, so the bytes depend on the seed alone.
 func (j *receiptJob) build() error {
 	r := rand.New(rand.NewPCG(j.seed, pcgStream))
-	p := j.plan
-	ks := j.keys
+	if err := j.hashReferences(r); err != nil {
+		return err
+	}
+	k, stmts, err := j.signStatements(r)
+	if err != nil {
+		return err
+	}
+	payload, decision := j.buildPayload(r, k, stmts)
+	c, err := canonicalize(payload)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(c)
+	static, keyOnly := ownReasons(j.tamper)
+	j.static |= static
+	j.keyOnly |= keyOnly
+	envKey, signer := j.envelopeKeys(r)
+	sig := signer.sign(c)
+	if j.tamper == tamperPayloadEdited {
+		if payload, err = amendDecision(payload, decision); err != nil {
+			return err
+		}
+	}
+	envelope := j.buildEnvelope(r, payload, envKey, sig, sum)
+	transcripts := appendRefs(nil, j.conversationRefs(r), r)
+	return j.insertMembers(r, envelope, transcripts)
+}
+
+// hashReferences fills in each reference's hash: the carrying document's
+// own (its base, before the receipt members are inserted), a random one
+// for missing evidence, or the referenced document's.
+func (j *receiptJob) hashReferences(r *rand.Rand) error {
 	var ok bool
 	if j.selfSum, ok = transcriptHash(j.base); !ok {
-		return fmt.Errorf("gen: internal: carrying document %s has no transcript hash", p.convID)
+		return fmt.Errorf("gen: internal: carrying document %s has no transcript hash", j.plan.convID)
 	}
 	for i := range j.refs {
 		ref := &j.refs[i]
@@ -291,10 +326,17 @@ func (j *receiptJob) build() error {
 			}
 		}
 	}
+	return nil
+}
 
-	// Statements, each signed over JCS(itself without signature).
-	n := len(p.stmts)
-	k := 2 + r.IntN(n-1)
+// signStatements draws the quorum k and writes the statements array, each
+// statement signed over JCS(itself without signature). Some signatures
+// are broken: enough to miss the quorum for tamper quorum-not-met, else
+// now and then a few that leave it met.
+func (j *receiptJob) signStatements(r *rand.Rand) (k int, stmts []byte, err error) {
+	ks := j.keys
+	n := len(j.plan.stmts)
+	k = 2 + r.IntN(n-1)
 	broken := make([]bool, n)
 	nBroken := 0
 	if j.tamper == tamperQuorumNotMet {
@@ -307,8 +349,8 @@ func (j *receiptJob) build() error {
 	}
 	j.stmtInvalid = int64(nBroken)
 	var ob objBuilder
-	stmts := []byte{'['}
-	for i, a := range p.stmts {
+	stmts = []byte{'['}
+	for i, a := range j.plan.stmts {
 		key := ks.agentKeys[a]
 		stance := stances[r.IntN(len(stances))]
 		ob.reset()
@@ -319,7 +361,7 @@ func (j *receiptJob) build() error {
 		unsigned := ob.appendTo(nil, r)
 		c, err := canonicalize(unsigned)
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
 		sig := key.sign(c)
 		var sigB64 string
@@ -334,11 +376,16 @@ func (j *receiptJob) build() error {
 		}
 		stmts = ob.appendTo(stmts, r)
 	}
-	stmts = append(stmts, ']')
+	return k, append(stmts, ']'), nil
+}
 
-	// Payload.
-	decision := decisions[r.IntN(len(decisions))]
-	ob.reset()
+// buildPayload writes the payload: the quorum k of n statements, the
+// statements, the references, a decision (returned, for the
+// payload-edited tamper), a topic and sometimes a round.
+func (j *receiptJob) buildPayload(r *rand.Rand, k int, stmts []byte) (payload []byte, decision string) {
+	n := len(j.plan.stmts)
+	decision = decisions[r.IntN(len(decisions))]
+	var ob objBuilder
 	if r.IntN(2) == 0 {
 		ob.raw("quorum", `{"k":`+strconv.Itoa(k)+`,"n":`+strconv.Itoa(n)+`}`)
 	} else {
@@ -353,49 +400,70 @@ func (j *receiptJob) build() error {
 	if r.IntN(3) == 0 {
 		ob.raw("round", strconv.Itoa(1+r.IntN(9)))
 	}
-	payload := ob.appendTo(nil, r)
-	c, err := canonicalize(payload)
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(c)
+	return ob.appendTo(nil, r), decision
+}
 
-	// Envelope key and signature.
-	envKey := ks.notaries[p.envAlg*2+r.IntN(2)]
-	signer := envKey
+// ownReasons are the reasons a receipt's own tamper gives it that its
+// references do not decide: those found with or without a keyring
+// (static), and those only a keyring finds.
+func ownReasons(tamper int) (static, keyOnly uint32) {
+	switch tamper {
+	case tamperWrongSigningKey:
+		static = 1 << rsSignatureInvalid
+	case tamperUnpinnedKey:
+		keyOnly = 1 << rsEnvelopeKeyNotPinned
+	case tamperPayloadEdited:
+		static = 1<<rsPayloadHashMismatch | 1<<rsSignatureInvalid
+	case tamperQuorumNotMet:
+		static = 1 << rsQuorumNotMet
+	case tamperRefCopyMismatch:
+		static = 1 << rsTranscriptsMismatch
+	}
+	return static, keyOnly
+}
+
+// envelopeKeys draws the envelope's key (a pinned notary of the planned
+// algorithm) and the key that signs: the same one, but for the
+// wrong-signing-key tamper (another notary's or an unpinned key) and the
+// unpinned-key tamper (an unpinned key in both places).
+func (j *receiptJob) envelopeKeys(r *rand.Rand) (envKey, signer *sigKey) {
+	ks, alg := j.keys, j.plan.envAlg
+	envKey = ks.notaries[alg*2+r.IntN(2)]
+	signer = envKey
 	switch j.tamper {
 	case tamperWrongSigningKey:
 		if r.IntN(2) == 0 {
-			signer = ks.unpinned[p.envAlg*2+r.IntN(2)]
+			signer = ks.unpinned[alg*2+r.IntN(2)]
 		} else {
 			for signer == envKey {
-				signer = ks.notaries[p.envAlg*2+r.IntN(2)]
+				signer = ks.notaries[alg*2+r.IntN(2)]
 			}
 		}
-		j.static |= 1 << rsSignatureInvalid
 	case tamperUnpinnedKey:
-		envKey = ks.unpinned[p.envAlg*2+r.IntN(2)]
+		envKey = ks.unpinned[alg*2+r.IntN(2)]
 		signer = envKey
-		j.keyOnly |= 1 << rsEnvelopeKeyNotPinned
-	case tamperPayloadEdited:
-		j.static |= 1<<rsPayloadHashMismatch | 1<<rsSignatureInvalid
-	case tamperQuorumNotMet:
-		j.static |= 1 << rsQuorumNotMet
-	case tamperRefCopyMismatch:
-		j.static |= 1 << rsTranscriptsMismatch
 	}
-	sig := signer.sign(c)
-	if j.tamper == tamperPayloadEdited {
-		old := []byte(`"decision":"` + decision + `"`)
-		edited := []byte(`"decision":"` + decision + ` (amended)"`)
-		if bytes.Count(payload, old) != 1 {
-			return fmt.Errorf("gen: internal: decision member not unique")
-		}
-		payload = bytes.Replace(payload, old, edited, 1)
+	return envKey, signer
+}
+
+// amendDecision returns the payload with its decision edited, as after
+// signing (tamper payload-edited).
+func amendDecision(payload []byte, decision string) ([]byte, error) {
+	old := []byte(`"decision":"` + decision + `"`)
+	edited := []byte(`"decision":"` + decision + ` (amended)"`)
+	if bytes.Count(payload, old) != 1 {
+		return nil, fmt.Errorf("gen: internal: decision member not unique")
 	}
-	ob.reset()
+	return bytes.Replace(payload, old, edited, 1), nil
+}
+
+// buildEnvelope writes the consensusReceipt object: the payload, the
+// envelope key, its signature sig, the payload hash sum, a signing time
+// and free metadata.
+func (j *receiptJob) buildEnvelope(r *rand.Rand, payload []byte, envKey *sigKey, sig []byte, sum [32]byte) []byte {
+	var ob objBuilder
 	ob.raw("payload", string(payload))
-	ob.str("algorithm", algNames[p.envAlg])
+	ob.str("algorithm", algNames[j.plan.envAlg])
 	ob.str("public_key", envKey.pubB64)
 	ob.str("signature", base64.StdEncoding.EncodeToString(sig))
 	ob.str("payload_hash", hex.EncodeToString(sum[:]))
@@ -404,49 +472,61 @@ func (j *receiptJob) build() error {
 	ob.buf = appendTime(ob.buf, r)
 	ob.buf = append(ob.buf, '"')
 	ob.end()
-	{
-		var md objBuilder
-		md.str("generator", "convbatch-gen")
-		md.str("notary", "notary-"+strconv.Itoa(1+r.IntN(2)))
-		if r.IntN(2) == 0 {
-			md.raw("round", strconv.Itoa(1+r.IntN(9)))
-		}
-		if r.IntN(3) == 0 {
-			md.str("note", "quorum collected over \\u00ab chat \\u00bb")
-		}
-		ob.key("metadata")
-		ob.buf = md.appendTo(ob.buf, r)
-		ob.end()
-	}
-	envelope := ob.appendTo(nil, r)
+	ob.key("metadata")
+	ob.buf = appendMetadata(ob.buf, r)
+	ob.end()
+	return ob.appendTo(nil, r)
+}
 
-	// Conversation-level copy of the references.
-	conv := j.refs
-	if j.tamper == tamperRefCopyMismatch {
-		conv = append([]jobRef(nil), j.refs...)
-		v := r.IntN(4)
-		if v == 3 && len(conv) < 2 {
-			v = r.IntN(3)
-		}
-		switch v {
-		case 0: // drop an entry
-			i := r.IntN(len(conv))
-			conv = append(conv[:i], conv[i+1:]...)
-		case 1: // alter a hash digit
-			i := r.IntN(len(conv))
-			conv[i].sum[r.IntN(32)] ^= 0x10
-		case 2: // alter an id
-			i := r.IntN(len(conv))
-			conv[i].id += "-x"
-		default: // same entries, another order
-			a := r.IntN(len(conv))
-			b := (a + 1 + r.IntN(len(conv)-1)) % len(conv)
-			conv[a], conv[b] = conv[b], conv[a]
-		}
+// appendMetadata appends the envelope's free metadata object.
+func appendMetadata(dst []byte, r *rand.Rand) []byte {
+	var md objBuilder
+	md.str("generator", "convbatch-gen")
+	md.str("notary", "notary-"+strconv.Itoa(1+r.IntN(2)))
+	if r.IntN(2) == 0 {
+		md.raw("round", strconv.Itoa(1+r.IntN(9)))
 	}
-	transcripts := appendRefs(nil, conv, r)
+	if r.IntN(3) == 0 {
+		md.str("note", "quorum collected over \\u00ab chat \\u00bb")
+	}
+	return md.appendTo(dst, r)
+}
 
-	// Insert both members into the base document at random places.
+// conversationRefs returns the conversation-level copy of the references:
+// the payload's, but for the reference-copy-mismatch tamper, which drops an
+// entry, alters a hash or an id, or swaps two entries.
+func (j *receiptJob) conversationRefs(r *rand.Rand) []jobRef {
+	if j.tamper != tamperRefCopyMismatch {
+		return j.refs
+	}
+	conv := append([]jobRef(nil), j.refs...)
+	v := r.IntN(4)
+	if v == 3 && len(conv) < 2 {
+		v = r.IntN(3)
+	}
+	switch v {
+	case 0: // drop an entry
+		i := r.IntN(len(conv))
+		conv = append(conv[:i], conv[i+1:]...)
+	case 1: // alter a hash digit
+		i := r.IntN(len(conv))
+		conv[i].sum[r.IntN(32)] ^= 0x10
+	case 2: // alter an id
+		i := r.IntN(len(conv))
+		conv[i].id += "-x"
+	default: // same entries, another order
+		a := r.IntN(len(conv))
+		b := (a + 1 + r.IntN(len(conv)-1)) % len(conv)
+		conv[a], conv[b] = conv[b], conv[a]
+	}
+	return conv
+}
+
+// insertMembers writes j.line: the base document with consensusReceipt
+// and consensusTranscripts inserted at random member positions, within
+// the planned reserve and the line cap.
+func (j *receiptJob) insertMembers(r *rand.Rand, envelope, transcripts []byte) error {
+	p := j.plan
 	members := [2][]byte{
 		append([]byte(`"consensusReceipt":`), envelope...),
 		append([]byte(`"consensusTranscripts":`), transcripts...),

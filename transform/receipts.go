@@ -26,13 +26,8 @@ func (ConsensusReceipt) Manifest() Manifest {
 		Requires: []string{HandlerCoreDocument, ExtensionAgentContext, HandlerTranscriptHash}}
 }
 
-type receiptState struct {
-	canon verify.Canonicalizer
-	keys  verify.KeyCache
-}
-
-// NewState gives each worker its canonicalizer and key cache.
-func (ConsensusReceipt) NewState() any { return &receiptState{} }
+// NewState gives each worker its receipt checker.
+func (h ConsensusReceipt) NewState() any { return verify.NewReceiptChecker(h.Options.Keyring) }
 
 // Handle checks the receipt.
 func (h ConsensusReceipt) Handle(d *Doc, res *Result) {
@@ -45,9 +40,7 @@ func (h ConsensusReceipt) Handle(d *Doc, res *Result) {
 	if env < 0 {
 		return
 	}
-	st := d.State().(*receiptState)
-	ctx := verify.ReceiptContext{Canon: &st.canon, Keyring: h.Options.Keyring, Agents: d.Agents, Keys: &st.keys}
-	res.Receipt = verify.CheckReceipt(&ctx, t, env)
+	res.Receipt = d.State().(*verify.ReceiptChecker).CheckReceipt(t, env, d.Agents)
 	for range res.Receipt.UnknownAgents {
 		res.Warn(codes.WarnStatementAgentUnknown)
 	}

@@ -33,13 +33,14 @@ func BenchmarkReceipt(b *testing.B) {
 				b.Fatal(err)
 			}
 			env := tape.Lookup(0, "consensusReceipt")
-			ctx := &ReceiptContext{Canon: &Canonicalizer{}, Agents: []string{"agent-0", "agent-1", "agent-2"}}
-			if chk := CheckReceipt(ctx, &tape, env); chk.Reasons != 0 || chk.StatementsValid != 3 {
+			c := NewReceiptChecker(nil)
+			agents := []string{"agent-0", "agent-1", "agent-2"}
+			if chk := c.CheckReceipt(&tape, env, agents); chk.Reasons != 0 || chk.StatementsValid != 3 {
 				b.Fatalf("fixture receipt not valid: %v", chk.Reasons.Codes())
 			}
 			b.ResetTimer()
 			for range b.N {
-				CheckReceipt(ctx, &tape, env)
+				c.CheckReceipt(&tape, env, agents)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "receipts/s")
 		})

@@ -40,9 +40,6 @@ type Canonicalizer struct {
 	members []int32 // stack of member key indices being sorted
 	scratch []byte
 	skip    []string
-
-	// Output buffers reused by the receipt checks.
-	scratchOut, scratchPayload, scratchStmt []byte
 }
 
 // Canonicalize returns the canonical form of data, or data itself when it is
@@ -98,10 +95,8 @@ func (c *Canonicalizer) AppendValue(dst []byte, t *jsonscan.Tape, i int32, skip 
 	return c.appendValue(dst, t, i, true)
 }
 
-// IsCanonical reports whether the parsed document is already in canonical
+// isCanonical reports whether the parsed document is already in canonical
 // form, or the error that makes it impossible to canonicalize.
-func (c *Canonicalizer) IsCanonical(t *jsonscan.Tape) (bool, error) { return c.isCanonical(t) }
-
 func (c *Canonicalizer) isCanonical(t *jsonscan.Tape) (bool, error) {
 	// Cheap checks first: without whitespace, the document's length is the
 	// scalars' lengths plus brackets and separators (any insignificant

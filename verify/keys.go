@@ -53,7 +53,7 @@ func (a Algorithm) Verify(publicKey, msg, sig []byte) bool {
 	return a.verify(nil, publicKey, msg, sig)
 }
 
-func (a Algorithm) verify(cache *KeyCache, publicKey, msg, sig []byte) bool {
+func (a Algorithm) verify(cache *keyCache, publicKey, msg, sig []byte) bool {
 	if len(publicKey) != a.Scheme.PublicKeySize() || len(sig) != a.Scheme.SignatureSize() {
 		return false
 	}
@@ -68,20 +68,20 @@ func (a Algorithm) verify(cache *KeyCache, publicKey, msg, sig []byte) bool {
 	return a.Scheme.Verify(pk, msg, sig, emptyContext)
 }
 
-// KeyCache keeps unpacked public keys for reuse: the same agents and
+// keyCache keeps unpacked public keys for reuse: the same agents and
 // notaries sign many receipts, and unpacking an ML-DSA key (expanding its
 // matrix) costs more than a verification. A profile of verify on a 1 GiB
 // archive showed key unpacking as a third of all allocations. The cache is
 // bounded (it is emptied when full) and not safe for concurrent use: each
-// worker has its own. A nil *KeyCache caches nothing.
-type KeyCache struct {
+// ReceiptChecker has its own. A nil *keyCache caches nothing.
+type keyCache struct {
 	m map[string]sign.PublicKey
 }
 
-// keyCacheSize bounds a KeyCache.
+// keyCacheSize bounds a keyCache.
 const keyCacheSize = 1024
 
-func (c *KeyCache) get(alg string, raw []byte) (sign.PublicKey, bool) {
+func (c *keyCache) get(alg string, raw []byte) (sign.PublicKey, bool) {
 	if c == nil || c.m == nil {
 		return nil, false
 	}
@@ -89,7 +89,7 @@ func (c *KeyCache) get(alg string, raw []byte) (sign.PublicKey, bool) {
 	return pk, ok
 }
 
-func (c *KeyCache) put(alg string, raw []byte, pk sign.PublicKey) {
+func (c *keyCache) put(alg string, raw []byte, pk sign.PublicKey) {
 	if c == nil {
 		return
 	}

@@ -45,33 +45,57 @@ type ReceiptCheck struct {
 // ReceiptMembers are the top-level members a self-reference's hash leaves out.
 var ReceiptMembers = []string{"consensusReceipt", "consensusTranscripts"}
 
-// ReceiptContext is what CheckReceipt needs besides the document.
-type ReceiptContext struct {
-	// Canon is the worker's canonicalizer.
-	Canon *Canonicalizer
-	// Keyring pins keys; nil checks self-consistency only.
-	Keyring *Keyring
-	// Agents are the agent ids the conversation's agent-context names.
-	Agents []string
+// ReceiptChecker checks consensus receipts (docs/FORMAT.md, "Consensus
+// receipts") against an optional keyring. It owns what one receipt's checks
+// hand on to the next: a canonicalizer, a cache of unpacked public keys and
+// the buffers canonical forms are written to. It is not safe for concurrent
+// use: each worker keeps its own.
+type ReceiptChecker struct {
+	keyring *Keyring
+	canon   Canonicalizer
+	keys    keyCache
 
-	agentSet map[string]struct{}
-	// Keys caches unpacked public keys across receipts (optional).
-	Keys *KeyCache
+	// Buffers for the canonical forms of the carrying document without its
+	// receipt members, of the payload and of one statement.
+	selfBuf, payloadBuf, stmtBuf []byte
+}
+
+// NewReceiptChecker returns a checker that pins keys with keyring; with a
+// nil keyring receipts are checked for self-consistency only.
+func NewReceiptChecker(keyring *Keyring) *ReceiptChecker {
+	return &ReceiptChecker{keyring: keyring}
+}
+
+// receipt is one receipt being checked: its document, its envelope's
+// members as written, and what the checks have found so far.
+type receipt struct {
+	c  *ReceiptChecker
+	t  *jsonscan.Tape
+	rc *ReceiptCheck
+
+	// payload is the payload's token; alg, pub, sig and hash are the
+	// envelope's string members, each okX false when absent or not a string.
+	payload                     int32
+	alg, pub, sig, hash         string
+	okAlg, okPub, okSig, okHash bool
+
+	// payloadJCS is the payload's canonical form, when payloadOK.
+	payloadJCS []byte
+	payloadOK  bool
+	// rawPub is the envelope's public key, when well-formed for a known
+	// algorithm.
+	rawPub []byte
 }
 
 // CheckReceipt checks the receipt of the parsed conversation t, whose root
-// object holds consensusReceipt at token env (>= 0).
-func CheckReceipt(ctx *ReceiptContext, t *jsonscan.Tape, env int32) *ReceiptCheck {
+// object holds consensusReceipt at token env (>= 0); agents are the agent
+// ids the conversation's agent-context fields name.
+func (c *ReceiptChecker) CheckReceipt(t *jsonscan.Tape, env int32, agents []string) *ReceiptCheck {
 	rc := &ReceiptCheck{}
 	if id := t.Lookup(0, "id"); t.Kind(id) == jsonscan.String {
 		rc.ConversationID = t.Str(id)
 	}
-	c := ctx.Canon
-	// The carrying document's hash without its receipt members.
-	if canon, err := c.AppendTape(c.scratchOut[:0], t, ReceiptMembers); err == nil {
-		rc.SelfHash, rc.SelfHashOK = sha256.Sum256(canon), true
-		c.scratchOut = canon[:0]
-	}
+	c.hashWithoutReceipt(t, rc)
 	if t.Kind(env) != jsonscan.Object {
 		rc.Reasons.Add(ReceiptMalformed)
 		return rc
@@ -83,97 +107,140 @@ func CheckReceipt(ctx *ReceiptContext, t *jsonscan.Tape, env int32) *ReceiptChec
 		}
 		return t.Str(v), true
 	}
-	payload := t.Lookup(env, "payload")
-	alg, okAlg := str(env, "algorithm")
-	pub, okPub := str(env, "public_key")
-	sig, okSig := str(env, "signature")
-	phash, okHash := str(env, "payload_hash")
+	r := receipt{c: c, t: t, rc: rc, payload: t.Lookup(env, "payload")}
+	r.alg, r.okAlg = str(env, "algorithm")
+	r.pub, r.okPub = str(env, "public_key")
+	r.sig, r.okSig = str(env, "signature")
+	r.hash, r.okHash = str(env, "payload_hash")
 	signedAt, okAt := str(env, "signed_at")
 	// Only well-formed values are kept for the outputs: these strings come
 	// from the document and must not carry arbitrary text into reports.
-	if _, known := LookupAlgorithm(alg); known {
-		rc.Algorithm = alg
+	if _, known := LookupAlgorithm(r.alg); known {
+		rc.Algorithm = r.alg
 	}
-	if len(phash) == 64 && isLowerHex([]byte(phash)) {
-		rc.PayloadHash = phash
+	if len(r.hash) == 64 && isLowerHex([]byte(r.hash)) {
+		rc.PayloadHash = r.hash
 	}
 	if rfc3339.Valid([]byte(signedAt)) {
 		rc.SignedAt = signedAt
 	}
-	if t.Kind(payload) != jsonscan.Object || !okAlg || !okPub || !okSig || !okHash || !okAt {
+	if t.Kind(r.payload) != jsonscan.Object || !r.okAlg || !r.okPub || !r.okSig || !r.okHash || !okAt {
 		rc.Reasons.Add(ReceiptMalformed)
 	}
 
 	// Checks 1 and 2: the payload hash and the envelope signature.
-	var payloadJCS []byte
-	payloadOK := false
-	if t.Kind(payload) == jsonscan.Object {
-		var err error
-		payloadJCS, err = c.AppendValue(c.scratchPayload[:0], t, payload, nil)
-		c.scratchPayload = payloadJCS[:0]
-		payloadOK = err == nil
-	}
-	if okHash && payloadOK {
-		sum := sha256.Sum256(payloadJCS)
-		if phash != hex.EncodeToString(sum[:]) {
-			rc.Reasons.Add(PayloadHashMismatch)
-		}
-	} else if okHash && t.Kind(payload) == jsonscan.Object {
-		// The payload is an object JCS refuses (a number out of range...).
-		rc.Reasons.Add(PayloadHashMismatch)
-	}
-	algo, known := LookupAlgorithm(alg)
-	if okAlg && !known {
-		rc.Reasons.Add(AlgorithmUnknown)
-	}
-	var rawPub, rawSig []byte
-	if known && okPub {
-		var ok bool
-		if rawPub, ok = decodeBase64(pub, algo.Scheme.PublicKeySize()); !ok {
-			rc.Reasons.Add(PublicKeyMalformed)
-		}
-	}
-	if known && okSig {
-		var ok bool
-		if rawSig, ok = decodeBase64(sig, algo.Scheme.SignatureSize()); !ok {
-			rc.Reasons.Add(SignatureMalformed)
-		}
-	}
-	if rawPub != nil && rawSig != nil && !(payloadOK && algo.verify(ctx.Keys, rawPub, payloadJCS, rawSig)) {
-		rc.Reasons.Add(SignatureInvalid)
-	}
+	r.checkPayloadHash()
+	r.checkEnvelopeSignature()
 	if okAt && !rfc3339.Valid([]byte(signedAt)) {
 		rc.Reasons.Add(SignedAtInvalid)
 	}
+	// Check 3: the payload's copy of the references; check 4 (in part):
+	// collect the well-formed references, resolved at the end of the run.
+	refs := r.checkTranscriptsCopy()
+	r.collectRefs(refs)
+	// Check 5: statements and quorum; check 6: pinned keys.
+	r.checkQuorum(agents)
+	r.checkEnvelopeKeyPinned()
+	return rc
+}
 
-	// Check 3: the payload's copy of the references.
-	var payloadRefs int32 = -1
-	if t.Kind(payload) == jsonscan.Object {
-		payloadRefs = t.Lookup(payload, "consensusTranscripts")
+// hashWithoutReceipt hashes the carrying document without its receipt
+// members, for references to its own id.
+func (c *ReceiptChecker) hashWithoutReceipt(t *jsonscan.Tape, rc *ReceiptCheck) {
+	if canon, err := c.canon.AppendTape(c.selfBuf[:0], t, ReceiptMembers); err == nil {
+		rc.SelfHash, rc.SelfHashOK = sha256.Sum256(canon), true
+		c.selfBuf = canon[:0]
 	}
-	if !sameRefs(t, payloadRefs, t.Lookup(0, "consensusTranscripts")) {
-		rc.Reasons.Add(TranscriptsMismatch)
+}
+
+// checkPayloadHash canonicalizes the payload (kept for check 2) and checks
+// payload_hash against it (check 1).
+func (r *receipt) checkPayloadHash() {
+	t, c := r.t, r.c
+	if t.Kind(r.payload) == jsonscan.Object {
+		var err error
+		r.payloadJCS, err = c.canon.AppendValue(c.payloadBuf[:0], t, r.payload, nil)
+		c.payloadBuf = r.payloadJCS[:0]
+		r.payloadOK = err == nil
 	}
-	// Check 4 (in part): collect the well-formed references to resolve.
-	if t.Kind(payloadRefs) == jsonscan.Array {
-		for e := payloadRefs + 1; e < t.Tokens[payloadRefs].Next; e = t.Tokens[e].Next {
-			ref, ok := parseRef(t, e)
-			if !ok {
-				rc.Reasons.Add(TranscriptRefMalformed)
-				continue
-			}
-			rc.Refs = append(rc.Refs, ref)
+	if r.okHash && r.payloadOK {
+		sum := sha256.Sum256(r.payloadJCS)
+		if r.hash != hex.EncodeToString(sum[:]) {
+			r.rc.Reasons.Add(PayloadHashMismatch)
+		}
+	} else if r.okHash && t.Kind(r.payload) == jsonscan.Object {
+		// The payload is an object JCS refuses (a number out of range...).
+		r.rc.Reasons.Add(PayloadHashMismatch)
+	}
+}
+
+// checkEnvelopeSignature judges the envelope's algorithm, key and
+// signature, and verifies the signature over the canonical payload
+// (check 2, but for signed_at). Key and signature are judged only for a
+// known algorithm.
+func (r *receipt) checkEnvelopeSignature() {
+	rc := r.rc
+	algo, known := LookupAlgorithm(r.alg)
+	if r.okAlg && !known {
+		rc.Reasons.Add(AlgorithmUnknown)
+	}
+	var rawSig []byte
+	if known && r.okPub {
+		var ok bool
+		if r.rawPub, ok = decodeBase64(r.pub, algo.Scheme.PublicKeySize()); !ok {
+			rc.Reasons.Add(PublicKeyMalformed)
 		}
 	}
+	if known && r.okSig {
+		var ok bool
+		if rawSig, ok = decodeBase64(r.sig, algo.Scheme.SignatureSize()); !ok {
+			rc.Reasons.Add(SignatureMalformed)
+		}
+	}
+	if r.rawPub != nil && rawSig != nil && !(r.payloadOK && algo.verify(&r.c.keys, r.rawPub, r.payloadJCS, rawSig)) {
+		rc.Reasons.Add(SignatureInvalid)
+	}
+}
 
-	// Check 5: statements and quorum; check 6: pinned keys.
-	if t.Kind(payload) == jsonscan.Object {
-		checkQuorum(ctx, t, payload, rc)
+// checkTranscriptsCopy compares the payload's references with the
+// conversation-level copy (check 3); it returns the payload's
+// consensusTranscripts token (-1 when there is none).
+func (r *receipt) checkTranscriptsCopy() int32 {
+	t := r.t
+	var payloadRefs int32 = -1
+	if t.Kind(r.payload) == jsonscan.Object {
+		payloadRefs = t.Lookup(r.payload, "consensusTranscripts")
 	}
-	if ctx.Keyring != nil && rawPub != nil && !ctx.Keyring.PinsEnvelope(alg, rawPub) {
-		rc.Reasons.Add(EnvelopeKeyNotPinned)
+	if !sameRefs(t, payloadRefs, t.Lookup(0, "consensusTranscripts")) {
+		r.rc.Reasons.Add(TranscriptsMismatch)
 	}
-	return rc
+	return payloadRefs
+}
+
+// collectRefs keeps the well-formed references of the array refs for a
+// Resolver (check 4 is settled there) and flags the others.
+func (r *receipt) collectRefs(refs int32) {
+	t := r.t
+	if t.Kind(refs) != jsonscan.Array {
+		return
+	}
+	for e := refs + 1; e < t.Tokens[refs].Next; e = t.Tokens[e].Next {
+		ref, ok := parseRef(t, e)
+		if !ok {
+			r.rc.Reasons.Add(TranscriptRefMalformed)
+			continue
+		}
+		r.rc.Refs = append(r.rc.Refs, ref)
+	}
+}
+
+// checkEnvelopeKeyPinned checks, with a keyring, that it pins the envelope
+// key (check 6; statement keys are checked with their statements).
+func (r *receipt) checkEnvelopeKeyPinned() {
+	kr := r.c.keyring
+	if kr != nil && r.rawPub != nil && !kr.PinsEnvelope(r.alg, r.rawPub) {
+		r.rc.Reasons.Add(EnvelopeKeyNotPinned)
+	}
 }
 
 // sameRefs reports whether two reference arrays hold the same {id, sha256}
@@ -252,9 +319,16 @@ func integer(t *jsonscan.Tape, i int32) (int, bool) {
 	return v, true
 }
 
-func checkQuorum(ctx *ReceiptContext, t *jsonscan.Tape, payload int32, rc *ReceiptCheck) {
-	quorum := t.Lookup(payload, "quorum")
-	stmts := t.Lookup(payload, "statements")
+// checkQuorum checks the payload's quorum and statements (check 5): a
+// well-formed k of n, and at least k distinct agents with a statement
+// whose signature verifies. agents are the ids agent-context names.
+func (r *receipt) checkQuorum(agents []string) {
+	t, rc := r.t, r.rc
+	if t.Kind(r.payload) != jsonscan.Object {
+		return
+	}
+	quorum := t.Lookup(r.payload, "quorum")
+	stmts := t.Lookup(r.payload, "statements")
 	k, okK := integer(t, t.Lookup(quorum, "k"))
 	n, okN := integer(t, t.Lookup(quorum, "n"))
 	if t.Kind(quorum) != jsonscan.Object || !okK || !okN || k < 1 || k > n || t.Kind(stmts) != jsonscan.Array || n != t.Len(stmts) {
@@ -267,13 +341,13 @@ func checkQuorum(ctx *ReceiptContext, t *jsonscan.Tape, payload int32, rc *Recei
 	}
 	// Sets, not lists: a hostile line may carry thousands of agents and
 	// statements, and the checks must stay linear.
-	ctx.agentSet = make(map[string]struct{}, len(ctx.Agents))
-	for _, a := range ctx.Agents {
-		ctx.agentSet[a] = struct{}{}
+	named := make(map[string]struct{}, len(agents))
+	for _, a := range agents {
+		named[a] = struct{}{}
 	}
 	agreed := map[string]struct{}{}
 	for s := stmts + 1; s < t.Tokens[stmts].Next; s = t.Tokens[s].Next {
-		agent, ok := checkStatement(ctx, t, s, rc)
+		agent, ok := r.checkStatement(s, named)
 		if !ok {
 			rc.StatementsInvalid++
 			continue
@@ -286,9 +360,11 @@ func checkQuorum(ctx *ReceiptContext, t *jsonscan.Tape, payload int32, rc *Recei
 	}
 }
 
-// checkStatement verifies one statement; it returns its agent and whether
-// its signature verifies.
-func checkStatement(ctx *ReceiptContext, t *jsonscan.Tape, s int32, rc *ReceiptCheck) (string, bool) {
+// checkStatement verifies statement s, counts its agent when named is
+// without it, and checks its key against the keyring (check 6); it returns
+// the statement's agent and whether its signature verifies.
+func (r *receipt) checkStatement(s int32, named map[string]struct{}) (string, bool) {
+	t, c := r.t, r.c
 	if t.Kind(s) != jsonscan.Object {
 		return "", false
 	}
@@ -301,8 +377,8 @@ func checkStatement(ctx *ReceiptContext, t *jsonscan.Tape, s int32, rc *ReceiptC
 		vals[i] = t.Str(v)
 	}
 	agent, algName, pub, sig := vals[0], vals[2], vals[3], vals[4]
-	if _, known := ctx.agentSet[agent]; !known {
-		rc.UnknownAgents++
+	if _, known := named[agent]; !known {
+		r.rc.UnknownAgents++
 	}
 	alg, ok := LookupAlgorithm(algName)
 	if !ok {
@@ -313,16 +389,15 @@ func checkStatement(ctx *ReceiptContext, t *jsonscan.Tape, s int32, rc *ReceiptC
 	if !okPub || !okSig {
 		return agent, false
 	}
-	if ctx.Keyring != nil && !ctx.Keyring.PinsAgent(agent, algName, rawPub) {
-		rc.Reasons.Add(StatementKeyNotPinned)
+	if c.keyring != nil && !c.keyring.PinsAgent(agent, algName, rawPub) {
+		r.rc.Reasons.Add(StatementKeyNotPinned)
 	}
-	c := ctx.Canon
-	msg, err := c.AppendValue(c.scratchStmt[:0], t, s, []string{"signature"})
-	c.scratchStmt = msg[:0]
+	msg, err := c.canon.AppendValue(c.stmtBuf[:0], t, s, []string{"signature"})
+	c.stmtBuf = msg[:0]
 	if err != nil {
 		return agent, false
 	}
-	return agent, alg.verify(ctx.Keys, rawPub, msg, rawSig)
+	return agent, alg.verify(&c.keys, rawPub, msg, rawSig)
 }
 
 // Equal reports whether two references are the same.

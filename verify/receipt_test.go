@@ -130,8 +130,7 @@ func (f *fixture) verify(kr *Keyring, docs ...map[string]any) ReceiptResult {
 	if err := tape.Parse(b, 0); err != nil {
 		f.t.Fatal(err)
 	}
-	ctx := &ReceiptContext{Canon: &Canonicalizer{}, Keyring: kr, Agents: []string{"agent-1", "agent-0", "agent-2"}}
-	chk := CheckReceipt(ctx, &tape, tape.Lookup(0, "consensusReceipt"))
+	chk := NewReceiptChecker(kr).CheckReceipt(&tape, tape.Lookup(0, "consensusReceipt"), []string{"agent-1", "agent-0", "agent-2"})
 	r := NewResolver()
 	for _, d := range docs {
 		db, _ := json.Marshal(d)
