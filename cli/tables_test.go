@@ -673,12 +673,12 @@ var int32Columns = map[string][]string{
 }
 
 // checkSchema compares a table's schema, as pqarrow reads it back, with
-// sink.Schemas, and the Parquet schema with what the Arrow types promise:
+// sink.Schema, and the Parquet schema with what the Arrow types promise:
 // int32 columns stored as INT32, timestamps as INT64 microseconds adjusted
 // to UTC, non-nullable columns and map keys REQUIRED.
 func checkSchema(t *testing.T, tb *pqTable) {
 	t.Helper()
-	want := sink.Schemas[tb.name]
+	want := sink.Schema(tb.name)
 	if !sameFields(tb.schema, want) {
 		t.Errorf("table %s: read back schema\n%v\nwant\n%v", tb.name, tb.schema, want)
 	}
@@ -1116,7 +1116,7 @@ func TestTablesFlag(t *testing.T) {
 	// No receipts in the archive: the receipts table is one part with the
 	// schema and no rows.
 	rc := readTable(t, some, sink.TableReceipts)
-	if len(rc.parts) != 1 || len(rc.rows) != 0 || !sameFields(rc.schema, sink.Schemas[sink.TableReceipts]) {
+	if len(rc.parts) != 1 || len(rc.rows) != 0 || !sameFields(rc.schema, sink.Schema(sink.TableReceipts)) {
 		t.Errorf("empty receipts table: %d parts, %d rows, schema %v", len(rc.parts), len(rc.rows), rc.schema)
 	} else if rc.parts[0].rowGroups != 0 {
 		// docs/TABLES.md: "A table with no rows still gets one part
