@@ -13,8 +13,7 @@ var receiptsTable = newTable(TableReceipts,
 		return transform.Opt[string]{V: r.Algorithm, Valid: r.Algorithm != ""}
 	}).dict(),
 	optTimestampCol("signed_at", func(r *verify.ReceiptResult) transform.Opt[int64] {
-		us, ok := transform.TimeMicros([]byte(r.SignedAt))
-		return transform.Opt[int64]{V: us, Valid: ok}
+		return transform.Opt[int64]{V: r.SignedAtMicros, Valid: r.SignedAt != ""}
 	}),
 	optInt32Col("quorum_k", func(r *verify.ReceiptResult) transform.Opt[int32] {
 		return transform.Opt[int32]{V: int32(r.QuorumK), Valid: r.QuorumN > 0}

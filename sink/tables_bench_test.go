@@ -79,7 +79,7 @@ func BenchmarkTablesAddReceipts(b *testing.B) {
 	results := make([]verify.ReceiptResult, 64)
 	for i := range results {
 		results[i] = verify.ReceiptResult{File: "bench.jsonl.zst", Line: int64(i), ConversationID: "conv-1", Algorithm: "ed25519",
-			SignedAt: "2024-05-01T10:00:01.5+02:00", QuorumK: 2, QuorumN: 3, StatementsValid: 3,
+			SignedAt: "2024-05-01T10:00:01.5+02:00", SignedAtMicros: 1714550401_500000, QuorumK: 2, QuorumN: 3, StatementsValid: 3,
 			PayloadHash: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Status: verify.StatusValid, Reasons: []string{}}
 	}
 	b.ReportAllocs()
