@@ -85,6 +85,8 @@ func newTable[R any](name string, columns ...column[R]) *table[R] {
 	return &table[R]{name: name, columns: columns, schema: arrow.NewSchema(fields, nil)}
 }
 
+func (t *table[R]) tableName() string { return t.name }
+
 func (t *table[R]) tableSchema() *arrow.Schema { return t.schema }
 
 // dictionaryColumns names the columns written with dictionary encoding.

@@ -63,18 +63,19 @@ func ParseTables(s string) ([]string, error) {
 // tableInfo is what the writer needs of a table's declaration, whatever
 // the type of its rows.
 type tableInfo interface {
+	tableName() string
 	tableSchema() *arrow.Schema
 	dictionaryColumns() []string
 }
 
-// tables are the declarations of every table, by name.
-var tables = map[string]tableInfo{
-	TableUsage:         usageTable,
-	TableConversations: conversationsTable,
-	TableToolCalls:     toolCallsTable,
-	TableReceipts:      receiptsTable,
-	TableTranscripts:   transcriptsTable,
-}
+// tables are the declarations of every table, by the name each declares.
+var tables = func() map[string]tableInfo {
+	m := map[string]tableInfo{}
+	for _, t := range []tableInfo{usageTable, conversationsTable, toolCallsTable, receiptsTable, transcriptsTable} {
+		m[t.tableName()] = t
+	}
+	return m
+}()
 
 // Schema returns the Arrow schema of the named table (docs/TABLES.md
 // describes every column), or nil for an unknown name. The schema is
@@ -167,12 +168,18 @@ func (t *Tables) Wants(name string) bool { return t != nil && t.writers[name] !=
 
 // Doc is what the tables need of one document besides its rows.
 type Doc struct {
-	File   string
-	Line   int64
-	ID     string
+	// File and Line locate the document: its input as named on the
+	// command line, and its 1-based line.
+	File string
+	Line int64
+	// ID is the document's id.
+	ID string
+	// Hash is the transcript hash; Hashed is false when the document has
+	// none (it cannot be canonicalized).
 	Hash   [32]byte
 	Hashed bool
-	Rows   *transform.Rows
+	// Rows are the rows the handlers extracted.
+	Rows *transform.Rows
 }
 
 // AddDocument appends the document's rows to every table being written.
