@@ -124,7 +124,8 @@ func (c *ReceiptChecker) CheckReceipt(t *jsonscan.Tape, env int32, agents []stri
 	if len(r.hash) == 64 && isLowerHex([]byte(r.hash)) {
 		rc.PayloadHash = r.hash
 	}
-	if us, ok := rfc3339.Micros([]byte(signedAt)); ok {
+	us, validAt := rfc3339.Micros([]byte(signedAt))
+	if validAt {
 		rc.SignedAt, rc.SignedAtMicros = signedAt, us
 	}
 	if t.Kind(r.payload) != jsonscan.Object || !r.okAlg || !r.okPub || !r.okSig || !r.okHash || !okAt {
@@ -134,7 +135,7 @@ func (c *ReceiptChecker) CheckReceipt(t *jsonscan.Tape, env int32, agents []stri
 	// Checks 1 and 2: the payload hash and the envelope signature.
 	r.checkPayloadHash()
 	r.checkEnvelopeSignature()
-	if okAt && !rfc3339.Valid([]byte(signedAt)) {
+	if okAt && !validAt {
 		rc.Reasons.Add(SignedAtInvalid)
 	}
 	// Check 3: the payload's copy of the references; check 4 (in part):
