@@ -163,9 +163,6 @@ func NewTables(txn *Txn, names []string, opts TableOptions) *Tables {
 	return t
 }
 
-// Wants reports whether the table is being written.
-func (t *Tables) Wants(name string) bool { return t != nil && t.writers[name] != nil }
-
 // Doc is what the tables need of one document besides its rows.
 type Doc struct {
 	// File and Line locate the document: its input as named on the
@@ -303,7 +300,7 @@ func (w *tableWriter) rowAdded() error {
 }
 
 func (w *tableWriter) open() error {
-	rel := fmt.Sprintf("tables/%s/part-%05d.parquet", w.name, w.part)
+	rel := TablePart(w.name, w.part)
 	f, err := w.txn.Create(rel)
 	if err != nil {
 		return err
