@@ -54,7 +54,8 @@ type Config struct {
 	ZstdLevel zstd.EncoderLevel
 	// Strict refuses a leading BOM instead of dropping it.
 	Strict bool
-	// Registry holds the handlers (default transform.Default()).
+	// Registry holds the handlers (default transform.Standard with the
+	// Keyring, MaxDepth and whether tables are written).
 	Registry *transform.Registry
 	// BatchBytes is the target size of a batch (default 4 MiB).
 	BatchBytes int

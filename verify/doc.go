@@ -6,6 +6,13 @@
 // their k-of-n quorum, and the transcript references, resolved by a Resolver
 // against every document of the run once the inputs end.
 //
+// A ReceiptChecker checks one receipt at a time: it owns the keyring, a
+// canonicalizer, a cache of unpacked public keys and its scratch buffers,
+// so each worker keeps one and checks receipts without allocating per
+// document. The checks follow docs/FORMAT.md in order (payload hash,
+// envelope signature, the payload's copy of the references, statements and
+// quorum, pinned keys); the reasons are a Reasons set (reasons.go).
+//
 // Nothing here ever returns or logs message content or key material: errors
 // and reasons are codes and positions.
 package verify
