@@ -8,10 +8,9 @@
 //
 // A ReceiptChecker checks one receipt at a time: it owns the keyring, a
 // canonicalizer, a cache of unpacked public keys and its scratch buffers,
-// so each worker keeps one and checks receipts without allocating per
-// document. The checks follow docs/FORMAT.md in order (payload hash,
-// envelope signature, the payload's copy of the references, statements and
-// quorum, pinned keys); the reasons are a Reasons set (reasons.go).
+// so each worker keeps one and reuses them from receipt to receipt. Its
+// steps are the numbered checks of docs/FORMAT.md; what fails is recorded
+// as a Reasons set (reasons.go).
 //
 // Nothing here ever returns or logs message content or key material: errors
 // and reasons are codes and positions.
