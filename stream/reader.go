@@ -424,12 +424,12 @@ func (r *Reader) readJSON(b *Batch) error {
 			}
 		}
 		r.line, r.offset = 1, ref.Len
-		b.Recs = append(b.Recs, Record{Line: 1, Length: ref.Len, Kind: KindReject, Reason: codes.RejectTooLarge, Spool: ref})
+		b.Recs = append(b.Recs, Record{Line: 1, Length: ref.Len, Kind: KindReject, Reason: codes.RejectTooLarge, Spool: ref, WholeFile: true})
 		return nil
 	}
 	r.line = 1
 	r.offset = int64(len(raw))
-	rec := Record{Line: 1, Length: int64(len(raw)), Raw: raw}
+	rec := Record{Line: 1, Length: int64(len(raw)), Raw: raw, WholeFile: true}
 	if r.inErr != nil {
 		rec.Kind, rec.Reason = KindReject, codes.RejectInputTruncated
 	} else {
