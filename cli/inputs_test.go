@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/convbatch/convbatch/internal/pqtest"
@@ -122,5 +124,80 @@ func TestSameFileNames(t *testing.T) {
 	// The same file named twice is still a usage error.
 	if code, stderr := mainRun(t, "run", "-o", filepath.Join(dir, "out2"), inputs[0], inputs[0]); code != ExitUsage || !strings.Contains(stderr, "same file") {
 		t.Errorf("same file twice: exit %d: %s", code, stderr)
+	}
+}
+
+// gzipBytes compresses p as one gzip member.
+func gzipBytes(t *testing.T, p []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	w.Write(p)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestGzipInputs: .jsonl.gz inputs in a directory are read beside the
+// others and written back like them; a damaged one is reported like a
+// damaged zstd input (gzip-corrupt, the partial line an input-truncated
+// reject, exit 1); gzip on standard input is sniffed.
+func TestGzipInputs(t *testing.T) {
+	dir := t.TempDir()
+	var a, c strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&a, `{"id":"a%d","messages":[{"role":"user","content":"%s"}]}`+"\n", i, strings.Repeat("z", i%40))
+		fmt.Fprintf(&c, `{"id":"c%d","messages":[]}`+"\n", i)
+	}
+	b := `{"id":"b0","messages":[]}` + "\n"
+	data := filepath.Join(dir, "data")
+	putFile(t, filepath.Join(data, "a.jsonl.gz"), gzipBytes(t, []byte(a.String())))
+	putFile(t, filepath.Join(data, "b.jsonl"), []byte(b))
+	cz := gzipBytes(t, []byte(c.String()))
+	putFile(t, filepath.Join(data, "c.jsonl.gz"), cz[:len(cz)/2])
+
+	out := filepath.Join(dir, "out")
+	code, stderr := mainRun(t, "run", "--progress", "never", "-o", out, data)
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d (damaged c.jsonl.gz): %s", code, ExitFindings, stderr)
+	}
+	var rep sink.Report
+	readJSON(t, filepath.Join(out, sink.ReportFile), &rep)
+	if len(rep.Inputs) != 3 {
+		t.Fatalf("inputs %+v", rep.Inputs)
+	}
+	if got := decompress(t, filepath.Join(out, "archive/a.jsonl.zst")); string(got) != a.String() {
+		t.Errorf("a.jsonl.gz written back as %d bytes, want %d", len(got), a.Len())
+	}
+	if got := decompress(t, filepath.Join(out, "archive/b.jsonl.zst")); string(got) != b {
+		t.Errorf("b.jsonl written back as %q", got)
+	}
+	ai, ci := rep.Inputs[0], rep.Inputs[2]
+	if ai.Documents != 200 || ai.Error != nil || ai.BytesIn != int64(a.Len()) || ai.BytesRead >= ai.BytesIn || ai.Archive != "archive/a.jsonl.zst" {
+		t.Errorf("a.jsonl.gz: %+v", ai)
+	}
+	if ci.Error == nil || ci.Error.Reason != "gzip-corrupt" || ci.Documents == 0 || ci.Documents >= 200 || !ci.Balanced() {
+		t.Errorf("damaged c.jsonl.gz: %+v (error %+v)", ci, ci.Error)
+	}
+	got := decompress(t, filepath.Join(out, "archive/c.jsonl.zst"))
+	if !strings.HasPrefix(c.String(), string(got)) || int64(strings.Count(string(got), "\n")) != ci.Documents {
+		t.Errorf("damaged input: the documents before the fault are not written back whole")
+	}
+	for _, r := range readRejects(t, out) {
+		if r.File != filepath.Join(data, "c.jsonl.gz") || r.Reason != "input-truncated" || r.Column != 0 {
+			t.Errorf("reject %+v", r)
+		}
+	}
+
+	// Standard input: gzip sniffed by its magic number.
+	var stdout, errb bytes.Buffer
+	out2 := filepath.Join(dir, "out2")
+	code = Main([]string{"run", "--progress", "never", "-o", out2, "-"}, bytes.NewReader(gzipBytes(t, []byte(b))), &stdout, &errb)
+	if code != ExitOK {
+		t.Fatalf("gzip on stdin: exit %d: %s", code, errb.String())
+	}
+	if got := decompress(t, filepath.Join(out2, "archive/stdin.jsonl.zst")); string(got) != b {
+		t.Errorf("gzip on stdin written back as %q", got)
 	}
 }

@@ -117,11 +117,17 @@ const (
 	FaultZstdChecksum
 	// FaultZstdCorrupt: the zstd stream is damaged.
 	FaultZstdCorrupt
+	// FaultGzipChecksum: a gzip member's CRC-32 or length does not match.
+	FaultGzipChecksum
+	// FaultGzipCorrupt: the gzip stream is damaged (a bad header, a bad
+	// deflate block, a member cut short).
+	FaultGzipCorrupt
 	numInputFaults
 )
 
 var inputFaultCodes = [numInputFaults]string{
 	"open-error", "read-error", "zstd-window-too-large", "zstd-checksum", "zstd-corrupt",
+	"gzip-checksum", "gzip-corrupt",
 }
 
 // String returns the fault's code as written in the report.

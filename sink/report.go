@@ -49,8 +49,9 @@ type InputReport struct {
 
 // InputFault describes an input that ended early.
 type InputFault struct {
-	// Reason is open-error, read-error, zstd-corrupt, zstd-checksum or
-	// zstd-window-too-large.
+	// Reason is an input fault code (codes.InputFault): open-error,
+	// read-error, zstd-window-too-large, zstd-checksum, zstd-corrupt,
+	// gzip-checksum or gzip-corrupt.
 	Reason string `json:"reason"`
 	// Offset is the decompressed byte offset reached when it happened.
 	Offset int64 `json:"offset"`

@@ -23,6 +23,8 @@ const (
 	ShapeJSONLZstd
 	// ShapeJSON is a single, possibly pretty-printed, document.
 	ShapeJSON
+	// ShapeJSONLGzip is JSONL in a gzip stream.
+	ShapeJSONLGzip
 )
 
 func (s Shape) String() string {
@@ -33,6 +35,8 @@ func (s Shape) String() string {
 		return "jsonl.zst"
 	case ShapeJSON:
 		return "json"
+	case ShapeJSONLGzip:
+		return "jsonl.gz"
 	}
 	return "sniffed"
 }
@@ -63,6 +67,8 @@ func ShapeOf(name string) Shape {
 	switch {
 	case strings.HasSuffix(name, ".jsonl.zst"):
 		return ShapeJSONLZstd
+	case strings.HasSuffix(name, ".jsonl.gz"):
+		return ShapeJSONLGzip
 	case strings.HasSuffix(name, ".jsonl"):
 		return ShapeJSONL
 	case strings.HasSuffix(name, ".json"):
@@ -80,7 +86,7 @@ func (s Shape) Ext() string {
 }
 
 func trimShape(name string) string {
-	for _, ext := range []string{".jsonl.zst", ".jsonl", ".json"} {
+	for _, ext := range []string{".jsonl.zst", ".jsonl.gz", ".jsonl", ".json"} {
 		if strings.HasSuffix(name, ext) {
 			return strings.TrimSuffix(name, ext)
 		}
