@@ -201,3 +201,58 @@ func TestGzipInputs(t *testing.T) {
 		t.Errorf("gzip on stdin written back as %q", got)
 	}
 }
+
+// TestSkippedListed is issue 13's case: a directory holding a.jsonl.gz and
+// b.jsonl reads both, and every file it passes over is named, with its
+// reason, on stderr and in report.json; past a few, stderr counts them.
+func TestSkippedListed(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	doc := `{"id":"x","messages":[]}` + "\n"
+	putFile(t, filepath.Join(data, "a.jsonl.gz"), gzipBytes(t, []byte(doc)))
+	putFile(t, filepath.Join(data, "b.jsonl"), []byte(doc))
+	putFile(t, filepath.Join(data, "notes.txt"), []byte("x"))
+	putFile(t, filepath.Join(data, ".DS_Store"), []byte("x"))
+	putFile(t, filepath.Join(data, ".git", "HEAD"), []byte("x"))
+	putFile(t, filepath.Join(data, "b.jsonl.keys.json"), []byte("{}"))
+	out := filepath.Join(dir, "out")
+	code, stderr := mainRun(t, "run", "--progress", "never", "-o", out, data)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := []sink.SkippedFile{
+		{Path: filepath.Join(data, ".DS_Store"), Reason: "dot-file"},
+		{Path: filepath.Join(data, ".git"), Reason: "dot-directory"},
+		{Path: filepath.Join(data, "b.jsonl.keys.json"), Reason: "sidecar"},
+		{Path: filepath.Join(data, "notes.txt"), Reason: "unknown-type"},
+	}
+	var rep sink.Report
+	readJSON(t, filepath.Join(out, sink.ReportFile), &rep)
+	if len(rep.Inputs) != 2 || rep.Totals.Documents != 2 {
+		t.Fatalf("inputs %+v", rep.Inputs)
+	}
+	if !reflect.DeepEqual(rep.Skipped, want) {
+		t.Errorf("report skipped %+v, want %+v", rep.Skipped, want)
+	}
+	for _, s := range want {
+		if !strings.Contains(stderr, "skipped "+s.Path+" ("+s.Reason+": ") {
+			t.Errorf("stderr does not name %s (%s):\n%s", s.Path, s.Reason, stderr)
+		}
+	}
+
+	// Nothing skipped: an empty list, not an absent one.
+	code, stderr = mainRun(t, "run", "--progress", "never", "-o", out, filepath.Join(data, "b.jsonl"))
+	raw, _ := os.ReadFile(filepath.Join(out, sink.ReportFile))
+	if code != ExitOK || strings.Contains(stderr, "skipped") || !bytes.Contains(raw, []byte(`"skipped": []`)) {
+		t.Errorf("no skipped files: exit %d, stderr %q, report has no empty list", code, stderr)
+	}
+
+	// Many: the first ten by name, the rest counted by reason.
+	for i := range 14 {
+		putFile(t, filepath.Join(data, fmt.Sprintf("n%02d.csv", i)), []byte("x"))
+	}
+	code, stderr = mainRun(t, "verify", "--progress", "never", data)
+	if code != ExitOK || strings.Count(stderr, "convbatch: skipped ") != 10 || !strings.Contains(stderr, "and 8 more skipped (8 unknown-type)") {
+		t.Errorf("many skipped: exit %d:\n%s", code, stderr)
+	}
+}

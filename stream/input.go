@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/convbatch/convbatch/codes"
 )
 
 // Shape is how an input's bytes are laid out.
@@ -103,21 +105,68 @@ func isSidecar(name string) bool {
 // ErrNoInput is returned by Expand when an argument names nothing readable.
 var ErrNoInput = errors.New("no input")
 
+// shapesText names the input extensions in messages.
+const shapesText = ".jsonl, .jsonl.zst, .jsonl.gz or .json"
+
+// Skipped is a file or directory that a directory walk or a glob found and
+// passed over.
+type Skipped struct {
+	// Path is the file as found: the directory argument joined with the
+	// path below it, or the glob's match.
+	Path string
+	// Reason says why it was not read.
+	Reason codes.Skip
+}
+
+// skipReason returns why a file (or, with dir, a directory) found by a walk
+// or a glob is not an input, and whether it is not. name is its base name,
+// regular whether it is a regular file (a glob's match: a file that could
+// be examined).
+func skipReason(name string, dir, regular bool) (codes.Skip, bool) {
+	switch {
+	case dir && strings.HasPrefix(name, "."):
+		return codes.SkipDotDirectory, true
+	case dir:
+		return codes.SkipDirectory, true
+	case strings.HasPrefix(name, "."):
+		return codes.SkipDotFile, true
+	case isSidecar(name):
+		return codes.SkipSidecar, true
+	case ShapeOf(name) == ShapeUnknown:
+		return codes.SkipUnknownType, true
+	case !regular:
+		return codes.SkipNotRegular, true
+	}
+	return 0, false
+}
+
 // Expand turns command-line arguments into inputs, in argument order; a
 // directory contributes every file of a known shape below it in lexical path
-// order, a glob its sorted matches; both skip dot-files and convbatch's
-// *.expect.json and *.keys.json sidecars.
+// order, a glob its sorted matches. Both pass over dot-files, convbatch's
+// *.expect.json and *.keys.json sidecars and files of no input shape (see
+// ExpandAll, which lists them).
 //
 // Inputs whose names (Input.Rel) would be the same are told apart by
 // Disambiguate, other inputs keep their names; the same file named twice,
 // and standard input with a file named stdin, are refused.
 func Expand(args []string) ([]Input, error) {
-	var out []Input
-	stdin := false
+	inputs, _, err := ExpandAll(args)
+	return inputs, err
+}
+
+// ExpandAll is Expand that also returns every file and directory the walks
+// and globs passed over, in the order found, each with its reason (a
+// dot-directory is listed once, not what it holds).
+func ExpandAll(args []string) ([]Input, []Skipped, error) {
+	var (
+		out     []Input
+		skipped []Skipped
+		stdin   bool
+	)
 	for _, arg := range args {
 		if arg == StdinPath {
 			if stdin {
-				return nil, fmt.Errorf("standard input named twice")
+				return nil, nil, fmt.Errorf("standard input named twice")
 			}
 			stdin = true
 			out = append(out, Input{Path: StdinPath, Rel: "stdin", Size: -1})
@@ -127,48 +176,58 @@ func Expand(args []string) ([]Input, error) {
 		if err != nil && strings.ContainsAny(arg, "*?[") {
 			matches, gerr := filepath.Glob(arg)
 			if gerr != nil {
-				return nil, fmt.Errorf("input %q: %w", arg, gerr)
+				return nil, nil, fmt.Errorf("input %q: %w", arg, gerr)
 			}
 			sort.Strings(matches)
 			n := 0
 			for _, m := range matches {
 				ms, err := os.Stat(m)
-				base := filepath.Base(m)
-				if err != nil || ms.IsDir() || ShapeOf(m) == ShapeUnknown || strings.HasPrefix(base, ".") || isSidecar(base) {
+				if reason, skip := skipReason(filepath.Base(m), err == nil && ms.IsDir(), err == nil); skip {
+					skipped = append(skipped, Skipped{Path: m, Reason: reason})
 					continue
 				}
 				out = append(out, Input{Path: m, Rel: trimShape(filepath.Base(m)), Shape: ShapeOf(m), Size: ms.Size()})
 				n++
 			}
 			if n == 0 {
-				return nil, fmt.Errorf("input %q: %w: the pattern matches no .jsonl, .jsonl.zst or .json file", arg, ErrNoInput)
+				return nil, nil, fmt.Errorf("input %q: %w: the pattern matches no %s file%s", arg, ErrNoInput, shapesText, skippedNote(len(matches)))
 			}
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("input %q: %w", arg, err)
+			return nil, nil, fmt.Errorf("input %q: %w", arg, err)
 		}
 		if !st.IsDir() {
 			shape := ShapeOf(arg)
 			if shape == ShapeUnknown {
-				return nil, fmt.Errorf("input %q: %w: not a .jsonl, .jsonl.zst or .json file", arg, ErrNoInput)
+				return nil, nil, fmt.Errorf("input %q: %w: not a %s file", arg, ErrNoInput, shapesText)
 			}
 			out = append(out, Input{Path: arg, Rel: trimShape(filepath.Base(arg)), Shape: shape, Size: st.Size()})
 			continue
 		}
-		found, err := walkDir(arg)
+		found, passed, err := walkDir(arg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, found...)
+		skipped = append(skipped, passed...)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no input files", ErrNoInput)
+		return nil, nil, fmt.Errorf("%w: no input files", ErrNoInput)
 	}
 	if err := Disambiguate(out); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, skipped, nil
+}
+
+// skippedNote says how many entries a directory or glob that gave no input
+// passed over.
+func skippedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d skipped (dot-files, sidecars, other types)", n)
 }
 
 // Disambiguate gives distinct names (Input.Rel) to inputs that share one,
@@ -317,20 +376,28 @@ func within(path, dir string) bool {
 	return strings.HasPrefix(path, dir)
 }
 
-func walkDir(root string) ([]Input, error) {
-	var out []Input
+func walkDir(root string) ([]Input, []Skipped, error) {
+	var (
+		out     []Input
+		skipped []Skipped
+	)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("input %q: %w", path, err)
 		}
+		if path == root {
+			return nil
+		}
 		name := d.Name()
-		if path != root && strings.HasPrefix(name, ".") {
-			if d.IsDir() {
+		if d.IsDir() {
+			if strings.HasPrefix(name, ".") {
+				skipped = append(skipped, Skipped{Path: path, Reason: codes.SkipDotDirectory})
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if d.IsDir() || !d.Type().IsRegular() || isSidecar(name) || ShapeOf(name) == ShapeUnknown {
+		if reason, skip := skipReason(name, false, d.Type().IsRegular()); skip {
+			skipped = append(skipped, Skipped{Path: path, Reason: reason})
 			return nil
 		}
 		rel, err := filepath.Rel(root, path)
@@ -345,10 +412,10 @@ func walkDir(root string) ([]Input, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("input %q: %w: the directory holds no .jsonl, .jsonl.zst or .json file", root, ErrNoInput)
+		return nil, nil, fmt.Errorf("input %q: %w: the directory holds no %s file%s", root, ErrNoInput, shapesText, skippedNote(len(skipped)))
 	}
-	return out, nil
+	return out, skipped, nil
 }

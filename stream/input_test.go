@@ -14,7 +14,11 @@ func TestExpand(t *testing.T) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte("{}\n"), 0o644)
 	}
-	got, err := Expand([]string{dir})
+	os.WriteFile(filepath.Join(dir, "g.jsonl.gz"), nil, 0o644)
+	if err := os.Symlink(filepath.Join(dir, "b.jsonl"), filepath.Join(dir, "link.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	got, skipped, err := ExpandAll([]string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,17 +26,42 @@ func TestExpand(t *testing.T) {
 	for _, in := range got {
 		rels = append(rels, in.Rel+" "+in.Shape.String())
 	}
-	want := []string{"a/y json", "a/z jsonl.zst", "b jsonl"}
+	want := []string{"a/y json", "a/z jsonl.zst", "b jsonl", "g jsonl.gz"}
 	if !reflect.DeepEqual(rels, want) {
 		t.Fatalf("got %v, want %v", rels, want)
 	}
-	got, err = Expand([]string{filepath.Join(dir, "a", "*.json*"), "-"})
+	skips := func(list []Skipped) []string {
+		var out []string
+		for _, s := range list {
+			rel, _ := filepath.Rel(dir, s.Path)
+			out = append(out, filepath.ToSlash(rel)+" "+s.Reason.String())
+		}
+		return out
+	}
+	wantSkipped := []string{".hidden dot-directory", "a/.dot.jsonl dot-file", "a/y.jsonl.expect.json sidecar", "c.txt unknown-type", "link.jsonl not-regular"}
+	if got := skips(skipped); !reflect.DeepEqual(got, wantSkipped) {
+		t.Fatalf("skipped %q, want %q", got, wantSkipped)
+	}
+	got, skipped, err = ExpandAll([]string{filepath.Join(dir, "a", "*.json*"), "-"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 3 || got[0].Rel != "y" || got[1].Rel != "z" || got[2].Path != StdinPath {
 		// y.json, z.jsonl.zst, stdin: the glob skips the dot-file and the sidecar
 		t.Fatalf("glob: %+v", got)
+	}
+	if got, want := skips(skipped), []string{"a/.dot.jsonl dot-file", "a/y.jsonl.expect.json sidecar"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("glob skipped %q, want %q", got, want)
+	}
+	os.Symlink(filepath.Join(dir, "nowhere.jsonl"), filepath.Join(dir, "dangling.jsonl"))
+	_, skipped, err = ExpandAll([]string{filepath.Join(dir, "*")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The glob reads b.jsonl and, through the link, link.jsonl: a glob
+	// follows links as a named file does.
+	if got, want := skips(skipped), []string{".hidden dot-directory", "a directory", "c.txt unknown-type", "dangling.jsonl not-regular"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("glob * skipped %q, want %q", got, want)
 	}
 	for _, bad := range [][]string{
 		{filepath.Join(dir, "c.txt")},
