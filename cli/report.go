@@ -28,8 +28,15 @@ func reportCommand() *command {
 			"",
 			"OUT is the output directory of convbatch run or extract; the report reads",
 			"OUT/tables/usage/*.parquet. Null providers and agents show as (none), a null",
-			"created_at as day unknown. Rows are sorted by cost, highest first. The table",
-			"and json formats end with the total; csv holds the groups only.",
+			"created_at as day unknown. Rows are sorted by cost, highest first, then by",
+			"their keys. The table and json formats end with the total; csv holds the",
+			"groups only.",
+			"",
+			"Costs add up exactly: each cost cell is taken as the shortest decimal that",
+			"reads back as its double (the archive's literal, for literals of up to 15",
+			"significant digits) and summed as a decimal, so csv and json print the exact",
+			"sum (163.737276, not 163.73727599999998) and the table pads every cost to",
+			"the same number of decimals.",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVar(&by, "by", string(costreport.Provider), "grouping keys, comma-separated: "+strings.Join(keys, ", "))

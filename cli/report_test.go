@@ -198,8 +198,9 @@ func TestReportFormats(t *testing.T) {
 				t.Fatalf("line %q: %s ends at %d, header at %d", l, name, end, ends[name])
 			}
 		}
-		if dot := strings.IndexByte(f[4], '.'); dot < 0 || len(f[4])-dot-1 != 6 {
-			t.Fatalf("cost %q not written with 6 decimals", f[4])
+		// Exact costs, padded to one number of decimals so the points line up.
+		if dot := strings.IndexByte(f[4], '.'); dot < 0 || len(f[4])-dot-1 < 2 || len(f[4])-dot != len(strings.Fields(lines[1])[4])-strings.IndexByte(strings.Fields(lines[1])[4], '.') {
+			t.Fatalf("cost %q not aligned on its point with %q", f[4], lines[1])
 		}
 		if i == len(lines)-1 {
 			if f[0] != "total" {
@@ -318,4 +319,26 @@ func fieldEnds(line string) []int {
 		}
 	}
 	return ends
+}
+
+// TestReportExactCost: costs whose float64 sum shows noise
+// (163.73727599999998) are summed as the archive's decimals.
+func TestReportExactCost(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "x.jsonl")
+	var msgs []string
+	for _, c := range []string{"33.427282", "87.103891", "6.959626", "21.052229", "15.194248"} {
+		msgs = append(msgs, `{"role":"assistant","content":"hi","provider":"p","cost":`+c+`}`)
+	}
+	writeFile(t, in, `{"id":"a","extensions":["usage-metadata"],"messages":[`+strings.Join(msgs, ",")+`]}`+"\n")
+	out := filepath.Join(dir, "out")
+	if r := convbatch(t, nil, "run", "-o", out, in); r.code != 0 {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	if r := convbatch(t, nil, "report", "--format", "csv", out); r.code != 0 || r.stdout != "provider,messages,tokens_input,tokens_output,cost\np,5,0,0,163.737276\n" {
+		t.Errorf("csv: exit %d: %q %s", r.code, r.stdout, r.stderr)
+	}
+	if r := convbatch(t, nil, "report", "--format", "json", out); r.code != 0 || strings.Count(r.stdout, `"cost": 163.737276`+"\n") != 2 {
+		t.Errorf("json: exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
 }

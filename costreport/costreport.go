@@ -1,7 +1,6 @@
 package costreport
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -135,8 +134,12 @@ type Row struct {
 	// TokensInput and TokensOutput sum the non-null tokens_input and
 	// tokens_output cells.
 	TokensInput, TokensOutput int64
-	// Cost sums the non-null cost cells, in the order they were read.
-	Cost float64
+	// Cost sums the non-null cost cells exactly: each cell is taken as the
+	// shortest decimal that reads back as its double (DecimalFromFloat),
+	// which is the archive's literal when that has at most 15 significant
+	// digits, and the decimals are added with no rounding, so the sum does
+	// not depend on the order of the rows.
+	Cost Decimal
 }
 
 func (r *Row) add(o *Row) error {
@@ -144,7 +147,7 @@ func (r *Row) add(o *Row) error {
 	r.Messages += o.Messages
 	r.TokensInput, ok1 = addInt(r.TokensInput, o.TokensInput)
 	r.TokensOutput, ok2 = addInt(r.TokensOutput, o.TokensOutput)
-	r.Cost += o.Cost
+	r.Cost = r.Cost.Add(o.Cost)
 	if !ok1 || !ok2 {
 		return ErrOverflow
 	}
@@ -163,7 +166,9 @@ func addInt(a, b int64) (int64, bool) {
 type Report struct {
 	// Keys are the grouping keys, in the order asked.
 	Keys []Key
-	// Rows holds one row per group, by cost descending, then by key values.
+	// Rows holds one row per group, by cost descending, then by key values
+	// (equal costs are equal decimals, so the order is the same whatever
+	// the order of the rows read).
 	Rows []Row
 	// Total sums every row.
 	Total Row
@@ -442,7 +447,8 @@ func metricColumnsOf(rec arrow.Record) (metricColumns, error) {
 }
 
 // row returns row i's metrics: one message, its tokens and its cost (0
-// when null). Negative token counts are refused.
+// when null). Negative token counts and costs that are not finite are
+// refused.
 func (m metricColumns) row(i int) (Row, error) {
 	r := Row{Messages: 1}
 	if !m.tokensIn.IsNull(i) {
@@ -455,7 +461,11 @@ func (m metricColumns) row(i int) (Row, error) {
 		return Row{}, fmt.Errorf("negative token count in row %d (the usage table holds counts from 0 to 2^63-1)", i)
 	}
 	if !m.cost.IsNull(i) {
-		r.Cost = m.cost.Value(i)
+		c, err := DecimalFromFloat(m.cost.Value(i))
+		if err != nil {
+			return Row{}, fmt.Errorf("cost in row %d: %w", i, err)
+		}
+		r.Cost = c
 	}
 	return r, nil
 }
@@ -573,7 +583,7 @@ func (a *Aggregator) Report() (*Report, error) {
 		rows = append(rows, *g)
 	}
 	slices.SortFunc(rows, func(x, y Row) int {
-		if c := cmp.Compare(y.Cost, x.Cost); c != 0 {
+		if c := y.Cost.Cmp(x.Cost); c != 0 {
 			return c
 		}
 		return slices.Compare(x.Values, y.Values)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,15 @@ type usageRow struct {
 func sp(s string) *string   { return &s }
 func ip(v int64) *int64     { return &v }
 func fp(v float64) *float64 { return &v }
+
+// dec parses an exact decimal.
+func dec(s string) costreport.Decimal {
+	d, err := costreport.ParseDecimal(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
 
 // writeUsage writes rows as one Parquet part with the sink's usage schema,
 // in row groups of 2 rows so that batches cross row groups.
@@ -138,26 +148,26 @@ func TestAggregate(t *testing.T) {
 		want []costreport.Row
 	}{
 		{"provider", []costreport.Row{
-			{Values: []string{"openai"}, Messages: 3, TokensInput: 103, TokensOutput: 13, Cost: 0.5 + 1e-7},
-			{Values: []string{"anthropic"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: 0.5},
-			{Values: []string{costreport.None}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: 0.25},
+			{Values: []string{"openai"}, Messages: 3, TokensInput: 103, TokensOutput: 13, Cost: dec("0.5000001")},
+			{Values: []string{"anthropic"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
+			{Values: []string{costreport.None}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: dec("0.25")},
 		}},
 		{"agent", []costreport.Row{
-			{Values: []string{"a1"}, Messages: 2, TokensInput: 101, TokensOutput: 10, Cost: 0.5},
-			{Values: []string{"a2"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: 0.5},
-			{Values: []string{costreport.None}, Messages: 2, TokensInput: 2, TokensOutput: 10, Cost: 0.25 + 1e-7},
+			{Values: []string{"a1"}, Messages: 2, TokensInput: 101, TokensOutput: 10, Cost: dec("0.5")},
+			{Values: []string{"a2"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
+			{Values: []string{costreport.None}, Messages: 2, TokensInput: 2, TokensOutput: 10, Cost: dec("0.2500001")},
 		}},
 		{"day", []costreport.Row{
-			{Values: []string{"2026-03-01"}, Messages: 2, TokensInput: 102, TokensOutput: 13, Cost: 0.5 + 1e-7},
-			{Values: []string{"1969-12-31"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: 0.5},
-			{Values: []string{costreport.UnknownDay}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: 0.25},
-			{Values: []string{"2026-03-02"}, Messages: 1, TokensInput: 1, TokensOutput: 0, Cost: 0},
+			{Values: []string{"2026-03-01"}, Messages: 2, TokensInput: 102, TokensOutput: 13, Cost: dec("0.5000001")},
+			{Values: []string{"1969-12-31"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
+			{Values: []string{costreport.UnknownDay}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: dec("0.25")},
+			{Values: []string{"2026-03-02"}, Messages: 1, TokensInput: 1, TokensOutput: 0, Cost: dec("0")},
 		}},
 		{"role,conversation", []costreport.Row{
-			{Values: []string{"assistant", "c1"}, Messages: 2, TokensInput: 101, TokensOutput: 10, Cost: 0.5},
-			{Values: []string{"assistant", "c3"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: 0.5},
-			{Values: []string{"user", "c2"}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: 0.25},
-			{Values: []string{"tool", "c3"}, Messages: 1, TokensInput: 2, TokensOutput: 3, Cost: 1e-7},
+			{Values: []string{"assistant", "c1"}, Messages: 2, TokensInput: 101, TokensOutput: 10, Cost: dec("0.5")},
+			{Values: []string{"assistant", "c3"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
+			{Values: []string{"user", "c2"}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: dec("0.25")},
+			{Values: []string{"tool", "c3"}, Messages: 1, TokensInput: 2, TokensOutput: 3, Cost: dec("0.0000001")},
 		}},
 	} {
 		t.Run(tc.by, func(t *testing.T) {
@@ -173,9 +183,8 @@ func TestAggregate(t *testing.T) {
 			if !reflect.DeepEqual(rep.Rows, tc.want) {
 				t.Fatalf("rows\n%+v\nwant\n%+v", rep.Rows, tc.want)
 			}
-			wantTotal := costreport.Row{Messages: 5, TokensInput: 153, TokensOutput: 25, Cost: 1.25 + 1e-7}
-			if rep.Total.Messages != wantTotal.Messages || rep.Total.TokensInput != wantTotal.TokensInput ||
-				rep.Total.TokensOutput != wantTotal.TokensOutput || rep.Total.Cost-wantTotal.Cost > 1e-12 || wantTotal.Cost-rep.Total.Cost > 1e-12 {
+			wantTotal := costreport.Row{Messages: 5, TokensInput: 153, TokensOutput: 25, Cost: dec("1.2500001")}
+			if !reflect.DeepEqual(rep.Total, wantTotal) {
 				t.Fatalf("total %+v, want %+v", rep.Total, wantTotal)
 			}
 			if rep.Parts != 2 {
@@ -205,7 +214,7 @@ func TestFormats(t *testing.T) {
 			t.Fatalf("table lines of different widths:\n%s", tbl.String())
 		}
 	}
-	if !strings.HasPrefix(lines[len(lines)-1], "total ") || !strings.HasSuffix(lines[len(lines)-1], " 1.250000") {
+	if !strings.HasPrefix(lines[len(lines)-1], "total ") || !strings.HasSuffix(lines[len(lines)-1], " 1.2500001") {
 		t.Fatalf("total line %q", lines[len(lines)-1])
 	}
 
@@ -299,5 +308,79 @@ func TestTokenOverflow(t *testing.T) {
 	_, err := costreport.Aggregate(context.Background(), out, []costreport.Key{costreport.Role})
 	if !errors.Is(err, costreport.ErrOverflow) {
 		t.Fatalf("got %v, want overflow", err)
+	}
+}
+
+// TestExactCostsAndTies: costs that a float64 sum turns into noise
+// (163.73727599999998, 0.30000000000000004) come out as the exact decimals
+// in every format, and groups of equal cost are ordered by key, the same
+// bytes whatever the order of the parts.
+func TestExactCostsAndTies(t *testing.T) {
+	costs := []float64{33.427282, 87.103891, 6.959626, 21.052229, 15.194248}
+	var floatSum float64
+	for _, c := range costs {
+		floatSum += c
+	}
+	if s := strconv.FormatFloat(floatSum, 'f', -1, 64); s != "163.73727599999998" {
+		t.Fatalf("the case no longer shows float noise: %s", s)
+	}
+	var part0, part1 []usageRow
+	for i, c := range costs {
+		row := usageRow{conv: "cx", role: "assistant", agent: sp("x"), cost: fp(c)}
+		if i < 3 {
+			part0 = append(part0, row)
+		} else {
+			part1 = append(part1, row)
+		}
+	}
+	part0 = append(part0, usageRow{conv: "cb", role: "assistant", agent: sp("b"), cost: fp(0.1)}, usageRow{conv: "ca", role: "assistant", agent: sp("a"), cost: fp(0.3)})
+	part1 = append(part1, usageRow{conv: "cb", role: "assistant", agent: sp("b"), cost: fp(0.2)})
+
+	formats := func(first, second []usageRow) (string, string, string) {
+		out := t.TempDir()
+		writeUsage(t, filepath.Join(out, "tables", "usage", "part-00000.parquet"), first)
+		writeUsage(t, filepath.Join(out, "tables", "usage", "part-00001.parquet"), second)
+		rep, err := costreport.Aggregate(context.Background(), out, []costreport.Key{costreport.Agent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tbl, c, j bytes.Buffer
+		if err := rep.WriteTable(&tbl); err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.WriteCSV(&c); err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.WriteJSON(&j); err != nil {
+			t.Fatal(err)
+		}
+		return tbl.String(), c.String(), j.String()
+	}
+	tbl, c, j := formats(part0, part1)
+	wantCSV := "agent,messages,tokens_input,tokens_output,cost\nx,5,0,0,163.737276\na,1,0,0,0.3\nb,2,0,0,0.3\n"
+	if c != wantCSV {
+		t.Errorf("csv\n%s\nwant\n%s", c, wantCSV)
+	}
+	for _, want := range []string{`"cost": 163.737276`, `"cost": 0.3`, `"total": {`, `"cost": 164.337276`} {
+		if !strings.Contains(j, want) {
+			t.Errorf("json lacks %s:\n%s", want, j)
+		}
+	}
+	wantTable := "" +
+		"agent  messages  tokens_input  tokens_output        cost\n" +
+		"x             5             0              0  163.737276\n" +
+		"a             1             0              0    0.300000\n" +
+		"b             2             0              0    0.300000\n" +
+		"--------------------------------------------------------\n" +
+		"total         8             0              0  164.337276\n"
+	if tbl != wantTable {
+		t.Errorf("table\n%s\nwant\n%s", tbl, wantTable)
+	}
+	if strings.Contains(tbl+c+j, "99999") || strings.Contains(tbl+c+j, "0000000") {
+		t.Errorf("float noise:\n%s%s%s", tbl, c, j)
+	}
+	tbl2, c2, j2 := formats(part1, part0)
+	if tbl2 != tbl || c2 != c || j2 != j {
+		t.Errorf("the order of the parts changes the report:\n%s\n%s", c, c2)
 	}
 }

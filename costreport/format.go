@@ -20,9 +20,15 @@ const TotalLabel = "total"
 
 // WriteTable writes the report as an aligned text table: a header, one line
 // per group, a rule and the total. Key columns are left-aligned, numbers
-// right-aligned, cost with 6 decimals. Key values holding control
-// characters or invalid UTF-8 are shown Go-quoted so a line stays a line.
+// right-aligned. Costs are exact (see Row.Cost), every one with as many
+// decimals as the longest needs (at least 2), so the points line up and
+// nothing is rounded. Key values holding control characters or invalid
+// UTF-8 are shown Go-quoted so a line stays a line.
 func (r *Report) WriteTable(w io.Writer) error {
+	decimals := max(2, r.Total.Cost.Decimals())
+	for i := range r.Rows {
+		decimals = max(decimals, r.Rows[i].Cost.Decimals())
+	}
 	cells := make([][]string, 0, len(r.Rows)+3)
 	header := make([]string, 0, len(r.Keys)+len(metricNames))
 	for _, k := range r.Keys {
@@ -36,7 +42,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			out = append(out, printable(v))
 		}
 		return append(out, strconv.FormatInt(row.Messages, 10), strconv.FormatInt(row.TokensInput, 10),
-			strconv.FormatInt(row.TokensOutput, 10), strconv.FormatFloat(row.Cost, 'f', 6, 64))
+			strconv.FormatInt(row.TokensOutput, 10), row.Cost.Text(decimals))
 	}
 	for i := range r.Rows {
 		cells = append(cells, line(r.Rows[i].Values, &r.Rows[i]))
@@ -98,7 +104,7 @@ func printable(s string) string {
 // WriteCSV writes the report as CSV (RFC 4180, encoding/csv): a header of
 // the keys and metrics, then one record per group. The total is not
 // written, so the file stays a plain relation; it is the sum of the
-// records. Costs are written in full precision.
+// records. Costs are exact decimals in plain notation (Decimal.String).
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	header := make([]string, 0, len(r.Keys)+len(metricNames))
@@ -113,7 +119,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		row := &r.Rows[i]
 		rec = append(rec[:0], row.Values...)
 		rec = append(rec, strconv.FormatInt(row.Messages, 10), strconv.FormatInt(row.TokensInput, 10),
-			strconv.FormatInt(row.TokensOutput, 10), strconv.FormatFloat(row.Cost, 'f', -1, 64))
+			strconv.FormatInt(row.TokensOutput, 10), row.Cost.String())
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -139,7 +145,7 @@ type (
 		Messages     int64   `json:"messages"`
 		TokensInput  int64   `json:"tokens_input"`
 		TokensOutput int64   `json:"tokens_output"`
-		Cost         float64 `json:"cost"`
+		Cost         Decimal `json:"cost"`
 	}
 )
 
@@ -173,8 +179,9 @@ func (g jsonGroup) MarshalJSON() ([]byte, error) {
 //	 "rows": [{"provider": "openai", "messages": 2, "tokens_input": 10, "tokens_output": 3, "cost": 0.25}, ...],
 //	 "total": {"messages": 2, "tokens_input": 10, "tokens_output": 3, "cost": 0.25}}
 //
-// Each row object names its key values by their keys; costs are written in
-// full precision.
+// Each row object names its key values by their keys; costs are JSON
+// numbers holding the exact decimal (Decimal.String), so a reader that
+// parses them as doubles gets the double nearest to the exact sum.
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{By: r.Keys, Rows: make([]jsonGroup, len(r.Rows)), Total: metrics(&r.Total)}
 	for i := range r.Rows {
