@@ -342,3 +342,36 @@ func TestReportExactCost(t *testing.T) {
 		t.Errorf("json: exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestReportByConversation: the same conversation in two inputs makes one
+// row per document, each with its id, source_file and source_line, not one
+// row of doubled sums.
+func TestReportByConversation(t *testing.T) {
+	dir := t.TempDir()
+	doc := `{"id":"same","extensions":["usage-metadata"],"messages":[{"role":"assistant","content":"hi","provider":"p","cost":0.1,"tokens":{"input":3,"output":1}},{"role":"assistant","content":"ho","provider":"p","cost":0.2,"tokens":{"input":4,"output":2}}]}` + "\n"
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	writeFile(t, a, doc)
+	writeFile(t, b, doc)
+	out := filepath.Join(dir, "out")
+	if r := convbatch(t, nil, "run", "-o", out, a, b); r.code != 0 && r.code != 1 {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	r := convbatch(t, nil, "report", "--by", "conversation", "--format", "csv", out)
+	want := "conversation,source_file,source_line,messages,tokens_input,tokens_output,cost\n" +
+		"same," + a + ",1,2,7,3,0.3\n" +
+		"same," + b + ",1,2,7,3,0.3\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("report --by conversation: exit %d:\n%s\nwant\n%s%s", r.code, r.stdout, want, r.stderr)
+	}
+	var rep reportJSON
+	r = convbatch(t, nil, "report", "--by", "conversation", "--format", "json", out)
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 2 || rep.Rows[0]["conversation"] != "same" || rep.Rows[0]["source_line"] != 1.0 || rep.Rows[1]["source_file"] != b || rep.Total.Messages != 4 {
+		t.Errorf("json: %s", r.stdout)
+	}
+	if r := convbatch(t, nil, "help", "report"); !strings.Contains(r.stdout, "(source_file, source_line)") {
+		t.Errorf("help report does not say what --by conversation groups by:\n%s", r.stdout)
+	}
+}

@@ -1,6 +1,7 @@
 package costreport
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,7 +36,10 @@ const (
 	Day Key = "day"
 	// Role groups by the message's role.
 	Role Key = "role"
-	// Conversation groups by conversation_id.
+	// Conversation groups by document, what identifies one in every table:
+	// (source_file, source_line). Its group shows the conversation_id with
+	// them, so the same id in two documents (the same archive given twice,
+	// a duplicate-id) makes two groups, never one of doubled sums.
 	Conversation Key = "conversation"
 )
 
@@ -50,7 +55,8 @@ const (
 	UnknownDay = "unknown"
 )
 
-// Column returns the usage-table column the key reads.
+// Column returns the usage-table column whose value names the key's group
+// (for Conversation, conversation_id; Columns lists every column read).
 func (k Key) Column() string {
 	switch k {
 	case Provider:
@@ -66,6 +72,29 @@ func (k Key) Column() string {
 	}
 	return ""
 }
+
+// Columns returns the usage-table columns the key reads, one per field.
+func (k Key) Columns() []string {
+	if k == Conversation {
+		return []string{"conversation_id", colSourceFile, colSourceLine}
+	}
+	return []string{k.Column()}
+}
+
+// Fields returns the names of the columns the key shows in a report: its
+// own name, and for Conversation also source_file and source_line.
+func (k Key) Fields() []string {
+	if k == Conversation {
+		return []string{string(k), colSourceFile, colSourceLine}
+	}
+	return []string{string(k)}
+}
+
+// Columns of the usage table that identify a document.
+const (
+	colSourceFile = "source_file"
+	colSourceLine = "source_line"
+)
 
 // Metric columns of the usage table.
 const (
@@ -125,8 +154,9 @@ func ParseKeys(s string) ([]Key, error) {
 
 // Row is one group of a report, or its total.
 type Row struct {
-	// Values holds the group's key values, one per Report.Keys, with nulls
-	// shown as None or UnknownDay. It is nil in the total row.
+	// Values holds the group's key values, one per Report.Fields (one per
+	// key, three for Conversation), with nulls shown as None or UnknownDay.
+	// It is nil in the total row.
 	Values []string
 	// Messages is the number of usage rows (messages carrying usage fields)
 	// in the group.
@@ -167,14 +197,28 @@ type Report struct {
 	// Keys are the grouping keys, in the order asked.
 	Keys []Key
 	// Rows holds one row per group, by cost descending, then by key values
-	// (equal costs are equal decimals, so the order is the same whatever
-	// the order of the rows read).
+	// (source_line as a number; equal costs are equal decimals, so the
+	// order is the same whatever the order of the rows read).
 	Rows []Row
 	// Total sums every row.
 	Total Row
 	// Parts is the number of Parquet parts read.
 	Parts int
 }
+
+// Fields returns the names of the key columns of each row: each key's
+// Fields, in the order of Keys.
+func (r *Report) Fields() []string {
+	var out []string
+	for _, k := range r.Keys {
+		out = append(out, k.Fields()...)
+	}
+	return out
+}
+
+// numericField reports whether a key field holds integers (source_line),
+// which sort and print as numbers.
+func numericField(name string) bool { return name == colSourceLine }
 
 // FileError is the error of a part that cannot be read: not Parquet, a
 // damaged file, or not a usage table.
@@ -231,7 +275,8 @@ type Aggregator struct {
 	err    error
 
 	buf     []byte
-	vals    []string
+	vals    []string // the current row's labels, one per field
+	numeric []bool   // per field: it holds integers (numericField)
 	lastDay int64
 	dayStr  string
 }
@@ -252,7 +297,14 @@ func NewAggregator(keys []Key, opts ...Option) (*Aggregator, error) {
 			return nil, err
 		}
 	}
-	return &Aggregator{keys: slices.Clone(keys), opts: o, groups: map[string]*Row{}, vals: make([]string, len(keys)), lastDay: math.MinInt64}, nil
+	a := &Aggregator{keys: slices.Clone(keys), opts: o, groups: map[string]*Row{}, lastDay: math.MinInt64}
+	for _, k := range keys {
+		for _, f := range k.Fields() {
+			a.numeric = append(a.numeric, numericField(f))
+		}
+	}
+	a.vals = make([]string, len(a.numeric))
+	return a, nil
 }
 
 // Parts returns the usage table's part files under the output directory
@@ -355,7 +407,7 @@ func (a *Aggregator) AddFile(ctx context.Context, path string) (err error) {
 func (a *Aggregator) columns() []string {
 	out := []string{colCost, colTokensInput, colTokensOutput}
 	for _, k := range a.keys {
-		out = append(out, k.Column())
+		out = append(out, k.Columns()...)
 	}
 	return out
 }
@@ -470,22 +522,29 @@ func (m metricColumns) row(i int) (Row, error) {
 	return r, nil
 }
 
-// labelers returns, for each grouping key, a function giving row i's label
-// from the key's column of rec.
+// labelers returns, for each field of the grouping keys, a function giving
+// row i's label from the field's column of rec.
 func (a *Aggregator) labelers(rec arrow.Record) ([]func(i int) string, error) {
-	labels := make([]func(i int) string, len(a.keys))
-	for j, k := range a.keys {
-		arr, err := column(rec, k.Column())
-		if err != nil {
-			return nil, err
-		}
-		if k == Day {
-			labels[j], err = a.dayLabeler(arr)
-		} else {
-			labels[j], err = stringLabeler(k, arr)
-		}
-		if err != nil {
-			return nil, err
+	var labels []func(i int) string
+	for _, k := range a.keys {
+		for _, col := range k.Columns() {
+			arr, err := column(rec, col)
+			if err != nil {
+				return nil, err
+			}
+			var label func(i int) string
+			switch {
+			case k == Day:
+				label, err = a.dayLabeler(arr)
+			case col == colSourceLine:
+				label, err = intLabeler(col, arr)
+			default:
+				label, err = stringLabeler(col, arr)
+			}
+			if err != nil {
+				return nil, err
+			}
+			labels = append(labels, label)
 		}
 	}
 	return labels, nil
@@ -507,12 +566,27 @@ func (a *Aggregator) dayLabeler(arr arrow.Array) (func(i int) string, error) {
 	}, nil
 }
 
-// stringLabeler labels a row with the string in key k's column, None when
-// it is null.
-func stringLabeler(k Key, arr arrow.Array) (func(i int) string, error) {
+// intLabeler labels a row with the decimal integer in column col, None
+// when it is null.
+func intLabeler(col string, arr arrow.Array) (func(i int) string, error) {
+	n, ok := arr.(*array.Int64)
+	if !ok {
+		return nil, fmt.Errorf("column %s is %s, want int64", col, arr.DataType())
+	}
+	return func(i int) string {
+		if n.IsNull(i) {
+			return None
+		}
+		return strconv.FormatInt(n.Value(i), 10)
+	}, nil
+}
+
+// stringLabeler labels a row with the string in column col, None when it
+// is null.
+func stringLabeler(col string, arr arrow.Array) (func(i int) string, error) {
 	s, ok := arr.(stringColumn)
 	if !ok || !(arr.DataType().ID() == arrow.STRING || arr.DataType().ID() == arrow.LARGE_STRING) {
-		return nil, fmt.Errorf("column %s is %s, want string", k.Column(), arr.DataType())
+		return nil, fmt.Errorf("column %s is %s, want string", col, arr.DataType())
 	}
 	return func(i int) string {
 		if s.IsNull(i) {
@@ -573,7 +647,7 @@ func floorDiv(a, b int64) int64 {
 }
 
 // Report returns the totals: one row per group, sorted by cost descending
-// and then by key values, and the total row.
+// and then by key values (source_line as a number), and the total row.
 func (a *Aggregator) Report() (*Report, error) {
 	if a.err != nil {
 		return nil, a.err
@@ -586,7 +660,18 @@ func (a *Aggregator) Report() (*Report, error) {
 		if c := y.Cost.Cmp(x.Cost); c != 0 {
 			return c
 		}
-		return slices.Compare(x.Values, y.Values)
+		for j, num := range a.numeric {
+			if num {
+				// Integers without leading zeros: the shorter is smaller.
+				if c := cmp.Compare(len(x.Values[j]), len(y.Values[j])); c != 0 {
+					return c
+				}
+			}
+			if c := strings.Compare(x.Values[j], y.Values[j]); c != 0 {
+				return c
+			}
+		}
+		return 0
 	})
 	return &Report{Keys: slices.Clone(a.keys), Rows: rows, Total: a.total, Parts: a.parts}, nil
 }

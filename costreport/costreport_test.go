@@ -34,6 +34,8 @@ type usageRow struct {
 	in, out  *int64
 	cost     *float64
 	at       string // RFC 3339, "" for null
+	src      string // source_file, "" for in.jsonl
+	line     int64  // source_line, 0 for the number in conv ("c3": 3), else 1
 }
 
 func sp(s string) *string   { return &s }
@@ -106,8 +108,18 @@ func writeUsage(t *testing.T, path string, rows []usageRow) {
 			}
 			b.Field(10).(*array.TimestampBuilder).Append(arrow.Timestamp(ts.UnixMicro()))
 		}
-		b.Field(11).(*array.StringBuilder).Append("in.jsonl")
-		b.Field(12).(*array.Int64Builder).Append(int64(n + 1))
+		src, line := r.src, r.line
+		if src == "" {
+			src = "in.jsonl"
+		}
+		if line == 0 {
+			line = 1
+			if v, err := strconv.ParseInt(strings.TrimPrefix(r.conv, "c"), 10, 64); err == nil {
+				line = v
+			}
+		}
+		b.Field(11).(*array.StringBuilder).Append(src)
+		b.Field(12).(*array.Int64Builder).Append(line)
 	}
 	rec := b.NewRecord()
 	defer rec.Release()
@@ -164,10 +176,10 @@ func TestAggregate(t *testing.T) {
 			{Values: []string{"2026-03-02"}, Messages: 1, TokensInput: 1, TokensOutput: 0, Cost: dec("0")},
 		}},
 		{"role,conversation", []costreport.Row{
-			{Values: []string{"assistant", "c1"}, Messages: 2, TokensInput: 101, TokensOutput: 10, Cost: dec("0.5")},
-			{Values: []string{"assistant", "c3"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
-			{Values: []string{"user", "c2"}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: dec("0.25")},
-			{Values: []string{"tool", "c3"}, Messages: 1, TokensInput: 2, TokensOutput: 3, Cost: dec("0.0000001")},
+			{Values: []string{"assistant", "c1", "in.jsonl", "1"}, Messages: 2, TokensInput: 101, TokensOutput: 10, Cost: dec("0.5")},
+			{Values: []string{"assistant", "c3", "in.jsonl", "3"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
+			{Values: []string{"user", "c2", "in.jsonl", "2"}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: dec("0.25")},
+			{Values: []string{"tool", "c3", "in.jsonl", "3"}, Messages: 1, TokensInput: 2, TokensOutput: 3, Cost: dec("0.0000001")},
 		}},
 	} {
 		t.Run(tc.by, func(t *testing.T) {
@@ -382,5 +394,64 @@ func TestExactCostsAndTies(t *testing.T) {
 	tbl2, c2, j2 := formats(part1, part0)
 	if tbl2 != tbl || c2 != c || j2 != j {
 		t.Errorf("the order of the parts changes the report:\n%s\n%s", c, c2)
+	}
+}
+
+// TestByConversationIsByDocument: the same conversation in two inputs (the
+// same archive given twice) makes two groups of its own sums, not one of
+// doubled sums; each shows the id with source_file and source_line, and
+// source_line sorts and prints as a number.
+func TestByConversationIsByDocument(t *testing.T) {
+	out := t.TempDir()
+	doc := func(src string, line int64) []usageRow {
+		return []usageRow{
+			{conv: "same", role: "assistant", provider: sp("p"), in: ip(10), out: ip(1), cost: fp(0.5), src: src, line: line},
+			{conv: "same", role: "assistant", provider: sp("p"), in: ip(20), out: ip(2), cost: fp(0.25), src: src, line: line},
+		}
+	}
+	writeUsage(t, filepath.Join(out, "tables", "usage", "part-00000.parquet"), append(doc("d1/day.jsonl", 10), doc("d1/day.jsonl", 9)...))
+	writeUsage(t, filepath.Join(out, "tables", "usage", "part-00001.parquet"), doc("d2/day.jsonl", 10))
+	rep, err := costreport.Aggregate(context.Background(), out, []costreport.Key{costreport.Conversation})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Fields(); !reflect.DeepEqual(got, []string{"conversation", "source_file", "source_line"}) {
+		t.Fatalf("fields %v", got)
+	}
+	want := []costreport.Row{
+		{Values: []string{"same", "d1/day.jsonl", "9"}, Messages: 2, TokensInput: 30, TokensOutput: 3, Cost: dec("0.75")},
+		{Values: []string{"same", "d1/day.jsonl", "10"}, Messages: 2, TokensInput: 30, TokensOutput: 3, Cost: dec("0.75")},
+		{Values: []string{"same", "d2/day.jsonl", "10"}, Messages: 2, TokensInput: 30, TokensOutput: 3, Cost: dec("0.75")},
+	}
+	if !reflect.DeepEqual(rep.Rows, want) {
+		t.Fatalf("rows\n%+v\nwant\n%+v", rep.Rows, want)
+	}
+	var c, j, tbl bytes.Buffer
+	if err := rep.WriteCSV(&c); err != nil {
+		t.Fatal(err)
+	}
+	if want := "conversation,source_file,source_line,messages,tokens_input,tokens_output,cost\n" +
+		"same,d1/day.jsonl,9,2,30,3,0.75\nsame,d1/day.jsonl,10,2,30,3,0.75\nsame,d2/day.jsonl,10,2,30,3,0.75\n"; c.String() != want {
+		t.Errorf("csv\n%s\nwant\n%s", c.String(), want)
+	}
+	if err := rep.WriteJSON(&j); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(j.String(), `"conversation": "same",
+      "source_file": "d1/day.jsonl",
+      "source_line": 9,`) {
+		t.Errorf("json:\n%s", j.String())
+	}
+	if err := rep.WriteTable(&tbl); err != nil {
+		t.Fatal(err)
+	}
+	if want := "" +
+		"conversation  source_file   source_line  messages  tokens_input  tokens_output  cost\n" +
+		"same          d1/day.jsonl            9         2            30              3  0.75\n" +
+		"same          d1/day.jsonl           10         2            30              3  0.75\n" +
+		"same          d2/day.jsonl           10         2            30              3  0.75\n" +
+		strings.Repeat("-", 84) + "\n" +
+		"total                                           6            90              9  2.25\n"; tbl.String() != want {
+		t.Errorf("table\n%s\nwant\n%s", tbl.String(), want)
 	}
 }

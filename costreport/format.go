@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -30,11 +31,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		decimals = max(decimals, r.Rows[i].Cost.Decimals())
 	}
 	cells := make([][]string, 0, len(r.Rows)+3)
-	header := make([]string, 0, len(r.Keys)+len(metricNames))
-	for _, k := range r.Keys {
-		header = append(header, string(k))
-	}
-	header = append(header, metricNames...)
+	fields := r.Fields()
+	header := append(slices.Clone(fields), metricNames...)
 	cells = append(cells, header)
 	line := func(values []string, row *Row) []string {
 		out := make([]string, 0, len(header))
@@ -47,7 +45,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	for i := range r.Rows {
 		cells = append(cells, line(r.Rows[i].Values, &r.Rows[i]))
 	}
-	totalKeys := make([]string, len(r.Keys))
+	totalKeys := make([]string, len(fields))
 	totalKeys[0] = TotalLabel
 	cells = append(cells, line(totalKeys, &r.Total))
 
@@ -66,7 +64,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if j > 0 {
 				b.WriteString("  ")
 			}
-			if j < len(r.Keys) {
+			if j < len(fields) && !numericField(fields[j]) {
 				b.WriteString(c)
 				if j < len(row)-1 {
 					b.WriteString(pad)
@@ -102,16 +100,13 @@ func printable(s string) string {
 }
 
 // WriteCSV writes the report as CSV (RFC 4180, encoding/csv): a header of
-// the keys and metrics, then one record per group. The total is not
+// the key fields (Report.Fields) and metrics, then one record per group. The total is not
 // written, so the file stays a plain relation; it is the sum of the
 // records. Costs are exact decimals in plain notation (Decimal.String).
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	header := make([]string, 0, len(r.Keys)+len(metricNames))
-	for _, k := range r.Keys {
-		header = append(header, string(k))
-	}
-	if err := cw.Write(append(header, metricNames...)); err != nil {
+	header := r.Fields()
+	if err := cw.Write(append(slices.Clone(header), metricNames...)); err != nil {
 		return err
 	}
 	rec := make([]string, 0, len(header)+len(metricNames))
@@ -137,7 +132,7 @@ type (
 	}
 	// jsonGroup is an object of the key values then the metrics.
 	jsonGroup struct {
-		keys   []Key
+		fields []string
 		values []string
 		jsonMetrics
 	}
@@ -153,16 +148,19 @@ func metrics(r *Row) jsonMetrics {
 	return jsonMetrics{Messages: r.Messages, TokensInput: r.TokensInput, TokensOutput: r.TokensOutput, Cost: r.Cost}
 }
 
-// MarshalJSON writes the key values first, named by their keys, then the
-// metrics.
+// MarshalJSON writes the key values first, named by their fields, then the
+// metrics. A source_line is a number (a null one the string None).
 func (g jsonGroup) MarshalJSON() ([]byte, error) {
 	var b []byte
 	b = append(b, '{')
-	for i, k := range g.keys {
-		name, _ := json.Marshal(string(k))
+	for i, f := range g.fields {
+		name, _ := json.Marshal(f)
 		value, err := json.Marshal(g.values[i])
 		if err != nil {
 			return nil, err
+		}
+		if _, nerr := strconv.ParseInt(g.values[i], 10, 64); numericField(f) && nerr == nil {
+			value = []byte(g.values[i])
 		}
 		b = append(append(append(append(b, name...), ':'), value...), ',')
 	}
@@ -179,13 +177,15 @@ func (g jsonGroup) MarshalJSON() ([]byte, error) {
 //	 "rows": [{"provider": "openai", "messages": 2, "tokens_input": 10, "tokens_output": 3, "cost": 0.25}, ...],
 //	 "total": {"messages": 2, "tokens_input": 10, "tokens_output": 3, "cost": 0.25}}
 //
-// Each row object names its key values by their keys; costs are JSON
+// Each row object names its key values by their fields (by conversation:
+// "conversation", "source_file" and "source_line", a number); costs are JSON
 // numbers holding the exact decimal (Decimal.String), so a reader that
 // parses them as doubles gets the double nearest to the exact sum.
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{By: r.Keys, Rows: make([]jsonGroup, len(r.Rows)), Total: metrics(&r.Total)}
+	fields := r.Fields()
 	for i := range r.Rows {
-		out.Rows[i] = jsonGroup{keys: r.Keys, values: r.Rows[i].Values, jsonMetrics: metrics(&r.Rows[i])}
+		out.Rows[i] = jsonGroup{fields: fields, values: r.Rows[i].Values, jsonMetrics: metrics(&r.Rows[i])}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
