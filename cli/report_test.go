@@ -1,15 +1,22 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"image/color"
+	"image/png"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convbatch/convbatch/gen"
 )
@@ -373,5 +380,141 @@ func TestReportByConversation(t *testing.T) {
 	}
 	if r := convbatch(t, nil, "help", "report"); !strings.Contains(r.stdout, "(source_file, source_line)") {
 		t.Errorf("help report does not say what --by conversation groups by:\n%s", r.stdout)
+	}
+}
+
+// chromium returns the path of a headless-capable Chromium, skipping the
+// test when none is installed, except in CI (CI=true), where the browser
+// check must run: .ci/run installs Debian's chromium package.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed; CI must install it (Debian package chromium)")
+	}
+	t.Skip("chromium is not installed (Debian: apt-get install chromium)")
+	return ""
+}
+
+// runChromium runs headless Chromium on url with extra flags and returns
+// its standard output. It fetches nothing: networking features are off
+// and the page names no URL.
+func runChromium(t *testing.T, bin, url string, flags ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir()}, flags...)
+	cmd := exec.CommandContext(ctx, bin, append(args, url)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", flags, err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// TestReportHTMLInChromium: report --format html on a run of the bundled
+// sample (both in process) is one page that fetches nothing, and a real
+// browser draws its three SVG charts: the DOM holds them with their paths,
+// and the screenshot shows the charts' colors on a page that is not blank.
+// CONVBATCH_KEEP_SCREENSHOT=FILE keeps the screenshot for a look.
+func TestReportHTMLInChromium(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"run", "-o", out, "--archive", "none", "--progress", "never", filepath.Join("..", "testdata", "sample.jsonl.zst")}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := Main([]string{"report", "--format", "html", out}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("report --format html: exit %d: %s", code, stderr.String())
+	}
+	page := stdout.String()
+	// Nothing to fetch: no URL at all, no attribute or CSS that loads one.
+	if m := regexp.MustCompile(`(?i)https?:|\b(src|href|srcset|action|poster|data)\s*=|url\(|@import|<(script|link|iframe|object|embed|img)\b`).FindString(page); m != "" {
+		t.Errorf("the page may fetch something: %q", m)
+	}
+	file := filepath.Join(dir, "cost.html")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + file
+
+	dom := string(runChromium(t, bin, url, "--dump-dom"))
+	svgs := regexp.MustCompile(`(?s)<svg\b.*?</svg>`).FindAllString(dom, -1)
+	if len(svgs) != 3 {
+		t.Fatalf("the browser's DOM holds %d svg charts, want 3", len(svgs))
+	}
+	for i, svg := range svgs {
+		if n := strings.Count(svg, "<path "); n < 10 {
+			t.Errorf("chart %d has %d paths", i, n)
+		}
+		if !strings.Contains(svg, "<text ") {
+			t.Errorf("chart %d has no text", i)
+		}
+	}
+	for _, h := range []string{"Cost per day", "Top 10 agents by cost", "Tokens by provider", "Cost by provider"} {
+		if !strings.Contains(dom, h) {
+			t.Errorf("DOM lacks %q", h)
+		}
+	}
+
+	shot := filepath.Join(dir, "cost.png")
+	runChromium(t, bin, url, "--screenshot="+shot, "--window-size=1280,2000", "--hide-scrollbars")
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 2000 {
+		t.Errorf("screenshot is %v, want 1280x2000", b)
+	}
+	// The charts' fills: the first two colors of the palette (providers,
+	// agents, input and output tokens) cover whole bars, and the page is
+	// mostly white with dark text.
+	blue, orange, white, dark := 0, 0, 0, 0
+	near := func(c color.Color, r, g, b uint8) bool {
+		cr, cg, cb, _ := c.RGBA()
+		d := func(x uint32, y uint8) bool { return math.Abs(float64(x>>8)-float64(y)) <= 3 }
+		return d(cr, r) && d(cg, g) && d(cb, b)
+	}
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			c := img.At(x, y)
+			switch {
+			case near(c, 0x4e, 0x79, 0xa7):
+				blue++
+			case near(c, 0xf2, 0x8e, 0x2b):
+				orange++
+			case near(c, 0xff, 0xff, 0xff):
+				white++
+			case near(c, 0x22, 0x22, 0x22) || near(c, 0, 0, 0):
+				dark++
+			}
+		}
+	}
+	total := bounds.Dx() * bounds.Dy()
+	t.Logf("screenshot: %d blue, %d orange, %d white, %d dark pixels of %d", blue, orange, white, dark, total)
+	if blue < 5000 || orange < 1000 || white < total/2 || dark < 2000 {
+		t.Errorf("screenshot does not look like the charts: %d blue, %d orange, %d white, %d dark pixels of %d", blue, orange, white, dark, total)
+	}
+	if keep := os.Getenv("CONVBATCH_KEEP_SCREENSHOT"); keep != "" {
+		b, _ := os.ReadFile(shot)
+		if err := os.WriteFile(keep, b, 0o644); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -204,6 +204,9 @@ type Report struct {
 	Total Row
 	// Parts is the number of Parquet parts read.
 	Parts int
+	// Overview holds the groupings the HTML page charts when the report
+	// was made WithOverview, else nil.
+	Overview *Overview
 }
 
 // Fields returns the names of the key columns of each row: each key's
@@ -239,6 +242,29 @@ type Option func(*options) error
 type options struct {
 	batchRows int64
 	mem       memory.Allocator
+	overview  bool
+}
+
+// WithOverview makes the aggregation also sum the groupings the HTML page
+// charts (OverviewKeys), in the same pass over the parts; Report.Overview
+// then holds them.
+func WithOverview() Option {
+	return func(o *options) error {
+		o.overview = true
+		return nil
+	}
+}
+
+// OverviewKeys are the groupings of an Overview, in its field order: by
+// provider, by agent, and by day and provider.
+var OverviewKeys = [][]Key{{Provider}, {Agent}, {Day, Provider}}
+
+// Overview holds the groupings the HTML page draws, summed in the same
+// pass as the report (see WithOverview).
+type Overview struct {
+	// ByProvider, ByAgent and ByDayProvider are the reports grouped by
+	// provider, by agent, and by day and provider.
+	ByProvider, ByAgent, ByDayProvider *Report
 }
 
 // WithBatchRows sets how many rows are decoded at a time (default 65536).
@@ -275,8 +301,9 @@ type Aggregator struct {
 	err    error
 
 	buf     []byte
-	vals    []string // the current row's labels, one per field
-	numeric []bool   // per field: it holds integers (numericField)
+	vals    []string      // the current row's labels, one per field
+	numeric []bool        // per field: it holds integers (numericField)
+	subs    []*Aggregator // the OverviewKeys groupings, WithOverview
 	lastDay int64
 	dayStr  string
 }
@@ -297,6 +324,11 @@ func NewAggregator(keys []Key, opts ...Option) (*Aggregator, error) {
 			return nil, err
 		}
 	}
+	return newAggregator(keys, o), nil
+}
+
+// newAggregator returns an aggregator of valid keys and options.
+func newAggregator(keys []Key, o options) *Aggregator {
 	a := &Aggregator{keys: slices.Clone(keys), opts: o, groups: map[string]*Row{}, lastDay: math.MinInt64}
 	for _, k := range keys {
 		for _, f := range k.Fields() {
@@ -304,7 +336,14 @@ func NewAggregator(keys []Key, opts ...Option) (*Aggregator, error) {
 		}
 	}
 	a.vals = make([]string, len(a.numeric))
-	return a, nil
+	if o.overview {
+		sub := o
+		sub.overview = false
+		for _, keys := range OverviewKeys {
+			a.subs = append(a.subs, newAggregator(keys, sub))
+		}
+	}
+	return a
 }
 
 // Parts returns the usage table's part files under the output directory
@@ -409,6 +448,9 @@ func (a *Aggregator) columns() []string {
 	for _, k := range a.keys {
 		out = append(out, k.Columns()...)
 	}
+	for _, s := range a.subs {
+		out = append(out, s.columns()...)
+	}
 	return out
 }
 
@@ -440,8 +482,14 @@ func column(rec arrow.Record, name string) (arrow.Array, error) {
 	return rec.Column(idx[0]), nil
 }
 
-// add sums the rows of one record batch into their groups and the total.
+// add sums the rows of one record batch into their groups and the total,
+// and into the overview's groupings.
 func (a *Aggregator) add(rec arrow.Record) error {
+	for _, s := range a.subs {
+		if err := s.add(rec); err != nil {
+			return err
+		}
+	}
 	metrics, err := metricColumnsOf(rec)
 	if err != nil {
 		return err
@@ -652,6 +700,18 @@ func (a *Aggregator) Report() (*Report, error) {
 	if a.err != nil {
 		return nil, a.err
 	}
+	var ov *Overview
+	if len(a.subs) > 0 {
+		reps := make([]*Report, len(a.subs))
+		for i, s := range a.subs {
+			s.parts = a.parts
+			var err error
+			if reps[i], err = s.Report(); err != nil {
+				return nil, err
+			}
+		}
+		ov = &Overview{ByProvider: reps[0], ByAgent: reps[1], ByDayProvider: reps[2]}
+	}
 	rows := make([]Row, 0, len(a.groups))
 	for _, g := range a.groups {
 		rows = append(rows, *g)
@@ -673,5 +733,5 @@ func (a *Aggregator) Report() (*Report, error) {
 		}
 		return 0
 	})
-	return &Report{Keys: slices.Clone(a.keys), Rows: rows, Total: a.total, Parts: a.parts}, nil
+	return &Report{Keys: slices.Clone(a.keys), Rows: rows, Total: a.total, Parts: a.parts, Overview: ov}, nil
 }
