@@ -300,6 +300,9 @@ func TestReportErrors(t *testing.T) {
 	if r := convbatch(t, nil, "report", "--format", "json", out); r.code != 0 || !strings.Contains(r.stdout, `"provider": "p"`) {
 		t.Fatalf("report: exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
+	if r := convbatch(t, nil, "report", "--format", "html", out); r.code != 0 || !strings.HasPrefix(r.stdout, "<!DOCTYPE html>") || strings.Count(r.stdout, "<svg ") != 3 {
+		t.Fatalf("report --format html: exit %d: %.300s %s", r.code, r.stdout, r.stderr)
+	}
 
 	parts, _ := filepath.Glob(filepath.Join(out, "tables", "usage", "*.parquet"))
 	if len(parts) == 0 {

@@ -30,7 +30,7 @@ const (
 	// others are summed as OtherLabel.
 	ChartProviders = 9
 	// OtherLabel names the providers past ChartProviders in the charts.
-	OtherLabel = "other"
+	OtherLabel = "(others)"
 )
 
 // palette is the Tableau 10 palette: distinct hues readable on white. The
@@ -61,7 +61,7 @@ const chartWidth vg.Length = 720
 // doubles. The page is the same bytes for the same table.
 func (r *Report) WriteHTML(w io.Writer) error {
 	page := htmlPage{
-		Cost:         r.Total.Cost.String(),
+		Cost:         r.Total.Cost.Text(2),
 		Messages:     group3(r.Total.Messages),
 		TokensInput:  group3(r.Total.TokensInput),
 		TokensOutput: group3(r.Total.TokensOutput),
@@ -391,6 +391,7 @@ func headroom(p *plot.Plot, values []plotter.Values, stacked bool) {
 		}
 		top = max(top, sum)
 	}
+	p.Y.Max = 1 // an axis from 0 to 1 when every value is 0
 	if top > 0 {
 		p.Y.Max = top * 1.08
 	}
@@ -439,7 +440,7 @@ func agentChart(ov *Overview) (string, error) {
 	p.Add(lbl)
 	p.NominalY(names...)
 	p.Y.Padding = 0
-	p.X.Min = 0
+	p.X.Min, p.X.Max = 0, 1 // from 0 to 1 when every cost is 0
 	if top > 0 {
 		p.X.Max = top * 1.2 // room for the labels
 	}

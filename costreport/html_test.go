@@ -3,6 +3,7 @@ package costreport_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,5 +98,34 @@ func TestWriteHTMLEmpty(t *testing.T) {
 	}
 	if strings.Contains(page.String(), "<svg") || !strings.Contains(page.String(), "0 rows") {
 		t.Errorf("empty page:\n%s", page.String())
+	}
+}
+
+// TestWriteHTMLCharts: charts are drawn for rows without costs or dates,
+// and for more providers than the charts name.
+func TestWriteHTMLCharts(t *testing.T) {
+	out := t.TempDir()
+	var rows []usageRow
+	for i := range 12 {
+		p := fmt.Sprintf("provider-%02d", i)
+		rows = append(rows, usageRow{conv: "c1", role: "assistant", agent: sp("a"), provider: &p, in: ip(int64(i)), cost: nil})
+	}
+	writeUsage(t, filepath.Join(out, "tables", "usage", "part-00000.parquet"), rows)
+	rep, err := costreport.Aggregate(context.Background(), out, []costreport.Key{costreport.Provider}, costreport.WithOverview())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	html := page.String()
+	if n := strings.Count(html, "<svg "); n != 3 {
+		t.Errorf("%d charts", n)
+	}
+	for _, want := range []string{costreport.OtherLabel, "provider-00", "provider-08", ">unknown<"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
 	}
 }
