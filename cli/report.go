@@ -19,21 +19,36 @@ func reportCommand() *command {
 	return &command{
 		name:    "report",
 		summary: "sum cost and tokens of a run's usage table by provider, agent, day, role or conversation",
-		usage:   "convbatch report [--by KEY,...] [--format table|csv|json] OUT",
+		usage:   "convbatch report [--by KEY,...] [--format table|csv|json|html] OUT",
 		example: joinLines(
 			"  convbatch report out                                 # cost by provider",
 			"  convbatch report --by provider,day out               # per provider per UTC day",
 			"  convbatch report --by agent --format csv out > agents.csv",
 			"  convbatch report --by conversation --format json out | jq '.rows[:10]'",
+			"  convbatch report --format html out > cost.html          # charts and tables",
 			"",
 			"OUT is the output directory of convbatch run or extract; the report reads",
 			"OUT/tables/usage/*.parquet. Null providers and agents show as (none), a null",
-			"created_at as day unknown. Rows are sorted by cost, highest first. The table",
-			"and json formats end with the total; csv holds the groups only.",
+			"created_at as day unknown. --by conversation groups by document, what",
+			"identifies one (source_file, source_line), and shows the conversation id",
+			"with them: the same id in two documents (an archive given twice, a",
+			"duplicate-id) makes two rows. Rows are sorted by cost, highest first, then by",
+			"their keys. The table and json formats end with the total; csv holds the",
+			"groups only.",
+			"",
+			"Costs add up exactly: each cost cell is taken as the shortest decimal that",
+			"reads back as its double (the archive's literal, for literals of up to 15",
+			"significant digits) and summed as a decimal, so csv and json print the exact",
+			"sum (163.737276, not 163.73727599999998) and the table pads every cost to",
+			"the same number of decimals.",
+			"",
+			"--format html writes one self-contained page (no network fetches; inline",
+			"SVG charts): cost per UTC day stacked by provider, the top 10 agents by cost,",
+			"tokens by provider, their tables, and the --by table when it is another.",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVar(&by, "by", string(costreport.Provider), "grouping keys, comma-separated: "+strings.Join(keys, ", "))
-			fs.StringVar(&format, "format", "table", "output format: table, csv or json")
+			fs.StringVar(&format, "format", "table", "output format: table, csv, json or html")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
 					return 0, usageErr("report: want exactly one OUT directory (the -o of convbatch run), got %d arguments", len(args))
@@ -46,11 +61,16 @@ func reportCommand() *command {
 					"table": func(r *costreport.Report) error { return r.WriteTable(e.stdout) },
 					"csv":   func(r *costreport.Report) error { return r.WriteCSV(e.stdout) },
 					"json":  func(r *costreport.Report) error { return r.WriteJSON(e.stdout) },
+					"html":  func(r *costreport.Report) error { return r.WriteHTML(e.stdout) },
 				}[format]
 				if write == nil {
-					return 0, usageErr("report --format %q: want table, csv or json", format)
+					return 0, usageErr("report --format %q: want table, csv, json or html", format)
 				}
-				rep, err := costreport.Aggregate(e.ctx, args[0], groupBy)
+				var opts []costreport.Option
+				if format == "html" {
+					opts = append(opts, costreport.WithOverview())
+				}
+				rep, err := costreport.Aggregate(e.ctx, args[0], groupBy, opts...)
 				if err != nil {
 					if errors.Is(err, costreport.ErrNoUsageTable) {
 						return 0, usageErr("report: %v", err)

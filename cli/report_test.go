@@ -1,15 +1,22 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"image/color"
+	"image/png"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convbatch/convbatch/gen"
 )
@@ -198,8 +205,9 @@ func TestReportFormats(t *testing.T) {
 				t.Fatalf("line %q: %s ends at %d, header at %d", l, name, end, ends[name])
 			}
 		}
-		if dot := strings.IndexByte(f[4], '.'); dot < 0 || len(f[4])-dot-1 != 6 {
-			t.Fatalf("cost %q not written with 6 decimals", f[4])
+		// Exact costs, padded to one number of decimals so the points line up.
+		if dot := strings.IndexByte(f[4], '.'); dot < 0 || len(f[4])-dot-1 < 2 || len(f[4])-dot != len(strings.Fields(lines[1])[4])-strings.IndexByte(strings.Fields(lines[1])[4], '.') {
+			t.Fatalf("cost %q not aligned on its point with %q", f[4], lines[1])
 		}
 		if i == len(lines)-1 {
 			if f[0] != "total" {
@@ -292,6 +300,9 @@ func TestReportErrors(t *testing.T) {
 	if r := convbatch(t, nil, "report", "--format", "json", out); r.code != 0 || !strings.Contains(r.stdout, `"provider": "p"`) {
 		t.Fatalf("report: exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
+	if r := convbatch(t, nil, "report", "--format", "html", out); r.code != 0 || !strings.HasPrefix(r.stdout, "<!DOCTYPE html>") || strings.Count(r.stdout, "<svg ") != 3 {
+		t.Fatalf("report --format html: exit %d: %.300s %s", r.code, r.stdout, r.stderr)
+	}
 
 	parts, _ := filepath.Glob(filepath.Join(out, "tables", "usage", "*.parquet"))
 	if len(parts) == 0 {
@@ -318,4 +329,195 @@ func fieldEnds(line string) []int {
 		}
 	}
 	return ends
+}
+
+// TestReportExactCost: costs whose float64 sum shows noise
+// (163.73727599999998) are summed as the archive's decimals.
+func TestReportExactCost(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "x.jsonl")
+	var msgs []string
+	for _, c := range []string{"33.427282", "87.103891", "6.959626", "21.052229", "15.194248"} {
+		msgs = append(msgs, `{"role":"assistant","content":"hi","provider":"p","cost":`+c+`}`)
+	}
+	writeFile(t, in, `{"id":"a","extensions":["usage-metadata"],"messages":[`+strings.Join(msgs, ",")+`]}`+"\n")
+	out := filepath.Join(dir, "out")
+	if r := convbatch(t, nil, "run", "-o", out, in); r.code != 0 {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	if r := convbatch(t, nil, "report", "--format", "csv", out); r.code != 0 || r.stdout != "provider,messages,tokens_input,tokens_output,cost\np,5,0,0,163.737276\n" {
+		t.Errorf("csv: exit %d: %q %s", r.code, r.stdout, r.stderr)
+	}
+	if r := convbatch(t, nil, "report", "--format", "json", out); r.code != 0 || strings.Count(r.stdout, `"cost": 163.737276`+"\n") != 2 {
+		t.Errorf("json: exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestReportByConversation: the same conversation in two inputs makes one
+// row per document, each with its id, source_file and source_line, not one
+// row of doubled sums.
+func TestReportByConversation(t *testing.T) {
+	dir := t.TempDir()
+	doc := `{"id":"same","extensions":["usage-metadata"],"messages":[{"role":"assistant","content":"hi","provider":"p","cost":0.1,"tokens":{"input":3,"output":1}},{"role":"assistant","content":"ho","provider":"p","cost":0.2,"tokens":{"input":4,"output":2}}]}` + "\n"
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	writeFile(t, a, doc)
+	writeFile(t, b, doc)
+	out := filepath.Join(dir, "out")
+	if r := convbatch(t, nil, "run", "-o", out, a, b); r.code != 0 && r.code != 1 {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	r := convbatch(t, nil, "report", "--by", "conversation", "--format", "csv", out)
+	want := "conversation,source_file,source_line,messages,tokens_input,tokens_output,cost\n" +
+		"same," + a + ",1,2,7,3,0.3\n" +
+		"same," + b + ",1,2,7,3,0.3\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("report --by conversation: exit %d:\n%s\nwant\n%s%s", r.code, r.stdout, want, r.stderr)
+	}
+	var rep reportJSON
+	r = convbatch(t, nil, "report", "--by", "conversation", "--format", "json", out)
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 2 || rep.Rows[0]["conversation"] != "same" || rep.Rows[0]["source_line"] != 1.0 || rep.Rows[1]["source_file"] != b || rep.Total.Messages != 4 {
+		t.Errorf("json: %s", r.stdout)
+	}
+	if r := convbatch(t, nil, "help", "report"); !strings.Contains(r.stdout, "(source_file, source_line)") {
+		t.Errorf("help report does not say what --by conversation groups by:\n%s", r.stdout)
+	}
+}
+
+// chromium returns the path of a headless-capable Chromium, skipping the
+// test when none is installed, except in CI (CI=true), where the browser
+// check must run: .ci/run installs Debian's chromium package.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed; CI must install it (Debian package chromium)")
+	}
+	t.Skip("chromium is not installed (Debian: apt-get install chromium)")
+	return ""
+}
+
+// runChromium runs headless Chromium on url with extra flags and returns
+// its standard output. It fetches nothing: networking features are off
+// and the page names no URL.
+func runChromium(t *testing.T, bin, url string, flags ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir()}, flags...)
+	cmd := exec.CommandContext(ctx, bin, append(args, url)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", flags, err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// TestReportHTMLInChromium: report --format html on a run of the bundled
+// sample (both in process) is one page that fetches nothing, and a real
+// browser draws its three SVG charts: the DOM holds them with their paths,
+// and the screenshot shows the charts' colors on a page that is not blank.
+// CONVBATCH_KEEP_SCREENSHOT=FILE keeps the screenshot for a look.
+func TestReportHTMLInChromium(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"run", "-o", out, "--archive", "none", "--progress", "never", filepath.Join("..", "testdata", "sample.jsonl.zst")}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := Main([]string{"report", "--format", "html", out}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("report --format html: exit %d: %s", code, stderr.String())
+	}
+	page := stdout.String()
+	// Nothing to fetch: no URL at all, no attribute or CSS that loads one.
+	if m := regexp.MustCompile(`(?i)https?:|\b(src|href|srcset|action|poster|data)\s*=|url\(|@import|<(script|link|iframe|object|embed|img)\b`).FindString(page); m != "" {
+		t.Errorf("the page may fetch something: %q", m)
+	}
+	file := filepath.Join(dir, "cost.html")
+	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := "file://" + file
+
+	dom := string(runChromium(t, bin, url, "--dump-dom"))
+	svgs := regexp.MustCompile(`(?s)<svg\b.*?</svg>`).FindAllString(dom, -1)
+	if len(svgs) != 3 {
+		t.Fatalf("the browser's DOM holds %d svg charts, want 3", len(svgs))
+	}
+	for i, svg := range svgs {
+		if n := strings.Count(svg, "<path "); n < 10 {
+			t.Errorf("chart %d has %d paths", i, n)
+		}
+		if !strings.Contains(svg, "<text ") {
+			t.Errorf("chart %d has no text", i)
+		}
+	}
+	for _, h := range []string{"Cost per day", "Top 10 agents by cost", "Tokens by provider", "Cost by provider"} {
+		if !strings.Contains(dom, h) {
+			t.Errorf("DOM lacks %q", h)
+		}
+	}
+
+	shot := filepath.Join(dir, "cost.png")
+	runChromium(t, bin, url, "--screenshot="+shot, "--window-size=1280,2000", "--hide-scrollbars")
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 2000 {
+		t.Errorf("screenshot is %v, want 1280x2000", b)
+	}
+	// The charts' fills: the first two colors of the palette (providers,
+	// agents, input and output tokens) cover whole bars, and the page is
+	// mostly white with dark text.
+	blue, orange, white, dark := 0, 0, 0, 0
+	near := func(c color.Color, r, g, b uint8) bool {
+		cr, cg, cb, _ := c.RGBA()
+		d := func(x uint32, y uint8) bool { return math.Abs(float64(x>>8)-float64(y)) <= 3 }
+		return d(cr, r) && d(cg, g) && d(cb, b)
+	}
+	bounds := img.Bounds()
+	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {
+		for x := bounds.Min.X; x < bounds.Max.X; x++ {
+			c := img.At(x, y)
+			switch {
+			case near(c, 0x4e, 0x79, 0xa7):
+				blue++
+			case near(c, 0xf2, 0x8e, 0x2b):
+				orange++
+			case near(c, 0xff, 0xff, 0xff):
+				white++
+			case near(c, 0x22, 0x22, 0x22) || near(c, 0, 0, 0):
+				dark++
+			}
+		}
+	}
+	total := bounds.Dx() * bounds.Dy()
+	t.Logf("screenshot: %d blue, %d orange, %d white, %d dark pixels of %d", blue, orange, white, dark, total)
+	if blue < 5000 || orange < 1000 || white < total/2 || dark < 2000 {
+		t.Errorf("screenshot does not look like the charts: %d blue, %d orange, %d white, %d dark pixels of %d", blue, orange, white, dark, total)
+	}
+	if keep := os.Getenv("CONVBATCH_KEEP_SCREENSHOT"); keep != "" {
+		b, _ := os.ReadFile(shot)
+		if err := os.WriteFile(keep, b, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,7 +36,10 @@ const (
 	Day Key = "day"
 	// Role groups by the message's role.
 	Role Key = "role"
-	// Conversation groups by conversation_id.
+	// Conversation groups by document, what identifies one in every table:
+	// (source_file, source_line). Its group shows the conversation_id with
+	// them, so the same id in two documents (the same archive given twice,
+	// a duplicate-id) makes two groups, never one of doubled sums.
 	Conversation Key = "conversation"
 )
 
@@ -51,7 +55,8 @@ const (
 	UnknownDay = "unknown"
 )
 
-// Column returns the usage-table column the key reads.
+// Column returns the usage-table column whose value names the key's group
+// (for Conversation, conversation_id; Columns lists every column read).
 func (k Key) Column() string {
 	switch k {
 	case Provider:
@@ -67,6 +72,29 @@ func (k Key) Column() string {
 	}
 	return ""
 }
+
+// Columns returns the usage-table columns the key reads, one per field.
+func (k Key) Columns() []string {
+	if k == Conversation {
+		return []string{"conversation_id", colSourceFile, colSourceLine}
+	}
+	return []string{k.Column()}
+}
+
+// Fields returns the names of the columns the key shows in a report: its
+// own name, and for Conversation also source_file and source_line.
+func (k Key) Fields() []string {
+	if k == Conversation {
+		return []string{string(k), colSourceFile, colSourceLine}
+	}
+	return []string{string(k)}
+}
+
+// Columns of the usage table that identify a document.
+const (
+	colSourceFile = "source_file"
+	colSourceLine = "source_line"
+)
 
 // Metric columns of the usage table.
 const (
@@ -126,8 +154,9 @@ func ParseKeys(s string) ([]Key, error) {
 
 // Row is one group of a report, or its total.
 type Row struct {
-	// Values holds the group's key values, one per Report.Keys, with nulls
-	// shown as None or UnknownDay. It is nil in the total row.
+	// Values holds the group's key values, one per Report.Fields (one per
+	// key, three for Conversation), with nulls shown as None or UnknownDay.
+	// It is nil in the total row.
 	Values []string
 	// Messages is the number of usage rows (messages carrying usage fields)
 	// in the group.
@@ -135,8 +164,12 @@ type Row struct {
 	// TokensInput and TokensOutput sum the non-null tokens_input and
 	// tokens_output cells.
 	TokensInput, TokensOutput int64
-	// Cost sums the non-null cost cells, in the order they were read.
-	Cost float64
+	// Cost sums the non-null cost cells exactly: each cell is taken as the
+	// shortest decimal that reads back as its double (DecimalFromFloat),
+	// which is the archive's literal when that has at most 15 significant
+	// digits, and the decimals are added with no rounding, so the sum does
+	// not depend on the order of the rows.
+	Cost Decimal
 }
 
 func (r *Row) add(o *Row) error {
@@ -144,7 +177,7 @@ func (r *Row) add(o *Row) error {
 	r.Messages += o.Messages
 	r.TokensInput, ok1 = addInt(r.TokensInput, o.TokensInput)
 	r.TokensOutput, ok2 = addInt(r.TokensOutput, o.TokensOutput)
-	r.Cost += o.Cost
+	r.Cost = r.Cost.Add(o.Cost)
 	if !ok1 || !ok2 {
 		return ErrOverflow
 	}
@@ -163,13 +196,32 @@ func addInt(a, b int64) (int64, bool) {
 type Report struct {
 	// Keys are the grouping keys, in the order asked.
 	Keys []Key
-	// Rows holds one row per group, by cost descending, then by key values.
+	// Rows holds one row per group, by cost descending, then by key values
+	// (source_line as a number; equal costs are equal decimals, so the
+	// order is the same whatever the order of the rows read).
 	Rows []Row
 	// Total sums every row.
 	Total Row
 	// Parts is the number of Parquet parts read.
 	Parts int
+	// Overview holds the groupings the HTML page charts when the report
+	// was made WithOverview, else nil.
+	Overview *Overview
 }
+
+// Fields returns the names of the key columns of each row: each key's
+// Fields, in the order of Keys.
+func (r *Report) Fields() []string {
+	var out []string
+	for _, k := range r.Keys {
+		out = append(out, k.Fields()...)
+	}
+	return out
+}
+
+// numericField reports whether a key field holds integers (source_line),
+// which sort and print as numbers.
+func numericField(name string) bool { return name == colSourceLine }
 
 // FileError is the error of a part that cannot be read: not Parquet, a
 // damaged file, or not a usage table.
@@ -190,6 +242,29 @@ type Option func(*options) error
 type options struct {
 	batchRows int64
 	mem       memory.Allocator
+	overview  bool
+}
+
+// WithOverview makes the aggregation also sum the groupings the HTML page
+// charts (OverviewKeys), in the same pass over the parts; Report.Overview
+// then holds them.
+func WithOverview() Option {
+	return func(o *options) error {
+		o.overview = true
+		return nil
+	}
+}
+
+// OverviewKeys are the groupings of an Overview, in its field order: by
+// provider, by agent, and by day and provider.
+var OverviewKeys = [][]Key{{Provider}, {Agent}, {Day, Provider}}
+
+// Overview holds the groupings the HTML page draws, summed in the same
+// pass as the report (see WithOverview).
+type Overview struct {
+	// ByProvider, ByAgent and ByDayProvider are the reports grouped by
+	// provider, by agent, and by day and provider.
+	ByProvider, ByAgent, ByDayProvider *Report
 }
 
 // WithBatchRows sets how many rows are decoded at a time (default 65536).
@@ -226,7 +301,9 @@ type Aggregator struct {
 	err    error
 
 	buf     []byte
-	vals    []string
+	vals    []string      // the current row's labels, one per field
+	numeric []bool        // per field: it holds integers (numericField)
+	subs    []*Aggregator // the OverviewKeys groupings, WithOverview
 	lastDay int64
 	dayStr  string
 }
@@ -247,7 +324,26 @@ func NewAggregator(keys []Key, opts ...Option) (*Aggregator, error) {
 			return nil, err
 		}
 	}
-	return &Aggregator{keys: slices.Clone(keys), opts: o, groups: map[string]*Row{}, vals: make([]string, len(keys)), lastDay: math.MinInt64}, nil
+	return newAggregator(keys, o), nil
+}
+
+// newAggregator returns an aggregator of valid keys and options.
+func newAggregator(keys []Key, o options) *Aggregator {
+	a := &Aggregator{keys: slices.Clone(keys), opts: o, groups: map[string]*Row{}, lastDay: math.MinInt64}
+	for _, k := range keys {
+		for _, f := range k.Fields() {
+			a.numeric = append(a.numeric, numericField(f))
+		}
+	}
+	a.vals = make([]string, len(a.numeric))
+	if o.overview {
+		sub := o
+		sub.overview = false
+		for _, keys := range OverviewKeys {
+			a.subs = append(a.subs, newAggregator(keys, sub))
+		}
+	}
+	return a
 }
 
 // Parts returns the usage table's part files under the output directory
@@ -350,7 +446,10 @@ func (a *Aggregator) AddFile(ctx context.Context, path string) (err error) {
 func (a *Aggregator) columns() []string {
 	out := []string{colCost, colTokensInput, colTokensOutput}
 	for _, k := range a.keys {
-		out = append(out, k.Column())
+		out = append(out, k.Columns()...)
+	}
+	for _, s := range a.subs {
+		out = append(out, s.columns()...)
 	}
 	return out
 }
@@ -383,8 +482,14 @@ func column(rec arrow.Record, name string) (arrow.Array, error) {
 	return rec.Column(idx[0]), nil
 }
 
-// add sums the rows of one record batch into their groups and the total.
+// add sums the rows of one record batch into their groups and the total,
+// and into the overview's groupings.
 func (a *Aggregator) add(rec arrow.Record) error {
+	for _, s := range a.subs {
+		if err := s.add(rec); err != nil {
+			return err
+		}
+	}
 	metrics, err := metricColumnsOf(rec)
 	if err != nil {
 		return err
@@ -442,7 +547,8 @@ func metricColumnsOf(rec arrow.Record) (metricColumns, error) {
 }
 
 // row returns row i's metrics: one message, its tokens and its cost (0
-// when null). Negative token counts are refused.
+// when null). Negative token counts and costs that are not finite are
+// refused.
 func (m metricColumns) row(i int) (Row, error) {
 	r := Row{Messages: 1}
 	if !m.tokensIn.IsNull(i) {
@@ -455,27 +561,38 @@ func (m metricColumns) row(i int) (Row, error) {
 		return Row{}, fmt.Errorf("negative token count in row %d (the usage table holds counts from 0 to 2^63-1)", i)
 	}
 	if !m.cost.IsNull(i) {
-		r.Cost = m.cost.Value(i)
+		c, err := DecimalFromFloat(m.cost.Value(i))
+		if err != nil {
+			return Row{}, fmt.Errorf("cost in row %d: %w", i, err)
+		}
+		r.Cost = c
 	}
 	return r, nil
 }
 
-// labelers returns, for each grouping key, a function giving row i's label
-// from the key's column of rec.
+// labelers returns, for each field of the grouping keys, a function giving
+// row i's label from the field's column of rec.
 func (a *Aggregator) labelers(rec arrow.Record) ([]func(i int) string, error) {
-	labels := make([]func(i int) string, len(a.keys))
-	for j, k := range a.keys {
-		arr, err := column(rec, k.Column())
-		if err != nil {
-			return nil, err
-		}
-		if k == Day {
-			labels[j], err = a.dayLabeler(arr)
-		} else {
-			labels[j], err = stringLabeler(k, arr)
-		}
-		if err != nil {
-			return nil, err
+	var labels []func(i int) string
+	for _, k := range a.keys {
+		for _, col := range k.Columns() {
+			arr, err := column(rec, col)
+			if err != nil {
+				return nil, err
+			}
+			var label func(i int) string
+			switch {
+			case k == Day:
+				label, err = a.dayLabeler(arr)
+			case col == colSourceLine:
+				label, err = intLabeler(col, arr)
+			default:
+				label, err = stringLabeler(col, arr)
+			}
+			if err != nil {
+				return nil, err
+			}
+			labels = append(labels, label)
 		}
 	}
 	return labels, nil
@@ -497,12 +614,27 @@ func (a *Aggregator) dayLabeler(arr arrow.Array) (func(i int) string, error) {
 	}, nil
 }
 
-// stringLabeler labels a row with the string in key k's column, None when
-// it is null.
-func stringLabeler(k Key, arr arrow.Array) (func(i int) string, error) {
+// intLabeler labels a row with the decimal integer in column col, None
+// when it is null.
+func intLabeler(col string, arr arrow.Array) (func(i int) string, error) {
+	n, ok := arr.(*array.Int64)
+	if !ok {
+		return nil, fmt.Errorf("column %s is %s, want int64", col, arr.DataType())
+	}
+	return func(i int) string {
+		if n.IsNull(i) {
+			return None
+		}
+		return strconv.FormatInt(n.Value(i), 10)
+	}, nil
+}
+
+// stringLabeler labels a row with the string in column col, None when it
+// is null.
+func stringLabeler(col string, arr arrow.Array) (func(i int) string, error) {
 	s, ok := arr.(stringColumn)
 	if !ok || !(arr.DataType().ID() == arrow.STRING || arr.DataType().ID() == arrow.LARGE_STRING) {
-		return nil, fmt.Errorf("column %s is %s, want string", k.Column(), arr.DataType())
+		return nil, fmt.Errorf("column %s is %s, want string", col, arr.DataType())
 	}
 	return func(i int) string {
 		if s.IsNull(i) {
@@ -563,20 +695,43 @@ func floorDiv(a, b int64) int64 {
 }
 
 // Report returns the totals: one row per group, sorted by cost descending
-// and then by key values, and the total row.
+// and then by key values (source_line as a number), and the total row.
 func (a *Aggregator) Report() (*Report, error) {
 	if a.err != nil {
 		return nil, a.err
+	}
+	var ov *Overview
+	if len(a.subs) > 0 {
+		reps := make([]*Report, len(a.subs))
+		for i, s := range a.subs {
+			s.parts = a.parts
+			var err error
+			if reps[i], err = s.Report(); err != nil {
+				return nil, err
+			}
+		}
+		ov = &Overview{ByProvider: reps[0], ByAgent: reps[1], ByDayProvider: reps[2]}
 	}
 	rows := make([]Row, 0, len(a.groups))
 	for _, g := range a.groups {
 		rows = append(rows, *g)
 	}
 	slices.SortFunc(rows, func(x, y Row) int {
-		if c := cmp.Compare(y.Cost, x.Cost); c != 0 {
+		if c := y.Cost.Cmp(x.Cost); c != 0 {
 			return c
 		}
-		return slices.Compare(x.Values, y.Values)
+		for j, num := range a.numeric {
+			if num {
+				// Integers without leading zeros: the shorter is smaller.
+				if c := cmp.Compare(len(x.Values[j]), len(y.Values[j])); c != 0 {
+					return c
+				}
+			}
+			if c := strings.Compare(x.Values[j], y.Values[j]); c != 0 {
+				return c
+			}
+		}
+		return 0
 	})
-	return &Report{Keys: slices.Clone(a.keys), Rows: rows, Total: a.total, Parts: a.parts}, nil
+	return &Report{Keys: slices.Clone(a.keys), Rows: rows, Total: a.total, Parts: a.parts, Overview: ov}, nil
 }

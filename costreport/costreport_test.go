@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,11 +34,22 @@ type usageRow struct {
 	in, out  *int64
 	cost     *float64
 	at       string // RFC 3339, "" for null
+	src      string // source_file, "" for in.jsonl
+	line     int64  // source_line, 0 for the number in conv ("c3": 3), else 1
 }
 
 func sp(s string) *string   { return &s }
 func ip(v int64) *int64     { return &v }
 func fp(v float64) *float64 { return &v }
+
+// dec parses an exact decimal.
+func dec(s string) costreport.Decimal {
+	d, err := costreport.ParseDecimal(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
 
 // writeUsage writes rows as one Parquet part with the sink's usage schema,
 // in row groups of 2 rows so that batches cross row groups.
@@ -96,8 +108,18 @@ func writeUsage(t *testing.T, path string, rows []usageRow) {
 			}
 			b.Field(10).(*array.TimestampBuilder).Append(arrow.Timestamp(ts.UnixMicro()))
 		}
-		b.Field(11).(*array.StringBuilder).Append("in.jsonl")
-		b.Field(12).(*array.Int64Builder).Append(int64(n + 1))
+		src, line := r.src, r.line
+		if src == "" {
+			src = "in.jsonl"
+		}
+		if line == 0 {
+			line = 1
+			if v, err := strconv.ParseInt(strings.TrimPrefix(r.conv, "c"), 10, 64); err == nil {
+				line = v
+			}
+		}
+		b.Field(11).(*array.StringBuilder).Append(src)
+		b.Field(12).(*array.Int64Builder).Append(line)
 	}
 	rec := b.NewRecord()
 	defer rec.Release()
@@ -138,26 +160,26 @@ func TestAggregate(t *testing.T) {
 		want []costreport.Row
 	}{
 		{"provider", []costreport.Row{
-			{Values: []string{"openai"}, Messages: 3, TokensInput: 103, TokensOutput: 13, Cost: 0.5 + 1e-7},
-			{Values: []string{"anthropic"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: 0.5},
-			{Values: []string{costreport.None}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: 0.25},
+			{Values: []string{"openai"}, Messages: 3, TokensInput: 103, TokensOutput: 13, Cost: dec("0.5000001")},
+			{Values: []string{"anthropic"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
+			{Values: []string{costreport.None}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: dec("0.25")},
 		}},
 		{"agent", []costreport.Row{
-			{Values: []string{"a1"}, Messages: 2, TokensInput: 101, TokensOutput: 10, Cost: 0.5},
-			{Values: []string{"a2"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: 0.5},
-			{Values: []string{costreport.None}, Messages: 2, TokensInput: 2, TokensOutput: 10, Cost: 0.25 + 1e-7},
+			{Values: []string{"a1"}, Messages: 2, TokensInput: 101, TokensOutput: 10, Cost: dec("0.5")},
+			{Values: []string{"a2"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
+			{Values: []string{costreport.None}, Messages: 2, TokensInput: 2, TokensOutput: 10, Cost: dec("0.2500001")},
 		}},
 		{"day", []costreport.Row{
-			{Values: []string{"2026-03-01"}, Messages: 2, TokensInput: 102, TokensOutput: 13, Cost: 0.5 + 1e-7},
-			{Values: []string{"1969-12-31"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: 0.5},
-			{Values: []string{costreport.UnknownDay}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: 0.25},
-			{Values: []string{"2026-03-02"}, Messages: 1, TokensInput: 1, TokensOutput: 0, Cost: 0},
+			{Values: []string{"2026-03-01"}, Messages: 2, TokensInput: 102, TokensOutput: 13, Cost: dec("0.5000001")},
+			{Values: []string{"1969-12-31"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
+			{Values: []string{costreport.UnknownDay}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: dec("0.25")},
+			{Values: []string{"2026-03-02"}, Messages: 1, TokensInput: 1, TokensOutput: 0, Cost: dec("0")},
 		}},
 		{"role,conversation", []costreport.Row{
-			{Values: []string{"assistant", "c1"}, Messages: 2, TokensInput: 101, TokensOutput: 10, Cost: 0.5},
-			{Values: []string{"assistant", "c3"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: 0.5},
-			{Values: []string{"user", "c2"}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: 0.25},
-			{Values: []string{"tool", "c3"}, Messages: 1, TokensInput: 2, TokensOutput: 3, Cost: 1e-7},
+			{Values: []string{"assistant", "c1", "in.jsonl", "1"}, Messages: 2, TokensInput: 101, TokensOutput: 10, Cost: dec("0.5")},
+			{Values: []string{"assistant", "c3", "in.jsonl", "3"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
+			{Values: []string{"user", "c2", "in.jsonl", "2"}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: dec("0.25")},
+			{Values: []string{"tool", "c3", "in.jsonl", "3"}, Messages: 1, TokensInput: 2, TokensOutput: 3, Cost: dec("0.0000001")},
 		}},
 	} {
 		t.Run(tc.by, func(t *testing.T) {
@@ -173,9 +195,8 @@ func TestAggregate(t *testing.T) {
 			if !reflect.DeepEqual(rep.Rows, tc.want) {
 				t.Fatalf("rows\n%+v\nwant\n%+v", rep.Rows, tc.want)
 			}
-			wantTotal := costreport.Row{Messages: 5, TokensInput: 153, TokensOutput: 25, Cost: 1.25 + 1e-7}
-			if rep.Total.Messages != wantTotal.Messages || rep.Total.TokensInput != wantTotal.TokensInput ||
-				rep.Total.TokensOutput != wantTotal.TokensOutput || rep.Total.Cost-wantTotal.Cost > 1e-12 || wantTotal.Cost-rep.Total.Cost > 1e-12 {
+			wantTotal := costreport.Row{Messages: 5, TokensInput: 153, TokensOutput: 25, Cost: dec("1.2500001")}
+			if !reflect.DeepEqual(rep.Total, wantTotal) {
 				t.Fatalf("total %+v, want %+v", rep.Total, wantTotal)
 			}
 			if rep.Parts != 2 {
@@ -205,7 +226,7 @@ func TestFormats(t *testing.T) {
 			t.Fatalf("table lines of different widths:\n%s", tbl.String())
 		}
 	}
-	if !strings.HasPrefix(lines[len(lines)-1], "total ") || !strings.HasSuffix(lines[len(lines)-1], " 1.250000") {
+	if !strings.HasPrefix(lines[len(lines)-1], "total ") || !strings.HasSuffix(lines[len(lines)-1], " 1.2500001") {
 		t.Fatalf("total line %q", lines[len(lines)-1])
 	}
 
@@ -299,5 +320,138 @@ func TestTokenOverflow(t *testing.T) {
 	_, err := costreport.Aggregate(context.Background(), out, []costreport.Key{costreport.Role})
 	if !errors.Is(err, costreport.ErrOverflow) {
 		t.Fatalf("got %v, want overflow", err)
+	}
+}
+
+// TestExactCostsAndTies: costs that a float64 sum turns into noise
+// (163.73727599999998, 0.30000000000000004) come out as the exact decimals
+// in every format, and groups of equal cost are ordered by key, the same
+// bytes whatever the order of the parts.
+func TestExactCostsAndTies(t *testing.T) {
+	costs := []float64{33.427282, 87.103891, 6.959626, 21.052229, 15.194248}
+	var floatSum float64
+	for _, c := range costs {
+		floatSum += c
+	}
+	if s := strconv.FormatFloat(floatSum, 'f', -1, 64); s != "163.73727599999998" {
+		t.Fatalf("the case no longer shows float noise: %s", s)
+	}
+	var part0, part1 []usageRow
+	for i, c := range costs {
+		row := usageRow{conv: "cx", role: "assistant", agent: sp("x"), cost: fp(c)}
+		if i < 3 {
+			part0 = append(part0, row)
+		} else {
+			part1 = append(part1, row)
+		}
+	}
+	part0 = append(part0, usageRow{conv: "cb", role: "assistant", agent: sp("b"), cost: fp(0.1)}, usageRow{conv: "ca", role: "assistant", agent: sp("a"), cost: fp(0.3)})
+	part1 = append(part1, usageRow{conv: "cb", role: "assistant", agent: sp("b"), cost: fp(0.2)})
+
+	formats := func(first, second []usageRow) (string, string, string) {
+		out := t.TempDir()
+		writeUsage(t, filepath.Join(out, "tables", "usage", "part-00000.parquet"), first)
+		writeUsage(t, filepath.Join(out, "tables", "usage", "part-00001.parquet"), second)
+		rep, err := costreport.Aggregate(context.Background(), out, []costreport.Key{costreport.Agent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tbl, c, j bytes.Buffer
+		if err := rep.WriteTable(&tbl); err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.WriteCSV(&c); err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.WriteJSON(&j); err != nil {
+			t.Fatal(err)
+		}
+		return tbl.String(), c.String(), j.String()
+	}
+	tbl, c, j := formats(part0, part1)
+	wantCSV := "agent,messages,tokens_input,tokens_output,cost\nx,5,0,0,163.737276\na,1,0,0,0.3\nb,2,0,0,0.3\n"
+	if c != wantCSV {
+		t.Errorf("csv\n%s\nwant\n%s", c, wantCSV)
+	}
+	for _, want := range []string{`"cost": 163.737276`, `"cost": 0.3`, `"total": {`, `"cost": 164.337276`} {
+		if !strings.Contains(j, want) {
+			t.Errorf("json lacks %s:\n%s", want, j)
+		}
+	}
+	wantTable := "" +
+		"agent  messages  tokens_input  tokens_output        cost\n" +
+		"x             5             0              0  163.737276\n" +
+		"a             1             0              0    0.300000\n" +
+		"b             2             0              0    0.300000\n" +
+		"--------------------------------------------------------\n" +
+		"total         8             0              0  164.337276\n"
+	if tbl != wantTable {
+		t.Errorf("table\n%s\nwant\n%s", tbl, wantTable)
+	}
+	if strings.Contains(tbl+c+j, "99999") || strings.Contains(tbl+c+j, "0000000") {
+		t.Errorf("float noise:\n%s%s%s", tbl, c, j)
+	}
+	tbl2, c2, j2 := formats(part1, part0)
+	if tbl2 != tbl || c2 != c || j2 != j {
+		t.Errorf("the order of the parts changes the report:\n%s\n%s", c, c2)
+	}
+}
+
+// TestByConversationIsByDocument: the same conversation in two inputs (the
+// same archive given twice) makes two groups of its own sums, not one of
+// doubled sums; each shows the id with source_file and source_line, and
+// source_line sorts and prints as a number.
+func TestByConversationIsByDocument(t *testing.T) {
+	out := t.TempDir()
+	doc := func(src string, line int64) []usageRow {
+		return []usageRow{
+			{conv: "same", role: "assistant", provider: sp("p"), in: ip(10), out: ip(1), cost: fp(0.5), src: src, line: line},
+			{conv: "same", role: "assistant", provider: sp("p"), in: ip(20), out: ip(2), cost: fp(0.25), src: src, line: line},
+		}
+	}
+	writeUsage(t, filepath.Join(out, "tables", "usage", "part-00000.parquet"), append(doc("d1/day.jsonl", 10), doc("d1/day.jsonl", 9)...))
+	writeUsage(t, filepath.Join(out, "tables", "usage", "part-00001.parquet"), doc("d2/day.jsonl", 10))
+	rep, err := costreport.Aggregate(context.Background(), out, []costreport.Key{costreport.Conversation})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Fields(); !reflect.DeepEqual(got, []string{"conversation", "source_file", "source_line"}) {
+		t.Fatalf("fields %v", got)
+	}
+	want := []costreport.Row{
+		{Values: []string{"same", "d1/day.jsonl", "9"}, Messages: 2, TokensInput: 30, TokensOutput: 3, Cost: dec("0.75")},
+		{Values: []string{"same", "d1/day.jsonl", "10"}, Messages: 2, TokensInput: 30, TokensOutput: 3, Cost: dec("0.75")},
+		{Values: []string{"same", "d2/day.jsonl", "10"}, Messages: 2, TokensInput: 30, TokensOutput: 3, Cost: dec("0.75")},
+	}
+	if !reflect.DeepEqual(rep.Rows, want) {
+		t.Fatalf("rows\n%+v\nwant\n%+v", rep.Rows, want)
+	}
+	var c, j, tbl bytes.Buffer
+	if err := rep.WriteCSV(&c); err != nil {
+		t.Fatal(err)
+	}
+	if want := "conversation,source_file,source_line,messages,tokens_input,tokens_output,cost\n" +
+		"same,d1/day.jsonl,9,2,30,3,0.75\nsame,d1/day.jsonl,10,2,30,3,0.75\nsame,d2/day.jsonl,10,2,30,3,0.75\n"; c.String() != want {
+		t.Errorf("csv\n%s\nwant\n%s", c.String(), want)
+	}
+	if err := rep.WriteJSON(&j); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(j.String(), `"conversation": "same",
+      "source_file": "d1/day.jsonl",
+      "source_line": 9,`) {
+		t.Errorf("json:\n%s", j.String())
+	}
+	if err := rep.WriteTable(&tbl); err != nil {
+		t.Fatal(err)
+	}
+	if want := "" +
+		"conversation  source_file   source_line  messages  tokens_input  tokens_output  cost\n" +
+		"same          d1/day.jsonl            9         2            30              3  0.75\n" +
+		"same          d1/day.jsonl           10         2            30              3  0.75\n" +
+		"same          d2/day.jsonl           10         2            30              3  0.75\n" +
+		strings.Repeat("-", 84) + "\n" +
+		"total                                           6            90              9  2.25\n"; tbl.String() != want {
+		t.Errorf("table\n%s\nwant\n%s", tbl.String(), want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -20,15 +21,18 @@ const TotalLabel = "total"
 
 // WriteTable writes the report as an aligned text table: a header, one line
 // per group, a rule and the total. Key columns are left-aligned, numbers
-// right-aligned, cost with 6 decimals. Key values holding control
-// characters or invalid UTF-8 are shown Go-quoted so a line stays a line.
+// right-aligned. Costs are exact (see Row.Cost), every one with as many
+// decimals as the longest needs (at least 2), so the points line up and
+// nothing is rounded. Key values holding control characters or invalid
+// UTF-8 are shown Go-quoted so a line stays a line.
 func (r *Report) WriteTable(w io.Writer) error {
-	cells := make([][]string, 0, len(r.Rows)+3)
-	header := make([]string, 0, len(r.Keys)+len(metricNames))
-	for _, k := range r.Keys {
-		header = append(header, string(k))
+	decimals := max(2, r.Total.Cost.Decimals())
+	for i := range r.Rows {
+		decimals = max(decimals, r.Rows[i].Cost.Decimals())
 	}
-	header = append(header, metricNames...)
+	cells := make([][]string, 0, len(r.Rows)+3)
+	fields := r.Fields()
+	header := append(slices.Clone(fields), metricNames...)
 	cells = append(cells, header)
 	line := func(values []string, row *Row) []string {
 		out := make([]string, 0, len(header))
@@ -36,12 +40,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 			out = append(out, printable(v))
 		}
 		return append(out, strconv.FormatInt(row.Messages, 10), strconv.FormatInt(row.TokensInput, 10),
-			strconv.FormatInt(row.TokensOutput, 10), strconv.FormatFloat(row.Cost, 'f', 6, 64))
+			strconv.FormatInt(row.TokensOutput, 10), row.Cost.Text(decimals))
 	}
 	for i := range r.Rows {
 		cells = append(cells, line(r.Rows[i].Values, &r.Rows[i]))
 	}
-	totalKeys := make([]string, len(r.Keys))
+	totalKeys := make([]string, len(fields))
 	totalKeys[0] = TotalLabel
 	cells = append(cells, line(totalKeys, &r.Total))
 
@@ -60,7 +64,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			if j > 0 {
 				b.WriteString("  ")
 			}
-			if j < len(r.Keys) {
+			if j < len(fields) && !numericField(fields[j]) {
 				b.WriteString(c)
 				if j < len(row)-1 {
 					b.WriteString(pad)
@@ -96,16 +100,13 @@ func printable(s string) string {
 }
 
 // WriteCSV writes the report as CSV (RFC 4180, encoding/csv): a header of
-// the keys and metrics, then one record per group. The total is not
+// the key fields (Report.Fields) and metrics, then one record per group. The total is not
 // written, so the file stays a plain relation; it is the sum of the
-// records. Costs are written in full precision.
+// records. Costs are exact decimals in plain notation (Decimal.String).
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	header := make([]string, 0, len(r.Keys)+len(metricNames))
-	for _, k := range r.Keys {
-		header = append(header, string(k))
-	}
-	if err := cw.Write(append(header, metricNames...)); err != nil {
+	header := r.Fields()
+	if err := cw.Write(append(slices.Clone(header), metricNames...)); err != nil {
 		return err
 	}
 	rec := make([]string, 0, len(header)+len(metricNames))
@@ -113,7 +114,7 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		row := &r.Rows[i]
 		rec = append(rec[:0], row.Values...)
 		rec = append(rec, strconv.FormatInt(row.Messages, 10), strconv.FormatInt(row.TokensInput, 10),
-			strconv.FormatInt(row.TokensOutput, 10), strconv.FormatFloat(row.Cost, 'f', -1, 64))
+			strconv.FormatInt(row.TokensOutput, 10), row.Cost.String())
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -131,7 +132,7 @@ type (
 	}
 	// jsonGroup is an object of the key values then the metrics.
 	jsonGroup struct {
-		keys   []Key
+		fields []string
 		values []string
 		jsonMetrics
 	}
@@ -139,7 +140,7 @@ type (
 		Messages     int64   `json:"messages"`
 		TokensInput  int64   `json:"tokens_input"`
 		TokensOutput int64   `json:"tokens_output"`
-		Cost         float64 `json:"cost"`
+		Cost         Decimal `json:"cost"`
 	}
 )
 
@@ -147,16 +148,19 @@ func metrics(r *Row) jsonMetrics {
 	return jsonMetrics{Messages: r.Messages, TokensInput: r.TokensInput, TokensOutput: r.TokensOutput, Cost: r.Cost}
 }
 
-// MarshalJSON writes the key values first, named by their keys, then the
-// metrics.
+// MarshalJSON writes the key values first, named by their fields, then the
+// metrics. A source_line is a number (a null one the string None).
 func (g jsonGroup) MarshalJSON() ([]byte, error) {
 	var b []byte
 	b = append(b, '{')
-	for i, k := range g.keys {
-		name, _ := json.Marshal(string(k))
+	for i, f := range g.fields {
+		name, _ := json.Marshal(f)
 		value, err := json.Marshal(g.values[i])
 		if err != nil {
 			return nil, err
+		}
+		if _, nerr := strconv.ParseInt(g.values[i], 10, 64); numericField(f) && nerr == nil {
+			value = []byte(g.values[i])
 		}
 		b = append(append(append(append(b, name...), ':'), value...), ',')
 	}
@@ -173,12 +177,15 @@ func (g jsonGroup) MarshalJSON() ([]byte, error) {
 //	 "rows": [{"provider": "openai", "messages": 2, "tokens_input": 10, "tokens_output": 3, "cost": 0.25}, ...],
 //	 "total": {"messages": 2, "tokens_input": 10, "tokens_output": 3, "cost": 0.25}}
 //
-// Each row object names its key values by their keys; costs are written in
-// full precision.
+// Each row object names its key values by their fields (by conversation:
+// "conversation", "source_file" and "source_line", a number); costs are JSON
+// numbers holding the exact decimal (Decimal.String), so a reader that
+// parses them as doubles gets the double nearest to the exact sum.
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{By: r.Keys, Rows: make([]jsonGroup, len(r.Rows)), Total: metrics(&r.Total)}
+	fields := r.Fields()
 	for i := range r.Rows {
-		out.Rows[i] = jsonGroup{keys: r.Keys, values: r.Rows[i].Values, jsonMetrics: metrics(&r.Rows[i])}
+		out.Rows[i] = jsonGroup{fields: fields, values: r.Rows[i].Values, jsonMetrics: metrics(&r.Rows[i])}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
