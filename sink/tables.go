@@ -323,6 +323,10 @@ func (w *tableWriter) properties() []parquet.WriterProperty {
 		parquet.WithMaxRowGroupLength(1 << 40), // cut by bytes in flush, not by rows
 		parquet.WithCreatedBy("convbatch"),
 		parquet.WithDictionaryDefault(false),
+		// The Parquet spec gives the root SchemaElement no repetition;
+		// arrow-go's default, REPEATED, makes hyparquet misread every
+		// table (issue 13).
+		parquet.WithRootRepetition(parquet.Repetitions.Required),
 	}
 	for _, col := range w.info.dictionaryColumns() {
 		props = append(props, parquet.WithDictionaryFor(col, true))
