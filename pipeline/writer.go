@@ -54,7 +54,11 @@ func (w *writer) openOutputs() error {
 	w.rep.Outputs.RejectsIndex = sink.RejectsIndexFile
 	w.rep.Outputs.RejectsData = sink.RejectsDataFile
 	if len(cfg.Tables) > 0 {
-		w.tables = sink.NewTables(w.txn, cfg.Tables, cfg.TableOptions)
+		opts := cfg.TableOptions
+		if opts.Version == "" {
+			opts.Version = Version
+		}
+		w.tables = sink.NewTables(w.txn, cfg.Tables, opts)
 	}
 	return nil
 }

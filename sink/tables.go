@@ -99,6 +99,9 @@ type TableOptions struct {
 	// BatchRows is how many rows are built in memory before they are handed
 	// to the Parquet writer (default 8192).
 	BatchRows int
+	// Version is convbatch's version, written into every part's created_by
+	// (see CreatedBy); the pipeline sets pipeline.Version.
+	Version string
 }
 
 func (o *TableOptions) defaults() {
@@ -306,7 +309,10 @@ func (w *tableWriter) open() error {
 		return err
 	}
 	props := parquet.NewWriterProperties(w.properties()...)
-	fw, err := pqarrow.NewFileWriter(w.info.tableSchema(), f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	// pqarrow closes a writer that has a Close; the file stays open so
+	// that closePart can amend the footer.
+	out := struct{ io.Writer }{f}
+	fw, err := pqarrow.NewFileWriter(w.info.tableSchema(), out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("table %s: %w", w.name, err)
@@ -321,7 +327,7 @@ func (w *tableWriter) properties() []parquet.WriterProperty {
 	props := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(1 << 40), // cut by bytes in flush, not by rows
-		parquet.WithCreatedBy("convbatch"),
+		parquet.WithCreatedBy(CreatedBy(w.opts.Version)),
 		parquet.WithDictionaryDefault(false),
 		// The Parquet spec gives the root SchemaElement no repetition;
 		// arrow-go's default, REPEATED, makes hyparquet misread every
@@ -378,8 +384,11 @@ func (w *tableWriter) flush() error {
 }
 
 func (w *tableWriter) closePart() error {
-	err := w.fw.Close() // writes the footer and closes the file
+	err := w.fw.Close() // flushes the last row group, writes the footer
 	w.fw, w.cut = nil, false
+	if err == nil {
+		err = omitDistinctCounts(w.file.File)
+	}
 	if cerr := w.file.Close(); err == nil {
 		err = cerr
 	}

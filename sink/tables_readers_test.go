@@ -3,11 +3,16 @@ package sink_test
 import (
 	"context"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/file"
 
 	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/internal/duckdbtest"
 	"github.com/convbatch/convbatch/internal/hyparquettest"
 	"github.com/convbatch/convbatch/internal/pqtest"
 	"github.com/convbatch/convbatch/pipeline"
@@ -98,5 +103,91 @@ func TestTablesHyparquet(t *testing.T) {
 		if kinds[k] == 0 {
 			t.Errorf("no %s cell in any table: the archive does not exercise the readers", k)
 		}
+	}
+}
+
+// Parquet-java's patterns for created_by (VersionParser) and for its
+// version (SemanticVersion); an application other than parquet-mr whose
+// created_by parses keeps its string statistics (PARQUET-251).
+var (
+	javaCreatedBy = regexp.MustCompile(`^(.*?)\s+version\s*(?:([^(]*?)\s*(?:\(\s*build\s*([^)]*?)\s*\))?)?$`)
+	javaSemver    = regexp.MustCompile(`^(\d+)\.(\d+)\.(\d+)([^-+]*)?(?:-([^+]*))?(?:\+(.*))?$`)
+)
+
+// TestCreatedBy checks that created_by parses as parquet-java parses it,
+// whatever the version and revision.
+func TestCreatedBy(t *testing.T) {
+	for _, v := range []string{pipeline.Version, "v1.2.3", "", "1.0.0 (x)"} {
+		got := sink.CreatedBy(v)
+		m := javaCreatedBy.FindStringSubmatch(got)
+		if m == nil || m[1] != sink.Application || !javaSemver.MatchString(m[2]) || m[3] == "" {
+			t.Errorf("CreatedBy(%q) = %q: parquet-java reads %q", v, got, m)
+		}
+	}
+	if got, want := sink.CreatedBy(pipeline.Version), "convbatch version "+pipeline.Version+" (build "; !strings.HasPrefix(got, want) {
+		t.Errorf("CreatedBy = %q, want the prefix %q", got, want)
+	}
+}
+
+// TestTablesFooter reads every part's footer back: created_by names
+// convbatch's version in parquet-java's form, the schema root has no
+// repetition but REQUIRED, and no column chunk claims a distinct_count
+// (arrow-go wrote 0 everywhere) while min, max and null counts stay.
+// DuckDB's parquet_metadata, when available, sees the same.
+func TestTablesFooter(t *testing.T) {
+	out := readersArchive(t)
+	want := sink.CreatedBy(pipeline.Version)
+	for _, name := range sink.TableNames {
+		tb := pqtest.ReadTable(t, out, name)
+		for _, p := range tb.Parts {
+			path := filepath.Join(out, "tables", name, p.Name)
+			rdr, err := file.OpenParquetFile(path, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := rdr.MetaData()
+			if md.GetCreatedBy() != want {
+				t.Errorf("%s: created_by %q, want %q", path, md.GetCreatedBy(), want)
+			}
+			if r := md.Schema.Root().RepetitionType(); r != parquet.Repetitions.Required {
+				t.Errorf("%s: schema root is %s, want REQUIRED", path, r)
+			}
+			minMax := 0
+			for _, rg := range md.RowGroups {
+				for _, cc := range rg.Columns {
+					st := cc.MetaData.Statistics
+					if st == nil {
+						continue
+					}
+					if st.IsSetDistinctCount() {
+						t.Errorf("%s: column %v has distinct_count %d", path, cc.MetaData.PathInSchema, st.GetDistinctCount())
+					}
+					if !st.IsSetNullCount() {
+						t.Errorf("%s: column %v has no null_count", path, cc.MetaData.PathInSchema)
+					}
+					if st.IsSetMinValue() && st.IsSetMaxValue() {
+						minMax++
+					}
+				}
+			}
+			if len(md.RowGroups) > 0 && minMax == 0 {
+				t.Errorf("%s: no column chunk has min and max", path)
+			}
+			rdr.Close()
+		}
+	}
+	if ok, why := duckdbtest.Available(); !ok {
+		t.Skipf("DuckDB check skipped: %s", why)
+	}
+	glob := duckdbtest.Literal(filepath.Join(out, "tables", "*", "*.parquet"))
+	res := duckdbtest.QueryAll(t,
+		"select count(*) as chunks, count(stats_distinct_count) as distinct_counts, count(*) filter (where path_in_schema = 'provider' and stats_min_value is not null) as provider_minmax from parquet_metadata("+glob+")",
+		"select distinct created_by from parquet_file_metadata("+glob+")")
+	r := res[0].Rows[0]
+	if duckdbtest.Int(t, r["chunks"]) == 0 || duckdbtest.Int(t, r["distinct_counts"]) != 0 || duckdbtest.Int(t, r["provider_minmax"]) == 0 {
+		t.Errorf("DuckDB parquet_metadata: %v", r)
+	}
+	if rows := res[1].Rows; len(rows) != 1 || rows[0]["created_by"] != want {
+		t.Errorf("DuckDB parquet_file_metadata created_by: %v, want %q", rows, want)
 	}
 }
