@@ -277,6 +277,7 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 			return nil, err
 		}
 		w.rep.Outputs.Tables = w.tables.Parts()
+		w.rep.Tables = w.tables.Counts()
 	}
 	if w.rejects != nil {
 		if err := w.rejects.Close(); err != nil {

@@ -251,6 +251,21 @@ func (t *Tables) Parts() []string {
 	return out
 }
 
+// Counts returns the rows written to each table and to each of its parts,
+// by table name, for the report. Call it after Close.
+func (t *Tables) Counts() map[string]TableCounts {
+	out := map[string]TableCounts{}
+	for _, name := range t.names {
+		w := t.writers[name]
+		c := TableCounts{Rows: w.total, Parts: []PartCounts{}}
+		for i, rel := range w.parts {
+			c.Parts = append(c.Parts, PartCounts{Path: rel, Rows: w.partRows[i]})
+		}
+		out[name] = c
+	}
+	return out
+}
+
 // Abort releases memory after a failure; the Txn removes the files.
 func (t *Tables) Abort() {
 	for _, w := range t.writers {
@@ -280,7 +295,10 @@ type tableWriter struct {
 	fw    *pqarrow.FileWriter
 	part  int
 	parts []string
-	total int64 // rows written
+	// partRows are the rows of each part in parts (the last one's count
+	// grows until it is closed).
+	partRows []int64
+	total    int64 // rows written
 	// rgBytes is the Arrow size of the rows in the open row group.
 	rgBytes int64
 	// cut asks for a new row group before the next rows.
@@ -319,6 +337,7 @@ func (w *tableWriter) open() error {
 	}
 	w.file, w.fw = f, fw
 	w.parts = append(w.parts, rel)
+	w.partRows = append(w.partRows, 0)
 	w.part++
 	return nil
 }
@@ -365,6 +384,7 @@ func (w *tableWriter) flush() error {
 		return fmt.Errorf("table %s: %w", w.name, err)
 	}
 	w.total += int64(w.rows)
+	w.partRows[len(w.partRows)-1] += int64(w.rows)
 	w.rows = 0
 	for _, col := range rec.Columns() {
 		w.rgBytes += dataSize(col.Data())

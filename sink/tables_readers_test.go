@@ -2,7 +2,10 @@ package sink_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -189,5 +192,53 @@ func TestTablesFooter(t *testing.T) {
 	}
 	if rows := res[1].Rows; len(rows) != 1 || rows[0]["created_by"] != want {
 		t.Errorf("DuckDB parquet_file_metadata created_by: %v, want %q", rows, want)
+	}
+}
+
+// TestReportTableCounts checks report.json's tables against the Parquet
+// files: every table written, its rows in all and each part's rows equal
+// what the parts hold, the parts those of outputs.tables.
+func TestReportTableCounts(t *testing.T) {
+	out := readersArchive(t)
+	b, err := os.ReadFile(filepath.Join(out, sink.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep sink.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Tables) != len(sink.TableNames) {
+		t.Errorf("report tables %v, want %v", rep.Tables, sink.TableNames)
+	}
+	var parts []string
+	for _, name := range sink.TableNames {
+		tb := pqtest.ReadTable(t, out, name)
+		got := rep.Tables[name]
+		if got.Rows != int64(len(tb.Rows)) {
+			t.Errorf("table %s: report says %d rows, the parts hold %d", name, got.Rows, len(tb.Rows))
+		}
+		if len(got.Parts) != len(tb.Parts) {
+			t.Errorf("table %s: report lists %d parts, the directory holds %d", name, len(got.Parts), len(tb.Parts))
+			continue
+		}
+		for i, p := range tb.Parts {
+			want := sink.PartCounts{Path: sink.TablePart(name, i), Rows: p.Rows}
+			if got.Parts[i] != want || filepath.Base(want.Path) != p.Name {
+				t.Errorf("table %s part %d: report says %+v, want %+v (file %s)", name, i, got.Parts[i], want, p.Name)
+			}
+			parts = append(parts, got.Parts[i].Path)
+		}
+	}
+	if !reflect.DeepEqual(parts, rep.Outputs.Tables) {
+		t.Errorf("report tables' parts %v, outputs.tables %v", parts, rep.Outputs.Tables)
+	}
+	for _, name := range []string{sink.TableConversations, sink.TableTranscripts} {
+		if n := rep.Tables[name].Rows; n != rep.Totals.Documents {
+			t.Errorf("table %s: %d rows for %d documents", name, n, rep.Totals.Documents)
+		}
+	}
+	if n := len(rep.Tables[sink.TableUsage].Parts); n < 2 {
+		t.Errorf("usage: %d parts; the test wants several", n)
 	}
 }
