@@ -348,9 +348,9 @@ func (w *tableWriter) properties() []parquet.WriterProperty {
 		parquet.WithMaxRowGroupLength(1 << 40), // cut by bytes in flush, not by rows
 		parquet.WithCreatedBy(CreatedBy(w.opts.Version)),
 		parquet.WithDictionaryDefault(false),
-		// The Parquet spec gives the root SchemaElement no repetition;
-		// arrow-go's default, REPEATED, makes hyparquet misread every
-		// table (issue 13).
+		// The root SchemaElement: REQUIRED, as parquet-cpp writes it.
+		// arrow-go's default, REPEATED, is not allowed for the root by
+		// the Parquet spec and made hyparquet misread every table.
 		parquet.WithRootRepetition(parquet.Repetitions.Required),
 	}
 	for _, col := range w.info.dictionaryColumns() {

@@ -84,7 +84,7 @@ var parquetMagic = []byte("PAR1")
 func omitDistinctCounts(f *os.File) error {
 	end, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
-		return err
+		return fmt.Errorf("parquet footer: %w", err)
 	}
 	var tail [8]byte
 	if end < int64(len(tail)) {
