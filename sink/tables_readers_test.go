@@ -179,9 +179,6 @@ func TestTablesFooter(t *testing.T) {
 			rdr.Close()
 		}
 	}
-	if ok, why := duckdbtest.Available(); !ok {
-		t.Skipf("DuckDB check skipped: %s", why)
-	}
 	glob := duckdbtest.Literal(filepath.Join(out, "tables", "*", "*.parquet"))
 	res := duckdbtest.QueryAll(t,
 		"select count(*) as chunks, count(stats_distinct_count) as distinct_counts, count(*) filter (where path_in_schema = 'provider' and stats_min_value is not null) as provider_minmax from parquet_metadata("+glob+")",

@@ -9,9 +9,9 @@
 // testdata/duckdb/query.mjs at the module root.
 //
 // Without node, or without npm when the package is not installed yet, a
-// query skips the test, naming what is missing. When npm install fails (no
-// network, say) the test is skipped with npm's error, except under CI=true,
-// where it fails: CI must not skip silently.
+// query skips the test, naming what is missing; so does a failed npm
+// install (no network, say), with npm's error. Under CI=true each of these
+// fails the test instead: CI must not skip silently.
 package duckdbtest
 
 import (

@@ -7,9 +7,9 @@
 // beside it, a check that the packages work, a marker file, then an atomic
 // rename, so that parallel test processes do not collide; later runs reuse
 // it. Without node, or without npm when the packages are not installed yet,
-// Setup says why the test must be skipped. When npm install fails (no
-// network, say) the test is skipped with npm's error, except under CI=true,
-// where it fails: CI must not skip silently.
+// or when npm install fails (no network, say), Setup says why the test must
+// be skipped, except under CI=true, where it must fail: CI must not skip the
+// independent readers silently.
 package npmtest
 
 import (
@@ -52,6 +52,14 @@ type Env struct {
 
 // Setup finds node and the installed packages, installing them when needed.
 func (in Install) Setup() Env {
+	e := in.setup()
+	if e.Skip != "" && InCI() {
+		e.Fail, e.Skip = e.Skip+" (CI=true makes this a failure)", ""
+	}
+	return e
+}
+
+func (in Install) setup() Env {
 	var e Env
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -74,12 +82,7 @@ func (in Install) Setup() Env {
 		return e
 	}
 	if err := in.install(node, npm, e.Dir); err != nil {
-		msg := fmt.Sprintf("installing %s with npm failed (CI=true makes this a failure): %v", pkgs, err)
-		if InCI() {
-			e.Fail = msg
-		} else {
-			e.Skip = msg
-		}
+		e.Skip = fmt.Sprintf("installing %s with npm failed: %v", pkgs, err)
 	}
 	return e
 }
