@@ -54,7 +54,11 @@ func (w *writer) openOutputs() error {
 	w.rep.Outputs.RejectsIndex = sink.RejectsIndexFile
 	w.rep.Outputs.RejectsData = sink.RejectsDataFile
 	if len(cfg.Tables) > 0 {
-		w.tables = sink.NewTables(w.txn, cfg.Tables, cfg.TableOptions)
+		opts := cfg.TableOptions
+		if opts.Version == "" {
+			opts.Version = Version
+		}
+		w.tables = sink.NewTables(w.txn, cfg.Tables, opts)
 	}
 	return nil
 }
@@ -273,6 +277,7 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 			return nil, err
 		}
 		w.rep.Outputs.Tables = w.tables.Parts()
+		w.rep.Tables = w.tables.Counts()
 	}
 	if w.rejects != nil {
 		if err := w.rejects.Close(); err != nil {

@@ -111,6 +111,9 @@ type Report struct {
 	AccountingOK bool `json:"accounting_ok"`
 	// Outputs names what the run wrote, relative to the output directory.
 	Outputs Outputs `json:"outputs"`
+	// Tables counts the rows of each table written, in all and per part
+	// (absent when no table was written).
+	Tables map[string]TableCounts `json:"tables,omitempty"`
 }
 
 // Settings are the limits and choices the run used.

@@ -99,6 +99,9 @@ type TableOptions struct {
 	// BatchRows is how many rows are built in memory before they are handed
 	// to the Parquet writer (default 8192).
 	BatchRows int
+	// Version is convbatch's version, written into every part's created_by
+	// (see CreatedBy); the pipeline sets pipeline.Version.
+	Version string
 }
 
 func (o *TableOptions) defaults() {
@@ -248,6 +251,21 @@ func (t *Tables) Parts() []string {
 	return out
 }
 
+// Counts returns the rows written to each table and to each of its parts,
+// by table name, for the report. Call it after Close.
+func (t *Tables) Counts() map[string]TableCounts {
+	out := map[string]TableCounts{}
+	for _, name := range t.names {
+		w := t.writers[name]
+		c := TableCounts{Rows: w.total, Parts: []PartCounts{}}
+		for i, rel := range w.parts {
+			c.Parts = append(c.Parts, PartCounts{Path: rel, Rows: w.partRows[i]})
+		}
+		out[name] = c
+	}
+	return out
+}
+
 // Abort releases memory after a failure; the Txn removes the files.
 func (t *Tables) Abort() {
 	for _, w := range t.writers {
@@ -277,7 +295,10 @@ type tableWriter struct {
 	fw    *pqarrow.FileWriter
 	part  int
 	parts []string
-	total int64 // rows written
+	// partRows are the rows of each part in parts (the last one's count
+	// grows until it is closed).
+	partRows []int64
+	total    int64 // rows written
 	// rgBytes is the Arrow size of the rows in the open row group.
 	rgBytes int64
 	// cut asks for a new row group before the next rows.
@@ -306,13 +327,17 @@ func (w *tableWriter) open() error {
 		return err
 	}
 	props := parquet.NewWriterProperties(w.properties()...)
-	fw, err := pqarrow.NewFileWriter(w.info.tableSchema(), f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	// pqarrow closes a writer that has a Close; the file stays open so
+	// that closePart can amend the footer.
+	out := struct{ io.Writer }{f}
+	fw, err := pqarrow.NewFileWriter(w.info.tableSchema(), out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("table %s: %w", w.name, err)
 	}
 	w.file, w.fw = f, fw
 	w.parts = append(w.parts, rel)
+	w.partRows = append(w.partRows, 0)
 	w.part++
 	return nil
 }
@@ -321,8 +346,12 @@ func (w *tableWriter) properties() []parquet.WriterProperty {
 	props := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(1 << 40), // cut by bytes in flush, not by rows
-		parquet.WithCreatedBy("convbatch"),
+		parquet.WithCreatedBy(CreatedBy(w.opts.Version)),
 		parquet.WithDictionaryDefault(false),
+		// The root SchemaElement: REQUIRED, as parquet-cpp writes it.
+		// arrow-go's default, REPEATED, is not allowed for the root by
+		// the Parquet spec and made hyparquet misread every table.
+		parquet.WithRootRepetition(parquet.Repetitions.Required),
 	}
 	for _, col := range w.info.dictionaryColumns() {
 		props = append(props, parquet.WithDictionaryFor(col, true))
@@ -355,6 +384,7 @@ func (w *tableWriter) flush() error {
 		return fmt.Errorf("table %s: %w", w.name, err)
 	}
 	w.total += int64(w.rows)
+	w.partRows[len(w.partRows)-1] += int64(w.rows)
 	w.rows = 0
 	for _, col := range rec.Columns() {
 		w.rgBytes += dataSize(col.Data())
@@ -374,8 +404,11 @@ func (w *tableWriter) flush() error {
 }
 
 func (w *tableWriter) closePart() error {
-	err := w.fw.Close() // writes the footer and closes the file
+	err := w.fw.Close() // flushes the last row group, writes the footer
 	w.fw, w.cut = nil, false
+	if err == nil {
+		err = omitDistinctCounts(w.file.File)
+	}
 	if cerr := w.file.Close(); err == nil {
 		err = cerr
 	}

@@ -1,7 +1,6 @@
 package sink_test
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -10,10 +9,7 @@ import (
 
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/internal/pqtest"
-	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
-	"github.com/convbatch/convbatch/stream"
-	"github.com/convbatch/convbatch/verify"
 )
 
 // TestTablesPartsAndRowGroups runs the pipeline with small row groups and
@@ -23,27 +19,10 @@ import (
 // of a run with the default sizes.
 func TestTablesPartsAndRowGroups(t *testing.T) {
 	dir := t.TempDir()
-	in := filepath.Join(dir, "big.jsonl.zst")
-	if _, err := gen.WriteFile(in, gen.Options{Bytes: 6 << 20, Seed: 55, MaxDocBytes: 64 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	inputs, err := stream.Expand([]string{in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := verify.LoadKeyring(in + ".keys.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := genConfig(t, dir, "big.jsonl.zst", gen.Options{Bytes: 6 << 20, Seed: 55, MaxDocBytes: 64 << 20})
 	run := func(out string, opts sink.TableOptions) {
 		t.Helper()
-		_, err := pipeline.Run(context.Background(), pipeline.Config{
-			Inputs: inputs, OutDir: out, Archive: sink.ArchiveNone, Keyring: keys,
-			Tables: sink.TableNames, TableOptions: opts,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		runTables(t, cfg, out, opts)
 	}
 	def := filepath.Join(dir, "default")
 	run(def, sink.TableOptions{})

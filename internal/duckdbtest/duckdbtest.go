@@ -3,32 +3,31 @@
 // tables above all) with an engine independent of the code that wrote them.
 //
 // The package is installed once per machine into
-// os.UserCacheDir()/convbatch/duckdb-node/VERSION (npm install into a
-// temporary directory, then an atomic rename, so parallel test processes do
-// not collide) and reused afterwards. The query script is
+// os.UserCacheDir()/convbatch/duckdb-node/VERSION by internal/npmtest (npm
+// install into a temporary directory, then an atomic rename, so parallel
+// test processes do not collide) and reused afterwards. The query script is
 // testdata/duckdb/query.mjs at the module root.
 //
 // Without node, or without npm when the package is not installed yet, a
-// query skips the test, naming what is missing. When npm install fails (no
-// network, say) the test is skipped with npm's error, except under CI=true,
-// where it fails: CI must not skip silently.
+// query skips the test, naming what is missing; so does a failed npm
+// install (no network, say), with npm's error. Under CI=true each of these
+// fails the test instead: CI must not skip silently.
 package duckdbtest
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/convbatch/convbatch/internal/npmtest"
 )
 
 // Package and Version name the npm package installed.
@@ -36,10 +35,6 @@ const (
 	Package = "@duckdb/node-api"
 	Version = "1.5.6-r.1"
 )
-
-// marker is written into an install directory once the install is complete
-// and DuckDB has answered a query from it.
-const marker = ".convbatch-duckdbtest"
 
 // Result is one statement's result.
 type Result struct {
@@ -185,138 +180,41 @@ func Literal(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
-// inCI reports whether the CI environment variable says true.
-func inCI() bool {
-	v, err := strconv.ParseBool(os.Getenv("CI"))
-	return err == nil && v
+// install is the pinned package and how a fresh install is checked.
+var install = npmtest.Install{
+	Dir:      "duckdb-node/" + Version,
+	Packages: []string{Package + "@" + Version},
+	Marker:   ".convbatch-duckdbtest",
+	Check: func(node, dir string) error {
+		script, err := npmtest.Script(scriptPath)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		check := exec.CommandContext(ctx, node, script, "select 42 as answer")
+		check.Env = append(os.Environ(), "DUCKDB_NODE_DIR="+dir)
+		out, err := check.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte(`"answer":42`)) {
+			return fmt.Errorf("DuckDB does not answer a query: %v: %s", err, npmtest.Tail(out, 2000))
+		}
+		return nil
+	},
 }
+
+// scriptPath is the query script, relative to the module root.
+const scriptPath = "testdata/duckdb/query.mjs"
 
 // setup finds node, the script and the installed package, installing it
 // when needed.
 func setup() env {
 	var e env
-	node, err := exec.LookPath("node")
+	script, err := npmtest.Script(scriptPath)
 	if err != nil {
-		e.skip = "node (Node.js) is not installed or not in PATH; DuckDB queries need node and npm"
-		return e
-	}
-	e.node = node
-	if e.script, err = findScript(); err != nil {
 		e.fail = err.Error()
 		return e
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	e.dir = filepath.Join(cache, "convbatch", "duckdb-node", Version)
-	if installed(e.dir) {
-		return e
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		e.skip = fmt.Sprintf("npm is not installed or not in PATH, and %s@%s is not in %s; DuckDB queries need node and npm", Package, Version, e.dir)
-		return e
-	}
-	if err := install(node, npm, e.script, e.dir); err != nil {
-		msg := fmt.Sprintf("installing %s@%s with npm failed (CI=true makes this a failure): %v", Package, Version, err)
-		if inCI() {
-			e.fail = msg
-		} else {
-			e.skip = msg
-		}
-	}
+	ne := install.Setup()
+	e.node, e.dir, e.script, e.skip, e.fail = ne.Node, ne.Dir, script, ne.Skip, ne.Fail
 	return e
-}
-
-func installed(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, marker))
-	return err == nil && strings.TrimSpace(string(b)) == Package+"@"+Version
-}
-
-// install runs npm install in a fresh temporary directory beside dir, checks
-// that DuckDB answers from it, and renames it to dir. When another process
-// got there first, its install is used.
-func install(node, npm, script, dir string) error {
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(parent, filepath.Base(dir)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return err
-	}
-	pkg := `{"name": "convbatch-duckdbtest", "private": true, "description": "installed by internal/duckdbtest"}` + "\n"
-	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(pkg), 0o644); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", Package+"@"+Version)
-	cmd.Dir = tmp
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("npm install: %v: %s", err, tail(out, 2000))
-	}
-	check := exec.CommandContext(ctx, node, script, "select 42 as answer")
-	check.Env = append(os.Environ(), "DUCKDB_NODE_DIR="+tmp)
-	out, err = check.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte(`"answer":42`)) {
-		return fmt.Errorf("the installed package does not answer a query: %v: %s", err, tail(out, 2000))
-	}
-	if err := os.WriteFile(filepath.Join(tmp, marker), []byte(Package+"@"+Version+"\n"), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if installed(dir) {
-			return nil // another process installed it meanwhile
-		}
-		// A stale, incomplete directory: replace it.
-		if rerr := os.RemoveAll(dir); rerr != nil {
-			return fmt.Errorf("replacing %s: %v", dir, rerr)
-		}
-		if err := os.Rename(tmp, dir); err != nil && !installed(dir) {
-			return err
-		}
-	}
-	return nil
-}
-
-func tail(b []byte, n int) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > n {
-		s = "..." + s[len(s)-n:]
-	}
-	return s
-}
-
-// findScript locates testdata/duckdb/query.mjs: beside this source file's
-// module root, else above the working directory.
-func findScript() (string, error) {
-	rel := filepath.Join("testdata", "duckdb", "query.mjs")
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		p := filepath.Join(filepath.Dir(file), "..", "..", rel)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(dir, rel)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", errors.New("testdata/duckdb/query.mjs not found above the working directory")
-		}
-		dir = up
-	}
 }
