@@ -70,8 +70,13 @@ func find(name string) *command {
 }
 
 // Main runs convbatch with args (without the program name) and returns the
-// exit code. SIGINT and SIGTERM cancel the run cleanly.
+// exit code. It reads and writes only stdin, stdout and stderr (a nil stdin
+// reads as empty, never as the process's standard input) and never exits, so
+// tests call it in process. SIGINT and SIGTERM cancel the run cleanly.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
