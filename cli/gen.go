@@ -79,8 +79,9 @@ func genCommand() *command {
 					return 0, fatalErr(err)
 				}
 				r := exp.Receipts
-				fmt.Fprintf(e.stderr, "convbatch gen: %d lines (%d documents, %d rejects, %d blank, %d receipts), %s uncompressed; wrote %s, %s.expect.json",
-					exp.Lines, exp.Documents, exp.Rejects, exp.Blank, r.Valid+r.Invalid+r.Incomplete, bytesize.Format(exp.BytesIn), out, out)
+				fmt.Fprintf(e.stderr, "convbatch gen: %s (%s, %s, %d blank, %s), %s uncompressed; wrote %s, %s.expect.json",
+					plural(exp.Lines, "line", "lines"), plural(exp.Documents, "document", "documents"), plural(exp.Rejects, "reject", "rejects"),
+					exp.Blank, plural(r.Valid+r.Invalid+r.Incomplete, "receipt", "receipts"), bytesize.Format(exp.BytesIn), out, out)
 				if !noRcpt {
 					fmt.Fprintf(e.stderr, " and %s.keys.json", out)
 				}

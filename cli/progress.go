@@ -226,6 +226,18 @@ func rate(bytes int64, elapsed time.Duration) string {
 	return bytesize.Format(int64(float64(bytes)/elapsed.Seconds())) + "/s"
 }
 
+// formatDuration prints d for people: milliseconds below a second, a
+// tenth of a second below a minute, whole seconds above (1m5s, 2h0m3s).
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
 // plural is "1 document", "2 documents", "0 documents".
 func plural(n int64, one, many string) string {
 	if n == 1 {

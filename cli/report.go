@@ -36,7 +36,7 @@ func reportCommand() *command {
 			fs.StringVar(&format, "format", "table", "output format: table, csv or json")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
-					return 0, usageErr("report: want exactly one OUT directory (the -o of convbatch run), got %d arguments", len(args))
+					return 0, usageErr("report: want exactly one OUT directory (the -o of convbatch run), got %s", plural(int64(len(args)), "argument", "arguments"))
 				}
 				groupBy, err := costreport.ParseKeys(by)
 				if err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -281,26 +282,33 @@ func writeMemProfile(path string) error {
 	return nil
 }
 
+// printSummary writes the one-line summary of a run or extract: counts,
+// receipts, the uncompressed bytes read (the progress line's counter) with
+// the time and rate, and where the outputs are.
 func printSummary(w io.Writer, what string, rep *sink.Report, out string) {
 	t := rep.Totals
-	rate := 0.0
-	if rep.DurationSeconds > 0 {
-		rate = float64(t.BytesIn) / rep.DurationSeconds / 1e6
-	}
 	damaged := 0
 	for _, in := range rep.Inputs {
 		if in.Error != nil {
 			damaged++
 		}
 	}
-	fmt.Fprintf(w, "convbatch %s: %d documents, %d rejects, %d blank lines in %d inputs", what, t.Documents, t.Rejects, t.Blank, len(rep.Inputs))
+	fmt.Fprintf(w, "convbatch %s: %s, %s, %s in %s", what, plural(t.Documents, "document", "documents"),
+		plural(t.Rejects, "reject", "rejects"), plural(t.Blank, "blank line", "blank lines"), plural(int64(len(rep.Inputs)), "input", "inputs"))
 	if damaged > 0 {
 		fmt.Fprintf(w, " (%d damaged)", damaged)
 	}
 	if r := rep.Receipts; r.Valid+r.Invalid+r.Incomplete > 0 {
 		fmt.Fprintf(w, "; receipts: %d valid, %d invalid, %d incomplete", r.Valid, r.Invalid, r.Incomplete)
+		if r.Keyring == "none" {
+			fmt.Fprint(w, " (no --keys: checked for self-consistency only)")
+		}
 	}
-	fmt.Fprintf(w, "; %s in %.1fs (%.0f MB/s)", bytesize.Format(t.BytesIn), rep.DurationSeconds, rate)
+	elapsed := time.Duration(rep.DurationSeconds * float64(time.Second))
+	fmt.Fprintf(w, "; %s read in %s", bytesize.Format(t.BytesIn), formatDuration(elapsed))
+	if r := rate(t.BytesIn, elapsed); r != "" {
+		fmt.Fprintf(w, " (%s)", r)
+	}
 	if out != "" {
 		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, sink.ReportFile))
 	}
