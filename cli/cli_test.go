@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -106,5 +108,94 @@ func TestFormatDuration(t *testing.T) {
 		if got := formatDuration(d); got != want {
 			t.Errorf("%v: %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestMessages: each usage error says what was wrong with which flag or
+// argument and how to write it instead (issue 13, item 10).
+func TestMessages(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "x.jsonl")
+	writeFile(t, in, `{"id":"a","messages":[{"role":"assistant","content":"hi","metadata":{"usage":{"provider":"openai","tokens_input":1,"tokens_output":2,"cost":0.5}}}]}`+"\n")
+	out := filepath.Join(dir, "out")
+	if r := convbatch(t, nil, "run", "-o", out, in); r.code != 0 {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	file := filepath.Join(dir, "file")
+	writeFile(t, file, "not a directory")
+	g := filepath.Join(dir, "g.jsonl")
+	for _, tc := range []struct {
+		args    []string
+		code    int
+		want    []string
+		notWant string
+	}{
+		{[]string{"gen", "-o", g, "--conversations", "-5"}, 2, []string{"--conversations -5: want at least 1"}, "exactly one"},
+		{[]string{"gen", "-o", g, "--conversations", "0"}, 2, []string{"--conversations 0: want at least 1"}, ""},
+		{[]string{"gen", "-o", g}, 2, []string{"--conversations N or --bytes SIZE"}, ""},
+		{[]string{"gen", "-o", g, "--conversations", "5", "--bytes", "1MiB"}, 2, []string{"not both"}, ""},
+		{[]string{"gen", "-o", g, "--conversations", "5", "--faults", "2"}, 2, []string{"--faults 2: want a share from 0 to 1"}, "--tamper"},
+		{[]string{"gen", "-o", g, "--conversations", "5", "--tamper", "-0.1"}, 2, []string{"--tamper -0.1: want a share from 0 to 1"}, "--faults"},
+		{[]string{"gen", "-o", g, "--bytes", "1XB"}, 2, []string{`--bytes "1XB" is not a size`, "64MiB"}, ""},
+		{[]string{"gen", "-o", g, "--conversations", "5", "--max-doc-bytes", "1KiB"}, 2, []string{`--max-doc-bytes "1KiB": want a size from 16KiB`}, ""},
+		{[]string{"run", "-o", out, "--max-doc-bytes", "10XB", in}, 2, []string{`--max-doc-bytes "10XB" is not a size`, "64MiB", "powers of 1024"}, ""},
+		{[]string{"run", "-o", out, "--zstd-max-window", "1 parsec", in}, 2, []string{`--zstd-max-window "1 parsec" is not a size`, "64MiB"}, ""},
+		{[]string{"run", "-o", out, "--memory-limit", "lots", in}, 2, []string{`--memory-limit "lots" is not a size`}, ""},
+		{[]string{"run", "-o", out, "--memory-limit", "1MiB", in}, 2, []string{"0 or a size of at least 32MiB"}, ""},
+		{[]string{"run", "-o", file, in}, 2, []string{"is a file, not a directory"}, ""},
+		{[]string{"run", "-o", filepath.Join(file, "sub"), in}, 2, []string{"is a file, not a directory"}, ""},
+		{[]string{"report", filepath.Join(out, "tables", "usage")}, 2, []string{"lies inside the output directory " + out, "convbatch report " + out}, ""},
+		{[]string{"report", filepath.Join(out, "report.json")}, 2, []string{"lies inside the output directory " + out}, ""},
+		{[]string{"report", filepath.Join(dir, "nonexistent")}, 2, []string{"no such directory", "-o directory of convbatch run"}, ""},
+		{[]string{"report", file}, 2, []string{"is a file, not a directory"}, ""},
+		{[]string{"report", "--by", "provider,provider", out}, 2, []string{"provider is given twice"}, ""},
+		{[]string{"report", "--by", "provider,day,provider", out}, 2, []string{"provider is given twice"}, ""},
+		{[]string{"report", "--by", "provider,,day", out}, 0, nil, ""},
+		{[]string{"report", out, out}, 2, []string{"got 2 arguments"}, ""},
+		{[]string{"hash", "--keys", in + ".keys.json", in}, 2, []string{"unknown flag: --keys"}, ""},
+	} {
+		r := convbatch(t, nil, tc.args...)
+		if r.code != tc.code {
+			t.Errorf("convbatch %q: exit %d, want %d: %s", tc.args, r.code, tc.code, r.stderr)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("convbatch %q: %q does not say %q", tc.args, r.stderr, w)
+			}
+		}
+		if tc.notWant != "" && strings.Contains(r.stderr, tc.notWant) {
+			t.Errorf("convbatch %q: %q says %q", tc.args, r.stderr, tc.notWant)
+		}
+	}
+	if _, err := os.Stat(g); err == nil {
+		t.Error("a refused gen wrote its archive")
+	}
+}
+
+// TestArchiveFormatNames: --archive takes zst, its alias zstd, jsonl and
+// none in any case, and names the formats when it refuses one.
+func TestArchiveFormatNames(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "x.jsonl")
+	writeFile(t, in, `{"id":"a","messages":[]}`+"\n")
+	for i, tc := range []struct{ value, file string }{
+		{"zst", "x.jsonl.zst"}, {"ZST", "x.jsonl.zst"}, {"zstd", "x.jsonl.zst"}, {"Zstd", "x.jsonl.zst"},
+		{"jsonl", "x.jsonl"}, {"JSONL", "x.jsonl"}, {"none", ""}, {"NONE", ""},
+	} {
+		out := filepath.Join(dir, fmt.Sprint("out", i))
+		r := convbatch(t, nil, "run", "-o", out, "--archive", tc.value, in)
+		if r.code != 0 {
+			t.Errorf("--archive %s: exit %d: %s", tc.value, r.code, r.stderr)
+			continue
+		}
+		entries, _ := os.ReadDir(filepath.Join(out, "archive"))
+		if tc.file == "" && len(entries) != 0 || tc.file != "" && (len(entries) != 1 || entries[0].Name() != tc.file) {
+			t.Errorf("--archive %s: archive/ holds %v, want %q", tc.value, entries, tc.file)
+		}
+	}
+	r := convbatch(t, nil, "run", "-o", filepath.Join(dir, "bad"), "--archive", "gz", in)
+	if r.code != 2 || !strings.Contains(r.stderr, "want zst, jsonl or none") {
+		t.Errorf("--archive gz: exit %d: %s", r.code, r.stderr)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,22 +57,35 @@ func genCommand() *command {
 					return 0, fatalErr(err)
 				}
 				opts := gen.Options{Conversations: convs, Seed: seed, Faults: faults, Tamper: tamper, NoReceipts: noRcpt}
-				if size != "" {
-					n, err := bytesize.Parse(size)
-					if err != nil || n <= 0 {
-						return 0, usageErr("gen: --bytes %q: want a size such as 64MiB", size)
+				convsSet, bytesSet := fs.Changed("conversations"), fs.Changed("bytes")
+				if convsSet && bytesSet {
+					return 0, usageErr("gen: give --conversations N or --bytes SIZE, not both")
+				}
+				if !convsSet && !bytesSet {
+					return 0, usageErr("gen: say how much to write: --conversations N or --bytes SIZE")
+				}
+				if convsSet && convs < 1 {
+					return 0, usageErr("gen: --conversations %d: want at least 1", convs)
+				}
+				if bytesSet {
+					n, err := parseSize("gen: --bytes", size, 1, math.MaxInt64, "a size of at least 1 byte, such as 64MiB")
+					if err != nil {
+						return 0, err
 					}
 					opts.Bytes = n
 				}
-				if (opts.Bytes > 0) == (convs > 0) {
-					return 0, usageErr("gen: give exactly one of --conversations N and --bytes SIZE")
+				for _, r := range []struct {
+					flag, of string
+					v        float64
+				}{{"--faults", "lines", faults}, {"--tamper", "receipts", tamper}} {
+					if !(r.v >= 0 && r.v <= 1) {
+						return 0, usageErr("gen: %s %v: want a share from 0 to 1, such as 0.05 for 5%% of the %s", r.flag, r.v, r.of)
+					}
 				}
-				if convs < 0 || faults < 0 || faults > 1 || tamper < 0 || tamper > 1 {
-					return 0, usageErr("gen: --conversations must be positive, --faults and --tamper between 0 and 1")
-				}
-				md, err := bytesize.Parse(maxDoc)
-				if err != nil || md < 1 {
-					return 0, usageErr("gen: --max-doc-bytes %q: want a size", maxDoc)
+				md, err := parseSize("gen: --max-doc-bytes", maxDoc, gen.MinMaxDocBytes, 1<<31-1,
+					"a size from 16KiB to 2147483647 bytes (under 2GiB); too-large faults need 4MiB or less")
+				if err != nil {
+					return 0, err
 				}
 				opts.MaxDocBytes = md
 				exp, err := gen.WriteFile(out, opts)

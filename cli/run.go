@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -39,14 +41,17 @@ type runFlags struct {
 // registerOutputs adds the flags of commands that write an output directory.
 func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.out, "out", "o", "", "output directory (required): archive/, rejects/, receipts/, report.json")
-	fs.StringVar(&f.archive, "archive", "zst", "write-back format: zst (.jsonl.zst), jsonl, or none")
+	fs.StringVar(&f.archive, "archive", "zst", "write-back format, in any case: zst (.jsonl.zst; zstd is the same), jsonl, or none")
 	fs.StringVar(&f.tables, "tables", "all", "tables to write as Parquet under OUT/tables: all, none, or a list of usage,conversations,tool_calls,receipts,transcripts")
 }
 
-// register adds the flags of every command that reads archives.
-func (f *runFlags) register(fs *pflag.FlagSet) {
+// register adds the flags of every command that reads archives; withKeys
+// adds --keys, for the commands whose output depends on the keyring.
+func (f *runFlags) register(fs *pflag.FlagSet, withKeys bool) {
 	fs.IntVarP(&f.workers, "workers", "j", runtime.NumCPU(), "worker goroutines")
-	fs.StringVar(&f.keys, "keys", "", "keyring (JSON) pinning receipt keys; without it receipts are checked for self-consistency only")
+	if withKeys {
+		fs.StringVar(&f.keys, "keys", "", "keyring (JSON) pinning receipt keys; without it receipts are checked for self-consistency only")
+	}
 	fs.StringVar(&f.maxDoc, "max-doc-bytes", "64MiB", "size cap of one document line; longer lines are rejects")
 	fs.StringVar(&f.zstdWindow, "zstd-max-window", "128MiB", "largest zstd window accepted in inputs (up to 2GiB, for zstd --long=31)")
 	fs.BoolVar(&f.strict, "strict", false, "refuse a leading byte-order mark instead of dropping it")
@@ -71,7 +76,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	archive := sink.ArchiveNone
 	if !f.noOutputs {
 		var err error
-		if archive, err = sink.ParseArchiveFormat(f.archive); err != nil {
+		if archive, err = sink.ParseArchiveFormat(strings.ToLower(f.archive)); err != nil {
 			return cfg, usageErr("--archive: %v", err)
 		}
 	}
@@ -82,13 +87,13 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, usageErr("--tables: %v", err)
 		}
 	}
-	maxDoc, err := bytesize.Parse(f.maxDoc)
-	if err != nil || maxDoc < 1 || maxDoc > 1<<31-1 {
-		return cfg, usageErr("--max-doc-bytes %q: want a size from 1 byte to 2GiB", f.maxDoc)
+	maxDoc, err := parseSize("--max-doc-bytes", f.maxDoc, 1, 1<<31-1, "a size from 1 byte to 2147483647 bytes (under 2GiB)")
+	if err != nil {
+		return cfg, err
 	}
-	window, err := bytesize.Parse(f.zstdWindow)
-	if err != nil || window < 1<<10 || window > stream.MaxZstdWindow {
-		return cfg, usageErr("--zstd-max-window %q: want a size from 1KiB to 2GiB", f.zstdWindow)
+	window, err := parseSize("--zstd-max-window", f.zstdWindow, 1<<10, stream.MaxZstdWindow, "a size from 1KiB to 2GiB")
+	if err != nil {
+		return cfg, err
 	}
 	switch f.progress {
 	case "auto", "always", "never":
@@ -104,8 +109,11 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, err
 		}
 	}
-	memLimit, err := bytesize.Parse(f.memLimit)
-	if err != nil || memLimit < 0 || (memLimit > 0 && memLimit < 32<<20) {
+	memLimit, err := parseSize("--memory-limit", f.memLimit, 0, math.MaxInt64, "0 or a size of at least 32MiB")
+	if err != nil {
+		return cfg, err
+	}
+	if memLimit > 0 && memLimit < 32<<20 {
 		return cfg, usageErr("--memory-limit %q: want 0 or a size of at least 32MiB", f.memLimit)
 	}
 	if os.Getenv("GOMEMLIMIT") != "" {
@@ -128,6 +136,22 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 // checkOutDir is pipeline.CheckOutDir with its refusals as usage errors
 // that name the -o flag.
 func checkOutDir(out string, args []string, inputs []stream.Input) error {
+	// The nearest existing path of out must be a directory: a file there
+	// is the user's mistake (exit 2), not a failure of the run (exit 3).
+	for p := filepath.Clean(out); ; p = filepath.Dir(p) {
+		if st, err := os.Stat(p); err == nil {
+			if !st.IsDir() {
+				if p == filepath.Clean(out) {
+					return usageErr("-o %q is a file, not a directory: give a new or empty directory, or the -o of an earlier run", out)
+				}
+				return usageErr("-o %q: %q is a file, not a directory", out, p)
+			}
+			break
+		}
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
 	err := pipeline.CheckOutDir(out, args, inputs)
 	var oe *pipeline.OutDirError
 	if !errors.As(err, &oe) {
@@ -157,7 +181,7 @@ func extractCommand() *command {
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVarP(&f.out, "out", "o", "", "output directory (required): tables/, rejects/, receipts/, report.json")
 			fs.StringVar(&f.tables, "tables", "all", "tables to write: all, or a list of usage,conversations,tool_calls,receipts,transcripts")
-			f.register(fs)
+			f.register(fs, true)
 			return func(e *env, args []string) (int, error) {
 				f.archive = string(sink.ArchiveNone)
 				cfg, err := f.config(e, args)
@@ -192,7 +216,7 @@ func runCommand() *command {
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			f.registerOutputs(fs)
-			f.register(fs)
+			f.register(fs, true)
 			return func(e *env, args []string) (int, error) {
 				cfg, err := f.config(e, args)
 				if err != nil {

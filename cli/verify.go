@@ -26,7 +26,7 @@ func verifyCommand() *command {
 			"  convbatch verify --json day.jsonl.zst > audit.json",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
-			f.register(fs)
+			f.register(fs, true)
 			fs.BoolVar(&asJSON, "json", false, "print a machine report (report plus every receipt) on stdout")
 			return func(e *env, args []string) (int, error) {
 				cfg, err := f.config(e, args)
@@ -109,7 +109,7 @@ func hashCommand() *command {
 			"  convbatch hash -j 1 conv.json",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
-			f.register(fs)
+			f.register(fs, false)
 			return func(e *env, args []string) (int, error) {
 				cfg, err := f.config(e, args)
 				if err != nil {

@@ -102,7 +102,7 @@ func (g *generator) goodLine(kind int, bom bool) {
 			break
 		}
 		if n == 0 {
-			// Cannot happen with MaxDocBytes >= minMaxDocBytes.
+			// Cannot happen with MaxDocBytes >= MinMaxDocBytes.
 			g.reject(reasonTooLarge, g.line)
 			return
 		}

@@ -19,9 +19,9 @@ const DefaultMaxDocBytes = 64 << 20
 // generated (they are MaxDocBytes+1 .. MaxDocBytes+64 KiB bytes long).
 const TooLargeMaxDocBytes = 4 << 20
 
-// minMaxDocBytes is the smallest accepted cap: every good document and every
+// MinMaxDocBytes is the smallest accepted cap: every good document and every
 // fault line other than too-large must fit under it.
-const minMaxDocBytes = 16 << 10
+const MinMaxDocBytes = 16 << 10
 
 // pcgStream is the fixed second PCG word; the first is Options.Seed.
 const pcgStream = 0x636f6e7662617463 // "convbatc"
@@ -181,8 +181,8 @@ func Generate(w io.Writer, opts Options) (*Expect, error) {
 	if maxDoc == 0 {
 		maxDoc = DefaultMaxDocBytes
 	}
-	if maxDoc < minMaxDocBytes {
-		return nil, fmt.Errorf("gen: MaxDocBytes %d is below the minimum %d", maxDoc, minMaxDocBytes)
+	if maxDoc < MinMaxDocBytes {
+		return nil, fmt.Errorf("gen: MaxDocBytes %d is below the minimum %d", maxDoc, MinMaxDocBytes)
 	}
 	bw, ok := w.(*bufio.Writer)
 	if !ok || bw.Size() < 64<<10 {
