@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -23,6 +24,7 @@ func genCommand() *command {
 		tamper float64
 		noRcpt bool
 		maxDoc string
+		prog   string
 	)
 	return &command{
 		name:    "gen",
@@ -43,6 +45,7 @@ func genCommand() *command {
 			fs.Float64Var(&tamper, "tamper", 0, "share of receipts (0 to 1) broken in one of the ways docs/FORMAT.md lists")
 			fs.BoolVar(&noRcpt, "no-receipts", false, "write no consensus receipts (and no FILE.keys.json)")
 			fs.StringVar(&maxDoc, "max-doc-bytes", "64MiB", "the cap the archive will be run with; too-large faults need 4MiB or less")
+			fs.StringVar(&prog, "progress", "auto", "progress line on stderr: auto (redrawn in place when stderr is a terminal), always (elsewhere a line every 10s), never")
 			return func(e *env, args []string) (int, error) {
 				if out == "" {
 					return 0, usageErr("gen: -o/--out is required")
@@ -88,7 +91,16 @@ func genCommand() *command {
 					return 0, err
 				}
 				opts.MaxDocBytes = md
+				switch prog {
+				case "auto", "always", "never":
+				default:
+					return 0, usageErr("gen: --progress %q: want auto, always or never", prog)
+				}
+				opts.Progress = &gen.Progress{}
+				m := newMeter(e.stderr, prog, genFields(opts.Progress, opts))
+				m.start()
 				exp, err := gen.WriteFile(out, opts)
+				m.stop()
 				if err != nil {
 					return 0, fatalErr(err)
 				}
@@ -103,5 +115,25 @@ func genCommand() *command {
 				return ExitOK, nil
 			}
 		},
+	}
+}
+
+// genFields returns the progress fields of gen writing opts: the share of
+// the documents or bytes asked for, the uncompressed bytes and documents
+// generated, the rate and the time left.
+func genFields(p *gen.Progress, opts gen.Options) func(time.Duration) []field {
+	return func(elapsed time.Duration) []field {
+		docs, n := p.Documents.Load(), p.Bytes.Load()
+		frac := float64(n) / float64(max(opts.Bytes, 1))
+		if opts.Conversations > 0 {
+			frac = float64(docs) / float64(opts.Conversations)
+		}
+		return []field{
+			{percent(frac), 0},
+			{bytesize.Format(n) + " written", 2},
+			{plural(docs, "document", "documents"), 1},
+			{rate(n, elapsed), 3},
+			{timeLeft(frac, elapsed), 0},
+		}
 	}
 }

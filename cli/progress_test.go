@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/stream"
 )
@@ -151,5 +152,33 @@ func TestProgressCountsWhatTheSummaryCounts(t *testing.T) {
 	}
 	if got, want := p.BytesRead.Load(), inputs[0].Size; got != want {
 		t.Errorf("progress read %d input bytes of %d", got, want)
+	}
+}
+
+// TestGenProgress: gen's line measures what --conversations or --bytes
+// asked for, and never says 100% before gen ends.
+func TestGenProgress(t *testing.T) {
+	p := &gen.Progress{}
+	p.Documents.Store(50)
+	p.Bytes.Store(3 << 20)
+	for _, tc := range []struct {
+		opts gen.Options
+		want string
+	}{
+		{gen.Options{Conversations: 200}, "25%, 3.0 MiB written, 50 documents, 1.5 MiB/s, 6s left"},
+		{gen.Options{Bytes: 4 << 20}, "75%, 3.0 MiB written, 50 documents, 1.5 MiB/s, 1s left"},
+		{gen.Options{Conversations: 50}, "99%, 3.0 MiB written, 50 documents, 1.5 MiB/s, finishing"},
+	} {
+		if got := fitLine(genFields(p, tc.opts)(2*time.Second), -1); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.opts, got, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	if r := convbatch(t, nil, "gen", "-o", filepath.Join(dir, "g.jsonl"), "--conversations", "3", "--progress", "sometimes"); r.code != 2 || !strings.Contains(r.stderr, "--progress") {
+		t.Errorf("--progress sometimes: %+v", r)
+	}
+	r := convbatch(t, nil, "gen", "-o", filepath.Join(dir, "g.jsonl"), "--conversations", "3", "--progress", "always")
+	if r.code != 0 || strings.Contains(r.stderr, "\r") {
+		t.Errorf("--progress always on a buffer: %+v", r)
 	}
 }

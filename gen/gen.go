@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultMaxDocBytes is the size cap assumed when Options.MaxDocBytes is 0;
@@ -57,6 +58,17 @@ type Options struct {
 	// with; the kind of tamper is drawn evenly among those listed in
 	// receipts.go, each with its exact expected reasons.
 	Tamper float64
+	// Progress, when set, is updated as lines are generated, for a
+	// progress display. It does not change the output.
+	Progress *Progress
+}
+
+// Progress counts what a Generate call has generated so far; it is updated
+// atomically and may be read while Generate runs.
+type Progress struct {
+	// Documents and Bytes are Expect.Documents and Expect.BytesIn so far
+	// (uncompressed bytes, the measure of Options.Bytes).
+	Documents, Bytes atomic.Int64
 }
 
 // Expect holds the counts convbatch must report for a generated archive,
@@ -288,6 +300,7 @@ func (g *generator) run() error {
 		} else {
 			g.goodLine(docPlain, false)
 		}
+		g.progress()
 	}
 	for i := range g.q {
 		if g.q[i].plan != nil {
@@ -297,7 +310,16 @@ func (g *generator) run() error {
 	for len(g.q) > 0 && g.err == nil {
 		g.pop()
 	}
+	g.progress()
 	return g.err
+}
+
+// progress publishes the counts so far to Options.Progress.
+func (g *generator) progress() {
+	if p := g.opts.Progress; p != nil {
+		p.Documents.Store(g.exp.Documents)
+		p.Bytes.Store(g.exp.BytesIn)
+	}
 }
 
 // The window: lines are generated into g.q and written when more than
