@@ -91,10 +91,17 @@ func TestProgressNeverDoneEarly(t *testing.T) {
 // TestProgressStopClears: stop clears the line, so the summary that
 // follows starts at the left margin on a line of its own.
 func TestProgressStopClears(t *testing.T) {
-	m, buf := fakeTerminal(80, func(time.Duration) []field { return []field{{"x", 0}} })
+	drawn := make(chan struct{}, 1)
+	m, buf := fakeTerminal(80, func(time.Duration) []field {
+		select {
+		case drawn <- struct{}{}:
+		default:
+		}
+		return []field{{"x", 0}}
+	})
 	m.every = time.Millisecond
 	m.start()
-	time.Sleep(20 * time.Millisecond)
+	<-drawn
 	m.stop()
 	out := buf.String()
 	if !strings.HasSuffix(out, "x\r\033[K") || strings.Count(out, "\r\033[K") < 2 {
