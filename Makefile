@@ -3,16 +3,25 @@ GO       ?= go
 BIN      := bin/convbatch
 FUZZTIME ?= 60s
 OUT      ?= out
+# staticcheck at a pinned version, fetched through the Go module proxy and
+# built once into Go's build cache (whatever staticcheck is on PATH is not
+# used: another version reports other findings).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-.PHONY: build test run fuzz fuzz-short bench sample clean
+.PHONY: build test lint run fuzz fuzz-short bench sample clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/convbatch
 
-# The test command of the README and of CI: vet, every test, and each fuzz
-# target for a few seconds.
-test:
+# vet and staticcheck over the module.
+lint:
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+# The test command of the README and of CI: vet, staticcheck, every test,
+# and each fuzz target for a few seconds.
+test: lint
 	$(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=4s
 

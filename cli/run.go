@@ -100,7 +100,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	default:
 		return cfg, usageErr("--progress %q: want auto, always or never", f.progress)
 	}
-	inputs, err := stream.Expand(args)
+	inputs, skipped, err := stream.ExpandAll(args)
 	if err != nil {
 		return cfg, usageErr("%v", err)
 	}
@@ -126,10 +126,11 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		}
 	}
 	cfg = pipeline.Config{
-		Inputs: inputs, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
+		Inputs: inputs, Skipped: skipped, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
 		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit,
 	}
+	printSkipped(e.stderr, skipped)
 	return cfg, nil
 }
 

@@ -2,234 +2,25 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
-	"github.com/apache/arrow/go/v17/parquet"
-	"github.com/apache/arrow/go/v17/parquet/file"
-	"github.com/apache/arrow/go/v17/parquet/pqarrow"
-	"github.com/apache/arrow/go/v17/parquet/schema"
 	"github.com/gowebpki/jcs"
 
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/internal/duckdbtest"
-	"github.com/convbatch/convbatch/pipeline"
+	"github.com/convbatch/convbatch/internal/pqtest"
 	"github.com/convbatch/convbatch/sink"
-	"github.com/convbatch/convbatch/stream"
-	"github.com/convbatch/convbatch/verify"
 )
-
-// ---------------------------------------------------------------------------
-// Reading the tables back with the Arrow Go Parquet reader.
-
-// kv is one entry of a map cell.
-type kv struct {
-	Key, Value any
-}
-
-// micros is a timestamp cell, in microseconds since the epoch (UTC).
-type micros int64
-
-// partInfo describes one part file.
-type partInfo struct {
-	name      string
-	rows      int64
-	rowGroups int
-	rgRows    []int64
-	rgZBytes  []int64 // compressed bytes of each row group
-	size      int64   // file size
-	pq        *schema.Schema
-}
-
-// pqTable is a whole table read back: every part in name order, rows in
-// order, cells as Go values (nil for null, string, int32, int64, float64,
-// bool, micros, []any for lists, []kv for maps).
-type pqTable struct {
-	name   string
-	schema *arrow.Schema
-	cols   map[string]int
-	rows   [][]any
-	parts  []partInfo
-}
-
-func (tb *pqTable) col(t *testing.T, name string) int {
-	t.Helper()
-	i, ok := tb.cols[name]
-	if !ok {
-		t.Fatalf("table %s has no column %q", tb.name, name)
-	}
-	return i
-}
-
-// get returns row r's cell of column name.
-func (tb *pqTable) get(t *testing.T, r int, name string) any {
-	t.Helper()
-	return tb.rows[r][tb.col(t, name)]
-}
-
-// column returns every cell of a column.
-func (tb *pqTable) column(t *testing.T, name string) []any {
-	t.Helper()
-	c := tb.col(t, name)
-	out := make([]any, len(tb.rows))
-	for i, r := range tb.rows {
-		out[i] = r[c]
-	}
-	return out
-}
-
-var partName = regexp.MustCompile(`^part-(\d{5})\.parquet$`)
-
-// readTable reads OUT/tables/NAME/part-*.parquet with pqarrow, checks that
-// the parts are numbered from 00000 without gaps and share one schema.
-func readTable(t *testing.T, out, name string) *pqTable {
-	t.Helper()
-	dir := filepath.Join(out, "tables", name)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatalf("table %s: %v", name, err)
-	}
-	tb := &pqTable{name: name, cols: map[string]int{}}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	for i, n := range names {
-		if want := fmt.Sprintf("part-%05d.parquet", i); n != want || !partName.MatchString(n) {
-			t.Fatalf("table %s: file %d is %q, want %q (all files: %v)", name, i, n, want, names)
-		}
-		readPart(t, tb, filepath.Join(dir, n))
-	}
-	if len(names) == 0 {
-		t.Fatalf("table %s: no part file", name)
-	}
-	return tb
-}
-
-func readPart(t *testing.T, tb *pqTable, path string) {
-	t.Helper()
-	rdr, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	defer tbl.Release()
-	info := partInfo{name: filepath.Base(path), rows: tbl.NumRows(), rowGroups: rdr.NumRowGroups(), pq: rdr.MetaData().Schema}
-	for i := 0; i < rdr.NumRowGroups(); i++ {
-		rg := rdr.MetaData().RowGroup(i)
-		info.rgRows = append(info.rgRows, rg.NumRows())
-		info.rgZBytes = append(info.rgZBytes, rg.TotalCompressedSize())
-	}
-	if st, err := os.Stat(path); err == nil {
-		info.size = st.Size()
-	}
-	if rdr.NumRows() != tbl.NumRows() {
-		t.Fatalf("%s: footer says %d rows, read %d", path, rdr.NumRows(), tbl.NumRows())
-	}
-	tb.parts = append(tb.parts, info)
-	if tb.schema == nil {
-		tb.schema = tbl.Schema()
-		for i, f := range tb.schema.Fields() {
-			tb.cols[f.Name] = i
-		}
-	} else if !sameFields(tb.schema, tbl.Schema()) {
-		t.Fatalf("%s: schema %v differs from the first part's %v", path, tbl.Schema(), tb.schema)
-	}
-	n := int(tbl.NumRows())
-	base := len(tb.rows)
-	for i := 0; i < n; i++ {
-		tb.rows = append(tb.rows, make([]any, tbl.NumCols()))
-	}
-	for c := 0; c < int(tbl.NumCols()); c++ {
-		r := base
-		for _, chunk := range tbl.Column(c).Data().Chunks() {
-			for i := 0; i < chunk.Len(); i++ {
-				tb.rows[r][c] = cell(t, chunk, i)
-				r++
-			}
-		}
-		if r != base+n {
-			t.Fatalf("%s: column %d has %d rows, want %d", path, c, r-base, n)
-		}
-	}
-}
-
-// sameFields compares names, types and nullability (not metadata).
-func sameFields(a, b *arrow.Schema) bool {
-	if a.NumFields() != b.NumFields() {
-		return false
-	}
-	for i := range a.Fields() {
-		fa, fb := a.Field(i), b.Field(i)
-		if fa.Name != fb.Name || fa.Nullable != fb.Nullable || !arrow.TypeEqual(fa.Type, fb.Type) {
-			return false
-		}
-	}
-	return true
-}
-
-func cell(t *testing.T, a arrow.Array, i int) any {
-	if a.IsNull(i) {
-		return nil
-	}
-	switch a := a.(type) {
-	case *array.String:
-		return a.Value(i)
-	case *array.Int32:
-		return a.Value(i)
-	case *array.Int64:
-		return a.Value(i)
-	case *array.Float64:
-		return a.Value(i)
-	case *array.Boolean:
-		return a.Value(i)
-	case *array.Timestamp:
-		if u := a.DataType().(*arrow.TimestampType).Unit; u != arrow.Microsecond {
-			t.Fatalf("timestamp unit %v, want microseconds", u)
-		}
-		return micros(a.Value(i))
-	case *array.Map:
-		start, end := a.ValueOffsets(i)
-		out := []kv{}
-		for j := start; j < end; j++ {
-			out = append(out, kv{cell(t, a.Keys(), int(j)), cell(t, a.Items(), int(j))})
-		}
-		return out
-	case *array.List:
-		start, end := a.ValueOffsets(i)
-		out := []any{}
-		for j := start; j < end; j++ {
-			out = append(out, cell(t, a.ListValues(), int(j)))
-		}
-		return out
-	}
-	t.Fatalf("unexpected array type %s", a.DataType())
-	return nil
-}
 
 // ---------------------------------------------------------------------------
 // Helpers for the runs.
@@ -327,7 +118,7 @@ func closeRel(got, want float64) bool {
 
 // usageSums sums the usage table by provider and by agent, as gen's
 // Expect.Usage does (a null provider or agent is "").
-func usageSums(t *testing.T, tb *pqTable) (byProvider, byAgent map[string]gen.UsageSum) {
+func usageSums(t *testing.T, tb *pqtest.Table) (byProvider, byAgent map[string]gen.UsageSum) {
 	t.Helper()
 	byProvider, byAgent = map[string]gen.UsageSum{}, map[string]gen.UsageSum{}
 	add := func(m map[string]gen.UsageSum, key any, in, out any, cost any) {
@@ -345,10 +136,10 @@ func usageSums(t *testing.T, tb *pqTable) (byProvider, byAgent map[string]gen.Us
 		}
 		m[k] = s
 	}
-	for r := range tb.rows {
-		in, out, cost := tb.get(t, r, "tokens_input"), tb.get(t, r, "tokens_output"), tb.get(t, r, "cost")
-		add(byProvider, tb.get(t, r, "provider"), in, out, cost)
-		add(byAgent, tb.get(t, r, "agent_id"), in, out, cost)
+	for r := range tb.Rows {
+		in, out, cost := tb.Get(t, r, "tokens_input"), tb.Get(t, r, "tokens_output"), tb.Get(t, r, "cost")
+		add(byProvider, tb.Get(t, r, "provider"), in, out, cost)
+		add(byAgent, tb.Get(t, r, "agent_id"), in, out, cost)
 	}
 	return byProvider, byAgent
 }
@@ -403,21 +194,17 @@ func TestTablesReadBack(t *testing.T) {
 	readJSON(t, filepath.Join(out, "report.json"), &rep)
 	checkAgainstExpect(t, &rep, exp)
 
-	tables := map[string]*pqTable{}
+	tables := map[string]*pqtest.Table{}
 	var parts []string
 	for _, name := range sink.TableNames {
-		tb := readTable(t, out, name)
+		tb := pqtest.ReadTable(t, out, name)
 		tables[name] = tb
-		for _, p := range tb.parts {
-			parts = append(parts, "tables/"+name+"/"+p.name)
+		for _, p := range tb.Parts {
+			parts = append(parts, "tables/"+name+"/"+p.Name)
 		}
-		checkSchema(t, tb)
+		pqtest.CheckSchema(t, tb)
 		// Every cell's Go type matches the column's declared type.
-		for r, row := range tb.rows {
-			for c, v := range row {
-				checkCellType(t, tb.name, tb.schema.Field(c), v, r)
-			}
-		}
+		pqtest.CheckCellTypes(t, tb)
 	}
 	if !reflect.DeepEqual(rep.Outputs.Tables, parts) {
 		t.Errorf("report outputs.tables %v, parts on disk %v", rep.Outputs.Tables, parts)
@@ -426,13 +213,13 @@ func TestTablesReadBack(t *testing.T) {
 	// conversations: one row per document, in input order.
 	conv := tables[sink.TableConversations]
 	docs := documentLines(t, in, out)
-	if int64(len(docs)) != exp.Documents || int64(len(conv.rows)) != exp.Documents {
-		t.Fatalf("conversations has %d rows, the input %d documents, Expect %d", len(conv.rows), len(docs), exp.Documents)
+	if int64(len(docs)) != exp.Documents || int64(len(conv.Rows)) != exp.Documents {
+		t.Fatalf("conversations has %d rows, the input %d documents, Expect %d", len(conv.Rows), len(docs), exp.Documents)
 	}
 	receiptDocs := 0
 	for i, d := range docs {
-		got := []any{conv.get(t, i, "conversation_id"), conv.get(t, i, "source_line"), conv.get(t, i, "source_file"),
-			conv.get(t, i, "message_count"), conv.get(t, i, "has_receipt"), conv.get(t, i, "title")}
+		got := []any{conv.Get(t, i, "conversation_id"), conv.Get(t, i, "source_line"), conv.Get(t, i, "source_file"),
+			conv.Get(t, i, "message_count"), conv.Get(t, i, "has_receipt"), conv.Get(t, i, "title")}
 		want := []any{d.id, d.line, in, int32(d.messages), d.receipt, d.title}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("conversations row %d: (id, line, file, messages, has_receipt, title) = %v, want %v", i, got, want)
@@ -447,19 +234,19 @@ func TestTablesReadBack(t *testing.T) {
 
 	// transcripts: the hashes convbatch hash prints, in order.
 	tr := tables[sink.TableTranscripts]
-	if len(tr.rows) != len(conv.rows) {
-		t.Fatalf("transcripts has %d rows, conversations %d", len(tr.rows), len(conv.rows))
+	if len(tr.Rows) != len(conv.Rows) {
+		t.Fatalf("transcripts has %d rows, conversations %d", len(tr.Rows), len(conv.Rows))
 	}
 	printed := hashes(t, "--max-doc-bytes", "256KiB", in)
 	var fromTable [][2]string
 	var unhashable int64
-	for i := range tr.rows {
-		id, sha, size := tr.get(t, i, "conversation_id"), tr.get(t, i, "sha256"), tr.get(t, i, "canonical_bytes")
-		if id != conv.get(t, i, "conversation_id") || tr.get(t, i, "source_line") != conv.get(t, i, "source_line") {
+	for i := range tr.Rows {
+		id, sha, size := tr.Get(t, i, "conversation_id"), tr.Get(t, i, "sha256"), tr.Get(t, i, "canonical_bytes")
+		if id != conv.Get(t, i, "conversation_id") || tr.Get(t, i, "source_line") != conv.Get(t, i, "source_line") {
 			t.Fatalf("transcripts row %d (%v) is not conversations row %d", i, id, i)
 		}
-		if sha != conv.get(t, i, "transcript_sha256") {
-			t.Fatalf("row %d: transcripts.sha256 %v, conversations.transcript_sha256 %v", i, sha, conv.get(t, i, "transcript_sha256"))
+		if sha != conv.Get(t, i, "transcript_sha256") {
+			t.Fatalf("row %d: transcripts.sha256 %v, conversations.transcript_sha256 %v", i, sha, conv.Get(t, i, "transcript_sha256"))
 		}
 		// An independent canonicalizer: gowebpki/jcs, the reference
 		// convbatch's canonicalizer is held to.
@@ -509,41 +296,41 @@ func TestTablesReadBack(t *testing.T) {
 		rows    int
 	}
 	perLine := map[int64]*tot{}
-	for r := range usage.rows {
-		line := usage.get(t, r, "source_line").(int64)
+	for r := range usage.Rows {
+		line := usage.Get(t, r, "source_line").(int64)
 		s := perLine[line]
 		if s == nil {
 			s = &tot{}
 			perLine[line] = s
 		}
 		s.rows++
-		in, _ := usage.get(t, r, "tokens_input").(int64)
-		o, _ := usage.get(t, r, "tokens_output").(int64)
-		c, _ := usage.get(t, r, "cost").(float64)
+		in, _ := usage.Get(t, r, "tokens_input").(int64)
+		o, _ := usage.Get(t, r, "tokens_output").(int64)
+		c, _ := usage.Get(t, r, "cost").(float64)
 		s.in, s.out, s.cost = s.in+in, s.out+o, s.cost+c
-		m, _ := usage.get(t, r, "tokens").([]kv)
+		m, _ := usage.Get(t, r, "tokens").([]pqtest.KV)
 		for _, e := range m {
 			if e.Key == nil {
 				t.Fatalf("usage row %d: a null key in tokens", r)
 			}
-			if e.Key == "input" && e.Value != usage.get(t, r, "tokens_input") {
-				t.Errorf("usage row %d: tokens[input] %v, tokens_input %v", r, e.Value, usage.get(t, r, "tokens_input"))
+			if e.Key == "input" && e.Value != usage.Get(t, r, "tokens_input") {
+				t.Errorf("usage row %d: tokens[input] %v, tokens_input %v", r, e.Value, usage.Get(t, r, "tokens_input"))
 			}
-			if e.Key == "output" && e.Value != usage.get(t, r, "tokens_output") {
-				t.Errorf("usage row %d: tokens[output] %v, tokens_output %v", r, e.Value, usage.get(t, r, "tokens_output"))
+			if e.Key == "output" && e.Value != usage.Get(t, r, "tokens_output") {
+				t.Errorf("usage row %d: tokens[output] %v, tokens_output %v", r, e.Value, usage.Get(t, r, "tokens_output"))
 			}
 		}
-		if mi := usage.get(t, r, "message_index").(int32); mi < 0 {
+		if mi := usage.Get(t, r, "message_index").(int32); mi < 0 {
 			t.Errorf("usage row %d: message_index %d", r, mi)
 		}
 	}
 	var convIn, convOut int64
-	for i := range conv.rows {
-		s := perLine[conv.get(t, i, "source_line").(int64)]
+	for i := range conv.Rows {
+		s := perLine[conv.Get(t, i, "source_line").(int64)]
 		if s == nil {
 			s = &tot{}
 		}
-		ci, co, cc := conv.get(t, i, "tokens_input_total").(int64), conv.get(t, i, "tokens_output_total").(int64), conv.get(t, i, "cost_total").(float64)
+		ci, co, cc := conv.Get(t, i, "tokens_input_total").(int64), conv.Get(t, i, "tokens_output_total").(int64), conv.Get(t, i, "cost_total").(float64)
 		if ci != s.in || co != s.out || !closeRel(cc, s.cost) {
 			t.Errorf("conversations row %d: totals (%d, %d, %v), its usage rows sum to (%d, %d, %v)", i, ci, co, cc, s.in, s.out, s.cost)
 		}
@@ -559,16 +346,16 @@ func TestTablesReadBack(t *testing.T) {
 
 	// tool_calls and tool-linkage counts.
 	tc := tables[sink.TableToolCalls]
-	if int64(len(tc.rows)) != exp.Tools.Calls {
-		t.Errorf("tool_calls has %d rows, Expect.Tools.Calls %d", len(tc.rows), exp.Tools.Calls)
+	if int64(len(tc.Rows)) != exp.Tools.Calls {
+		t.Errorf("tool_calls has %d rows, Expect.Tools.Calls %d", len(tc.Rows), exp.Tools.Calls)
 	}
 	var answered int64
 	callsPerLine := map[int64]int32{}
-	for r := range tc.rows {
-		callsPerLine[tc.get(t, r, "source_line").(int64)]++
-		mi := tc.get(t, r, "message_index").(int32)
-		res := tc.get(t, r, "result_message_index")
-		if tc.get(t, r, "answered").(bool) {
+	for r := range tc.Rows {
+		callsPerLine[tc.Get(t, r, "source_line").(int64)]++
+		mi := tc.Get(t, r, "message_index").(int32)
+		res := tc.Get(t, r, "result_message_index")
+		if tc.Get(t, r, "answered").(bool) {
 			answered++
 			if ri, ok := res.(int32); !ok || ri <= mi {
 				t.Errorf("tool_calls row %d: answered, message %d, result_message_index %v", r, mi, res)
@@ -576,7 +363,7 @@ func TestTablesReadBack(t *testing.T) {
 		} else if res != nil {
 			t.Errorf("tool_calls row %d: not answered but result_message_index %v", r, res)
 		}
-		if b := tc.get(t, r, "arguments_bytes").(int64); b < 0 {
+		if b := tc.Get(t, r, "arguments_bytes").(int64); b < 0 {
 			t.Errorf("tool_calls row %d: arguments_bytes %d", r, b)
 		}
 	}
@@ -585,18 +372,18 @@ func TestTablesReadBack(t *testing.T) {
 	if answered != exp.Tools.Results {
 		t.Errorf("%d answered tool calls, Expect.Tools.Results %d", answered, exp.Tools.Results)
 	}
-	if int64(len(tc.rows))-answered != exp.Tools.Unanswered {
-		t.Errorf("%d unanswered tool calls, Expect.Tools.Unanswered %d", int64(len(tc.rows))-answered, exp.Tools.Unanswered)
+	if int64(len(tc.Rows))-answered != exp.Tools.Unanswered {
+		t.Errorf("%d unanswered tool calls, Expect.Tools.Unanswered %d", int64(len(tc.Rows))-answered, exp.Tools.Unanswered)
 	}
 	var orphans, images, imageBytes int64
-	for i := range conv.rows {
-		line := conv.get(t, i, "source_line").(int64)
-		if n := conv.get(t, i, "tool_call_count").(int32); n != callsPerLine[line] {
+	for i := range conv.Rows {
+		line := conv.Get(t, i, "source_line").(int64)
+		if n := conv.Get(t, i, "tool_call_count").(int32); n != callsPerLine[line] {
 			t.Errorf("conversations row %d: tool_call_count %d, tool_calls rows %d", i, n, callsPerLine[line])
 		}
-		orphans += int64(conv.get(t, i, "tool_result_orphans").(int32))
-		images += int64(conv.get(t, i, "image_count").(int32))
-		imageBytes += conv.get(t, i, "image_bytes").(int64)
+		orphans += int64(conv.Get(t, i, "tool_result_orphans").(int32))
+		images += int64(conv.Get(t, i, "image_count").(int32))
+		imageBytes += conv.Get(t, i, "image_bytes").(int64)
 	}
 	if orphans != exp.Tools.Orphans {
 		t.Errorf("tool_result_orphans sum %d, Expect.Tools.Orphans %d", orphans, exp.Tools.Orphans)
@@ -608,18 +395,18 @@ func TestTablesReadBack(t *testing.T) {
 	// receipts: Expect.ReceiptList, in order, and receipts/receipts.jsonl.
 	rc := tables[sink.TableReceipts]
 	jsonl := readReceipts(t, filepath.Join(out, "receipts", "receipts.jsonl"))
-	if len(rc.rows) != len(exp.ReceiptList) || len(jsonl) != len(exp.ReceiptList) {
-		t.Fatalf("receipts table %d rows, receipts.jsonl %d, Expect %d", len(rc.rows), len(jsonl), len(exp.ReceiptList))
+	if len(rc.Rows) != len(exp.ReceiptList) || len(jsonl) != len(exp.ReceiptList) {
+		t.Fatalf("receipts table %d rows, receipts.jsonl %d, Expect %d", len(rc.Rows), len(jsonl), len(exp.ReceiptList))
 	}
 	// has_receipt is true exactly for the documents with a receipts row.
 	var withReceipt, receiptRows []int64
-	for i := range conv.rows {
-		if conv.get(t, i, "has_receipt").(bool) {
-			withReceipt = append(withReceipt, conv.get(t, i, "source_line").(int64))
+	for i := range conv.Rows {
+		if conv.Get(t, i, "has_receipt").(bool) {
+			withReceipt = append(withReceipt, conv.Get(t, i, "source_line").(int64))
 		}
 	}
-	for i := range rc.rows {
-		receiptRows = append(receiptRows, rc.get(t, i, "source_line").(int64))
+	for i := range rc.Rows {
+		receiptRows = append(receiptRows, rc.Get(t, i, "source_line").(int64))
 	}
 	if !reflect.DeepEqual(withReceipt, receiptRows) {
 		t.Errorf("conversations with has_receipt at lines %v, receipts rows at lines %v", withReceipt, receiptRows)
@@ -630,7 +417,7 @@ func TestTablesReadBack(t *testing.T) {
 		for _, s := range w.Reasons {
 			reasons = append(reasons, s)
 		}
-		got := []any{rc.get(t, i, "conversation_id"), rc.get(t, i, "source_line"), rc.get(t, i, "source_file"), rc.get(t, i, "algorithm"), rc.get(t, i, "status"), rc.get(t, i, "reasons")}
+		got := []any{rc.Get(t, i, "conversation_id"), rc.Get(t, i, "source_line"), rc.Get(t, i, "source_file"), rc.Get(t, i, "algorithm"), rc.Get(t, i, "status"), rc.Get(t, i, "reasons")}
 		want := []any{w.ConversationID, w.Line, in, w.Algorithm, w.Status, reasons}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("receipts row %d: %v, want %v (tamper %q)", i, got, want, w.Tamper)
@@ -638,7 +425,7 @@ func TestTablesReadBack(t *testing.T) {
 		j := jsonl[i]
 		var signedAt any
 		if ts, err := time.Parse(time.RFC3339Nano, j.SignedAt); err == nil {
-			signedAt = micros(ts.UnixMicro())
+			signedAt = pqtest.Micros(ts.UnixMicro())
 		}
 		var qk, qn any
 		if j.QuorumN > 0 {
@@ -648,120 +435,22 @@ func TestTablesReadBack(t *testing.T) {
 		if j.PayloadHash != "" {
 			ph = j.PayloadHash
 		}
-		got = []any{rc.get(t, i, "signed_at"), rc.get(t, i, "quorum_k"), rc.get(t, i, "quorum_n"), rc.get(t, i, "statements_valid"), rc.get(t, i, "statements_invalid"), rc.get(t, i, "payload_hash")}
+		got = []any{rc.Get(t, i, "signed_at"), rc.Get(t, i, "quorum_k"), rc.Get(t, i, "quorum_n"), rc.Get(t, i, "statements_valid"), rc.Get(t, i, "statements_invalid"), rc.Get(t, i, "payload_hash")}
 		want = []any{signedAt, qk, qn, int32(j.StatementsValid), int32(j.StatementsInvalid), ph}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("receipts row %d: (signed_at, k, n, valid, invalid, payload_hash) %v, receipts.jsonl says %v", i, got, want)
 		}
-		stmtInvalid += int64(rc.get(t, i, "statements_invalid").(int32))
+		stmtInvalid += int64(rc.Get(t, i, "statements_invalid").(int32))
 	}
 	if stmtInvalid != exp.Receipts.StatementsInvalid {
 		t.Errorf("statements_invalid sum %d, Expect %d", stmtInvalid, exp.Receipts.StatementsInvalid)
 	}
 	t.Logf("read back: %d conversations, %d usage rows, %d tool calls (%d answered), %d receipts, %d transcripts",
-		len(conv.rows), len(usage.rows), len(tc.rows), answered, len(rc.rows), len(tr.rows))
+		len(conv.Rows), len(usage.Rows), len(tc.Rows), answered, len(rc.Rows), len(tr.Rows))
 }
 
-// int32Columns are the columns the schema narrows to int32 (counts and
-// indexes within one conversation); every other integer is int64.
-var int32Columns = map[string][]string{
-	sink.TableUsage:         {"message_index"},
-	sink.TableConversations: {"message_count", "image_count", "tool_call_count", "tool_result_orphans"},
-	sink.TableToolCalls:     {"message_index", "result_message_index"},
-	sink.TableReceipts:      {"quorum_k", "quorum_n", "statements_valid", "statements_invalid"},
-	sink.TableTranscripts:   {},
-}
-
-// checkSchema compares a table's schema, as pqarrow reads it back, with
-// sink.Schemas, and the Parquet schema with what the Arrow types promise:
-// int32 columns stored as INT32, timestamps as INT64 microseconds adjusted
-// to UTC, non-nullable columns and map keys REQUIRED.
-func checkSchema(t *testing.T, tb *pqTable) {
-	t.Helper()
-	want := sink.Schemas[tb.name]
-	if !sameFields(tb.schema, want) {
-		t.Errorf("table %s: read back schema\n%v\nwant\n%v", tb.name, tb.schema, want)
-	}
-	narrow := map[string]bool{}
-	for _, c := range int32Columns[tb.name] {
-		narrow[c] = true
-		if f, ok := tb.schema.FieldsByName(c); !ok || f[0].Type.ID() != arrow.INT32 {
-			t.Errorf("table %s: column %s is not int32", tb.name, c)
-		}
-	}
-	for _, f := range tb.schema.Fields() {
-		if f.Type.ID() == arrow.INT32 && !narrow[f.Name] {
-			t.Errorf("table %s: column %s is int32, not listed as such", tb.name, f.Name)
-		}
-	}
-	for _, p := range tb.parts {
-		for i := 0; i < p.pq.NumColumns(); i++ {
-			col := p.pq.Column(i)
-			top := strings.Split(col.Path(), ".")[0]
-			f, ok := want.FieldsByName(top)
-			if !ok {
-				t.Errorf("table %s: Parquet column %s is no field", tb.name, col.Path())
-				continue
-			}
-			switch {
-			case narrow[top] && col.PhysicalType() != parquet.Types.Int32:
-				t.Errorf("table %s: %s stored as %s, want INT32", tb.name, col.Path(), col.PhysicalType())
-			case f[0].Type.ID() == arrow.TIMESTAMP:
-				ts, ok := col.LogicalType().(*schema.TimestampLogicalType)
-				if !ok || col.PhysicalType() != parquet.Types.Int64 || !ts.IsAdjustedToUTC() || ts.TimeUnit() != schema.TimeUnitMicros {
-					t.Errorf("table %s: %s stored as %s %s, want INT64 TIMESTAMP(MICROS, UTC)", tb.name, col.Path(), col.PhysicalType(), col.LogicalType())
-				}
-			}
-			if !f[0].Nullable {
-				if node := p.pq.ColumnRoot(i); node.RepetitionType() != parquet.Repetitions.Required {
-					t.Errorf("table %s: non-nullable %s is %s in Parquet", tb.name, top, node.RepetitionType())
-				}
-			}
-			if strings.HasSuffix(col.Path(), ".key") && col.SchemaNode().RepetitionType() != parquet.Repetitions.Required {
-				t.Errorf("table %s: map key %s is not REQUIRED", tb.name, col.Path())
-			}
-		}
-	}
-}
-
-func checkCellType(t *testing.T, table string, f arrow.Field, v any, row int) {
-	t.Helper()
-	if v == nil {
-		if !f.Nullable {
-			t.Fatalf("table %s row %d: null in non-nullable %s", table, row, f.Name)
-		}
-		return
-	}
-	var ok bool
-	switch f.Type.ID() {
-	case arrow.STRING:
-		_, ok = v.(string)
-	case arrow.INT32:
-		_, ok = v.(int32)
-	case arrow.INT64:
-		_, ok = v.(int64)
-	case arrow.FLOAT64:
-		_, ok = v.(float64)
-	case arrow.BOOL:
-		_, ok = v.(bool)
-	case arrow.TIMESTAMP:
-		_, ok = v.(micros)
-	case arrow.MAP:
-		_, ok = v.([]kv)
-	case arrow.LIST:
-		var l []any
-		if l, ok = v.([]any); ok {
-			for _, e := range l {
-				if _, s := e.(string); !s {
-					t.Fatalf("table %s row %d: %s holds %v", table, row, f.Name, e)
-				}
-			}
-		}
-	}
-	if !ok {
-		t.Fatalf("table %s row %d: %s is %T %v, column type %s", table, row, f.Name, v, v, f.Type)
-	}
-}
+// kv is a map cell's entry.
+func kv(key string, value any) pqtest.KV { return pqtest.KV{Key: key, Value: value} }
 
 // handcrafted covers the nulls and edge cases gen never writes, following
 // docs/TABLES.md. Line 4 is a reject; h-5's cost is outside the double
@@ -803,34 +492,34 @@ func TestTablesNulls(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	runOK(t, "run", "-o", out, in)
 
-	ts := func(s string) micros {
+	ts := func(s string) pqtest.Micros {
 		v, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return micros(v.UnixMicro())
+		return pqtest.Micros(v.UnixMicro())
 	}
 	convTime, m2Time := ts("2024-05-01T10:00:00Z"), ts("2024-05-01T10:00:01.5+02:00")
 	leapTime := ts("2017-01-01T00:00:00.123456Z") // 2016-12-31T23:59:60.1234567Z
 
-	usage := readTable(t, out, sink.TableUsage)
+	usage := pqtest.ReadTable(t, out, sink.TableUsage)
 	// conversation_id, message_index, message_id, role, agent_id, provider,
 	// tokens_input, tokens_output, tokens, cost, created_at, source_file, source_line
 	wantUsage := [][]any{
 		{"h-1", int32(1), nil, "assistant", "conv-agent", nil, int64(5), int64(7),
-			[]kv{{"input", int64(5)}, {"output", int64(7)}, {"cache_read", int64(3)}}, 0.25, convTime, in, int64(1)},
+			[]pqtest.KV{kv("input", int64(5)), kv("output", int64(7)), kv("cache_read", int64(3))}, 0.25, convTime, in, int64(1)},
 		{"h-1", int32(2), "m2", "assistant", "msg-agent", "openai", nil, nil, nil, nil, m2Time, in, int64(1)},
 		{"h-1", int32(3), nil, "assistant", "conv-agent", nil, nil, nil,
-			[]kv{{"input", nil}, {"output", nil}, {"other", int64(2)}}, nil, convTime, in, int64(1)},
-		{"h-3", int32(0), nil, "user", nil, nil, nil, nil, []kv{}, nil, nil, in, int64(3)},
+			[]pqtest.KV{kv("input", nil), kv("output", nil), kv("other", int64(2))}, nil, convTime, in, int64(1)},
+		{"h-3", int32(0), nil, "user", nil, nil, nil, nil, []pqtest.KV{}, nil, nil, in, int64(3)},
 		{"h-5", int32(0), nil, "assistant", nil, nil, nil, nil, nil, nil, nil, in, int64(5)},
 		{"h-6", int32(0), nil, "assistant", "conv6", nil, int64(0), int64(1200),
-			[]kv{{"input", int64(0)}, {"output", int64(1200)}, {"big", nil}, {"neg", nil}, {"n", nil}}, -0.5, leapTime, in, int64(6)},
+			[]pqtest.KV{kv("input", int64(0)), kv("output", int64(1200)), kv("big", nil), kv("neg", nil), kv("n", nil)}, -0.5, leapTime, in, int64(6)},
 		{"h-6", int32(1), nil, "assistant", "conv6", nil, nil, nil, nil, 0.0, ts("2024-03-01T00:29:59.999999Z"), in, int64(6)},
 	}
-	compareRows(t, usage, wantUsage)
+	pqtest.CompareRows(t, usage, wantUsage)
 
-	conv := readTable(t, out, sink.TableConversations)
+	conv := pqtest.ReadTable(t, out, sink.TableConversations)
 	exts := []any{"usage-metadata", "tool-linkage", "agent-context", "images-inline"}
 	// conversation_id, title, created_at, extensions, message_count, agent_id,
 	// skill_ids, swarm_role, leader_id, tokens_input_total, tokens_output_total,
@@ -855,9 +544,9 @@ func TestTablesNulls(t *testing.T) {
 	if _, ok := hashOf["h-5"]; ok || len(hashOf) != 4 {
 		t.Errorf("convbatch hash printed %v; want h-1, h-2, h-3, h-6", hashOf)
 	}
-	compareRows(t, conv, wantConv)
+	pqtest.CompareRows(t, conv, wantConv)
 
-	tc := readTable(t, out, sink.TableToolCalls)
+	tc := pqtest.ReadTable(t, out, sink.TableToolCalls)
 	// conversation_id, message_index, call_id, name, arguments_bytes,
 	// result_message_index, answered, source_file, source_line
 	wantCalls := [][]any{
@@ -868,10 +557,10 @@ func TestTablesNulls(t *testing.T) {
 		{"h-6", int32(2), nil, nil, int64(0), nil, false, in, int64(6)},
 		{"h-6", int32(2), "xA", nil, int64(len(`"x"`)), int32(3), true, in, int64(6)},
 	}
-	compareRows(t, tc, wantCalls)
+	pqtest.CompareRows(t, tc, wantCalls)
 
-	tr := readTable(t, out, sink.TableTranscripts)
-	for i, r := range tr.rows {
+	tr := pqtest.ReadTable(t, out, sink.TableTranscripts)
+	for i, r := range tr.Rows {
 		if i == 3 {
 			if r[1] != nil || r[2] != nil {
 				t.Errorf("transcripts h-5: sha256 %v, canonical_bytes %v; want nulls", r[1], r[2])
@@ -882,9 +571,9 @@ func TestTablesNulls(t *testing.T) {
 			t.Errorf("transcripts row %d: %v", i, r)
 		}
 	}
-	rc := readTable(t, out, sink.TableReceipts)
-	if len(rc.rows) != 0 {
-		t.Errorf("receipts: %d rows, want 0", len(rc.rows))
+	rc := pqtest.ReadTable(t, out, sink.TableReceipts)
+	if len(rc.Rows) != 0 {
+		t.Errorf("receipts: %d rows, want 0", len(rc.Rows))
 	}
 
 	var rep sink.Report
@@ -901,25 +590,6 @@ func TestTablesNulls(t *testing.T) {
 	}
 	if rep.Totals.Documents != 5 || rep.Totals.Rejects != 1 {
 		t.Errorf("totals %+v", rep.Totals)
-	}
-}
-
-// compareRows compares a table's rows with the wanted cells, reporting
-// each differing cell by column name.
-func compareRows(t *testing.T, tb *pqTable, want [][]any) {
-	t.Helper()
-	if len(tb.rows) != len(want) {
-		t.Errorf("table %s: %d rows, want %d: %v", tb.name, len(tb.rows), len(want), tb.rows)
-	}
-	for r := 0; r < min(len(tb.rows), len(want)); r++ {
-		if len(want[r]) != len(tb.rows[r]) {
-			t.Fatalf("table %s: test wants %d cells, table has %d columns", tb.name, len(want[r]), len(tb.rows[r]))
-		}
-		for c, w := range want[r] {
-			if g := tb.rows[r][c]; !reflect.DeepEqual(g, w) {
-				t.Errorf("table %s row %d %s: %#v, want %#v", tb.name, r, tb.schema.Field(c).Name, g, w)
-			}
-		}
 	}
 }
 
@@ -944,7 +614,7 @@ func TestTablesDuckDB(t *testing.T) {
 	)
 
 	// pqarrow's sums of the same files.
-	usage := readTable(t, out, sink.TableUsage)
+	usage := pqtest.ReadTable(t, out, sink.TableUsage)
 	pqProvider, pqAgent := usageSums(t, usage)
 
 	duckSums := func(rows []map[string]any, key string) map[string]gen.UsageSum {
@@ -974,8 +644,8 @@ func TestTablesDuckDB(t *testing.T) {
 	got := gen.UsageSum{Messages: duckdbtest.Int(t, all["n"]), Cost: duckdbtest.Float(t, all["cost"]), TokensInput: duckdbtest.Int(t, all["tin"]), TokensOutput: duckdbtest.Int(t, all["tout"])}
 	t.Logf("DuckDB usage total: count=%d sum(cost)=%.9f sum(tokens_input)=%d sum(tokens_output)=%d", got.Messages, got.Cost, got.TokensInput, got.TokensOutput)
 	compareUsage(t, "DuckDB usage total vs Expect", map[string]gen.UsageSum{"": got}, map[string]gen.UsageSum{"": want})
-	if int64(len(usage.rows)) != got.Messages {
-		t.Errorf("DuckDB counts %d usage rows, pqarrow %d", got.Messages, len(usage.rows))
+	if int64(len(usage.Rows)) != got.Messages {
+		t.Errorf("DuckDB counts %d usage rows, pqarrow %d", got.Messages, len(usage.Rows))
 	}
 	if n := duckdbtest.Int(t, all["map_mismatch"]); n != 0 {
 		t.Errorf("DuckDB: %d usage rows where tokens['input'] differs from tokens_input", n)
@@ -1045,33 +715,33 @@ func TestTablesRoundTrip(t *testing.T) {
 	back := filepath.Join(out1, "archive", "x.jsonl.zst")
 	runOK(t, "run", "-o", out2, "--keys", in+".keys.json", back)
 	for _, name := range sink.TableNames {
-		a, b := readTable(t, out1, name), readTable(t, out2, name)
-		if !sameFields(a.schema, b.schema) {
+		a, b := pqtest.ReadTable(t, out1, name), pqtest.ReadTable(t, out2, name)
+		if !pqtest.SameFields(a.Schema, b.Schema) {
 			t.Errorf("table %s: schemas differ", name)
 		}
-		if len(a.rows) != len(b.rows) {
-			t.Errorf("table %s: %d rows, %d after the round trip", name, len(a.rows), len(b.rows))
+		if len(a.Rows) != len(b.Rows) {
+			t.Errorf("table %s: %d rows, %d after the round trip", name, len(a.Rows), len(b.Rows))
 			continue
 		}
-		if len(a.rows) == 0 {
+		if len(a.Rows) == 0 {
 			t.Errorf("table %s: no rows to compare", name)
 		}
-		src := a.col(t, "source_file")
+		src := a.Col(t, "source_file")
 		diffs := 0
-		for r := range a.rows {
-			for c := range a.rows[r] {
+		for r := range a.Rows {
+			for c := range a.Rows[r] {
 				if c == src {
 					continue
 				}
-				if !reflect.DeepEqual(a.rows[r][c], b.rows[r][c]) {
+				if !reflect.DeepEqual(a.Rows[r][c], b.Rows[r][c]) {
 					diffs++
 					if diffs <= 5 {
-						t.Errorf("table %s row %d %s: %#v, after the round trip %#v", name, r, a.schema.Field(c).Name, a.rows[r][c], b.rows[r][c])
+						t.Errorf("table %s row %d %s: %#v, after the round trip %#v", name, r, a.Schema.Field(c).Name, a.Rows[r][c], b.Rows[r][c])
 					}
 				}
 			}
-			if a.rows[r][src] != in || b.rows[r][src] != back {
-				t.Errorf("table %s row %d: source_file %v and %v, want %s and %s", name, r, a.rows[r][src], b.rows[r][src], in, back)
+			if a.Rows[r][src] != in || b.Rows[r][src] != back {
+				t.Errorf("table %s row %d: source_file %v and %v, want %s and %s", name, r, a.Rows[r][src], b.Rows[r][src], in, back)
 			}
 		}
 		if diffs > 0 {
@@ -1115,15 +785,15 @@ func TestTablesFlag(t *testing.T) {
 	}
 	// No receipts in the archive: the receipts table is one part with the
 	// schema and no rows.
-	rc := readTable(t, some, sink.TableReceipts)
-	if len(rc.parts) != 1 || len(rc.rows) != 0 || !sameFields(rc.schema, sink.Schemas[sink.TableReceipts]) {
-		t.Errorf("empty receipts table: %d parts, %d rows, schema %v", len(rc.parts), len(rc.rows), rc.schema)
-	} else if rc.parts[0].rowGroups != 0 {
+	rc := pqtest.ReadTable(t, some, sink.TableReceipts)
+	if len(rc.Parts) != 1 || len(rc.Rows) != 0 || !pqtest.SameFields(rc.Schema, sink.Schema(sink.TableReceipts)) {
+		t.Errorf("empty receipts table: %d parts, %d rows, schema %v", len(rc.Parts), len(rc.Rows), rc.Schema)
+	} else if rc.Parts[0].RowGroups != 0 {
 		// docs/TABLES.md: "A table with no rows still gets one part
 		// (schema, no row groups)".
-		t.Errorf("empty receipts table: %d row groups %v, want none", rc.parts[0].rowGroups, rc.parts[0].rgRows)
+		t.Errorf("empty receipts table: %d row groups %v, want none", rc.Parts[0].RowGroups, rc.Parts[0].RGRows)
 	}
-	if u := readTable(t, some, sink.TableUsage); len(u.rows) == 0 {
+	if u := pqtest.ReadTable(t, some, sink.TableUsage); len(u.Rows) == 0 {
 		t.Error("usage table is empty")
 	}
 
@@ -1142,103 +812,5 @@ func TestTablesFlag(t *testing.T) {
 	}
 	if _, err := os.Stat(bogus); !os.IsNotExist(err) {
 		t.Errorf("--tables bogus created the output directory (%v)", err)
-	}
-}
-
-// TestTablesPartsAndRowGroups runs the pipeline with small row groups and
-// parts (pipeline.Config.TableOptions; the CLI has no flag for them):
-// tables roll over to parts numbered from part-00000, each part holds
-// several row groups, no row group is empty, and the rows are exactly those
-// of a run with the default sizes.
-func TestTablesPartsAndRowGroups(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "big.jsonl.zst")
-	genArchive(t, in, "--bytes", "6MiB", "--seed", "55")
-	inputs, err := stream.Expand([]string{in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := verify.LoadKeyring(in + ".keys.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(out string, opts sink.TableOptions) {
-		t.Helper()
-		_, err := pipeline.Run(context.Background(), pipeline.Config{
-			Inputs: inputs, OutDir: out, Archive: sink.ArchiveNone, Keyring: keys,
-			Tables: sink.TableNames, TableOptions: opts,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	def := filepath.Join(dir, "default")
-	run(def, sink.TableOptions{})
-	reference := map[string]*pqTable{}
-	for _, name := range sink.TableNames {
-		reference[name] = readTable(t, def, name)
-		if n := len(reference[name].parts); n != 1 {
-			t.Errorf("table %s: default sizes wrote %d parts", name, n)
-		}
-	}
-
-	// 6 MiB of gen data make tables of some 20 to 70 KB of Parquet, so the
-	// sizes are small: an Arrow size of 64 KiB is some 16 KB of zstd
-	// Parquet for usage.
-	for _, tc := range []struct {
-		opts sink.TableOptions
-		// tables expected to span several parts, and several row groups
-		// in every part but the last
-		multiPart, multiRowGroup []string
-	}{
-		{sink.TableOptions{RowGroupBytes: 64 << 10, PartBytes: 256 << 10, BatchRows: 256},
-			nil, []string{sink.TableUsage, sink.TableConversations}},
-		{sink.TableOptions{RowGroupBytes: 16 << 10, PartBytes: 16 << 10, BatchRows: 64},
-			[]string{sink.TableUsage, sink.TableConversations}, nil},
-	} {
-		out := filepath.Join(dir, fmt.Sprintf("rg%d-part%d-batch%d", tc.opts.RowGroupBytes, tc.opts.PartBytes, tc.opts.BatchRows))
-		run(out, tc.opts)
-		for _, name := range sink.TableNames {
-			tb := readTable(t, out, name) // checks the part names
-			var desc []string
-			for i, p := range tb.parts {
-				desc = append(desc, fmt.Sprintf("%s %d B: rows per row group %v, compressed bytes %v", p.name, p.size, p.rgRows, p.rgZBytes))
-				for j, n := range p.rgRows {
-					if n == 0 && !(len(tb.parts) == 1 && len(p.rgRows) == 1) {
-						t.Errorf("%+v: table %s %s: row group %d of %d is empty", tc.opts, name, p.name, j, p.rowGroups)
-					}
-				}
-				// A part ends with the row group that would take it past
-				// PartBytes counted at its Arrow size, an upper bound of its
-				// encoded size: a finished part holds at most PartBytes plus
-				// its last row group.
-				if i < len(tb.parts)-1 && p.size > tc.opts.PartBytes+tc.opts.RowGroupBytes {
-					t.Errorf("%+v: table %s %s: %d bytes, more than a part plus a row group", tc.opts, name, p.name, p.size)
-				}
-			}
-			t.Logf("%+v: table %s: %s", tc.opts, name, strings.Join(desc, "; "))
-			if !reflect.DeepEqual(tb.rows, reference[name].rows) {
-				t.Errorf("%+v: table %s: rows differ from the default run (%d and %d rows)", tc.opts, name, len(tb.rows), len(reference[name].rows))
-			}
-		}
-		for _, name := range tc.multiPart {
-			if tb := readTable(t, out, name); len(tb.parts) < 2 {
-				t.Errorf("%+v: table %s: %d part(s), want several", tc.opts, name, len(tb.parts))
-			}
-		}
-		for _, name := range tc.multiRowGroup {
-			tb := readTable(t, out, name)
-			for i, p := range tb.parts {
-				nonEmpty := 0
-				for _, n := range p.rgRows {
-					if n > 0 {
-						nonEmpty++
-					}
-				}
-				if nonEmpty < 2 && i < len(tb.parts)-1 {
-					t.Errorf("%+v: table %s %s: %d non-empty row group(s), want several", tc.opts, name, p.name, nonEmpty)
-				}
-			}
-		}
 	}
 }

@@ -117,11 +117,17 @@ const (
 	FaultZstdChecksum
 	// FaultZstdCorrupt: the zstd stream is damaged.
 	FaultZstdCorrupt
+	// FaultGzipChecksum: a gzip member's CRC-32 or length does not match.
+	FaultGzipChecksum
+	// FaultGzipCorrupt: the gzip stream is damaged (a bad header, a bad
+	// deflate block, a member cut short).
+	FaultGzipCorrupt
 	numInputFaults
 )
 
 var inputFaultCodes = [numInputFaults]string{
 	"open-error", "read-error", "zstd-window-too-large", "zstd-checksum", "zstd-corrupt",
+	"gzip-checksum", "gzip-corrupt",
 }
 
 // String returns the fault's code as written in the report.
@@ -137,6 +143,54 @@ func InputFaults() []InputFault {
 	out := make([]InputFault, 0, numInputFaults)
 	for f := InputFault(0); f < numInputFaults; f++ {
 		out = append(out, f)
+	}
+	return out
+}
+
+// Skip is the reason a directory walk or a glob passed over a file
+// (docs/FORMAT.md, "Skipped files"). Files named as arguments are never
+// skipped: one convbatch cannot read is a usage error.
+type Skip uint8
+
+// Skip reasons, in the documented order.
+const (
+	// SkipDotFile: the file's name starts with a dot.
+	SkipDotFile Skip = iota
+	// SkipDotDirectory: a directory whose name starts with a dot; nothing
+	// below it is read or listed.
+	SkipDotDirectory
+	// SkipSidecar: a *.expect.json or *.keys.json file, which convbatch gen
+	// writes beside an archive.
+	SkipSidecar
+	// SkipUnknownType: the name ends in none of the input extensions.
+	SkipUnknownType
+	// SkipDirectory: a glob match that is a directory (a glob does not
+	// descend into directories).
+	SkipDirectory
+	// SkipNotRegular: a symbolic link in a directory walk (not followed), a
+	// device, pipe or socket, or a glob match that cannot be examined (a
+	// dangling link).
+	SkipNotRegular
+	numSkips
+)
+
+var skipCodes = [numSkips]string{
+	"dot-file", "dot-directory", "sidecar", "unknown-type", "directory", "not-regular",
+}
+
+// String returns the reason's code as written in the report.
+func (s Skip) String() string {
+	if s < numSkips {
+		return skipCodes[s]
+	}
+	return "unknown-skip"
+}
+
+// Skips returns every skip reason in the documented order.
+func Skips() []Skip {
+	out := make([]Skip, 0, numSkips)
+	for s := Skip(0); s < numSkips; s++ {
+		out = append(out, s)
 	}
 	return out
 }

@@ -70,6 +70,7 @@ func TestFormatDoc(t *testing.T) {
 		{"reject reasons", docTable(t, "Reject reasons"), stringsOf(Rejects())},
 		{"warnings", append(docTable(t, "Warnings (counted in the report, never rejects)"), docTable(t, "Extension warnings")...), stringsOf(Warnings())},
 		{"input faults", docTable(t, "Input faults"), stringsOf(InputFaults())},
+		{"skipped files", docTable(t, "Skipped files"), stringsOf(Skips())},
 	} {
 		if !slices.Equal(tc.doc, tc.code) {
 			t.Errorf("%s: docs/FORMAT.md lists\n\t%q\nthe code has\n\t%q", tc.name, tc.doc, tc.code)

@@ -50,7 +50,7 @@ func writeUsage(t *testing.T, path string, rows []usageRow) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := sink.Schemas[sink.TableUsage]
+	schema := sink.Schema(sink.TableUsage)
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(2))
 	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {

@@ -3,6 +3,8 @@ package gen
 import (
 	"encoding/base64"
 	"strconv"
+
+	"github.com/convbatch/convbatch/codes"
 )
 
 // Kinds of document lines.
@@ -103,7 +105,7 @@ func (g *generator) goodLine(kind int, bom bool) {
 		}
 		if n == 0 {
 			// Cannot happen with MaxDocBytes >= MinMaxDocBytes.
-			g.reject(reasonTooLarge, g.line)
+			g.reject(codes.RejectTooLarge, g.line)
 			return
 		}
 		n /= 2
@@ -124,16 +126,16 @@ func (g *generator) goodLine(kind int, bom bool) {
 		p.id = string(g.appendConvID(nil, idx))
 	}
 	if bom {
-		g.warnings[warnBOM]++
+		g.warnings[codes.WarnBOMDropped]++
 	}
 	g.commit()
 	switch kind {
 	case docCRLF:
-		g.warnings[warnCRLF]++
+		g.warnings[codes.WarnCRLF]++
 	case docDuplicate:
-		g.warnings[warnDuplicateID]++
+		g.warnings[codes.WarnDuplicateID]++
 	case docUnhashable:
-		g.warnings[warnTranscriptUnhashable]++
+		g.warnings[codes.WarnTranscriptUnhashable]++
 		g.unhashable++
 	}
 	if kind != docDuplicate {
@@ -210,14 +212,14 @@ func (g *generator) commit() {
 	g.exp.Tools.Results += s.results
 	g.exp.Tools.Orphans += s.orphans
 	g.exp.Tools.Unanswered += int64(len(s.pendingCalls)) + s.dupUnanswered
-	g.warnings[warnToolResultOrphan] += s.orphans
-	g.warnings[warnToolCallDuplicateID] += s.dupCalls
+	g.warnings[codes.WarnToolResultOrphan] += s.orphans
+	g.warnings[codes.WarnToolCallDuplicateID] += s.dupCalls
 	g.exp.Images.Messages += s.images
 	g.exp.Images.Bytes += s.imageBytes
 	for i, u := range s.unknown {
 		if u {
 			g.unknown[i]++
-			g.warnings[warnUnknownExtension]++
+			g.warnings[codes.WarnUnknownExtension]++
 		}
 	}
 }

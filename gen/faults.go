@@ -1,6 +1,10 @@
 package gen
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/convbatch/convbatch/codes"
+)
 
 // Fault kinds. Each fault line has exactly one defect, so the reason
 // precedence of docs/FORMAT.md cannot matter. Every kind is listed with the
@@ -230,7 +234,7 @@ func (g *generator) appendFdoc(dst []byte, d *fdoc) []byte {
 	return append(dst, '}')
 }
 
-func (g *generator) rejectFdoc(reason int, d *fdoc) {
+func (g *generator) rejectFdoc(reason codes.Reject, d *fdoc) {
 	g.line = g.appendFdoc(g.line[:0], d)
 	g.reject(reason, g.line)
 }
@@ -241,7 +245,7 @@ func (g *generator) faultUTF8(v int) {
 	d := g.baseDoc()
 	k := g.someMsg(d)
 	d.msgs[k].members = setMember(d.msgs[k].members, `"content"`, `"before `+badUTF8[v]+` after"`)
-	g.rejectFdoc(reasonInvalidUTF8, d)
+	g.rejectFdoc(codes.RejectInvalidUTF8, d)
 }
 
 var bareWords = []string{"hello", "undefined", "conversation", "nul", "True"}
@@ -258,18 +262,18 @@ func (g *generator) faultNotJSON(v int) {
 			p--
 		}
 		g.line = b[:p]
-		g.reject(reasonNotJSON, g.line)
+		g.reject(codes.RejectNotJSON, g.line)
 		return
 	case 1: // trailing garbage
 		b := g.appendFdoc(g.line[:0], d)
 		g.line = append(b, [...]string{"}", " garbage", "]", ",", "\"\""}[r.IntN(5)]...)
-		g.reject(reasonNotJSON, g.line)
+		g.reject(codes.RejectNotJSON, g.line)
 		return
 	case 2: // trailing comma
 		b := g.appendFdoc(g.line[:0], d)
 		b[len(b)-1] = ','
 		g.line = append(b, '}')
-		g.reject(reasonNotJSON, g.line)
+		g.reject(codes.RejectNotJSON, g.line)
 		return
 	case 3:
 		d.top = setMember(d.top, `"title"`, `'single quoted'`)
@@ -285,28 +289,28 @@ func (g *generator) faultNotJSON(v int) {
 		b := g.appendFdoc(g.line[:0], d)
 		b = append(b, ' ')
 		g.line = g.appendFdoc(b, g.baseDoc())
-		g.reject(reasonNotJSON, g.line)
+		g.reject(codes.RejectNotJSON, g.line)
 		return
 	default:
 		g.line = append(g.line[:0], bareWords[r.IntN(len(bareWords))]...)
-		g.reject(reasonNotJSON, g.line)
+		g.reject(codes.RejectNotJSON, g.line)
 		return
 	}
-	g.rejectFdoc(reasonNotJSON, d)
+	g.rejectFdoc(codes.RejectNotJSON, d)
 }
 
 func (g *generator) faultTooDeep(int) {
 	d := g.baseDoc()
 	k := g.someMsg(d)
 	d.msgs[k].members = setMember(d.msgs[k].members, `"content"`, strings.Repeat("[", 600)+strings.Repeat("]", 600))
-	g.rejectFdoc(reasonTooDeep, d)
+	g.rejectFdoc(codes.RejectTooDeep, d)
 }
 
 var notObjects = []string{"[1,2,3]", `"text"`, "42", "null", "true"}
 
 func (g *generator) faultNotObject(v int) {
 	g.line = append(g.line[:0], notObjects[v]...)
-	g.reject(reasonNotObject, g.line)
+	g.reject(codes.RejectNotObject, g.line)
 }
 
 func (g *generator) faultDupKey(v int) {
@@ -321,7 +325,7 @@ func (g *generator) faultDupKey(v int) {
 	default:
 		d.msgs[k].members = append(d.msgs[k].members, fmember{`"\u0072ole"`, `"user"`})
 	}
-	g.rejectFdoc(reasonDuplicateKey, d)
+	g.rejectFdoc(codes.RejectDuplicateKey, d)
 }
 
 // faultBadDoc writes a document breaking one core rule; v in 0..24.
@@ -329,46 +333,46 @@ func (g *generator) faultBadDoc(v int) {
 	d := g.baseDoc()
 	k := g.someMsg(d)
 	mk := &d.msgs[k].members
-	var reason int
+	var reason codes.Reject
 	switch v {
 	case 0:
-		reason, d.top = reasonBadID, delMember(d.top, `"id"`)
+		reason, d.top = codes.RejectBadID, delMember(d.top, `"id"`)
 	case 1:
-		reason, d.top = reasonBadID, setMember(d.top, `"id"`, "42")
+		reason, d.top = codes.RejectBadID, setMember(d.top, `"id"`, "42")
 	case 2:
-		reason, d.top = reasonBadID, setMember(d.top, `"id"`, `""`)
+		reason, d.top = codes.RejectBadID, setMember(d.top, `"id"`, `""`)
 	case 3:
-		reason, d.top = reasonBadID, setMember(d.top, `"id"`, "null")
+		reason, d.top = codes.RejectBadID, setMember(d.top, `"id"`, "null")
 	case 4:
-		reason, d.noMsgs = reasonBadMessages, true
+		reason, d.noMsgs = codes.RejectBadMessages, true
 	case 5:
-		reason, d.msgsRaw = reasonBadMessages, `{"0":{"role":"user","content":"hi"}}`
+		reason, d.msgsRaw = codes.RejectBadMessages, `{"0":{"role":"user","content":"hi"}}`
 	case 6:
-		reason, d.msgsRaw = reasonBadMessages, "null"
+		reason, d.msgsRaw = codes.RejectBadMessages, "null"
 	case 7, 8, 9:
-		reason = reasonBadMessage
+		reason = codes.RejectBadMessage
 		d.msgs[k] = fmsg{raw: [...]string{`"hello"`, "null", "42"}[v-7]}
 	case 10:
-		reason, *mk = reasonBadRole, delMember(*mk, `"role"`)
+		reason, *mk = codes.RejectBadRole, delMember(*mk, `"role"`)
 	case 11:
-		reason, *mk = reasonBadRole, setMember(*mk, `"role"`, "7")
+		reason, *mk = codes.RejectBadRole, setMember(*mk, `"role"`, "7")
 	case 12:
-		reason, *mk = reasonBadRole, setMember(*mk, `"role"`, "null")
+		reason, *mk = codes.RejectBadRole, setMember(*mk, `"role"`, "null")
 	case 13, 14, 15:
-		reason = reasonBadExtensions
+		reason = codes.RejectBadExtensions
 		d.top = setMember(d.top, `"extensions"`, [...]string{`["a","a"]`, `"usage-metadata"`, `[1]`}[v-13])
 	case 16, 17:
-		reason = reasonBadTitle
+		reason = codes.RejectBadTitle
 		d.top = setMember(d.top, `"title"`, [...]string{"5", `["t"]`}[v-16])
 	case 18, 19, 20:
-		reason = reasonBadCreatedAt
+		reason = codes.RejectBadCreatedAt
 		d.top = setMember(d.top, `"createdAt"`, [...]string{`"yesterday"`, `"2026-13-01T00:00:00Z"`, "1700000000"}[v-18])
 	case 21:
-		reason, *mk = reasonBadCreatedAt, setMember(*mk, `"createdAt"`, `"2026-01-01"`)
+		reason, *mk = codes.RejectBadCreatedAt, setMember(*mk, `"createdAt"`, `"2026-01-01"`)
 	case 22, 23:
-		reason, *mk = reasonBadMessageField, setMember(*mk, `"id"`, "5")
+		reason, *mk = codes.RejectBadMessageField, setMember(*mk, `"id"`, "5")
 	default:
-		reason, *mk = reasonBadMessageField, setMember(*mk, `"kind"`, "true")
+		reason, *mk = codes.RejectBadMessageField, setMember(*mk, `"kind"`, "true")
 	}
 	g.rejectFdoc(reason, d)
 }
@@ -383,7 +387,7 @@ func (g *generator) faultTooLarge(int) {
 	head := append([]byte(`{"id":"`), g.appendConvID(nil, g.nextIdx)...)
 	head = append(head, `","messages":[{"role":"user","content":"`...)
 	g.exp.Rejects++
-	g.reasons[reasonTooLarge]++
+	g.reasons[codes.RejectTooLarge]++
 	g.push(&pend{data: head, tooLarge: total})
 }
 

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/convbatch/convbatch/codes"
 )
 
 // DefaultMaxDocBytes is the size cap assumed when Options.MaxDocBytes is 0;
@@ -224,8 +226,8 @@ type generator struct {
 	maxDoc int64
 	exp    Expect
 
-	reasons  [numReasons]int64
-	warnings [numWarnings]int64
+	reasons  map[codes.Reject]int64
+	warnings map[codes.Warning]int64
 	unknown  [len(unknownExtensions)]int64
 	byProv   [len(providers)]UsageSum
 	byAgent  []UsageSum // by g.agents; last slot: ""
@@ -260,6 +262,9 @@ func newGenerator(w *bufio.Writer, opts Options, maxDoc int64) *generator {
 		opts:   opts,
 		maxDoc: maxDoc,
 		line:   make([]byte, 0, 1<<20),
+
+		reasons:  map[codes.Reject]int64{},
+		warnings: map[codes.Warning]int64{},
 	}
 	g.idSalt = g.r.Uint64()
 	g.agents = agentNames[:]
@@ -421,9 +426,9 @@ func (g *generator) write(line []byte) {
 	g.push(&pend{data: append([]byte(nil), line...)})
 }
 
-func (g *generator) reject(reason int, line []byte) {
+func (g *generator) reject(reason codes.Reject, line []byte) {
 	if int64(len(line)) > g.maxDoc {
-		reason = reasonTooLarge
+		reason = codes.RejectTooLarge
 	}
 	g.exp.Rejects++
 	g.reasons[reason]++
@@ -440,15 +445,15 @@ func (g *generator) finish() *Expect {
 	e.Seed = g.opts.Seed
 	e.MaxDocBytes = g.maxDoc
 	e.RejectsByReason = map[string]int64{}
-	for i, n := range g.reasons {
+	for r, n := range g.reasons {
 		if n > 0 {
-			e.RejectsByReason[reasonNames[i]] = n
+			e.RejectsByReason[r.String()] = n
 		}
 	}
 	e.Warnings = map[string]int64{}
-	for i, n := range g.warnings {
+	for w, n := range g.warnings {
 		if n > 0 {
-			e.Warnings[warningNames[i]] = n
+			e.Warnings[w.String()] = n
 		}
 	}
 	e.ExtensionsUnknown = map[string]int64{}
@@ -476,46 +481,4 @@ func (g *generator) finish() *Expect {
 	e.Transcripts = TranscriptTotals{Hashed: e.Documents - g.unhashable, Unhashable: g.unhashable}
 	g.resolve(&e)
 	return &e
-}
-
-// Reject reasons, in docs/FORMAT.md order.
-const (
-	reasonTooLarge = iota
-	reasonInvalidUTF8
-	reasonNotJSON
-	reasonTooDeep
-	reasonNotObject
-	reasonDuplicateKey
-	reasonBadID
-	reasonBadMessages
-	reasonBadMessage
-	reasonBadRole
-	reasonBadExtensions
-	reasonBadTitle
-	reasonBadCreatedAt
-	reasonBadMessageField
-	numReasons
-)
-
-var reasonNames = [numReasons]string{
-	"too-large", "invalid-utf8", "not-json", "too-deep", "not-object",
-	"duplicate-key", "bad-id", "bad-messages", "bad-message", "bad-role",
-	"bad-extensions", "bad-title", "bad-created-at", "bad-message-field",
-}
-
-// Warning codes.
-const (
-	warnBOM = iota
-	warnCRLF
-	warnDuplicateID
-	warnUnknownExtension
-	warnToolResultOrphan
-	warnToolCallDuplicateID
-	warnTranscriptUnhashable
-	numWarnings
-)
-
-var warningNames = [numWarnings]string{
-	"bom-dropped", "crlf", "duplicate-id", "unknown-extension",
-	"tool-result-orphan", "tool-call-duplicate-id", "transcript-unhashable",
 }

@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/convbatch/convbatch/codes"
 )
 
 // tally is an independent reading of an archive, following docs/FORMAT.md.
@@ -452,13 +454,20 @@ func TestGenerateCounts(t *testing.T) {
 func TestAllFaultKinds(t *testing.T) {
 	data, e := gen(t, Options{Conversations: 400, Seed: 7, Faults: 0.8, MaxDocBytes: 32 << 10})
 	check(t, data, e)
-	for _, r := range reasonNames {
-		if e.RejectsByReason[r] == 0 {
+	// Every reject reason and warning that needs no strict mode, no
+	// damaged input and no keyring.
+	for _, r := range codes.Rejects() {
+		switch r {
+		case codes.RejectBOM, codes.RejectInputTruncated:
+			continue
+		}
+		if e.RejectsByReason[r.String()] == 0 {
 			t.Errorf("reason %s never produced", r)
 		}
 	}
-	for _, w := range warningNames {
-		if e.Warnings[w] == 0 {
+	for _, w := range []codes.Warning{codes.WarnBOMDropped, codes.WarnCRLF, codes.WarnDuplicateID,
+		codes.WarnUnknownExtension, codes.WarnToolResultOrphan, codes.WarnToolCallDuplicateID, codes.WarnTranscriptUnhashable} {
+		if e.Warnings[w.String()] == 0 {
 			t.Errorf("warning %s never produced", w)
 		}
 	}

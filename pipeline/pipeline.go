@@ -34,6 +34,9 @@ var Version = "0.1.0-dev"
 type Config struct {
 	// Inputs are read in order.
 	Inputs []stream.Input
+	// Skipped are the files the expansion of the arguments passed over
+	// (stream.ExpandAll); the report lists them.
+	Skipped []stream.Skipped
 	// Stdin is read for the input "-".
 	Stdin io.Reader
 	// OutDir receives archives, rejects and report.json; "" writes nothing
@@ -54,7 +57,8 @@ type Config struct {
 	ZstdLevel zstd.EncoderLevel
 	// Strict refuses a leading BOM instead of dropping it.
 	Strict bool
-	// Registry holds the handlers (default transform.Default()).
+	// Registry holds the handlers (default transform.Standard with the
+	// Keyring, MaxDepth and whether tables are written).
 	Registry *transform.Registry
 	// BatchBytes is the target size of a batch (default 4 MiB).
 	BatchBytes int
@@ -479,9 +483,14 @@ func newReport(cfg *Config, handlers []transform.Handler) *sink.Report {
 	if cfg.OutDir == "" {
 		archive = string(sink.ArchiveNone)
 	}
+	skipped := make([]sink.SkippedFile, len(cfg.Skipped))
+	for i, s := range cfg.Skipped {
+		skipped[i] = sink.SkippedFile{Path: s.Path, Reason: s.Reason.String()}
+	}
 	return &sink.Report{
 		Tool:    "convbatch",
 		Version: Version,
+		Skipped: skipped,
 		Settings: sink.Settings{
 			Workers: cfg.Workers, MaxDocBytes: cfg.MaxDocBytes, MaxDepth: cfg.MaxDepth,
 			ZstdMaxWindow: cfg.ZstdMaxWindow, Strict: cfg.Strict, Archive: archive, Handlers: names, Tables: tableList(cfg),

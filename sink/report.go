@@ -49,11 +49,23 @@ type InputReport struct {
 
 // InputFault describes an input that ended early.
 type InputFault struct {
-	// Reason is open-error, read-error, zstd-corrupt, zstd-checksum or
-	// zstd-window-too-large.
+	// Reason is an input fault code (codes.InputFault): open-error,
+	// read-error, zstd-window-too-large, zstd-checksum, zstd-corrupt,
+	// gzip-checksum or gzip-corrupt.
 	Reason string `json:"reason"`
 	// Offset is the decompressed byte offset reached when it happened.
 	Offset int64 `json:"offset"`
+}
+
+// SkippedFile is a file or directory found under an input directory or by
+// a glob and not read.
+type SkippedFile struct {
+	// Path is the file as found (the argument joined with the path below
+	// it, or the glob's match).
+	Path string `json:"path"`
+	// Reason is a skip code (codes.Skip): dot-file, dot-directory, sidecar,
+	// unknown-type, directory or not-regular.
+	Reason string `json:"reason"`
 }
 
 // Extensions counts declared extension names over the documents.
@@ -79,6 +91,10 @@ type Report struct {
 	Settings Settings `json:"settings"`
 	// Inputs are the per-input counts, in input order.
 	Inputs []InputReport `json:"inputs"`
+	// Skipped lists the files and directories that the inputs' directories
+	// and globs held and the run did not read, each with its reason
+	// (docs/FORMAT.md, "Skipped files"); empty when none.
+	Skipped []SkippedFile `json:"skipped"`
 	// Totals are the counts over all inputs.
 	Totals Counts `json:"totals"`
 	// RejectsByReason counts rejects by reason code (docs/FORMAT.md).

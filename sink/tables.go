@@ -60,54 +60,32 @@ func ParseTables(s string) ([]string, error) {
 	return out, nil
 }
 
-var (
-	str     = arrow.BinaryTypes.String
-	i32     = arrow.PrimitiveTypes.Int32
-	i64     = arrow.PrimitiveTypes.Int64
-	f64     = arrow.PrimitiveTypes.Float64
-	boolean = arrow.FixedWidthTypes.Boolean
-	tsUTC   = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
-	strList = arrow.ListOf(arrow.BinaryTypes.String)
-)
-
-func field(name string, t arrow.DataType, nullable bool) arrow.Field {
-	return arrow.Field{Name: name, Type: t, Nullable: nullable}
+// tableInfo is what the writer needs of a table's declaration, whatever
+// the type of its rows.
+type tableInfo interface {
+	tableName() string
+	tableSchema() *arrow.Schema
+	dictionaryColumns() []string
 }
 
-// Schemas of the tables (docs/TABLES.md describes every column).
-var Schemas = map[string]*arrow.Schema{
-	TableUsage: arrow.NewSchema([]arrow.Field{
-		field("conversation_id", str, false), field("message_index", i32, false), field("message_id", str, true),
-		field("role", str, false), field("agent_id", str, true), field("provider", str, true),
-		field("tokens_input", i64, true), field("tokens_output", i64, true),
-		field("tokens", arrow.MapOfWithMetadata(str, arrow.Metadata{}, i64, arrow.Metadata{}), true),
-		field("cost", f64, true), field("created_at", tsUTC, true),
-		field("source_file", str, false), field("source_line", i64, false),
-	}, nil),
-	TableConversations: arrow.NewSchema([]arrow.Field{
-		field("conversation_id", str, false), field("title", str, true), field("created_at", tsUTC, true),
-		field("extensions", strList, true), field("message_count", i32, false), field("agent_id", str, true),
-		field("skill_ids", strList, true), field("swarm_role", str, true), field("leader_id", str, true),
-		field("tokens_input_total", i64, false), field("tokens_output_total", i64, false), field("cost_total", f64, false),
-		field("image_count", i32, false), field("image_bytes", i64, false), field("tool_call_count", i32, false),
-		field("tool_result_orphans", i32, false), field("has_receipt", boolean, false), field("transcript_sha256", str, true),
-		field("source_file", str, false), field("source_line", i64, false),
-	}, nil),
-	TableToolCalls: arrow.NewSchema([]arrow.Field{
-		field("conversation_id", str, false), field("message_index", i32, false), field("call_id", str, true),
-		field("name", str, true), field("arguments_bytes", i64, false), field("result_message_index", i32, true),
-		field("answered", boolean, false), field("source_file", str, false), field("source_line", i64, false),
-	}, nil),
-	TableReceipts: arrow.NewSchema([]arrow.Field{
-		field("conversation_id", str, false), field("algorithm", str, true), field("signed_at", tsUTC, true),
-		field("quorum_k", i32, true), field("quorum_n", i32, true), field("statements_valid", i32, false),
-		field("statements_invalid", i32, false), field("status", str, false), field("reasons", strList, false),
-		field("payload_hash", str, true), field("source_file", str, false), field("source_line", i64, false),
-	}, nil),
-	TableTranscripts: arrow.NewSchema([]arrow.Field{
-		field("conversation_id", str, false), field("sha256", str, true), field("canonical_bytes", i64, true),
-		field("source_file", str, false), field("source_line", i64, false),
-	}, nil),
+// tables are the declarations of every table, by the name each declares.
+var tables = func() map[string]tableInfo {
+	m := map[string]tableInfo{}
+	for _, t := range []tableInfo{usageTable, conversationsTable, toolCallsTable, receiptsTable, transcriptsTable} {
+		m[t.tableName()] = t
+	}
+	return m
+}()
+
+// Schema returns the Arrow schema of the named table (docs/TABLES.md
+// describes every column), or nil for an unknown name. The schema is
+// derived from the table's column declarations (table_*.go), the same ones
+// its rows are appended with.
+func Schema(name string) *arrow.Schema {
+	if t := tables[name]; t != nil {
+		return t.tableSchema()
+	}
+	return nil
 }
 
 // TableOptions size the Parquet output.
@@ -142,6 +120,24 @@ type Tables struct {
 	opts    TableOptions
 	writers map[string]*tableWriter
 	names   []string
+
+	// The tables being written, nil for the others.
+	usage         *rowWriter[usageRow]
+	conversations *rowWriter[*docRow]
+	toolCalls     *rowWriter[toolCallRow]
+	receipts      *rowWriter[*verify.ReceiptResult]
+	transcripts   *rowWriter[*docRow]
+
+	// doc is AddDocument's copy of its document, so that the caller's
+	// does not escape to the heap through the appenders.
+	doc docRow
+}
+
+// docRow is a document as its rows see it: the Doc and its transcript hash
+// in hex, encoded once for the two tables that hold it.
+type docRow struct {
+	Doc
+	sha256 transform.Opt[string]
 }
 
 // NewTables starts the named tables in txn.
@@ -149,60 +145,68 @@ func NewTables(txn *Txn, names []string, opts TableOptions) *Tables {
 	opts.defaults()
 	t := &Tables{txn: txn, opts: opts, writers: map[string]*tableWriter{}, names: names}
 	for _, name := range names {
-		t.writers[name] = &tableWriter{name: name, txn: txn, opts: opts, schema: Schemas[name]}
+		w := &tableWriter{name: name, txn: txn, opts: opts, info: tables[name]}
+		t.writers[name] = w
+		switch name {
+		case TableUsage:
+			t.usage = newRowWriter(w, usageTable)
+		case TableConversations:
+			t.conversations = newRowWriter(w, conversationsTable)
+		case TableToolCalls:
+			t.toolCalls = newRowWriter(w, toolCallsTable)
+		case TableReceipts:
+			t.receipts = newRowWriter(w, receiptsTable)
+		case TableTranscripts:
+			t.transcripts = newRowWriter(w, transcriptsTable)
+		}
 	}
 	return t
 }
 
-// Wants reports whether the table is being written.
-func (t *Tables) Wants(name string) bool { return t != nil && t.writers[name] != nil }
-
 // Doc is what the tables need of one document besides its rows.
 type Doc struct {
-	File   string
-	Line   int64
-	ID     string
+	// File and Line locate the document: its input as named on the
+	// command line, and its 1-based line.
+	File string
+	Line int64
+	// ID is the document's id.
+	ID string
+	// Hash is the transcript hash; Hashed is false when the document has
+	// none (it cannot be canonicalized).
 	Hash   [32]byte
 	Hashed bool
-	Rows   *transform.Rows
+	// Rows are the rows the handlers extracted.
+	Rows *transform.Rows
 }
 
 // AddDocument appends the document's rows to every table being written.
 func (t *Tables) AddDocument(d *Doc) error {
-	if w := t.writers[TableUsage]; w != nil {
-		for i := range d.Rows.Usage {
-			appendUsage(w.builder(), d, &d.Rows.Usage[i])
-			if err := w.rowAdded(); err != nil {
+	t.doc = docRow{Doc: *d}
+	doc := &t.doc
+	if d.Hashed && (t.conversations != nil || t.transcripts != nil) {
+		doc.sha256 = transform.Some(hex.EncodeToString(d.Hash[:]))
+	}
+	if w := t.usage; w != nil {
+		for i := range doc.Rows.Usage {
+			if err := w.add(usageRow{doc, &doc.Rows.Usage[i]}); err != nil {
 				return err
 			}
 		}
 	}
-	if w := t.writers[TableConversations]; w != nil {
-		appendConversation(w.builder(), d)
-		if err := w.rowAdded(); err != nil {
+	if w := t.conversations; w != nil {
+		if err := w.add(doc); err != nil {
 			return err
 		}
 	}
-	if w := t.writers[TableToolCalls]; w != nil {
-		for i := range d.Rows.ToolCalls {
-			appendToolCall(w.builder(), d, &d.Rows.ToolCalls[i])
-			if err := w.rowAdded(); err != nil {
+	if w := t.toolCalls; w != nil {
+		for i := range doc.Rows.ToolCalls {
+			if err := w.add(toolCallRow{doc, &doc.Rows.ToolCalls[i]}); err != nil {
 				return err
 			}
 		}
 	}
-	if w := t.writers[TableTranscripts]; w != nil {
-		b := w.builder()
-		b.Field(0).(*array.StringBuilder).Append(d.ID)
-		hash, size := transform.Opt[string]{}, transform.Opt[int64]{}
-		if d.Hashed {
-			hash, size = transform.Some(hex.EncodeToString(d.Hash[:])), transform.Some(d.Rows.CanonicalBytes)
-		}
-		optString(b.Field(1), hash)
-		optInt64(b.Field(2), size)
-		b.Field(3).(*array.StringBuilder).Append(d.File)
-		b.Field(4).(*array.Int64Builder).Append(d.Line)
-		if err := w.rowAdded(); err != nil {
+	if w := t.transcripts; w != nil {
+		if err := w.add(doc); err != nil {
 			return err
 		}
 	}
@@ -211,28 +215,12 @@ func (t *Tables) AddDocument(d *Doc) error {
 
 // AddReceipts appends the resolved receipts.
 func (t *Tables) AddReceipts(results []verify.ReceiptResult) error {
-	w := t.writers[TableReceipts]
+	w := t.receipts
 	if w == nil {
 		return nil
 	}
 	for i := range results {
-		r := &results[i]
-		b := w.builder()
-		b.Field(0).(*array.StringBuilder).Append(r.ConversationID)
-		optString(b.Field(1), transform.Opt[string]{V: r.Algorithm, Valid: r.Algorithm != ""})
-		us, ok := transform.TimeMicros([]byte(r.SignedAt))
-		optTimestamp(b.Field(2), transform.Opt[int64]{V: us, Valid: ok})
-		quorumOK := r.QuorumN > 0
-		optInt32(b.Field(3), transform.Opt[int32]{V: int32(r.QuorumK), Valid: quorumOK})
-		optInt32(b.Field(4), transform.Opt[int32]{V: int32(r.QuorumN), Valid: quorumOK})
-		b.Field(5).(*array.Int32Builder).Append(int32(r.StatementsValid))
-		b.Field(6).(*array.Int32Builder).Append(int32(r.StatementsInvalid))
-		b.Field(7).(*array.StringBuilder).Append(string(r.Status))
-		appendStrings(b.Field(8), r.Reasons, true)
-		optString(b.Field(9), transform.Opt[string]{V: r.PayloadHash, Valid: r.PayloadHash != ""})
-		b.Field(10).(*array.StringBuilder).Append(r.File)
-		b.Field(11).(*array.Int64Builder).Append(r.Line)
-		if err := w.rowAdded(); err != nil {
+		if err := w.add(&results[i]); err != nil {
 			return err
 		}
 	}
@@ -278,10 +266,10 @@ func (t *Tables) Abort() {
 // handed to a buffered Parquet row group every BatchRows rows, row groups
 // are cut by size and parts rolled by size.
 type tableWriter struct {
-	name   string
-	txn    *Txn
-	opts   TableOptions
-	schema *arrow.Schema
+	name string
+	txn  *Txn
+	opts TableOptions
+	info tableInfo
 
 	rb    *array.RecordBuilder
 	rows  int
@@ -298,7 +286,7 @@ type tableWriter struct {
 
 func (w *tableWriter) builder() *array.RecordBuilder {
 	if w.rb == nil {
-		w.rb = array.NewRecordBuilder(memory.DefaultAllocator, w.schema)
+		w.rb = array.NewRecordBuilder(memory.DefaultAllocator, w.info.tableSchema())
 	}
 	return w.rb
 }
@@ -312,13 +300,13 @@ func (w *tableWriter) rowAdded() error {
 }
 
 func (w *tableWriter) open() error {
-	rel := fmt.Sprintf("tables/%s/part-%05d.parquet", w.name, w.part)
+	rel := TablePart(w.name, w.part)
 	f, err := w.txn.Create(rel)
 	if err != nil {
 		return err
 	}
 	props := parquet.NewWriterProperties(w.properties()...)
-	fw, err := pqarrow.NewFileWriter(w.schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	fw, err := pqarrow.NewFileWriter(w.info.tableSchema(), f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("table %s: %w", w.name, err)
@@ -329,18 +317,6 @@ func (w *tableWriter) open() error {
 	return nil
 }
 
-// dictionaryColumns are the low-cardinality columns worth dictionary
-// encoding. The others (ids, hashes, counts, times) are written plain: a
-// profile showed their dictionary hash tables as a third of the live heap,
-// for values that rarely repeat.
-var dictionaryColumns = map[string][]string{
-	TableUsage:         {"role", "agent_id", "provider", "source_file"},
-	TableConversations: {"agent_id", "swarm_role", "leader_id", "source_file"},
-	TableToolCalls:     {"name", "source_file"},
-	TableReceipts:      {"algorithm", "status", "source_file"},
-	TableTranscripts:   {"source_file"},
-}
-
 func (w *tableWriter) properties() []parquet.WriterProperty {
 	props := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
@@ -348,7 +324,7 @@ func (w *tableWriter) properties() []parquet.WriterProperty {
 		parquet.WithCreatedBy("convbatch"),
 		parquet.WithDictionaryDefault(false),
 	}
-	for _, col := range dictionaryColumns[w.name] {
+	for _, col := range w.info.dictionaryColumns() {
 		props = append(props, parquet.WithDictionaryFor(col, true))
 	}
 	return props
@@ -437,121 +413,25 @@ func dataSize(d arrow.ArrayData) int64 {
 	return n
 }
 
-// nullable is a builder of one Arrow type that takes nulls.
-type nullable[T any] interface {
-	Append(T)
-	AppendNull()
+// rowWriter appends rows of type R to a table through the appenders its
+// declaration derives, bound to the writer's record builder.
+type rowWriter[R any] struct {
+	w     *tableWriter
+	table *table[R]
+	// columns are the table's columns, bound to the record builder bound.
+	columns []boundColumn[R]
+	bound   *array.RecordBuilder
 }
 
-// appendOpt appends v, or a null when v is not valid.
-func appendOpt[T any](b nullable[T], v transform.Opt[T]) {
-	if v.Valid {
-		b.Append(v.V)
-	} else {
-		b.AppendNull()
+func newRowWriter[R any](w *tableWriter, t *table[R]) *rowWriter[R] {
+	return &rowWriter[R]{w: w, table: t}
+}
+
+// add appends one row.
+func (rw *rowWriter[R]) add(r R) error {
+	if rb := rw.w.builder(); rb != rw.bound {
+		rw.columns, rw.bound = rw.table.bind(rb), rb
 	}
-}
-
-func optString(b array.Builder, v transform.Opt[string]) {
-	appendOpt(b.(*array.StringBuilder), v)
-}
-
-func optInt64(b array.Builder, v transform.Opt[int64]) { appendOpt(b.(*array.Int64Builder), v) }
-
-func optInt32(b array.Builder, v transform.Opt[int32]) { appendOpt(b.(*array.Int32Builder), v) }
-
-func optFloat64(b array.Builder, v transform.Opt[float64]) {
-	appendOpt(b.(*array.Float64Builder), v)
-}
-
-func optTimestamp(b array.Builder, v transform.Opt[int64]) {
-	tb := b.(*array.TimestampBuilder)
-	if v.Valid {
-		tb.Append(arrow.Timestamp(v.V))
-	} else {
-		tb.AppendNull()
-	}
-}
-
-func appendStrings(b array.Builder, list []string, valid bool) {
-	lb := b.(*array.ListBuilder)
-	if !valid {
-		lb.AppendNull()
-		return
-	}
-	lb.Append(true)
-	vb := lb.ValueBuilder().(*array.StringBuilder)
-	for _, s := range list {
-		vb.Append(s)
-	}
-}
-
-func appendUsage(b *array.RecordBuilder, d *Doc, r *transform.UsageRow) {
-	b.Field(0).(*array.StringBuilder).Append(d.ID)
-	b.Field(1).(*array.Int32Builder).Append(r.MessageIndex)
-	optString(b.Field(2), r.MessageID)
-	b.Field(3).(*array.StringBuilder).Append(r.Role)
-	optString(b.Field(4), r.AgentID)
-	optString(b.Field(5), r.Provider)
-	optInt64(b.Field(6), r.TokensInput)
-	optInt64(b.Field(7), r.TokensOutput)
-	mb := b.Field(8).(*array.MapBuilder)
-	if !r.TokensValid {
-		mb.AppendNull()
-	} else {
-		mb.Append(true)
-		kb, ib := mb.KeyBuilder().(*array.StringBuilder), mb.ItemBuilder().(*array.Int64Builder)
-		for _, c := range r.Tokens {
-			kb.Append(c.Name)
-			if c.Valid {
-				ib.Append(c.Count)
-			} else {
-				ib.AppendNull()
-			}
-		}
-	}
-	optFloat64(b.Field(9), r.Cost)
-	optTimestamp(b.Field(10), r.CreatedAt)
-	b.Field(11).(*array.StringBuilder).Append(d.File)
-	b.Field(12).(*array.Int64Builder).Append(d.Line)
-}
-
-func appendConversation(b *array.RecordBuilder, d *Doc) {
-	c := &d.Rows.Conversation
-	b.Field(0).(*array.StringBuilder).Append(d.ID)
-	optString(b.Field(1), c.Title)
-	optTimestamp(b.Field(2), c.CreatedAt)
-	appendStrings(b.Field(3), c.Extensions, c.ExtensionsValid)
-	b.Field(4).(*array.Int32Builder).Append(c.MessageCount)
-	optString(b.Field(5), c.AgentID)
-	appendStrings(b.Field(6), c.SkillIDs, c.SkillIDsValid)
-	optString(b.Field(7), c.SwarmRole)
-	optString(b.Field(8), c.LeaderID)
-	b.Field(9).(*array.Int64Builder).Append(c.TokensInputTotal)
-	b.Field(10).(*array.Int64Builder).Append(c.TokensOutputTotal)
-	b.Field(11).(*array.Float64Builder).Append(c.CostTotal)
-	b.Field(12).(*array.Int32Builder).Append(c.ImageCount)
-	b.Field(13).(*array.Int64Builder).Append(c.ImageBytes)
-	b.Field(14).(*array.Int32Builder).Append(c.ToolCallCount)
-	b.Field(15).(*array.Int32Builder).Append(c.ToolResultOrphans)
-	b.Field(16).(*array.BooleanBuilder).Append(c.HasReceipt)
-	hash := transform.Opt[string]{}
-	if d.Hashed {
-		hash = transform.Some(hex.EncodeToString(d.Hash[:]))
-	}
-	optString(b.Field(17), hash)
-	b.Field(18).(*array.StringBuilder).Append(d.File)
-	b.Field(19).(*array.Int64Builder).Append(d.Line)
-}
-
-func appendToolCall(b *array.RecordBuilder, d *Doc, r *transform.ToolCallRow) {
-	b.Field(0).(*array.StringBuilder).Append(d.ID)
-	b.Field(1).(*array.Int32Builder).Append(r.MessageIndex)
-	optString(b.Field(2), r.CallID)
-	optString(b.Field(3), r.Name)
-	b.Field(4).(*array.Int64Builder).Append(r.ArgumentsBytes)
-	optInt32(b.Field(5), r.ResultMessageIndex)
-	b.Field(6).(*array.BooleanBuilder).Append(r.Answered)
-	b.Field(7).(*array.StringBuilder).Append(d.File)
-	b.Field(8).(*array.Int64Builder).Append(d.Line)
+	appendRow(rw.columns, r)
+	return rw.w.rowAdded()
 }

@@ -1,7 +1,7 @@
 // Package stream is the first stage of the convbatch pipeline: it finds the
 // inputs (files, directories, globs, standard input), opens each with the
-// right decoder (plain JSONL, JSONL in zstd, a single pretty-printed JSON
-// document) and frames it into Records, one per line, in batches that share
+// right decoder (plain JSONL, JSONL in zstd or gzip, a single pretty-printed
+// JSON document) and frames it into Records, one per line, in batches that share
 // one buffer.
 //
 // The Reader accounts for every line: each is a document candidate, a blank

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/convbatch/convbatch/codes"
 )
 
 // Shape is how an input's bytes are laid out.
@@ -23,6 +25,8 @@ const (
 	ShapeJSONLZstd
 	// ShapeJSON is a single, possibly pretty-printed, document.
 	ShapeJSON
+	// ShapeJSONLGzip is JSONL in a gzip stream.
+	ShapeJSONLGzip
 )
 
 func (s Shape) String() string {
@@ -33,6 +37,8 @@ func (s Shape) String() string {
 		return "jsonl.zst"
 	case ShapeJSON:
 		return "json"
+	case ShapeJSONLGzip:
+		return "jsonl.gz"
 	}
 	return "sniffed"
 }
@@ -41,8 +47,12 @@ func (s Shape) String() string {
 type Input struct {
 	// Path is the input as the user named it ("-" for standard input).
 	Path string
-	// Rel is the input's path relative to its argument, without the shape's
-	// extension, with forward slashes; outputs mirror it.
+	// Rel is the name the input's outputs are written under (its archive is
+	// archive/<Rel>.jsonl.zst), with forward slashes: the input's path
+	// relative to its directory argument, or its file name for a file or a
+	// glob, without the shape's extension; "stdin" for standard input.
+	// Expand lengthens the names that would otherwise be shared (see
+	// Expand).
 	Rel string
 	// Shape is taken from the name; ShapeUnknown for standard input.
 	Shape Shape
@@ -59,6 +69,8 @@ func ShapeOf(name string) Shape {
 	switch {
 	case strings.HasSuffix(name, ".jsonl.zst"):
 		return ShapeJSONLZstd
+	case strings.HasSuffix(name, ".jsonl.gz"):
+		return ShapeJSONLGzip
 	case strings.HasSuffix(name, ".jsonl"):
 		return ShapeJSONL
 	case strings.HasSuffix(name, ".json"):
@@ -67,8 +79,16 @@ func ShapeOf(name string) Shape {
 	return ShapeUnknown
 }
 
+// Ext returns the file extension of the shape, "" for ShapeUnknown.
+func (s Shape) Ext() string {
+	if s == ShapeUnknown {
+		return ""
+	}
+	return "." + s.String()
+}
+
 func trimShape(name string) string {
-	for _, ext := range []string{".jsonl.zst", ".jsonl", ".json"} {
+	for _, ext := range []string{".jsonl.zst", ".jsonl.gz", ".jsonl", ".json"} {
 		if strings.HasSuffix(name, ext) {
 			return strings.TrimSuffix(name, ext)
 		}
@@ -85,18 +105,68 @@ func isSidecar(name string) bool {
 // ErrNoInput is returned by Expand when an argument names nothing readable.
 var ErrNoInput = errors.New("no input")
 
+// shapesText names the input extensions in messages.
+const shapesText = ".jsonl, .jsonl.zst, .jsonl.gz or .json"
+
+// Skipped is a file or directory that a directory walk or a glob found and
+// passed over.
+type Skipped struct {
+	// Path is the file as found: the directory argument joined with the
+	// path below it, or the glob's match.
+	Path string
+	// Reason says why it was not read.
+	Reason codes.Skip
+}
+
+// skipReason returns why a file (or, with dir, a directory) found by a walk
+// or a glob is not an input, and whether it is not. name is its base name,
+// regular whether it is a regular file (a glob's match: a file that could
+// be examined).
+func skipReason(name string, dir, regular bool) (codes.Skip, bool) {
+	switch {
+	case dir && strings.HasPrefix(name, "."):
+		return codes.SkipDotDirectory, true
+	case dir:
+		return codes.SkipDirectory, true
+	case strings.HasPrefix(name, "."):
+		return codes.SkipDotFile, true
+	case isSidecar(name):
+		return codes.SkipSidecar, true
+	case ShapeOf(name) == ShapeUnknown:
+		return codes.SkipUnknownType, true
+	case !regular:
+		return codes.SkipNotRegular, true
+	}
+	return 0, false
+}
+
 // Expand turns command-line arguments into inputs, in argument order; a
 // directory contributes every file of a known shape below it in lexical path
-// order, a glob its sorted matches; both skip dot-files and convbatch's
-// *.expect.json and *.keys.json sidecars. Two inputs whose outputs would share
-// a relative path are refused.
+// order, a glob its sorted matches. Both pass over dot-files, convbatch's
+// *.expect.json and *.keys.json sidecars and files of no input shape (see
+// ExpandAll, which lists them).
+//
+// Inputs whose names (Input.Rel) would be the same are told apart by
+// Disambiguate, other inputs keep their names; the same file named twice,
+// and standard input with a file named stdin, are refused.
 func Expand(args []string) ([]Input, error) {
-	var out []Input
-	stdin := false
+	inputs, _, err := ExpandAll(args)
+	return inputs, err
+}
+
+// ExpandAll is Expand that also returns every file and directory the walks
+// and globs passed over, in the order found, each with its reason (a
+// dot-directory is listed once, not what it holds).
+func ExpandAll(args []string) ([]Input, []Skipped, error) {
+	var (
+		out     []Input
+		skipped []Skipped
+		stdin   bool
+	)
 	for _, arg := range args {
 		if arg == StdinPath {
 			if stdin {
-				return nil, fmt.Errorf("standard input named twice")
+				return nil, nil, fmt.Errorf("standard input named twice")
 			}
 			stdin = true
 			out = append(out, Input{Path: StdinPath, Rel: "stdin", Size: -1})
@@ -106,68 +176,228 @@ func Expand(args []string) ([]Input, error) {
 		if err != nil && strings.ContainsAny(arg, "*?[") {
 			matches, gerr := filepath.Glob(arg)
 			if gerr != nil {
-				return nil, fmt.Errorf("input %q: %w", arg, gerr)
+				return nil, nil, fmt.Errorf("input %q: %w", arg, gerr)
 			}
 			sort.Strings(matches)
 			n := 0
 			for _, m := range matches {
 				ms, err := os.Stat(m)
-				base := filepath.Base(m)
-				if err != nil || ms.IsDir() || ShapeOf(m) == ShapeUnknown || strings.HasPrefix(base, ".") || isSidecar(base) {
+				if reason, skip := skipReason(filepath.Base(m), err == nil && ms.IsDir(), err == nil); skip {
+					skipped = append(skipped, Skipped{Path: m, Reason: reason})
 					continue
 				}
 				out = append(out, Input{Path: m, Rel: trimShape(filepath.Base(m)), Shape: ShapeOf(m), Size: ms.Size()})
 				n++
 			}
 			if n == 0 {
-				return nil, fmt.Errorf("input %q: %w: the pattern matches no .jsonl, .jsonl.zst or .json file", arg, ErrNoInput)
+				return nil, nil, fmt.Errorf("input %q: %w: the pattern matches no %s file%s", arg, ErrNoInput, shapesText, skippedNote(len(matches)))
 			}
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("input %q: %w", arg, err)
+			return nil, nil, fmt.Errorf("input %q: %w", arg, err)
 		}
 		if !st.IsDir() {
 			shape := ShapeOf(arg)
 			if shape == ShapeUnknown {
-				return nil, fmt.Errorf("input %q: %w: not a .jsonl, .jsonl.zst or .json file", arg, ErrNoInput)
+				return nil, nil, fmt.Errorf("input %q: %w: not a %s file", arg, ErrNoInput, shapesText)
 			}
 			out = append(out, Input{Path: arg, Rel: trimShape(filepath.Base(arg)), Shape: shape, Size: st.Size()})
 			continue
 		}
-		found, err := walkDir(arg)
+		found, passed, err := walkDir(arg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, found...)
+		skipped = append(skipped, passed...)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no input files", ErrNoInput)
+		return nil, nil, fmt.Errorf("%w: no input files", ErrNoInput)
 	}
-	seen := make(map[string]string, len(out))
-	for _, in := range out {
-		if prev, ok := seen[in.Rel]; ok {
-			return nil, fmt.Errorf("inputs %q and %q would both be written as %q: name them from different directories", prev, in.Path, in.Rel)
-		}
-		seen[in.Rel] = in.Path
+	if err := Disambiguate(out); err != nil {
+		return nil, nil, err
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
-func walkDir(root string) ([]Input, error) {
-	var out []Input
+// skippedNote says how many entries a directory or glob that gave no input
+// passed over.
+func skippedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d skipped (dot-files, sidecars, other types)", n)
+}
+
+// Disambiguate gives distinct names (Input.Rel) to inputs that share one,
+// leaving every other input's name as it is, so that a run over inputs
+// that do not collide writes the same paths as it always did. Within each
+// group of inputs sharing a name, in this order:
+//
+//  1. Two inputs that are the same file (the same absolute path, ".."
+//     resolved, symbolic links not) are refused, as is standard input
+//     sharing its name "stdin" with a file.
+//  2. Each member's name becomes its path relative to the deepest
+//     directory that holds them all, without its extension, except where
+//     two members differ only by extension (a.jsonl and a.json in one
+//     directory): those keep it. d1/day.jsonl.zst and d2/day.jsonl.zst
+//     become d1/day and d2/day; /data/2026/11/30/day.jsonl and
+//     /data/2026/12/01/day.jsonl become 11/30/day and 12/01/day; s/a.jsonl,
+//     s/a.json and t/a.jsonl become s/a.jsonl, s/a.json and t/a.
+//
+// The steps repeat until no two names are the same (a lengthened name can
+// meet another input's). The result depends only on the set of inputs, not
+// on their order.
+func Disambiguate(inputs []Input) error {
+	// key is an input's absolute path without its extension, with it once
+	// the name keeps the extension; a name is always a suffix of its key.
+	key := make([]string, len(inputs))
+	ext := make([]string, len(inputs))
+	kept := make([]bool, len(inputs))
+	for i, in := range inputs {
+		if in.Path == StdinPath {
+			continue
+		}
+		abs, err := filepath.Abs(in.Path)
+		if err != nil {
+			return fmt.Errorf("input %q: %w", in.Path, err)
+		}
+		ext[i] = in.Shape.Ext()
+		key[i] = strings.TrimSuffix(abs, ext[i])
+	}
+	for {
+		groups := map[string][]int{}
+		for i, in := range inputs {
+			groups[in.Rel] = append(groups[in.Rel], i)
+		}
+		var shared []string
+		for name, g := range groups {
+			if len(g) > 1 {
+				shared = append(shared, name)
+			}
+		}
+		if len(shared) == 0 {
+			return nil
+		}
+		sort.Strings(shared)
+		for _, name := range shared {
+			if err := disambiguate(inputs, groups[name], key, ext, kept); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// disambiguate applies one step of Disambiguate to the group g of inputs
+// sharing a name; it lengthens at least one name or fails.
+func disambiguate(inputs []Input, g []int, key, ext []string, kept []bool) error {
+	files := map[string]int{}
+	stems := map[string][]int{}
+	for _, i := range g {
+		in := inputs[i]
+		if in.Path == StdinPath {
+			other := g[0]
+			if other == i {
+				other = g[1]
+			}
+			return fmt.Errorf("standard input and input %q would both be written as %q: rename the file", inputs[other].Path, in.Rel)
+		}
+		full := key[i]
+		if !kept[i] {
+			full += ext[i]
+		}
+		if j, ok := files[full]; ok {
+			return fmt.Errorf("inputs %q and %q are the same file: name it once", inputs[j].Path, in.Path)
+		}
+		files[full] = i
+		stems[key[i]] = append(stems[key[i]], i)
+	}
+	lengthened := false
+	for _, s := range stems {
+		if len(s) < 2 {
+			continue
+		}
+		for _, i := range s {
+			if !kept[i] {
+				kept[i] = true
+				key[i] += ext[i]
+				inputs[i].Rel += ext[i]
+				lengthened = true
+			}
+		}
+	}
+	dirs := make([]string, len(g))
+	for n, i := range g {
+		dirs[n] = filepath.Dir(key[i])
+	}
+	common := commonDir(dirs)
+	for _, i := range g {
+		rel, err := filepath.Rel(common, key[i])
+		if err != nil {
+			return fmt.Errorf("input %q: %w", inputs[i].Path, err)
+		}
+		rel = filepath.ToSlash(rel)
+		if rel != inputs[i].Rel {
+			inputs[i].Rel = rel
+			lengthened = true
+		}
+	}
+	if !lengthened {
+		return fmt.Errorf("inputs %q and %q would both be written as %q", inputs[g[0]].Path, inputs[g[1]].Path, inputs[g[0]].Rel)
+	}
+	return nil
+}
+
+// commonDir returns the deepest directory that is, or holds, every one of
+// dirs (absolute and clean).
+func commonDir(dirs []string) string {
+	c := dirs[0]
+	for _, d := range dirs[1:] {
+		for !within(d, c) {
+			parent := filepath.Dir(c)
+			if parent == c {
+				break
+			}
+			c = parent
+		}
+	}
+	return c
+}
+
+// within reports whether path is dir or lies below it.
+func within(path, dir string) bool {
+	if path == dir {
+		return true
+	}
+	if !strings.HasSuffix(dir, string(filepath.Separator)) {
+		dir += string(filepath.Separator)
+	}
+	return strings.HasPrefix(path, dir)
+}
+
+func walkDir(root string) ([]Input, []Skipped, error) {
+	var (
+		out     []Input
+		skipped []Skipped
+	)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("input %q: %w", path, err)
 		}
+		if path == root {
+			return nil
+		}
 		name := d.Name()
-		if path != root && strings.HasPrefix(name, ".") {
-			if d.IsDir() {
+		if d.IsDir() {
+			if strings.HasPrefix(name, ".") {
+				skipped = append(skipped, Skipped{Path: path, Reason: codes.SkipDotDirectory})
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if d.IsDir() || !d.Type().IsRegular() || isSidecar(name) || ShapeOf(name) == ShapeUnknown {
+		if reason, skip := skipReason(name, false, d.Type().IsRegular()); skip {
+			skipped = append(skipped, Skipped{Path: path, Reason: reason})
 			return nil
 		}
 		rel, err := filepath.Rel(root, path)
@@ -182,10 +412,10 @@ func walkDir(root string) ([]Input, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("input %q: %w: the directory holds no .jsonl, .jsonl.zst or .json file", root, ErrNoInput)
+		return nil, nil, fmt.Errorf("input %q: %w: the directory holds no %s file%s", root, ErrNoInput, shapesText, skippedNote(len(skipped)))
 	}
-	return out, nil
+	return out, skipped, nil
 }

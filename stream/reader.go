@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/convbatch/convbatch/codes"
@@ -19,8 +20,9 @@ type InputError struct {
 	// Path is the input as named.
 	Path string
 	// Reason says what ended the input: codes.FaultReadError,
-	// FaultZstdWindowTooLarge, FaultZstdChecksum or FaultZstdCorrupt here;
-	// package pipeline adds FaultOpenError.
+	// FaultZstdWindowTooLarge, FaultZstdChecksum, FaultZstdCorrupt,
+	// FaultGzipChecksum or FaultGzipCorrupt here; package pipeline adds
+	// FaultOpenError.
 	Reason codes.InputFault
 	// Offset is the decompressed byte offset reached when the fault occurred.
 	Offset int64
@@ -52,6 +54,52 @@ func isZstd(head []byte) bool {
 	return head[0]&0xF0 == 0x50 && head[1] == 0x2A && head[2] == 0x4D && head[3] == 0x18
 }
 
+// gzipMagic starts a gzip member: ID1, ID2 and CM = 8 (deflate), the only
+// method defined (RFC 1952).
+var gzipMagic = []byte{0x1F, 0x8B, 0x08}
+
+func isGzip(head []byte) bool { return bytes.HasPrefix(head, gzipMagic) }
+
+// gzipSource decompresses a gzip stream of one or more members (as `cat
+// a.gz b.gz` makes). The header is read at the first Read, not when the
+// source is made, so that a damaged header is an input fault like the
+// input's other faults; an empty input is an empty stream.
+type gzipSource struct {
+	in  *errRecorder
+	z   *gzip.Reader
+	err error
+}
+
+func (g *gzipSource) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	if g.z == nil {
+		z, err := gzip.NewReader(g.in)
+		if err != nil {
+			g.err = err
+			return 0, err
+		}
+		g.z = z
+	}
+	return g.z.Read(p)
+}
+
+// errRecorder keeps the first failure of the reader under a decoder, so
+// that a failed read is not taken for a damaged stream.
+type errRecorder struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errRecorder) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
 // Reader frames one input into Records. It is not safe for concurrent use.
 type Reader struct {
 	path  string
@@ -59,6 +107,7 @@ type Reader struct {
 	opts  options
 	src   io.Reader
 	dec   *zstd.Decoder
+	gz    *gzipSource
 
 	carry  []byte
 	line   int64
@@ -86,8 +135,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // NewReader returns a Reader of r, whose bytes have the given shape
-// (ShapeUnknown: sniff zstd by its magic number, else JSONL). path names the
-// input in errors.
+// (ShapeUnknown: sniff zstd or gzip by its magic number, else JSONL). path
+// names the input in errors.
 func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
@@ -102,11 +151,19 @@ func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, 
 	if shape == ShapeUnknown {
 		br := bufio.NewReaderSize(r, 64<<10)
 		head, _ := br.Peek(4)
-		rd.shape = ShapeJSONL
-		if isZstd(head) {
+		switch {
+		case isZstd(head):
 			rd.shape = ShapeJSONLZstd
+		case isGzip(head):
+			rd.shape = ShapeJSONLGzip
+		default:
+			rd.shape = ShapeJSONL
 		}
 		r = br
+	}
+	if rd.shape == ShapeJSONLGzip {
+		rd.gz = &gzipSource{in: &errRecorder{r: r}}
+		r = rd.gz
 	}
 	if rd.shape == ShapeJSONLZstd {
 		dec, err := zstd.NewReader(r,
@@ -144,6 +201,10 @@ func (r *Reader) Close() error {
 		r.dec.Close()
 		r.dec = nil
 	}
+	if r.gz != nil && r.gz.z != nil {
+		r.gz.z.Close()
+	}
+	r.gz = nil
 	r.done = true
 	return nil
 }
@@ -262,6 +323,12 @@ func (r *Reader) inputFault(err error, pending int64) {
 		reason = codes.FaultZstdChecksum
 	case r.dec != nil:
 		reason = codes.FaultZstdCorrupt
+	case r.gz != nil && r.gz.in.err != nil:
+		// The file could not be read: not the stream's fault.
+	case errors.Is(err, gzip.ErrChecksum):
+		reason = codes.FaultGzipChecksum
+	case r.gz != nil:
+		reason = codes.FaultGzipCorrupt
 	}
 	r.inErr = &InputError{Path: r.path, Reason: reason, Offset: r.offset + pending, Err: err}
 }
@@ -424,12 +491,12 @@ func (r *Reader) readJSON(b *Batch) error {
 			}
 		}
 		r.line, r.offset = 1, ref.Len
-		b.Recs = append(b.Recs, Record{Line: 1, Length: ref.Len, Kind: KindReject, Reason: codes.RejectTooLarge, Spool: ref})
+		b.Recs = append(b.Recs, Record{Line: 1, Length: ref.Len, Kind: KindReject, Reason: codes.RejectTooLarge, Spool: ref, WholeFile: true})
 		return nil
 	}
 	r.line = 1
 	r.offset = int64(len(raw))
-	rec := Record{Line: 1, Length: int64(len(raw)), Raw: raw}
+	rec := Record{Line: 1, Length: int64(len(raw)), Raw: raw, WholeFile: true}
 	if r.inErr != nil {
 		rec.Kind, rec.Reason = KindReject, codes.RejectInputTruncated
 	} else {

@@ -40,6 +40,10 @@ type Record struct {
 	// Compacted reports a .json document whose insignificant whitespace was
 	// removed: positions in Data are not positions in the file.
 	Compacted bool
+	// WholeFile reports the record of a .json input, the whole file framed
+	// as line 1: positions in its Data are not columns of a line, whether
+	// it was Compacted or (not being valid JSON) left as read.
+	WholeFile bool
 	// Reason is the reject reason when Kind is KindReject: one of those
 	// decided while framing, codes.RejectBOM, RejectTooLarge or
 	// RejectInputTruncated.

@@ -297,6 +297,40 @@ func TestCoreColumnWithBOM(t *testing.T) {
 	}
 }
 
+// TestCoreColumnJSONInput: a .json input is framed whole as line 1, so a
+// reject's column is 0 whether the file compacted (valid JSON, a document
+// fault) or not (a syntax or UTF-8 fault, Data left as read), as
+// docs/FORMAT.md says; issue 13 found 67 for a not-json .json file.
+func TestCoreColumnJSONInput(t *testing.T) {
+	p := newCoreProcessor(t)
+	for _, tc := range []struct {
+		file   string
+		reject codes.Reject
+	}{
+		{"{\n  \"id\": \"a\",\n  \"messages\": [1, 2,]\n}\n", codes.RejectNotJSON},
+		{"\xef\xbb\xbf{\n  \"id\": \"a\",\n  \"messages\": []\n} {}", codes.RejectNotJSON},
+		{"{\n  \"id\": \"a\xff\",\n  \"messages\": []\n}", codes.RejectInvalidUTF8},
+		{"{\n  \"id\": 7,\n  \"messages\": []\n}", codes.RejectBadID},
+		{"{\n  \"id\": \"a\",\n  \"id\": \"b\"\n}", codes.RejectDuplicateKey},
+		{"{\n  \"id\": \"a\",\n  \"messages\": [],\n  \"title\": 1\n}", codes.RejectBadTitle},
+	} {
+		rd, err := stream.NewReader(strings.NewReader(tc.file), "x.json", stream.ShapeJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := rd.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res Result
+		p.Process(&rec, &res)
+		if res.Reject != tc.reject || res.Column != 0 {
+			t.Errorf("%q: Reject %q Column %d, want %q at column 0", tc.file, res.Reject, res.Column, tc.reject)
+		}
+		rd.Close()
+	}
+}
+
 func TestCoreResult(t *testing.T) {
 	p := newCoreProcessor(t)
 	var res Result

@@ -52,9 +52,11 @@ func (h CoreJSON) Handle(d *Doc, res *Result) {
 }
 
 // column converts an offset in d.Rec.Data to a 1-based position in the line;
-// 0 for a compacted .json document, whose offsets are not the file's.
+// 0 for a .json input (docs/FORMAT.md, "Lines, offsets and framing"): its
+// one line is the whole file, compacted when it parses, so an offset in
+// Data is no column of a line.
 func column(d *Doc, off int) int {
-	if d.Rec.Compacted {
+	if d.Rec.WholeFile || d.Rec.Compacted {
 		return 0
 	}
 	if d.Rec.BOM {

@@ -3,7 +3,6 @@ package transform
 import (
 	"math"
 	"strconv"
-	"time"
 
 	"github.com/convbatch/convbatch/internal/rfc3339"
 	"github.com/convbatch/convbatch/jsonscan"
@@ -96,41 +95,6 @@ func Float(raw []byte) (float64, bool) {
 	return f, err == nil
 }
 
-// TimeMicros converts an RFC 3339 date-time to microseconds since the Unix
-// epoch (UTC); digits past the microsecond are dropped, a leap second is
-// counted as the next second.
-func TimeMicros(s []byte) (int64, bool) {
-	if !rfc3339.Valid(s) {
-		return 0, false
-	}
-	n := func(i, w int) int {
-		v := 0
-		for _, c := range s[i : i+w] {
-			v = v*10 + int(c-'0')
-		}
-		return v
-	}
-	nanos := 0
-	i := 19
-	if s[i] == '.' {
-		i++
-		scale := 100_000_000
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			nanos += int(s[i]-'0') * scale
-			scale /= 10
-		}
-	}
-	offset := 0
-	if s[i] == '+' || s[i] == '-' {
-		offset = n(i+1, 2)*3600 + n(i+4, 2)*60
-		if s[i] == '-' {
-			offset = -offset
-		}
-	}
-	t := time.Date(n(0, 4), time.Month(n(5, 2)), n(8, 2), n(11, 2), n(14, 2), n(17, 2), nanos, time.UTC)
-	return t.Add(-time.Duration(offset) * time.Second).UnixMicro(), true
-}
-
 // optStr returns token v as a string when it is one.
 func optStr(t *jsonscan.Tape, v int32) Opt[string] {
 	if t.Kind(v) != jsonscan.String {
@@ -144,7 +108,7 @@ func optTime(t *jsonscan.Tape, v int32) Opt[int64] {
 	if t.Kind(v) != jsonscan.String {
 		return Opt[int64]{}
 	}
-	us, ok := TimeMicros(t.StrBytes(nil, v))
+	us, ok := rfc3339.Micros(t.StrBytes(nil, v))
 	return Opt[int64]{V: us, Valid: ok}
 }
 

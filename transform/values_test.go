@@ -4,7 +4,6 @@ import (
 	"math/big"
 	"regexp"
 	"testing"
-	"time"
 )
 
 func TestExactInt(t *testing.T) {
@@ -21,31 +20,6 @@ func TestExactInt(t *testing.T) {
 		got, ok := ExactInt([]byte(tc.in))
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%s: %d %v, want %d %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
-func TestTimeMicros(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-	}{
-		{"1970-01-01T00:00:00Z", 0},
-		{"1970-01-01T00:00:01.5Z", 1_500_000},
-		{"1970-01-01T01:00:00+01:00", 0},
-		{"1969-12-31t23:00:00-01:00z", -1}, // invalid: stray z
-		{"2016-12-31T23:59:60Z", 1483228800_000000},
-		{"2026-11-30T04:24:53.1234567Z", 1796012693_123456},
-	} {
-		got, ok := TimeMicros([]byte(tc.in))
-		if tc.want == -1 {
-			if ok {
-				t.Errorf("%s accepted", tc.in)
-			}
-			continue
-		}
-		if !ok || got != tc.want {
-			t.Errorf("%s: %d %v, want %d", tc.in, got, ok, tc.want)
 		}
 	}
 }
@@ -75,37 +49,3 @@ func validNumber(s string) bool {
 }
 
 var numberRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$`)
-
-// FuzzTimeMicros: every accepted date-time converts to the instant Go's
-// time parser gives (after normalising what it does not take).
-func FuzzTimeMicros(f *testing.F) {
-	for _, s := range []string{"2026-11-30T04:24:53.1234567Z", "1970-01-01T01:00:00+01:00", "2016-12-31T23:59:60Z"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		us, ok := TimeMicros([]byte(s))
-		if !ok {
-			return
-		}
-		b := []byte(s)
-		b[10] = 'T'
-		if b[len(b)-1] == 'z' {
-			b[len(b)-1] = 'Z'
-		}
-		leap := string(b[17:19]) == "60"
-		if leap {
-			b[17], b[18] = '5', '9'
-		}
-		ref, err := time.Parse(time.RFC3339Nano, string(b))
-		if err != nil {
-			t.Fatalf("%q: time.Parse: %v", b, err)
-		}
-		want := ref.UnixMicro()
-		if leap {
-			want += 1_000_000
-		}
-		if us != want {
-			t.Fatalf("%q: %d, want %d", s, us, want)
-		}
-	})
-}

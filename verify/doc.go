@@ -6,6 +6,12 @@
 // their k-of-n quorum, and the transcript references, resolved by a Resolver
 // against every document of the run once the inputs end.
 //
+// A ReceiptChecker checks one receipt at a time: it owns the keyring, a
+// canonicalizer, a cache of unpacked public keys and its scratch buffers,
+// so each worker keeps one and reuses them from receipt to receipt. Its
+// steps are the numbered checks of docs/FORMAT.md; what fails is recorded
+// as a Reasons set (reasons.go).
+//
 // Nothing here ever returns or logs message content or key material: errors
 // and reasons are codes and positions.
 package verify

@@ -24,6 +24,9 @@ type ReceiptCheck struct {
 	// Algorithm, SignedAt and PayloadHash are the envelope's members as
 	// written ("" when absent or not strings).
 	Algorithm, SignedAt, PayloadHash string
+	// SignedAtMicros is SignedAt in microseconds since the Unix epoch, UTC
+	// (docs/TABLES.md, "Times"); 0 when SignedAt is "".
+	SignedAtMicros int64
 	// QuorumK and QuorumN are the payload's quorum (0 when malformed).
 	QuorumK, QuorumN int
 	// StatementsValid counts statements whose signature verifies;
@@ -121,8 +124,9 @@ func (c *ReceiptChecker) CheckReceipt(t *jsonscan.Tape, env int32, agents []stri
 	if len(r.hash) == 64 && isLowerHex([]byte(r.hash)) {
 		rc.PayloadHash = r.hash
 	}
-	if rfc3339.Valid([]byte(signedAt)) {
-		rc.SignedAt = signedAt
+	us, validAt := rfc3339.Micros([]byte(signedAt))
+	if validAt {
+		rc.SignedAt, rc.SignedAtMicros = signedAt, us
 	}
 	if t.Kind(r.payload) != jsonscan.Object || !r.okAlg || !r.okPub || !r.okSig || !r.okHash || !okAt {
 		rc.Reasons.Add(ReceiptMalformed)
@@ -131,7 +135,7 @@ func (c *ReceiptChecker) CheckReceipt(t *jsonscan.Tape, env int32, agents []stri
 	// Checks 1 and 2: the payload hash and the envelope signature.
 	r.checkPayloadHash()
 	r.checkEnvelopeSignature()
-	if okAt && !rfc3339.Valid([]byte(signedAt)) {
+	if okAt && !validAt {
 		rc.Reasons.Add(SignedAtInvalid)
 	}
 	// Check 3: the payload's copy of the references; check 4 (in part):

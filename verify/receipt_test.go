@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/cloudflare/circl/sign"
@@ -286,5 +287,34 @@ func TestReceiptStringsKeptOnlyWellFormed(t *testing.T) {
 	res := f.verify(nil, f.other)
 	if res.Algorithm != "" || res.SignedAt != "" || res.PayloadHash != "" {
 		t.Fatalf("document text kept: %+v", res)
+	}
+}
+
+// TestReceiptSignedAtMicros: a well-formed signed_at reaches the result
+// parsed (offsets applied, digits past the microsecond dropped, a leap
+// second counted as the next second); any other leaves it 0 beside an
+// empty SignedAt, with reason signed-at-invalid.
+func TestReceiptSignedAtMicros(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		want  int64
+		valid bool
+	}{
+		{"2026-11-30T04:24:53Z", 1796012693_000000, true},
+		{"2026-11-30T05:24:53.1234567+01:00", 1796012693_123456, true},
+		{"2016-12-31T23:59:60Z", 1483228800_000000, true},
+		{"1970-01-01T00:00:00Z", 0, true},
+		{"2026-02-29T00:00:00Z", 0, false},
+		{"yesterday", 0, false},
+	} {
+		f := newFixture(t, "ed25519")
+		f.env["signed_at"] = tc.in
+		res := f.verify(nil, f.other)
+		if res.SignedAtMicros != tc.want || (res.SignedAt != "") != tc.valid {
+			t.Errorf("signed_at %q: SignedAt %q, SignedAtMicros %d; want %d, valid %v", tc.in, res.SignedAt, res.SignedAtMicros, tc.want, tc.valid)
+		}
+		if invalid := slices.Contains(res.Reasons, "signed-at-invalid"); invalid == tc.valid {
+			t.Errorf("signed_at %q: reasons %v", tc.in, res.Reasons)
+		}
 	}
 }

@@ -44,6 +44,10 @@ type ReceiptResult struct {
 	PayloadHash       string   `json:"payload_hash"`
 	Status            Status   `json:"status"`
 	Reasons           []string `json:"reasons"`
+	// SignedAtMicros is SignedAt parsed, in microseconds since the Unix
+	// epoch, UTC; 0 when SignedAt is "" (not RFC 3339, or absent). It is
+	// for the receipts table and is not written to receipts.jsonl.
+	SignedAtMicros int64 `json:"-"`
 }
 
 // NewResolver returns an empty resolver.
@@ -124,7 +128,7 @@ func (r *Resolver) Resolve() []ReceiptResult {
 		}
 		out[i] = ReceiptResult{
 			File: p.File, Line: p.Line, ConversationID: c.ConversationID, Algorithm: c.Algorithm,
-			SignedAt: c.SignedAt, QuorumK: c.QuorumK, QuorumN: c.QuorumN,
+			SignedAt: c.SignedAt, SignedAtMicros: c.SignedAtMicros, QuorumK: c.QuorumK, QuorumN: c.QuorumN,
 			StatementsValid: c.StatementsValid, StatementsInvalid: c.StatementsInvalid,
 			PayloadHash: c.PayloadHash, Status: reasons.Status(), Reasons: reasons.Codes(),
 		}

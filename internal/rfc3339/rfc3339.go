@@ -1,5 +1,8 @@
-// Package rfc3339 checks RFC 3339 date-time strings without allocating.
+// Package rfc3339 checks RFC 3339 date-time strings without allocating,
+// and converts them to microseconds.
 package rfc3339
+
+import "time"
 
 // Valid reports whether s is an RFC 3339 date-time:
 // YYYY-MM-DDTHH:MM:SS, an optional fraction, and Z or ±HH:MM, with T and Z
@@ -47,6 +50,41 @@ func Valid(s []byte) bool {
 		return oh >= 0 && oh <= 23 && om >= 0 && om <= 59
 	}
 	return false
+}
+
+// Micros converts an RFC 3339 date-time to microseconds since the Unix
+// epoch (UTC); digits past the microsecond are dropped, a leap second is
+// counted as the next second. It reports false when s is not Valid.
+func Micros(s []byte) (int64, bool) {
+	if !Valid(s) {
+		return 0, false
+	}
+	n := func(i, w int) int {
+		v := 0
+		for _, c := range s[i : i+w] {
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	nanos := 0
+	i := 19
+	if s[i] == '.' {
+		i++
+		scale := 100_000_000
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			nanos += int(s[i]-'0') * scale
+			scale /= 10
+		}
+	}
+	offset := 0
+	if s[i] == '+' || s[i] == '-' {
+		offset = n(i+1, 2)*3600 + n(i+4, 2)*60
+		if s[i] == '-' {
+			offset = -offset
+		}
+	}
+	t := time.Date(n(0, 4), time.Month(n(5, 2)), n(8, 2), n(11, 2), n(14, 2), n(17, 2), nanos, time.UTC)
+	return t.Add(-time.Duration(offset) * time.Second).UnixMicro(), true
 }
 
 func daysIn(year, month int) int {

@@ -42,3 +42,67 @@ func FuzzValid(f *testing.F) {
 		}
 	})
 }
+
+func TestMicros(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"1970-01-01T00:00:00Z", 0},
+		{"1970-01-01T00:00:01.5Z", 1_500_000},
+		{"1970-01-01T01:00:00+01:00", 0},
+		{"1969-12-31t23:00:00-01:00z", -1}, // invalid: stray z
+		{"2016-12-31T23:59:60Z", 1483228800_000000},
+		{"2026-11-30T04:24:53.1234567Z", 1796012693_123456},
+		{"2024-02-29T23:59:59.9999999-00:30", 1709252999_999999}, // 2024-03-01T00:29:59.999999Z
+	} {
+		got, ok := Micros([]byte(tc.in))
+		if tc.want == -1 {
+			if ok {
+				t.Errorf("%s accepted", tc.in)
+			}
+			continue
+		}
+		if !ok || got != tc.want {
+			t.Errorf("%s: %d %v, want %d", tc.in, got, ok, tc.want)
+		}
+	}
+}
+
+// FuzzMicros: every accepted date-time converts to the instant Go's time
+// parser gives (after normalising what it does not take), and Micros
+// accepts exactly what Valid accepts.
+func FuzzMicros(f *testing.F) {
+	for _, s := range []string{"2026-11-30T04:24:53.1234567Z", "1970-01-01T01:00:00+01:00", "2016-12-31T23:59:60Z", "2026-11-30t04:24:53z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		us, ok := Micros([]byte(s))
+		if ok != Valid([]byte(s)) {
+			t.Fatalf("%q: Micros says %v, Valid %v", s, ok, !ok)
+		}
+		if !ok {
+			return
+		}
+		b := []byte(s)
+		b[10] = 'T'
+		if b[len(b)-1] == 'z' {
+			b[len(b)-1] = 'Z'
+		}
+		leap := string(b[17:19]) == "60"
+		if leap {
+			b[17], b[18] = '5', '9'
+		}
+		ref, err := time.Parse(time.RFC3339Nano, string(b))
+		if err != nil {
+			t.Fatalf("%q: time.Parse: %v", b, err)
+		}
+		want := ref.UnixMicro()
+		if leap {
+			want += 1_000_000
+		}
+		if us != want {
+			t.Fatalf("%q: %d, want %d", s, us, want)
+		}
+	})
+}

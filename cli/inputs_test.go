@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/sink"
+)
+
+// mainRun calls Main in-process and returns its exit code and stderr.
+func mainRun(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Main(args, strings.NewReader(""), &stdout, &stderr)
+	return code, stderr.String()
+}
+
+// putFile writes content at path, creating its directories.
+func putFile(t *testing.T, path string, content []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readRejects returns the entries of OUT/rejects/rejects.jsonl.
+func readRejects(t *testing.T, out string) []sink.Reject {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, sink.RejectsIndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []sink.Reject
+	for _, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var r sink.Reject
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		list = append(list, r)
+	}
+	return list
+}
+
+// TestSameFileNames is the nightly layout of issue 13: d1/day.jsonl.zst and
+// d2/day.jsonl.zst in one run. Each gets its own archive under a path that
+// mirrors its directory, byte for byte its documents; rejects and the
+// tables' source_file name each input as given; an input whose name is its
+// own keeps today's archive path.
+func TestSameFileNames(t *testing.T) {
+	dir := t.TempDir()
+	docs := map[string]string{}
+	inputs := []string{filepath.Join(dir, "d1", "day.jsonl.zst"), filepath.Join(dir, "d2", "day.jsonl.zst"), filepath.Join(dir, "solo.jsonl")}
+	for i, p := range inputs {
+		var good strings.Builder
+		for n := range 3 + i {
+			good.WriteString(`{"id":"c` + string(rune('a'+i)) + string(rune('0'+n)) + `","messages":[{"role":"user","content":"x"}]}` + "\n")
+		}
+		docs[p] = good.String()
+		body := []byte(good.String() + `{"id":"bad-` + string(rune('a'+i)) + `"` + "\n")
+		if strings.HasSuffix(p, ".zst") {
+			enc, _ := zstd.NewWriter(nil)
+			body = enc.EncodeAll(body, nil)
+		}
+		putFile(t, p, body)
+	}
+	out := filepath.Join(dir, "out")
+	code, stderr := mainRun(t, "run", "--progress", "never", "-o", out, inputs[0], inputs[1], inputs[2])
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d (one reject per input): %s", code, ExitFindings, stderr)
+	}
+	var rep sink.Report
+	readJSON(t, filepath.Join(out, sink.ReportFile), &rep)
+	wantArchives := []string{"archive/d1/day.jsonl.zst", "archive/d2/day.jsonl.zst", "archive/solo.jsonl.zst"}
+	var got []string
+	for i, in := range rep.Inputs {
+		got = append(got, in.Archive)
+		if in.Path != inputs[i] || in.Documents != int64(3+i) || in.Rejects != 1 {
+			t.Errorf("input %d: %+v", i, in)
+		}
+	}
+	if !reflect.DeepEqual(got, wantArchives) || !reflect.DeepEqual(rep.Outputs.Archives, wantArchives) {
+		t.Fatalf("archives %q (outputs %q), want %q", got, rep.Outputs.Archives, wantArchives)
+	}
+	for i, a := range wantArchives {
+		if b := decompress(t, filepath.Join(out, a)); string(b) != docs[inputs[i]] {
+			t.Errorf("%s: %q, want %q", a, b, docs[inputs[i]])
+		}
+	}
+	var rejectFiles []string
+	for _, r := range readRejects(t, out) {
+		rejectFiles = append(rejectFiles, r.File)
+	}
+	if !reflect.DeepEqual(rejectFiles, inputs) {
+		t.Errorf("rejects name %q, want %q", rejectFiles, inputs)
+	}
+	var sources []string
+	conv := pqtest.ReadTable(t, out, "conversations")
+	for r := range conv.Rows {
+		if s := conv.Get(t, r, "source_file").(string); !slices.Contains(sources, s) {
+			sources = append(sources, s)
+		}
+	}
+	if !reflect.DeepEqual(sources, inputs) {
+		t.Errorf("source_file %q, want the inputs as named %q", sources, inputs)
+	}
+
+	// The same file named twice is still a usage error.
+	if code, stderr := mainRun(t, "run", "-o", filepath.Join(dir, "out2"), inputs[0], inputs[0]); code != ExitUsage || !strings.Contains(stderr, "same file") {
+		t.Errorf("same file twice: exit %d: %s", code, stderr)
+	}
+}
+
+// gzipBytes compresses p as one gzip member.
+func gzipBytes(t *testing.T, p []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	w.Write(p)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestGzipInputs: .jsonl.gz inputs in a directory are read beside the
+// others and written back like them; a damaged one is reported like a
+// damaged zstd input (gzip-corrupt, the partial line an input-truncated
+// reject, exit 1); gzip on standard input is sniffed.
+func TestGzipInputs(t *testing.T) {
+	dir := t.TempDir()
+	var a, c strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&a, `{"id":"a%d","messages":[{"role":"user","content":"%s"}]}`+"\n", i, strings.Repeat("z", i%40))
+		fmt.Fprintf(&c, `{"id":"c%d","messages":[]}`+"\n", i)
+	}
+	b := `{"id":"b0","messages":[]}` + "\n"
+	data := filepath.Join(dir, "data")
+	putFile(t, filepath.Join(data, "a.jsonl.gz"), gzipBytes(t, []byte(a.String())))
+	putFile(t, filepath.Join(data, "b.jsonl"), []byte(b))
+	cz := gzipBytes(t, []byte(c.String()))
+	putFile(t, filepath.Join(data, "c.jsonl.gz"), cz[:len(cz)/2])
+
+	out := filepath.Join(dir, "out")
+	code, stderr := mainRun(t, "run", "--progress", "never", "-o", out, data)
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d (damaged c.jsonl.gz): %s", code, ExitFindings, stderr)
+	}
+	var rep sink.Report
+	readJSON(t, filepath.Join(out, sink.ReportFile), &rep)
+	if len(rep.Inputs) != 3 {
+		t.Fatalf("inputs %+v", rep.Inputs)
+	}
+	if got := decompress(t, filepath.Join(out, "archive/a.jsonl.zst")); string(got) != a.String() {
+		t.Errorf("a.jsonl.gz written back as %d bytes, want %d", len(got), a.Len())
+	}
+	if got := decompress(t, filepath.Join(out, "archive/b.jsonl.zst")); string(got) != b {
+		t.Errorf("b.jsonl written back as %q", got)
+	}
+	ai, ci := rep.Inputs[0], rep.Inputs[2]
+	if ai.Documents != 200 || ai.Error != nil || ai.BytesIn != int64(a.Len()) || ai.BytesRead >= ai.BytesIn || ai.Archive != "archive/a.jsonl.zst" {
+		t.Errorf("a.jsonl.gz: %+v", ai)
+	}
+	if ci.Error == nil || ci.Error.Reason != "gzip-corrupt" || ci.Documents == 0 || ci.Documents >= 200 || !ci.Balanced() {
+		t.Errorf("damaged c.jsonl.gz: %+v (error %+v)", ci, ci.Error)
+	}
+	got := decompress(t, filepath.Join(out, "archive/c.jsonl.zst"))
+	if !strings.HasPrefix(c.String(), string(got)) || int64(strings.Count(string(got), "\n")) != ci.Documents {
+		t.Errorf("damaged input: the documents before the fault are not written back whole")
+	}
+	for _, r := range readRejects(t, out) {
+		if r.File != filepath.Join(data, "c.jsonl.gz") || r.Reason != "input-truncated" || r.Column != 0 {
+			t.Errorf("reject %+v", r)
+		}
+	}
+
+	// Standard input: gzip sniffed by its magic number.
+	var stdout, errb bytes.Buffer
+	out2 := filepath.Join(dir, "out2")
+	code = Main([]string{"run", "--progress", "never", "-o", out2, "-"}, bytes.NewReader(gzipBytes(t, []byte(b))), &stdout, &errb)
+	if code != ExitOK {
+		t.Fatalf("gzip on stdin: exit %d: %s", code, errb.String())
+	}
+	if got := decompress(t, filepath.Join(out2, "archive/stdin.jsonl.zst")); string(got) != b {
+		t.Errorf("gzip on stdin written back as %q", got)
+	}
+}
+
+// TestSkippedListed is issue 13's case: a directory holding a.jsonl.gz and
+// b.jsonl reads both, and every file it passes over is named, with its
+// reason, on stderr and in report.json; past a few, stderr counts them.
+func TestSkippedListed(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	doc := `{"id":"x","messages":[]}` + "\n"
+	putFile(t, filepath.Join(data, "a.jsonl.gz"), gzipBytes(t, []byte(doc)))
+	putFile(t, filepath.Join(data, "b.jsonl"), []byte(doc))
+	putFile(t, filepath.Join(data, "notes.txt"), []byte("x"))
+	putFile(t, filepath.Join(data, ".DS_Store"), []byte("x"))
+	putFile(t, filepath.Join(data, ".git", "HEAD"), []byte("x"))
+	putFile(t, filepath.Join(data, "b.jsonl.keys.json"), []byte("{}"))
+	out := filepath.Join(dir, "out")
+	code, stderr := mainRun(t, "run", "--progress", "never", "-o", out, data)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := []sink.SkippedFile{
+		{Path: filepath.Join(data, ".DS_Store"), Reason: "dot-file"},
+		{Path: filepath.Join(data, ".git"), Reason: "dot-directory"},
+		{Path: filepath.Join(data, "b.jsonl.keys.json"), Reason: "sidecar"},
+		{Path: filepath.Join(data, "notes.txt"), Reason: "unknown-type"},
+	}
+	var rep sink.Report
+	readJSON(t, filepath.Join(out, sink.ReportFile), &rep)
+	if len(rep.Inputs) != 2 || rep.Totals.Documents != 2 {
+		t.Fatalf("inputs %+v", rep.Inputs)
+	}
+	if !reflect.DeepEqual(rep.Skipped, want) {
+		t.Errorf("report skipped %+v, want %+v", rep.Skipped, want)
+	}
+	for _, s := range want {
+		if !strings.Contains(stderr, "skipped "+s.Path+" ("+s.Reason+": ") {
+			t.Errorf("stderr does not name %s (%s):\n%s", s.Path, s.Reason, stderr)
+		}
+	}
+
+	// Nothing skipped: an empty list, not an absent one.
+	code, stderr = mainRun(t, "run", "--progress", "never", "-o", out, filepath.Join(data, "b.jsonl"))
+	raw, _ := os.ReadFile(filepath.Join(out, sink.ReportFile))
+	if code != ExitOK || strings.Contains(stderr, "skipped") || !bytes.Contains(raw, []byte(`"skipped": []`)) {
+		t.Errorf("no skipped files: exit %d, stderr %q, report has no empty list", code, stderr)
+	}
+
+	// Many: the first ten by name, the rest counted by reason.
+	for i := range 14 {
+		putFile(t, filepath.Join(data, fmt.Sprintf("n%02d.csv", i)), []byte("x"))
+	}
+	code, stderr = mainRun(t, "verify", "--progress", "never", data)
+	if code != ExitOK || strings.Count(stderr, "convbatch: skipped ") != 10 || !strings.Contains(stderr, "and 8 more skipped (8 unknown-type)") {
+		t.Errorf("many skipped: exit %d:\n%s", code, stderr)
+	}
+}

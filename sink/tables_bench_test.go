@@ -1,0 +1,97 @@
+package sink
+
+import (
+	"testing"
+
+	"github.com/convbatch/convbatch/transform"
+	"github.com/convbatch/convbatch/verify"
+)
+
+// benchDoc is a document with four usage rows (one with a tokens map, one
+// with nulls) and three tool calls, about the shape of a gen conversation.
+func benchDoc() *Doc {
+	rows := &transform.Rows{
+		Conversation: transform.ConversationRow{
+			Title: transform.Some("a title"), CreatedAt: transform.Some[int64](1_700_000_000_000_000),
+			Extensions: []string{"usage-metadata", "tool-linkage"}, ExtensionsValid: true, MessageCount: 12,
+			AgentID: transform.Some("agent-7"), SkillIDs: []string{"s1"}, SkillIDsValid: true,
+			TokensInputTotal: 1200, TokensOutputTotal: 900, CostTotal: 0.25, ToolCallCount: 3,
+		},
+		CanonicalBytes: 4096,
+	}
+	for i := range 4 {
+		u := transform.UsageRow{MessageIndex: int32(2 * i), Role: "assistant", AgentID: transform.Some("agent-7"),
+			Provider: transform.Some("openai"), CreatedAt: transform.Some[int64](1_700_000_000_000_000)}
+		if i%2 == 0 {
+			u.MessageID = transform.Some("m-1")
+			u.TokensInput, u.TokensOutput, u.Cost = transform.Some[int64](300), transform.Some[int64](200), transform.Some(0.0625)
+			u.Tokens = []transform.TokenCount{{Name: "input", Count: 300, Valid: true}, {Name: "output", Count: 200, Valid: true}, {Name: "cache_read", Valid: false}}
+			u.TokensValid = true
+		}
+		rows.Usage = append(rows.Usage, u)
+	}
+	for i := range 3 {
+		rows.ToolCalls = append(rows.ToolCalls, transform.ToolCallRow{MessageIndex: int32(i + 1), CallID: transform.Some("call-1"),
+			Name: transform.Some("search"), ArgumentsBytes: 42, ResultMessageIndex: transform.Some(int32(i + 2)), Answered: true})
+	}
+	d := &Doc{File: "bench.jsonl.zst", Line: 1, ID: "conv-1", Hashed: true, Rows: rows}
+	d.Hash[0] = 0xab
+	return d
+}
+
+// resetBuilders drops the rows built so far without writing them, so a
+// benchmark measures appending only (BatchRows is too large to flush).
+func resetBuilders(t *Tables) {
+	for _, w := range t.writers {
+		if w.rb != nil {
+			w.rb.NewRecord().Release()
+			w.rows = 0
+		}
+	}
+}
+
+// BenchmarkTablesAddDocument measures appending one document's rows to
+// every table (no Parquet encoding: the builders are emptied every 8192
+// documents, outside the timer).
+func BenchmarkTablesAddDocument(b *testing.B) {
+	tables := NewTables(nil, TableNames, TableOptions{BatchRows: 1 << 30})
+	defer tables.Abort()
+	d := benchDoc()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%8192 == 8191 {
+			b.StopTimer()
+			resetBuilders(tables)
+			b.StartTimer()
+		}
+		d.Line = int64(i)
+		if err := tables.AddDocument(d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTablesAddReceipts measures appending receipts rows.
+func BenchmarkTablesAddReceipts(b *testing.B) {
+	tables := NewTables(nil, []string{TableReceipts}, TableOptions{BatchRows: 1 << 30})
+	defer tables.Abort()
+	results := make([]verify.ReceiptResult, 64)
+	for i := range results {
+		results[i] = verify.ReceiptResult{File: "bench.jsonl.zst", Line: int64(i), ConversationID: "conv-1", Algorithm: "ed25519",
+			SignedAt: "2024-05-01T10:00:01.5+02:00", SignedAtMicros: 1714550401_500000, QuorumK: 2, QuorumN: 3, StatementsValid: 3,
+			PayloadHash: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Status: verify.StatusValid, Reasons: []string{}}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%128 == 127 {
+			b.StopTimer()
+			resetBuilders(tables)
+			b.StartTimer()
+		}
+		if err := tables.AddReceipts(results); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
