@@ -166,7 +166,7 @@ func printHelp(w io.Writer) {
 	for _, c := range list {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nInputs: .jsonl, .jsonl.zst and .json files, directories (walked in lexical\norder), globs, and - for standard input.\n")
+	fmt.Fprintf(w, "\nInputs: .jsonl, .jsonl.zst, .jsonl.gz and .json files, directories (walked in\nlexical order), globs, and - for standard input.\n")
 	fmt.Fprintf(w, "\nExit codes: 0 clean, 1 completed with findings, 2 usage error, 3 fatal error.\n")
 }
 

@@ -20,8 +20,9 @@ import (
 //     the counter the report's totals.bytes_in and the summary come from),
 //     in binary units (KiB, MiB, GiB) as everywhere else.
 //   - The percentage and the time left measure the input files: bytes read
-//     from them (compressed for .zst) against their total size on disk, the
-//     only total known before the end. It is left out for standard input.
+//     from them (compressed for .zst and .gz) against their total size on
+//     disk, the only total known before the end. It is left out for
+//     standard input.
 //   - Reading runs ahead of the workers by the batches in flight, so when
 //     every input byte is read the line says "finishing" instead of a time
 //     left, and the percentage stays below 100 until the run ends.
