@@ -70,8 +70,13 @@ func find(name string) *command {
 }
 
 // Main runs convbatch with args (without the program name) and returns the
-// exit code. SIGINT and SIGTERM cancel the run cleanly.
+// exit code. It reads and writes only stdin, stdout and stderr (a nil stdin
+// reads as empty, never as the process's standard input) and never exits, so
+// tests call it in process. SIGINT and SIGTERM cancel the run cleanly.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
@@ -117,13 +122,15 @@ func dispatch(e *env, args []string) (int, error) {
 	if c == nil {
 		return 0, usageErr("unknown command %q (see 'convbatch help')", name)
 	}
-	fs := newFlagSet(c, e.stderr)
+	// Help asked for with --help or -h goes to stdout, as with help CMD;
+	// pflag prints nothing else under ContinueOnError.
+	fs := newFlagSet(c, e.stdout)
 	runFn := c.flags(fs)
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return ExitOK, nil
 		}
-		return 0, usageErr("%s: %v", c.name, err)
+		return 0, usageErr("%s: %v (see 'convbatch help %s')", c.name, err, c.name)
 	}
 	return runFn(e, fs.Args())
 }
@@ -133,7 +140,10 @@ func newFlagSet(c *command, out io.Writer) *pflag.FlagSet {
 	fs.SetOutput(out)
 	fs.SortFlags = false
 	fs.Usage = func() {
-		fmt.Fprintf(out, "%s\n\nUsage:\n  %s\n\nFlags:\n%s", c.summary, c.usage, fs.FlagUsages())
+		fmt.Fprintf(out, "%s\n\nUsage:\n  %s\n", c.summary, c.usage)
+		if fs.HasFlags() {
+			fmt.Fprintf(out, "\nFlags:\n%s", fs.FlagUsages())
+		}
 		if c.example != "" {
 			fmt.Fprintf(out, "\nExamples:\n%s\n", c.example)
 		}
@@ -143,11 +153,20 @@ func newFlagSet(c *command, out io.Writer) *pflag.FlagSet {
 
 func printHelp(w io.Writer) {
 	fmt.Fprintf(w, "convbatch: a streaming batch pipeline over archives of LLM conversations.\n\nUsage:\n  convbatch COMMAND [flags] [INPUT...]\n\nCommands:\n")
+	type entry struct{ name, summary string }
+	var list []entry
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		list = append(list, entry{c.name, c.summary})
 	}
-	fmt.Fprintf(w, "  %-9s %s\n", "help", "show help for convbatch or a command (convbatch help run)")
-	fmt.Fprintf(w, "\nInputs: .jsonl, .jsonl.zst and .json files, directories (walked in lexical\norder), globs, and - for standard input.\n")
+	list = append(list, entry{"help", "show help for convbatch or a command (convbatch help run, or convbatch run --help)"})
+	width := 0
+	for _, c := range list {
+		width = max(width, len(c.name))
+	}
+	for _, c := range list {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nInputs: .jsonl, .jsonl.zst, .jsonl.gz and .json files, directories (walked in\nlexical order), globs, and - for standard input.\n")
 	fmt.Fprintf(w, "\nExit codes: 0 clean, 1 completed with findings, 2 usage error, 3 fatal error.\n")
 }
 

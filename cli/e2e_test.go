@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,25 +21,27 @@ import (
 	"github.com/convbatch/convbatch/verify"
 )
 
-// binary is the convbatch command built once for the end-to-end tests.
-var binary string
-
+// TestMain lets the test binary stand in for convbatch: run with
+// CONVBATCH_TEST_MAIN=1 it is the command itself, so that the tests where a
+// real process is the point (signals) need no separate build.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "convbatch-e2e-")
+	if os.Getenv("CONVBATCH_TEST_MAIN") == "1" {
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// processCommand returns an exec.Cmd that runs convbatch with args as its own
+// process: the test binary re-executed as the command (see TestMain).
+func processCommand(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	self, err := os.Executable()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		t.Fatal(err)
 	}
-	binary = filepath.Join(dir, "convbatch")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/convbatch")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building convbatch:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), "CONVBATCH_TEST_MAIN=1")
+	return cmd
 }
 
 type result struct {
@@ -48,20 +49,15 @@ type result struct {
 	stdout, stderr string
 }
 
-// convbatch runs the built command.
+// convbatch runs the command in process, as main would, with stdin (none
+// when nil) and captured stdout and stderr.
 func convbatch(t *testing.T, stdin io.Reader, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("convbatch %v: %v", args, err)
+	if stdin == nil {
+		stdin = strings.NewReader("")
 	}
+	var out, errb bytes.Buffer
+	code := Main(args, stdin, &out, &errb)
 	return result{code, out.String(), errb.String()}
 }
 
@@ -443,7 +439,7 @@ func TestInterruptPublishesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pw.Close()
-	cmd := exec.Command(binary, "run", "-o", out, "-")
+	cmd := processCommand(t, "run", "-o", out, "-")
 	cmd.Stdin = pr
 	var errb bytes.Buffer
 	cmd.Stderr = &errb

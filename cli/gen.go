@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -22,6 +24,7 @@ func genCommand() *command {
 		tamper float64
 		noRcpt bool
 		maxDoc string
+		prog   string
 	)
 	return &command{
 		name:    "gen",
@@ -42,6 +45,7 @@ func genCommand() *command {
 			fs.Float64Var(&tamper, "tamper", 0, "share of receipts (0 to 1) broken in one of the ways docs/FORMAT.md lists")
 			fs.BoolVar(&noRcpt, "no-receipts", false, "write no consensus receipts (and no FILE.keys.json)")
 			fs.StringVar(&maxDoc, "max-doc-bytes", "64MiB", "the cap the archive will be run with; too-large faults need 4MiB or less")
+			fs.StringVar(&prog, "progress", "auto", "progress line on stderr: auto (redrawn in place when stderr is a terminal), always (elsewhere a line every 10s), never")
 			return func(e *env, args []string) (int, error) {
 				if out == "" {
 					return 0, usageErr("gen: -o/--out is required")
@@ -56,31 +60,54 @@ func genCommand() *command {
 					return 0, fatalErr(err)
 				}
 				opts := gen.Options{Conversations: convs, Seed: seed, Faults: faults, Tamper: tamper, NoReceipts: noRcpt}
-				if size != "" {
-					n, err := bytesize.Parse(size)
-					if err != nil || n <= 0 {
-						return 0, usageErr("gen: --bytes %q: want a size such as 64MiB", size)
+				convsSet, bytesSet := fs.Changed("conversations"), fs.Changed("bytes")
+				if convsSet && bytesSet {
+					return 0, usageErr("gen: give --conversations N or --bytes SIZE, not both")
+				}
+				if !convsSet && !bytesSet {
+					return 0, usageErr("gen: say how much to write: --conversations N or --bytes SIZE")
+				}
+				if convsSet && convs < 1 {
+					return 0, usageErr("gen: --conversations %d: want at least 1", convs)
+				}
+				if bytesSet {
+					n, err := parseSize("gen: --bytes", size, 1, math.MaxInt64, "a size of at least 1 byte, such as 64MiB")
+					if err != nil {
+						return 0, err
 					}
 					opts.Bytes = n
 				}
-				if (opts.Bytes > 0) == (convs > 0) {
-					return 0, usageErr("gen: give exactly one of --conversations N and --bytes SIZE")
+				for _, r := range []struct {
+					flag, of string
+					v        float64
+				}{{"--faults", "lines", faults}, {"--tamper", "receipts", tamper}} {
+					if !(r.v >= 0 && r.v <= 1) {
+						return 0, usageErr("gen: %s %v: want a share from 0 to 1, such as 0.05 for 5%% of the %s", r.flag, r.v, r.of)
+					}
 				}
-				if convs < 0 || faults < 0 || faults > 1 || tamper < 0 || tamper > 1 {
-					return 0, usageErr("gen: --conversations must be positive, --faults and --tamper between 0 and 1")
-				}
-				md, err := bytesize.Parse(maxDoc)
-				if err != nil || md < 1 {
-					return 0, usageErr("gen: --max-doc-bytes %q: want a size", maxDoc)
+				md, err := parseSize("gen: --max-doc-bytes", maxDoc, gen.MinMaxDocBytes, 1<<31-1,
+					"a size from 16KiB to 2147483647 bytes (under 2GiB); too-large faults need 4MiB or less")
+				if err != nil {
+					return 0, err
 				}
 				opts.MaxDocBytes = md
+				switch prog {
+				case "auto", "always", "never":
+				default:
+					return 0, usageErr("gen: --progress %q: want auto, always or never", prog)
+				}
+				opts.Progress = &gen.Progress{}
+				m := newMeter(e.stderr, prog, genFields(opts.Progress, opts))
+				m.start()
 				exp, err := gen.WriteFile(out, opts)
+				m.stop()
 				if err != nil {
 					return 0, fatalErr(err)
 				}
 				r := exp.Receipts
-				fmt.Fprintf(e.stderr, "convbatch gen: %d lines (%d documents, %d rejects, %d blank, %d receipts), %s uncompressed; wrote %s, %s.expect.json",
-					exp.Lines, exp.Documents, exp.Rejects, exp.Blank, r.Valid+r.Invalid+r.Incomplete, bytesize.Format(exp.BytesIn), out, out)
+				fmt.Fprintf(e.stderr, "convbatch gen: %s (%s, %s, %d blank, %s), %s uncompressed; wrote %s, %s.expect.json",
+					plural(exp.Lines, "line", "lines"), plural(exp.Documents, "document", "documents"), plural(exp.Rejects, "reject", "rejects"),
+					exp.Blank, plural(r.Valid+r.Invalid+r.Incomplete, "receipt", "receipts"), bytesize.Format(exp.BytesIn), out, out)
 				if !noRcpt {
 					fmt.Fprintf(e.stderr, " and %s.keys.json", out)
 				}
@@ -88,5 +115,25 @@ func genCommand() *command {
 				return ExitOK, nil
 			}
 		},
+	}
+}
+
+// genFields returns the progress fields of gen writing opts: the share of
+// the documents or bytes asked for, the uncompressed bytes and documents
+// generated, the rate and the time left.
+func genFields(p *gen.Progress, opts gen.Options) func(time.Duration) []field {
+	return func(elapsed time.Duration) []field {
+		docs, n := p.Documents.Load(), p.Bytes.Load()
+		frac := float64(n) / float64(max(opts.Bytes, 1))
+		if opts.Conversations > 0 {
+			frac = float64(docs) / float64(opts.Conversations)
+		}
+		return []field{
+			{percent(frac), 0},
+			{bytesize.Format(n) + " written", 2},
+			{plural(docs, "document", "documents"), 1},
+			{rate(n, elapsed), 3},
+			{timeLeft(frac, elapsed), 0},
+		}
 	}
 }

@@ -3,11 +3,15 @@ package cli
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/convbatch/convbatch/costreport"
+	"github.com/convbatch/convbatch/sink"
 )
 
 func reportCommand() *command {
@@ -47,15 +51,23 @@ func reportCommand() *command {
 			"tokens by provider, their tables, and the --by table when it is another.",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
-			fs.StringVar(&by, "by", string(costreport.Provider), "grouping keys, comma-separated: "+strings.Join(keys, ", "))
+			fs.StringVar(&by, "by", string(costreport.Provider), "grouping keys, comma-separated, each at most once: "+strings.Join(keys, ", "))
 			fs.StringVar(&format, "format", "table", "output format: table, csv, json or html")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
-					return 0, usageErr("report: want exactly one OUT directory (the -o of convbatch run), got %d arguments", len(args))
+					return 0, usageErr("report: want exactly one OUT directory (the -o of convbatch run), got %s", plural(int64(len(args)), "argument", "arguments"))
 				}
 				groupBy, err := costreport.ParseKeys(by)
 				if err != nil {
 					return 0, usageErr("report --by: %v", err)
+				}
+				// ParseKeys drops a repeated key; a repeat is a typo to show.
+				seen := map[string]bool{}
+				for _, k := range strings.Split(by, ",") {
+					if k = strings.TrimSpace(k); k != "" && seen[k] {
+						return 0, usageErr("report --by %q: %s is given twice; give each key once", by, k)
+					}
+					seen[k] = true
 				}
 				write := map[string]func(*costreport.Report) error{
 					"table": func(r *costreport.Report) error { return r.WriteTable(e.stdout) },
@@ -65,6 +77,9 @@ func reportCommand() *command {
 				}[format]
 				if write == nil {
 					return 0, usageErr("report --format %q: want table, csv, json or html", format)
+				}
+				if err := checkReportDir(args[0]); err != nil {
+					return 0, err
 				}
 				var opts []costreport.Option
 				if format == "html" {
@@ -84,4 +99,43 @@ func reportCommand() *command {
 			}
 		},
 	}
+}
+
+// checkReportDir refuses, as usage errors that say what to pass instead, an
+// OUT that does not exist, is a file, or lies inside a run's output
+// directory (OUT/tables/usage, say) rather than being that directory.
+func checkReportDir(dir string) error {
+	const want = "pass the -o directory of convbatch run or extract"
+	st, err := os.Stat(dir)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return usageErr("report: %s: no such directory; %s", dir, want)
+	}
+	if err != nil {
+		return fatalErr(fmt.Errorf("report: %w", err))
+	}
+	if _, err := os.Stat(filepath.Join(dir, sink.ReportFile)); err == nil {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fatalErr(fmt.Errorf("report: %w", err))
+	}
+	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+		if _, err := os.Stat(filepath.Join(p, sink.ReportFile)); err == nil {
+			rel, err := filepath.Rel(abs, p)
+			if err != nil || filepath.IsAbs(dir) {
+				rel = p
+			} else {
+				rel = filepath.Join(dir, rel)
+			}
+			return usageErr("report: %s lies inside the output directory %s; pass that directory: convbatch report %s", dir, rel, rel)
+		}
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	if !st.IsDir() {
+		return usageErr("report: %s is a file, not a directory; %s", dir, want)
+	}
+	return nil
 }

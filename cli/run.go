@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -38,18 +41,21 @@ type runFlags struct {
 // registerOutputs adds the flags of commands that write an output directory.
 func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.out, "out", "o", "", "output directory (required): archive/, rejects/, receipts/, report.json")
-	fs.StringVar(&f.archive, "archive", "zst", "write-back format: zst (.jsonl.zst), jsonl, or none")
+	fs.StringVar(&f.archive, "archive", "zst", "write-back format, in any case: zst (.jsonl.zst; zstd is the same), jsonl, or none")
 	fs.StringVar(&f.tables, "tables", "all", "tables to write as Parquet under OUT/tables: all, none, or a list of usage,conversations,tool_calls,receipts,transcripts")
 }
 
-// register adds the flags of every command that reads archives.
-func (f *runFlags) register(fs *pflag.FlagSet) {
+// register adds the flags of every command that reads archives; withKeys
+// adds --keys, for the commands whose output depends on the keyring.
+func (f *runFlags) register(fs *pflag.FlagSet, withKeys bool) {
 	fs.IntVarP(&f.workers, "workers", "j", runtime.NumCPU(), "worker goroutines")
-	fs.StringVar(&f.keys, "keys", "", "keyring (JSON) pinning receipt keys; without it receipts are checked for self-consistency only")
+	if withKeys {
+		fs.StringVar(&f.keys, "keys", "", "keyring (JSON) pinning receipt keys; without it receipts are checked for self-consistency only")
+	}
 	fs.StringVar(&f.maxDoc, "max-doc-bytes", "64MiB", "size cap of one document line; longer lines are rejects")
 	fs.StringVar(&f.zstdWindow, "zstd-max-window", "128MiB", "largest zstd window accepted in inputs (up to 2GiB, for zstd --long=31)")
 	fs.BoolVar(&f.strict, "strict", false, "refuse a leading byte-order mark instead of dropping it")
-	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (when a terminal), always, never")
+	fs.StringVar(&f.progress, "progress", "auto", "progress line on stderr: auto (redrawn in place when stderr is a terminal), always (elsewhere a line every 10s), never; the % is of the input files' bytes read, sizes are uncompressed")
 	fs.StringVar(&f.memLimit, "memory-limit", "200MiB", "soft memory limit for the run, plus what receipt resolution holds (grows with documents); 0 for none; GOMEMLIMIT in the environment wins")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile to this file at the end")
@@ -70,7 +76,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	archive := sink.ArchiveNone
 	if !f.noOutputs {
 		var err error
-		if archive, err = sink.ParseArchiveFormat(f.archive); err != nil {
+		if archive, err = sink.ParseArchiveFormat(strings.ToLower(f.archive)); err != nil {
 			return cfg, usageErr("--archive: %v", err)
 		}
 	}
@@ -81,13 +87,13 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, usageErr("--tables: %v", err)
 		}
 	}
-	maxDoc, err := bytesize.Parse(f.maxDoc)
-	if err != nil || maxDoc < 1 || maxDoc > 1<<31-1 {
-		return cfg, usageErr("--max-doc-bytes %q: want a size from 1 byte to 2GiB", f.maxDoc)
+	maxDoc, err := parseSize("--max-doc-bytes", f.maxDoc, 1, 1<<31-1, "a size from 1 byte to 2147483647 bytes (under 2GiB)")
+	if err != nil {
+		return cfg, err
 	}
-	window, err := bytesize.Parse(f.zstdWindow)
-	if err != nil || window < 1<<10 || window > stream.MaxZstdWindow {
-		return cfg, usageErr("--zstd-max-window %q: want a size from 1KiB to 2GiB", f.zstdWindow)
+	window, err := parseSize("--zstd-max-window", f.zstdWindow, 1<<10, stream.MaxZstdWindow, "a size from 1KiB to 2GiB")
+	if err != nil {
+		return cfg, err
 	}
 	switch f.progress {
 	case "auto", "always", "never":
@@ -103,8 +109,11 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, err
 		}
 	}
-	memLimit, err := bytesize.Parse(f.memLimit)
-	if err != nil || memLimit < 0 || (memLimit > 0 && memLimit < 32<<20) {
+	memLimit, err := parseSize("--memory-limit", f.memLimit, 0, math.MaxInt64, "0 or a size of at least 32MiB")
+	if err != nil {
+		return cfg, err
+	}
+	if memLimit > 0 && memLimit < 32<<20 {
 		return cfg, usageErr("--memory-limit %q: want 0 or a size of at least 32MiB", f.memLimit)
 	}
 	if os.Getenv("GOMEMLIMIT") != "" {
@@ -128,6 +137,22 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 // checkOutDir is pipeline.CheckOutDir with its refusals as usage errors
 // that name the -o flag.
 func checkOutDir(out string, args []string, inputs []stream.Input) error {
+	// The nearest existing path of out must be a directory: a file there
+	// is the user's mistake (exit 2), not a failure of the run (exit 3).
+	for p := filepath.Clean(out); ; p = filepath.Dir(p) {
+		if st, err := os.Stat(p); err == nil {
+			if !st.IsDir() {
+				if p == filepath.Clean(out) {
+					return usageErr("-o %q is a file, not a directory: give a new or empty directory, or the -o of an earlier run", out)
+				}
+				return usageErr("-o %q: %q is a file, not a directory", out, p)
+			}
+			break
+		}
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
 	err := pipeline.CheckOutDir(out, args, inputs)
 	var oe *pipeline.OutDirError
 	if !errors.As(err, &oe) {
@@ -157,7 +182,7 @@ func extractCommand() *command {
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVarP(&f.out, "out", "o", "", "output directory (required): tables/, rejects/, receipts/, report.json")
 			fs.StringVar(&f.tables, "tables", "all", "tables to write: all, or a list of usage,conversations,tool_calls,receipts,transcripts")
-			f.register(fs)
+			f.register(fs, true)
 			return func(e *env, args []string) (int, error) {
 				f.archive = string(sink.ArchiveNone)
 				cfg, err := f.config(e, args)
@@ -192,7 +217,7 @@ func runCommand() *command {
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			f.registerOutputs(fs)
-			f.register(fs)
+			f.register(fs, true)
 			return func(e *env, args []string) (int, error) {
 				cfg, err := f.config(e, args)
 				if err != nil {
@@ -230,9 +255,10 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		}
 		total += in.Size
 	}
-	stopProgress := startProgress(e.stderr, f.progress, cfg.Progress, total)
+	m := newMeter(e.stderr, f.progress, runFields(cfg.Progress, total))
+	m.start()
 	res, err := pipeline.Run(e.ctx, cfg)
-	stopProgress()
+	m.stop()
 	if f.memProfile != "" {
 		if perr := writeMemProfile(f.memProfile); perr != nil && err == nil {
 			err = perr
@@ -281,26 +307,33 @@ func writeMemProfile(path string) error {
 	return nil
 }
 
+// printSummary writes the one-line summary of a run or extract: counts,
+// receipts, the uncompressed bytes read (the progress line's counter) with
+// the time and rate, and where the outputs are.
 func printSummary(w io.Writer, what string, rep *sink.Report, out string) {
 	t := rep.Totals
-	rate := 0.0
-	if rep.DurationSeconds > 0 {
-		rate = float64(t.BytesIn) / rep.DurationSeconds / 1e6
-	}
 	damaged := 0
 	for _, in := range rep.Inputs {
 		if in.Error != nil {
 			damaged++
 		}
 	}
-	fmt.Fprintf(w, "convbatch %s: %d documents, %d rejects, %d blank lines in %d inputs", what, t.Documents, t.Rejects, t.Blank, len(rep.Inputs))
+	fmt.Fprintf(w, "convbatch %s: %s, %s, %s in %s", what, plural(t.Documents, "document", "documents"),
+		plural(t.Rejects, "reject", "rejects"), plural(t.Blank, "blank line", "blank lines"), plural(int64(len(rep.Inputs)), "input", "inputs"))
 	if damaged > 0 {
 		fmt.Fprintf(w, " (%d damaged)", damaged)
 	}
 	if r := rep.Receipts; r.Valid+r.Invalid+r.Incomplete > 0 {
 		fmt.Fprintf(w, "; receipts: %d valid, %d invalid, %d incomplete", r.Valid, r.Invalid, r.Incomplete)
+		if r.Keyring == "none" {
+			fmt.Fprint(w, " (no --keys: checked for self-consistency only)")
+		}
 	}
-	fmt.Fprintf(w, "; %s in %.1fs (%.0f MB/s)", bytesize.Format(t.BytesIn), rep.DurationSeconds, rate)
+	elapsed := time.Duration(rep.DurationSeconds * float64(time.Second))
+	fmt.Fprintf(w, "; %s read in %s", bytesize.Format(t.BytesIn), formatDuration(elapsed))
+	if r := rate(t.BytesIn, elapsed); r != "" {
+		fmt.Fprintf(w, " (%s)", r)
+	}
 	if out != "" {
 		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, sink.ReportFile))
 	}

@@ -26,7 +26,7 @@ func verifyCommand() *command {
 			"  convbatch verify --json day.jsonl.zst > audit.json",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
-			f.register(fs)
+			f.register(fs, true)
 			fs.BoolVar(&asJSON, "json", false, "print a machine report (report plus every receipt) on stdout")
 			return func(e *env, args []string) (int, error) {
 				cfg, err := f.config(e, args)
@@ -61,9 +61,9 @@ func verifyCommand() *command {
 func printAudit(w io.Writer, res *pipeline.Result) {
 	rep := res.Report
 	r := rep.Receipts
-	fmt.Fprintf(w, "convbatch verify: %d documents, %d rejects; transcripts: %d hashed, %d unhashable\n",
-		rep.Totals.Documents, rep.Totals.Rejects, rep.Transcripts.Hashed, rep.Transcripts.Unhashable)
-	fmt.Fprintf(w, "receipts: %d valid, %d invalid, %d incomplete (%d statements failed)", r.Valid, r.Invalid, r.Incomplete, r.StatementsInvalid)
+	fmt.Fprintf(w, "convbatch verify: %s, %s; transcripts: %d hashed, %d unhashable\n",
+		plural(rep.Totals.Documents, "document", "documents"), plural(rep.Totals.Rejects, "reject", "rejects"), rep.Transcripts.Hashed, rep.Transcripts.Unhashable)
+	fmt.Fprintf(w, "receipts: %d valid, %d invalid, %d incomplete (%s failed)", r.Valid, r.Invalid, r.Incomplete, plural(r.StatementsInvalid, "statement", "statements"))
 	if r.Keyring == "none" {
 		fmt.Fprint(w, "; no keyring: checked for self-consistency only")
 	}
@@ -109,7 +109,7 @@ func hashCommand() *command {
 			"  convbatch hash -j 1 conv.json",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
-			f.register(fs)
+			f.register(fs, false)
 			return func(e *env, args []string) (int, error) {
 				cfg, err := f.config(e, args)
 				if err != nil {
@@ -141,7 +141,7 @@ func hashCommand() *command {
 					return 0, err
 				}
 				if res.Report.Totals.Rejects > 0 {
-					fmt.Fprintf(e.stderr, "convbatch hash: %d lines rejected (not documents): run convbatch run or verify for details\n", res.Report.Totals.Rejects)
+					fmt.Fprintf(e.stderr, "convbatch hash: %s rejected (not documents): run convbatch run or verify for details\n", plural(res.Report.Totals.Rejects, "line", "lines"))
 				}
 				if unhashable > 0 || res.Report.Totals.Rejects > 0 {
 					return ExitFindings, nil

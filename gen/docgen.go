@@ -104,7 +104,7 @@ func (g *generator) goodLine(kind int, bom bool) {
 			break
 		}
 		if n == 0 {
-			// Cannot happen with MaxDocBytes >= minMaxDocBytes.
+			// Cannot happen with MaxDocBytes >= MinMaxDocBytes.
 			g.reject(codes.RejectTooLarge, g.line)
 			return
 		}

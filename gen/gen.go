@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/convbatch/convbatch/codes"
 )
@@ -21,9 +22,9 @@ const DefaultMaxDocBytes = 64 << 20
 // generated (they are MaxDocBytes+1 .. MaxDocBytes+64 KiB bytes long).
 const TooLargeMaxDocBytes = 4 << 20
 
-// minMaxDocBytes is the smallest accepted cap: every good document and every
+// MinMaxDocBytes is the smallest accepted cap: every good document and every
 // fault line other than too-large must fit under it.
-const minMaxDocBytes = 16 << 10
+const MinMaxDocBytes = 16 << 10
 
 // pcgStream is the fixed second PCG word; the first is Options.Seed.
 const pcgStream = 0x636f6e7662617463 // "convbatc"
@@ -59,6 +60,17 @@ type Options struct {
 	// with; the kind of tamper is drawn evenly among those listed in
 	// receipts.go, each with its exact expected reasons.
 	Tamper float64
+	// Progress, when set, is updated as lines are generated, for a
+	// progress display. It does not change the output.
+	Progress *Progress
+}
+
+// Progress counts what a Generate call has generated so far; it is updated
+// atomically and may be read while Generate runs.
+type Progress struct {
+	// Documents and Bytes are Expect.Documents and Expect.BytesIn so far
+	// (uncompressed bytes, the measure of Options.Bytes).
+	Documents, Bytes atomic.Int64
 }
 
 // Expect holds the counts convbatch must report for a generated archive,
@@ -183,8 +195,8 @@ func Generate(w io.Writer, opts Options) (*Expect, error) {
 	if maxDoc == 0 {
 		maxDoc = DefaultMaxDocBytes
 	}
-	if maxDoc < minMaxDocBytes {
-		return nil, fmt.Errorf("gen: MaxDocBytes %d is below the minimum %d", maxDoc, minMaxDocBytes)
+	if maxDoc < MinMaxDocBytes {
+		return nil, fmt.Errorf("gen: MaxDocBytes %d is below the minimum %d", maxDoc, MinMaxDocBytes)
 	}
 	bw, ok := w.(*bufio.Writer)
 	if !ok || bw.Size() < 64<<10 {
@@ -293,6 +305,7 @@ func (g *generator) run() error {
 		} else {
 			g.goodLine(docPlain, false)
 		}
+		g.progress()
 	}
 	for i := range g.q {
 		if g.q[i].plan != nil {
@@ -302,7 +315,16 @@ func (g *generator) run() error {
 	for len(g.q) > 0 && g.err == nil {
 		g.pop()
 	}
+	g.progress()
 	return g.err
+}
+
+// progress publishes the counts so far to Options.Progress.
+func (g *generator) progress() {
+	if p := g.opts.Progress; p != nil {
+		p.Documents.Store(g.exp.Documents)
+		p.Bytes.Store(g.exp.BytesIn)
+	}
 }
 
 // The window: lines are generated into g.q and written when more than
