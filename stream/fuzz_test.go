@@ -21,7 +21,14 @@ func FuzzFraming(f *testing.F) {
 	f.Add([]byte("\n\n\n"), uint16(1500), uint16(1), false)
 	// The conformance vectors and sample documents as one input, LF and
 	// CRLF endings.
-	seeds := fuzzseed.Must(f)
+	// (Short lines only: a seed of hundreds of KB makes every execution,
+	// and the minimizing of what it finds, slow.)
+	var seeds [][]byte
+	for _, line := range fuzzseed.Must(f) {
+		if len(line) < 2048 && len(seeds) < 64 {
+			seeds = append(seeds, line)
+		}
+	}
 	f.Add(bytes.Join(seeds, []byte("\n")), uint16(4000), uint16(60000), false)
 	f.Add(bytes.Join(seeds[:8], []byte("\r\n")), uint16(300), uint16(200), true)
 	spool, err := NewSpool(f.TempDir())
