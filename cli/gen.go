@@ -25,16 +25,18 @@ func genCommand() *command {
 		noRcpt bool
 		maxDoc string
 		prog   string
+		prof   string
 	)
 	return &command{
 		name:    "gen",
 		summary: "write a deterministic synthetic archive and FILE.expect.json with the counts a correct run reports",
-		usage:   "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE] [--tamper RATE]",
+		usage:   "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE] [--tamper RATE] [--profile short]",
 		example: joinLines(
 			"  convbatch gen -o sample.jsonl.zst --conversations 200 --seed 1",
 			"  convbatch gen -o big.jsonl.zst --bytes 1GiB",
 			"  convbatch gen -o faulty.jsonl --conversations 1000 --faults 0.05 --max-doc-bytes 1MiB",
 			"  convbatch gen -o audit.jsonl.zst --conversations 2000 --tamper 0.2   # then: convbatch verify --keys audit.jsonl.zst.keys.json audit.jsonl.zst",
+			"  convbatch gen -o tiny.jsonl --conversations 3000000 --profile short   # tiny documents, a few receipts",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVarP(&out, "out", "o", "", "archive to write: .jsonl or .jsonl.zst (required)")
@@ -45,6 +47,7 @@ func genCommand() *command {
 			fs.Float64Var(&tamper, "tamper", 0, "share of receipts (0 to 1) broken in one of the ways docs/FORMAT.md lists")
 			fs.BoolVar(&noRcpt, "no-receipts", false, "write no consensus receipts (and no FILE.keys.json)")
 			fs.StringVar(&maxDoc, "max-doc-bytes", "64MiB", "the cap the archive will be run with; too-large faults need 4MiB or less")
+			fs.StringVar(&prof, "profile", "default", "default: realistic conversations (~24 KB); short: one or two short messages a document (~65-270 bytes), a few valid receipts, no faults; needs --conversations")
 			fs.StringVar(&prog, "progress", "auto", "progress line on stderr: auto (redrawn in place when stderr is a terminal), always (elsewhere a line every 10s), never")
 			return func(e *env, args []string) (int, error) {
 				if out == "" {
@@ -59,10 +62,19 @@ func genCommand() *command {
 				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 					return 0, fatalErr(err)
 				}
-				opts := gen.Options{Conversations: convs, Seed: seed, Faults: faults, Tamper: tamper, NoReceipts: noRcpt}
+				opts := gen.Options{Conversations: convs, Seed: seed, Faults: faults, Tamper: tamper, NoReceipts: noRcpt, Profile: gen.Profile(prof)}
 				convsSet, bytesSet := fs.Changed("conversations"), fs.Changed("bytes")
 				if convsSet && bytesSet {
 					return 0, usageErr("gen: give --conversations N or --bytes SIZE, not both")
+				}
+				switch opts.Profile {
+				case gen.ProfileDefault:
+				case gen.ProfileShort:
+					if bytesSet || faults > 0 || tamper > 0 {
+						return 0, usageErr("gen: --profile short takes --conversations N, and no --bytes, --faults or --tamper")
+					}
+				default:
+					return 0, usageErr("gen: --profile %q: want default or short", prof)
 				}
 				if !convsSet && !bytesSet {
 					return 0, usageErr("gen: say how much to write: --conversations N or --bytes SIZE")

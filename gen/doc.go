@@ -37,6 +37,13 @@
 // The first line then carries a UTF-8 byte-order mark. The fault kinds and
 // their classification are listed in faults.go.
 //
+// Options.Profile ProfileShort writes tiny documents instead (short.go):
+// one or two short messages each, usage-metadata on the assistant message,
+// no faults, and a few valid receipts whose references point anywhere in
+// the file; each document is a function of the seed and its index, so a
+// receipt hashes a later document by generating it ahead. Millions of
+// documents take seconds.
+//
 // WriteFile writes a .jsonl or .jsonl.zst archive plus a ".expect.json"
 // sidecar and, with receipts, a ".keys.json" keyring (KeysJSON).
 package gen

@@ -63,6 +63,10 @@ type Options struct {
 	// Progress, when set, is updated as lines are generated, for a
 	// progress display. It does not change the output.
 	Progress *Progress
+	// Profile selects the kind of archive: ProfileDefault ("" too) or
+	// ProfileShort (tiny documents; it needs Conversations and refuses
+	// Faults and Tamper).
+	Profile Profile
 }
 
 // Progress counts what a Generate call has generated so far; it is updated
@@ -201,6 +205,13 @@ func Generate(w io.Writer, opts Options) (*Expect, error) {
 	bw, ok := w.(*bufio.Writer)
 	if !ok || bw.Size() < 64<<10 {
 		bw = bufio.NewWriterSize(w, 256<<10)
+	}
+	switch opts.Profile {
+	case "", ProfileDefault:
+	case ProfileShort:
+		return generateShort(bw, opts, maxDoc)
+	default:
+		return nil, fmt.Errorf("gen: unknown profile %q (want default or short)", opts.Profile)
 	}
 	g := newGenerator(bw, opts, maxDoc)
 	if g.keys != nil {
