@@ -20,6 +20,11 @@ ap.add_argument("--counts")
 ap.add_argument("--jq")
 ap.add_argument("--jcs", nargs="+", help="jcsbench outputs, one file per run")
 ap.add_argument("--scale-docs", nargs="*", default=[])
+ap.add_argument("--chdb-version")
+ap.add_argument("--chdb-npm")
+ap.add_argument("--tiny-tsv")
+ap.add_argument("--tiny-rows")
+ap.add_argument("--tiny-docs", nargs="*", default=[], help="N=BYTES of each tiny-document archive")
 a = ap.parse_args()
 
 MB = 1e6
@@ -61,7 +66,8 @@ p("# Benchmark: convbatch against its peers\n")
 p("Written by `make bench` (`bash bench/run.sh`); every number below comes from one run of it.\n")
 p("## Machine and inputs\n")
 p(f"- {os.cpu_count()} cores (nproc), {cpu[0] if cpu else 'unknown CPU'}; {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB RAM; shared and noisy.")
-p(f"- {gover}; DuckDB {a.duckdb_version} (npm @duckdb/node-api, Node {nodever}); {jqver}; {zstdver.split(',')[0].strip('* ')}.")
+chdb = f"ClickHouse {a.chdb_version} (chDB embedded in Node, npm chdb {a.chdb_npm}); " if a.chdb_version else ""
+p(f"- {gover}; DuckDB {a.duckdb_version} (npm @duckdb/node-api, Node {nodever}); {chdb}{jqver}; {zstdver.split(',')[0].strip('* ')}.")
 p(f"- Input: `convbatch gen --bytes {a.size} --seed 42`: {nbytes / MB:.0f} MB of JSONL "
   f"({nbytes / 2**20:.0f} MiB), and its `zstd -3 -T0` copy, {a.zbytes / MB:.0f} MB (ratio {nbytes / a.zbytes:.1f}). "
   "Both files are in the page cache (they are read every round).")
@@ -125,6 +131,41 @@ j1, j2 = srows.get("run-verify-j1"), srows.get("run-verify-j2")
 if j1 and j2:
     p(f"`run --tables none --archive none`: -j 2 is {j1[0][0] / j2[0][0]:.2f}x as fast as -j 1.")
 
+# Tiny documents (issue 12).
+tiny = None
+if a.tiny_tsv:
+    torder, trows = load(a.tiny_tsv)
+    tmed = {n: tuple(statistics.median(x[k] for x in v) for k in range(3)) for n, v in trows.items()}
+    tbytes = {int(k): int(v) for k, v in (d.split("=", 1) for d in a.tiny_docs)}
+    tns = sorted(tbytes)
+    tiny = (tmed, tbytes, tns)
+    p("\n## Tiny documents\n")
+    p(f"`convbatch gen --profile short --seed 42 --conversations N`: documents of one or two short messages "
+      f"(usage-metadata on the assistant message, a few receipts), plain JSONL; each case ran {a.runs} time{'' if a.runs == '1' else 's'}, interleaved, medians shown. "
+      "`extract` and `run` are convbatch (`extract --tables usage,conversations`; `run --tables none --archive none`); "
+      "`chdb` is ClickHouse embedded in Node ([`bench/chdb_extract.sql`](chdb_extract.sql)), `duckdb` DuckDB "
+      "([`bench/duckdb_extract.sql`](duckdb_extract.sql)), each writing the same two tables as zstd Parquet with an explicit schema. "
+      "Documents/s per CPU second is documents over user+sys time.\n")
+    p("| case | documents | input MB | bytes/doc | wall s | CPU s | documents/s | documents/s per CPU s | MB/s | peak RSS MiB | throughput vs ClickHouse |")
+    p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in torder:
+        n = int(name.rsplit("-", 1)[1])
+        w, c, r = tmed[name]
+        ch = tmed.get(f"tiny-chdb-{n}")
+        vs = f"{ratio(ch[0], w):.2f}x" if ch else ""
+        p(f"| {name} | {n} | {tbytes[n] / MB:.0f} | {tbytes[n] / n:.0f} | {w:.2f} | {c:.2f} | {n / w:,.0f} | {n / c:,.0f} | "
+          f"{tbytes[n] / MB / w:.0f} | {r:.0f} | {vs} |")
+    p("\nAll runs (wall s / CPU s / peak RSS MiB):\n")
+    for name in torder:
+        p(f"- {name}: " + "; ".join(f"{w:.2f} / {c:.2f} / {r:.0f}" for w, c, r in trows[name]))
+    p("\nRows of the last round (usage / conversations): what `gen` expects, convbatch, ClickHouse, DuckDB.\n")
+    p("| documents | gen expects | convbatch | ClickHouse | DuckDB | all equal | receipts in the file |")
+    p("|---:|---:|---:|---:|---:|---|---:|")
+    for line in open(a.tiny_rows):
+        n, eu, ec, cu, cc, hu, hc, du, dc, nr = line.split()
+        same = len({(eu, ec), (cu, cc), (hu, hc), (du, dc)}) == 1
+        p(f"| {n} | {eu} / {ec} | {cu} / {cc} | {hu} / {hc} | {du} / {dc} | {'yes' if same else '**no**'} | {nr} |")
+
 p("\n## Canonicalizer (bench/jcsbench)\n")
 jcs_runs = [open(f).read().strip() for f in a.jcs]
 jcs_ratios = [float(re.search(r"ratio ours/reference: ([0-9.]+)x", r).group(1)) for r in jcs_runs]
@@ -167,6 +208,26 @@ p(f"- Canonicalizer ≥ 10× gowebpki/jcs.Transform, same documents, same run: {
 fl = ratio(med["run-verify-zst"][0], med["floor-zstd-dc"][0])
 p(f"- `run --tables none --archive none` within 2× of the zstd floor: {verdict(fl <= 2)}: {fl:.1f}x "
   f"({med['run-verify-zst'][0]:.2f} s vs {med['floor-zstd-dc'][0]:.2f} s wall; {med['run-verify-zst'][1]:.1f} vs {med['floor-zstd-dc'][1]:.1f} CPU s).")
+
+if tiny and len(tiny[2]) >= 2:
+    tmed, tbytes, tns = tiny
+    lo, hi = tns[0], tns[-1]
+    k = hi / lo
+    for case in ("extract", "run"):
+        t0, t1 = tmed[f"tiny-{case}-{lo}"][0], tmed[f"tiny-{case}-{hi}"][0]
+        p(f"- Tiny documents, linear time (`{case}`): {hi} documents in ≤ {1.1 * k:.1f}× the time of {lo}: "
+          f"{verdict(t1 / t0 <= 1.1 * k)}: {t1 / t0:.2f}× ({t1:.2f} s vs {t0:.2f} s).")
+if tiny:
+    tmed, tbytes, tns = tiny
+    hi = tns[-1]
+    ext, ch = tmed[f"tiny-extract-{hi}"], tmed[f"tiny-chdb-{hi}"]
+    t = ratio(ch[0], ext[0])
+    goal = "goal 2× met" if t >= 2 else "goal 2× not met"
+    p(f"- Tiny documents, `extract` of {hi} ≥ 1× ClickHouse's throughput on the same file (goal 2×): {verdict(t >= 1)} ({goal}): "
+      f"{t:.2f}× ({hi / ext[0]:,.0f} vs {hi / ch[0]:,.0f} documents/s; {tbytes[hi] / MB / ext[0]:.0f} vs {tbytes[hi] / MB / ch[0]:.0f} MB/s).")
+    for case in ("extract", "run"):
+        r = tmed[f"tiny-{case}-{hi}"][2]
+        p(f"- Tiny documents, peak RSS < 256 MiB at {hi} (`{case}`): {verdict(r < 256)}: {r:.0f} MiB (ClickHouse {ch[2]:.0f} MiB).")
 
 p("\n## Commands\n")
 p("Run from the repository root; OUT directories are emptied before every run.\n")

@@ -2,8 +2,8 @@
 # Whole-corpus benchmark: convbatch against its peers on the same files, in
 # the same run (see bench/README.md).
 #
-#   make bench                  # = bash bench/run.sh: 1 GiB, 3 runs, ~15 min
-#   QUICK=1 bash bench/run.sh   # smoke test: 64 MiB, 1 run, writes bench/work/RESULTS-quick.md
+#   make bench                  # = bash bench/run.sh: 1 GiB and 1M/3M tiny documents, 3 runs, ~25 min
+#   QUICK=1 bash bench/run.sh   # smoke test: 64 MiB, 100k/300k tiny documents, 1 run, writes bench/work/RESULTS-quick.md
 #   SIZE=256MiB RUNS=5 bash bench/run.sh
 #
 # 1. `convbatch gen --seed 42` writes a SIZE archive (plain JSONL), and
@@ -16,6 +16,11 @@
 # 4. Scaling: `run --tables none --archive none` at -j 1 and -j 2, and
 #    `extract` at SIZE/4, SIZE and 4*SIZE (one run each).
 # 5. bench/jcsbench: our RFC 8785 canonicalizer against gowebpki/jcs.
+# 6. Tiny documents (issue 12): `gen --profile short` archives of 1M and 3M
+#    documents (SHORT_DOCS), plain JSONL; `extract --tables
+#    usage,conversations`, `run --tables none --archive none`, ClickHouse
+#    (chDB, npm chdb, installed into bench/data/chdb) and DuckDB extracting
+#    the same two tables, RUNS times interleaved; row counts compared.
 # Everything lands in bench/RESULTS.md (RESULTS overrides the path).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,17 +28,21 @@ if [ "${QUICK:-0}" = 1 ]; then
   SIZE=${SIZE:-64MiB}
   RUNS=${RUNS:-1}
   SCALE_SIZES=${SCALE_SIZES:-"16MiB 64MiB 256MiB"}
+  SHORT_DOCS=${SHORT_DOCS:-"100000 300000"}
   RESULTS=${RESULTS:-bench/work/RESULTS-quick.md}
 fi
 SIZE=${SIZE:-1GiB}
 RUNS=${RUNS:-3}
 SCALE_SIZES=${SCALE_SIZES:-"256MiB 1GiB 4GiB"}
+SHORT_DOCS=${SHORT_DOCS:-"1000000 3000000"}
 RESULTS=${RESULTS:-bench/RESULTS.md}
 DATA=${DATA:-bench/data}
 WORK=${WORK:-bench/work}
 DUCKDB_VERSION=${DUCKDB_VERSION:-1.5.6-r.1}
+CHDB_VERSION=${CHDB_VERSION:-3.4.0}
 BIN=bin/convbatch
 export DUCKDB_NODE_DIR="$DATA/duckdb"
+export CHDB_NODE_DIR="$DATA/chdb"
 
 need() { command -v "$1" >/dev/null || { echo "bench: the $1 command is needed${2:+ ($2)}" >&2; exit 2; }; }
 need zstd; need jq; need node; need npm; need python3; need go
@@ -65,6 +74,16 @@ if [ ! -f "$DUCKDB_NODE_DIR/node_modules/@duckdb/node-api/package.json" ]; then
   (cd "$DUCKDB_NODE_DIR" && npm install --no-audit --no-fund --loglevel=error "@duckdb/node-api@$DUCKDB_VERSION")
 fi
 duckdb_version=$(node bench/duckdb.mjs --version)
+
+# ClickHouse as chDB (npm chdb; its platform package @chdb/lib-linux-x64-gnu
+# holds libchdb.so, ~550 MB), installed once under bench/data.
+if [ ! -f "$CHDB_NODE_DIR/node_modules/chdb/package.json" ]; then
+  log "installing chdb@$CHDB_VERSION into $CHDB_NODE_DIR"
+  mkdir -p "$CHDB_NODE_DIR"
+  [ -f "$CHDB_NODE_DIR/package.json" ] || echo '{"private": true}' > "$CHDB_NODE_DIR/package.json"
+  (cd "$CHDB_NODE_DIR" && npm install --no-audit --no-fund --loglevel=error -E "chdb@$CHDB_VERSION")
+fi
+chdb_version=$(node bench/chdb.mjs --version)
 
 gen_archive "$SIZE"
 plain="$DATA/bench-$SIZE.jsonl"
@@ -141,6 +160,53 @@ for k in 1 2 3; do
   jcs_files+=("$WORK/jcs-$k.txt")
 done
 
+# Tiny documents: gen --profile short archives, plain JSONL (kept in
+# bench/data like the others).
+tiny_tsv="$WORK/tiny.tsv"
+: > "$tiny_tsv"
+declare -A TINY=()
+tiny_order=()
+tiny_docs=()
+for n in $SHORT_DOCS; do
+  f="$DATA/short-$n.jsonl"
+  if [ ! -f "$f" ] || [ ! -f "$f.expect.json" ]; then
+    log "generating $f"
+    "$BIN" gen -o "$f" --conversations "$n" --seed 42 --profile short --progress never
+  fi
+  abs=$(realpath "$f")
+  TINY[tiny-extract-$n]="$BIN extract -o $WORK/out-tiny-extract-$n --tables usage,conversations --progress never $f"
+  TINY[tiny-run-$n]="$BIN run -o $WORK/out-tiny-run-$n --tables none --archive none --progress never $f"
+  TINY[tiny-chdb-$n]="node bench/chdb.mjs bench/chdb_extract.sql input=$abs out=$(realpath "$WORK")/out-tiny-chdb-$n"
+  TINY[tiny-duckdb-$n]="node bench/duckdb.mjs bench/duckdb_extract.sql input=$f out=$WORK/out-tiny-duckdb-$n"
+  tiny_order+=("tiny-extract-$n" "tiny-run-$n" "tiny-chdb-$n" "tiny-duckdb-$n")
+  tiny_docs+=("$n=$(stat -c %s "$f")")
+done
+for i in $(seq "$RUNS"); do
+  for name in "${tiny_order[@]}"; do
+    log "tiny documents, round $i/$RUNS: $name"
+    measure "$tiny_tsv" "$name" "${TINY[$name]}"
+  done
+done
+# Rows of the last round: gen's expectation, convbatch, ClickHouse, DuckDB.
+tiny_rows="$WORK/tiny-rows.tsv"
+: > "$tiny_rows"
+for n in $SHORT_DOCS; do
+  python3 - "$n" "$DATA/short-$n.jsonl.expect.json" "$WORK/out-tiny-extract-$n/report.json" \
+    "$WORK/tiny-chdb-$n.log" "$WORK/tiny-duckdb-$n.log" >> "$tiny_rows" <<'PY'
+import json, sys
+n, expect, report, chdb, duck = sys.argv[1:]
+e = json.load(open(expect))
+t = json.load(open(report))["tables"]
+def peer(path):
+    rows = [l.split("\t") for l in open(path) if l.startswith("rows\t")]
+    return rows[-1][1].strip(), rows[-1][2].strip()
+cu, cc = peer(chdb)
+du, dc = peer(duck)
+print(n, sum(s["messages"] for s in e["usage"]["by_provider"].values()), e["documents"],
+      t["usage"]["rows"], t["conversations"]["rows"], cu, cc, du, dc, len(e["receipt_list"]), sep="\t")
+PY
+done
+
 # The report.
 cmds_file="$WORK/commands.txt"
 : > "$cmds_file"
@@ -148,14 +214,16 @@ for name in "${order[@]}"; do printf '%s\t%s\n' "$name" "${CMDS[$name]}" >> "$cm
 printf '%s\t%s\n' run-verify-j1 "$BIN run -o OUT -j 1 --tables none --archive none --progress never $zst" >> "$cmds_file"
 printf '%s\t%s\n' run-verify-j2 "$BIN run -o OUT -j 2 --tables none --archive none --progress never $zst" >> "$cmds_file"
 printf '%s\t%s\n' extract-SIZE "$BIN extract -o OUT --tables usage,conversations --progress never $DATA/bench-SIZE.jsonl.zst" >> "$cmds_file"
+for name in "${tiny_order[@]}"; do printf '%s\t%s\n' "$name" "${TINY[$name]}" >> "$cmds_file"; done
 
 mkdir -p "$(dirname "$RESULTS")"
 python3 bench/report.py \
   --tsv "$tsv" --scaling "$scale_tsv" --commands "$cmds_file" \
   --bytes "$bytes" --zbytes "$zbytes" --size "$SIZE" --runs "$RUNS" \
   --duckdb-version "$duckdb_version" --duckdb-rows "$duckdb_rows" --counts "$counts" \
-  --jq "$WORK/jq-result.txt" --jcs "${jcs_files[@]}" --scale-docs "${scale_docs[@]}" > "$RESULTS"
-for name in "${order[@]}"; do rm -rf "$WORK/out-$name"; done
+  --jq "$WORK/jq-result.txt" --jcs "${jcs_files[@]}" --scale-docs "${scale_docs[@]}" \
+  --chdb-version "$chdb_version" --chdb-npm "$CHDB_VERSION" --tiny-tsv "$tiny_tsv" --tiny-rows "$tiny_rows" --tiny-docs "${tiny_docs[@]}" > "$RESULTS"
+for name in "${order[@]}" "${tiny_order[@]}"; do rm -rf "$WORK/out-$name"; done
 rm -rf "$WORK"/out-run-verify-j?
 log "wrote $RESULTS"
 cat "$RESULTS"
