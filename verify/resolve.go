@@ -21,6 +21,70 @@ type docEntry struct {
 	ambiguous bool
 }
 
+// Evidence is what every document of a run sharing one id says about it,
+// folded with Add (or Merge, for partial folds) in any order: the fold is
+// commutative and associative, so a streaming index and a grouped join
+// reach the same value. The zero Evidence is an id no document has.
+type Evidence struct {
+	// Documents counts the documents with the id, Hashed those of them
+	// that have a transcript hash.
+	Documents, Hashed int64
+	// Hash is the transcript hash of the hashable copies when Hashed > 0
+	// (of the first one folded in when they differ).
+	Hash [32]byte
+	// Ambiguous is set when hashable copies hash differently.
+	Ambiguous bool
+}
+
+// Add folds one more document with the id into e: its transcript hash, and
+// whether it has one.
+func (e *Evidence) Add(hash [32]byte, hashable bool) {
+	e.Documents++
+	if !hashable {
+		return
+	}
+	if e.Hashed == 0 {
+		e.Hash = hash
+	} else if hash != e.Hash {
+		e.Ambiguous = true
+	}
+	e.Hashed++
+}
+
+// Merge folds the documents of o (another part of the same id's documents)
+// into e.
+func (e *Evidence) Merge(o Evidence) {
+	switch {
+	case o.Hashed == 0:
+	case e.Hashed == 0:
+		e.Hash, e.Ambiguous = o.Hash, o.Ambiguous
+	default:
+		e.Ambiguous = e.Ambiguous || o.Ambiguous || o.Hash != e.Hash
+	}
+	e.Documents += o.Documents
+	e.Hashed += o.Hashed
+}
+
+// Check is the reference rule (docs/FORMAT.md, "Receipt reason codes"):
+// the reason a reference with the given sha256 fails against the evidence
+// for its id, and false when it holds. No document: transcript-missing;
+// any copy without a hash: transcript-unhashable (duplicating unhashable
+// evidence never softens invalid to incomplete); hashable copies that
+// differ: transcript-ambiguous; else the hash must match.
+func (e *Evidence) Check(sha256 [32]byte) (Reason, bool) {
+	switch {
+	case e == nil || e.Documents == 0:
+		return TranscriptMissing, true
+	case e.Hashed < e.Documents:
+		return TranscriptUnhashable, true
+	case e.Ambiguous:
+		return TranscriptAmbiguous, true
+	case sha256 != e.Hash:
+		return TranscriptHashMismatch, true
+	}
+	return 0, false
+}
+
 // PendingReceipt is a receipt waiting for resolution, with its position.
 type PendingReceipt struct {
 	// File and Line locate the carrying document.
