@@ -141,3 +141,33 @@ func TestEvidenceAgreesWithOldRules(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveSelfAndReferences(t *testing.T) {
+	check := &ReceiptCheck{
+		ConversationID: "self", SelfHash: hashA, SelfHashOK: true,
+		Refs: []Ref{{ID: "self", SHA256: hashA}, {ID: "other", SHA256: hashB}, {ID: "gone", SHA256: hashB}, {ID: "other", SHA256: hashB}},
+	}
+	r := NewResolver()
+	r.AddReceipt(&PendingReceipt{File: "f", Line: 3, Check: check})
+	ev := r.References()
+	if len(ev) != 2 || ev["other"] == nil || ev["gone"] == nil {
+		t.Fatalf("References() = %v, want other and gone (not self)", ev)
+	}
+	// Other documents named "self" do not count: the receipt's own hash
+	// decides.
+	ev["other"].Add(hashB, true)
+	ev["self"] = &Evidence{Documents: 2, Hashed: 1}
+	got := r.Resolve(ev)[0]
+	if got.Status != StatusIncomplete || !slices.Equal(got.Reasons, []string{"transcript-missing"}) {
+		t.Errorf("got %s %v, want incomplete [transcript-missing]", got.Status, got.Reasons)
+	}
+	check.SelfHashOK = false
+	ev["gone"].Add(hashB, true)
+	got = r.Resolve(ev)[0]
+	if got.Status != StatusInvalid || !slices.Equal(got.Reasons, []string{"transcript-unhashable"}) {
+		t.Errorf("got %s %v, want invalid [transcript-unhashable]", got.Status, got.Reasons)
+	}
+	if est := r.MemoryEstimate(); est != 400+4*80 {
+		t.Errorf("MemoryEstimate() = %d", est)
+	}
+}
