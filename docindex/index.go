@@ -215,7 +215,7 @@ func (x *Index) MemoryEstimate() int64 {
 // want it folds every record of that id into its Evidence (verify.Evidence
 // .Add), and it returns the number of distinct ids among all documents
 // (documents minus distinct is the number of repeated ids). Besides want,
-// it holds one partition's distinct ids at a time (about 40 bytes each).
+// it holds one partition's distinct ids at a time (about 45 bytes each).
 func (x *Index) Lookup(want map[string]*verify.Evidence) (distinct int64, err error) {
 	if x.err != nil {
 		return 0, x.err
@@ -226,19 +226,29 @@ func (x *Index) Lookup(want map[string]*verify.Evidence) (distinct int64, err er
 	var set idSet
 	rd := NewReader(nil)
 	for p := range x.parts {
-		set.reset()
-		if x.spilled[p] {
-			if err := x.lookupFile(p, rd, &set, want); err != nil {
-				return 0, x.fail(err)
-			}
+		n, err := x.lookupPartition(p, rd, &set, want)
+		if err != nil {
+			return 0, x.fail(err)
 		}
-		rd.Reset(io.MultiReader(strings.NewReader(Magic), bytes.NewReader(x.parts[p])))
-		if err := lookupRecords(rd, &set, want); err != nil {
-			return 0, x.fail(fmt.Errorf("docindex: partition %d in memory: %w", p, err))
-		}
-		distinct += int64(set.n)
+		distinct += n
 	}
 	return distinct, nil
+}
+
+// lookupPartition reads partition p, its file then its buffer, and returns
+// its number of distinct ids.
+func (x *Index) lookupPartition(p int, rd *Reader, set *idSet, want map[string]*verify.Evidence) (int64, error) {
+	set.reset()
+	if x.spilled[p] {
+		if err := x.lookupFile(p, rd, set, want); err != nil {
+			return 0, err
+		}
+	}
+	rd.Reset(io.MultiReader(strings.NewReader(Magic), bytes.NewReader(x.parts[p])))
+	if err := lookupRecords(rd, set, want); err != nil {
+		return 0, fmt.Errorf("docindex: partition %d in memory: %w", p, err)
+	}
+	return int64(set.n), nil
 }
 
 func (x *Index) lookupFile(p int, rd *Reader, set *idSet, want map[string]*verify.Evidence) error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/convbatch/convbatch/verify"
@@ -297,4 +298,58 @@ func BenchmarkAdd(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestLookupCorruptPartition: a damaged partition file fails the lookup
+// with ErrCorrupt and its path, and Close still removes the staging.
+func TestLookupCorruptPartition(t *testing.T) {
+	dir := t.TempDir()
+	x, err := New(WithDir(dir), WithBudget(0), WithPartitions(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if err := x.Add(fmt.Sprint(i), h("x"), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := x.partPath(2)
+	if err := os.WriteFile(name, []byte(Magic+"\x05\x09"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = x.Lookup(map[string]*verify.Evidence{"1": new(verify.Evidence)})
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), name) {
+		t.Fatalf("Lookup over a damaged file: %v", err)
+	}
+	if _, err2 := x.Lookup(nil); err2 != err {
+		t.Errorf("not sticky: %v", err2)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertEmpty(t, dir)
+}
+
+// BenchmarkLookup measures the end pass over one million documents
+// spilled to disk (1 op = the whole pass).
+func BenchmarkLookup(b *testing.B) {
+	x, err := New(WithDir(b.TempDir()), WithBudget(4<<20))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	hash := h("x")
+	for i := range 1_000_000 {
+		if err := x.Add(fmt.Sprintf("c%08d", i), hash, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+	want := map[string]*verify.Evidence{"c00000001": new(verify.Evidence)}
+	for b.Loop() {
+		*want["c00000001"] = verify.Evidence{}
+		if n, err := x.Lookup(want); err != nil || n != 1_000_000 {
+			b.Fatal(n, err)
+		}
+	}
+	b.ReportMetric(float64(b.N)*1e6/b.Elapsed().Seconds(), "docs/s")
 }
