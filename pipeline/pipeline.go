@@ -18,6 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -77,10 +78,12 @@ type Config struct {
 	// TableOptions size the Parquet output.
 	TableOptions sink.TableOptions
 	// MemoryLimit, when > 0, is the Go runtime's soft memory limit for the
-	// run's bounded part; the memory that receipt resolution holds (which
-	// grows with the number of documents) is added to it as it grows, so
-	// the collector keeps the heap near what the run needs instead of
-	// letting it reach twice that. It sets the process-wide limit
+	// run's bounded part; the memory that receipt resolution holds (the
+	// pending receipts and their references, which grow with the number
+	// of receipts, and the document index's buffers, which do not grow
+	// past their budget) is added to it as it grows, so the collector
+	// keeps the heap near what the run needs instead of letting it reach
+	// twice that. It sets the process-wide limit
 	// (runtime/debug.SetMemoryLimit) and restores it when the run ends.
 	MemoryLimit int64
 }
@@ -116,6 +119,10 @@ type Progress struct {
 	Documents atomic.Int64
 	Rejects   atomic.Int64
 }
+
+// indexOptions are added to the document index's options; tests set a
+// tiny budget to make it spill.
+var indexOptions []docindex.Option
 
 // ErrFatal marks a failure that stopped the run; nothing was published.
 var ErrFatal = errors.New("fatal")
@@ -236,7 +243,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 
-	w := &writer{cfg: &cfg, rep: newReport(&cfg, handlers), resolver: verify.NewResolver()}
+	// The document index spills beside the outputs (or in the system's
+	// temporary directory when there are none) and is removed when the
+	// run ends, whatever way it ends.
+	index, err := docindex.New(append([]docindex.Option{docindex.WithDir(cfg.OutDir)}, indexOptions...)...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+	}
+	w := &writer{cfg: &cfg, rep: newReport(&cfg, handlers), resolver: verify.NewResolver(), index: index}
 	if cfg.MemoryLimit > 0 {
 		prev := debug.SetMemoryLimit(cfg.MemoryLimit)
 		defer debug.SetMemoryLimit(prev)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
@@ -27,6 +28,9 @@ type writer struct {
 	archive  *sink.ArchiveWriter
 	counts   sink.Counts
 	resolver *verify.Resolver
+	// index holds every document's id and transcript hash for the
+	// resolver, spilled to a staging directory past its budget.
+	index *docindex.Index
 }
 
 // openOutputs starts the run's outputs in the transaction over OutDir:
@@ -65,7 +69,11 @@ func (w *writer) openOutputs() error {
 
 // release closes the spool and aborts the transaction, removing every
 // output not published; after a successful finish the abort does nothing.
+// It removes the document index's staging directory.
 func (w *writer) release() {
+	if w.index != nil {
+		w.index.Close()
+	}
 	if w.spool != nil {
 		w.spool.Close()
 	}
@@ -165,12 +173,12 @@ func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.R
 	for _, code := range res.Warnings {
 		w.rep.Warnings[code.String()]++
 	}
-	if w.resolver.AddDocument(res.ID, res.Hash, res.Hashed) {
-		w.rep.Warnings[codes.WarnDuplicateID.String()]++
+	if err := w.index.Add(res.ID, res.Hash, res.Hashed); err != nil {
+		return err
 	}
 	if w.cfg.MemoryLimit > 0 && w.counts.Documents%4096 == 0 {
 		// Room for what resolution holds, on top of the bounded part.
-		debug.SetMemoryLimit(w.cfg.MemoryLimit + w.resolver.MemoryEstimate())
+		debug.SetMemoryLimit(w.cfg.MemoryLimit + w.resolver.MemoryEstimate() + w.index.MemoryEstimate())
 	}
 	if res.Receipt != nil {
 		w.resolver.AddReceipt(&verify.PendingReceipt{File: path, Line: rec.Line, Check: res.Receipt})
@@ -251,8 +259,21 @@ func (w *writer) closeAll() {
 // and publishes.
 func (w *writer) finish(started time.Time) (*Result, error) {
 	res := &Result{Report: w.rep}
-	receipts := w.resolver.Resolve()
-	w.rep.Transcripts.Hashed, w.rep.Transcripts.Unhashable = w.resolver.Hashed()
+	evidence := w.resolver.References()
+	distinct, err := w.index.Lookup(evidence)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.index.Close(); err != nil {
+		return nil, err
+	}
+	docs, hashed := w.index.Documents()
+	if docs > distinct {
+		// Counted for the second and later documents of an id.
+		w.rep.Warnings[codes.WarnDuplicateID.String()] += docs - distinct
+	}
+	receipts := w.resolver.Resolve(evidence)
+	w.rep.Transcripts.Hashed, w.rep.Transcripts.Unhashable = hashed, docs-hashed
 	for _, r := range receipts {
 		switch r.Status {
 		case verify.StatusValid:

@@ -4,7 +4,9 @@
 // (SHA-256 over canonical JSON), and consensus receipts: the envelope's
 // payload hash and Ed25519 or ML-DSA signature, the per-agent statements and
 // their k-of-n quorum, and the transcript references, resolved by a Resolver
-// against every document of the run once the inputs end.
+// once the inputs end, against what every document of the run with a
+// referenced id says (Evidence, folded by package docindex in the CLI's
+// pipeline).
 //
 // A ReceiptChecker checks one receipt at a time: it owns the keyring, a
 // canonicalizer, a cache of unpacked public keys and its scratch buffers,

@@ -133,13 +133,16 @@ func (f *fixture) verify(kr *Keyring, docs ...map[string]any) ReceiptResult {
 	}
 	chk := NewReceiptChecker(kr).CheckReceipt(&tape, tape.Lookup(0, "consensusReceipt"), []string{"agent-1", "agent-0", "agent-2"})
 	r := NewResolver()
+	r.AddReceipt(&PendingReceipt{File: "f", Line: 1, Check: chk})
+	ev := r.References()
 	for _, d := range docs {
 		db, _ := json.Marshal(d)
 		canon, err := Canonicalize(db)
-		r.AddDocument(d["id"].(string), sha256.Sum256(canon), err == nil)
+		if e := ev[d["id"].(string)]; e != nil {
+			e.Add(sha256.Sum256(canon), err == nil)
+		}
 	}
-	r.AddReceipt(&PendingReceipt{File: "f", Line: 1, Check: chk})
-	return r.Resolve()[0]
+	return r.Resolve(ev)[0]
 }
 
 func TestReceiptStatuses(t *testing.T) {

@@ -1,24 +1,79 @@
 package verify
 
-// Resolver settles receipts' references against every document of a run. It
-// is fed in input order by one goroutine (the pipeline's writer) and
-// resolves when the inputs end. Memory: one entry per distinct document id
-// (the id, its hash and a flag: about 100 bytes), plus each receipt's
-// pending check and references.
+// Resolver settles receipts' references once the inputs end. It is fed
+// in input order by one goroutine (the pipeline's writer) and holds only
+// the receipts: each one's position, its own checks and its references
+// (about 400 bytes plus 80 per reference). What the run's documents say
+// about the referenced ids is gathered elsewhere (package docindex, or a
+// join in the Beam module), folded per id with Evidence.Add, and handed to
+// Resolve.
 type Resolver struct {
-	docs     map[string]*docEntry
 	receipts []*PendingReceipt
 	refs     int64
-	hashed   int64
-	unhash   int64
 }
 
-type docEntry struct {
-	hash [32]byte
-	// hashable is false when any document with the id has no hash.
-	hashable bool
-	// ambiguous is set when hashable documents with the id hash differently.
-	ambiguous bool
+// Evidence is what every document of a run sharing one id says about it,
+// folded with Add (or Merge, for partial folds) in any order: the fold is
+// commutative and associative, so a streaming index and a grouped join
+// reach the same value. The zero Evidence is an id no document has.
+type Evidence struct {
+	// Documents counts the documents with the id, Hashed those of them
+	// that have a transcript hash.
+	Documents, Hashed int64
+	// Hash is the transcript hash of the hashable copies when Hashed > 0
+	// (of the first one folded in when they differ).
+	Hash [32]byte
+	// Ambiguous is set when hashable copies hash differently.
+	Ambiguous bool
+}
+
+// Add folds one more document with the id into e: its transcript hash, and
+// whether it has one.
+func (e *Evidence) Add(hash [32]byte, hashable bool) {
+	e.Documents++
+	if !hashable {
+		return
+	}
+	if e.Hashed == 0 {
+		e.Hash = hash
+	} else if hash != e.Hash {
+		e.Ambiguous = true
+	}
+	e.Hashed++
+}
+
+// Merge folds the documents of o (another part of the same id's documents)
+// into e.
+func (e *Evidence) Merge(o Evidence) {
+	switch {
+	case o.Hashed == 0:
+	case e.Hashed == 0:
+		e.Hash, e.Ambiguous = o.Hash, o.Ambiguous
+	default:
+		e.Ambiguous = e.Ambiguous || o.Ambiguous || o.Hash != e.Hash
+	}
+	e.Documents += o.Documents
+	e.Hashed += o.Hashed
+}
+
+// Check is the reference rule (docs/FORMAT.md, "Receipt reason codes"):
+// the reason a reference with the given sha256 fails against the evidence
+// for its id, and false when it holds. No document: transcript-missing;
+// any copy without a hash: transcript-unhashable (duplicating unhashable
+// evidence never softens invalid to incomplete); hashable copies that
+// differ: transcript-ambiguous; else the hash must match.
+func (e *Evidence) Check(sha256 [32]byte) (Reason, bool) {
+	switch {
+	case e == nil || e.Documents == 0:
+		return TranscriptMissing, true
+	case e.Hashed < e.Documents:
+		return TranscriptUnhashable, true
+	case e.Ambiguous:
+		return TranscriptAmbiguous, true
+	case sha256 != e.Hash:
+		return TranscriptHashMismatch, true
+	}
+	return 0, false
 }
 
 // PendingReceipt is a receipt waiting for resolution, with its position.
@@ -52,37 +107,8 @@ type ReceiptResult struct {
 
 // NewResolver returns an empty resolver.
 func NewResolver() *Resolver {
-	return &Resolver{docs: make(map[string]*docEntry)}
+	return &Resolver{}
 }
-
-// AddDocument records a document's transcript hash (hashable false when it
-// has none) and reports whether its id was seen before. Documents sharing an
-// id make it ambiguous when their hashes differ, and unhashable when any of
-// them has no hash (docs/FORMAT.md).
-func (r *Resolver) AddDocument(id string, hash [32]byte, hashable bool) (seen bool) {
-	if hashable {
-		r.hashed++
-	} else {
-		r.unhash++
-	}
-	if e, ok := r.docs[id]; ok {
-		switch {
-		case !hashable:
-			e.hashable = false
-		case !e.hashable:
-			// An unhashable copy already decides: transcript-unhashable.
-		case e.hash != hash:
-			e.ambiguous = true
-		}
-		return true
-	}
-	r.docs[id] = &docEntry{hash: hash, hashable: hashable}
-	return false
-}
-
-// Hashed returns the number of documents with a transcript hash, and of
-// those without.
-func (r *Resolver) Hashed() (hashed, unhashable int64) { return r.hashed, r.unhash }
 
 // AddReceipt queues a receipt for resolution.
 func (r *Resolver) AddReceipt(p *PendingReceipt) {
@@ -90,16 +116,36 @@ func (r *Resolver) AddReceipt(p *PendingReceipt) {
 	r.refs += int64(len(p.Check.Refs))
 }
 
-// MemoryEstimate is the approximate heap the resolver holds: about 150
-// bytes per distinct document id (the id string, its hash, the map entry)
-// and about 400 bytes per pending receipt plus 80 per reference (measured
-// with heap profiles on gen archives).
-func (r *Resolver) MemoryEstimate() int64 {
-	return int64(len(r.docs))*150 + int64(len(r.receipts))*400 + r.refs*80
+// References returns a map holding, with a zero Evidence to fill, every
+// id that a queued receipt references, other than the receipt's own
+// conversation (a self-reference is settled by the receipt's own hash). It
+// grows with the references, not with the documents.
+func (r *Resolver) References() map[string]*Evidence {
+	want := make(map[string]*Evidence)
+	for _, p := range r.receipts {
+		for _, ref := range p.Check.Refs {
+			if ref.ID != p.Check.ConversationID && want[ref.ID] == nil {
+				want[ref.ID] = new(Evidence)
+			}
+		}
+	}
+	return want
 }
 
-// Resolve settles every queued receipt, in the order they were added.
-func (r *Resolver) Resolve() []ReceiptResult {
+// MemoryEstimate is the approximate heap the resolver holds: about 400
+// bytes per pending receipt plus 80 per reference (measured with heap
+// profiles on gen archives).
+func (r *Resolver) MemoryEstimate() int64 {
+	return int64(len(r.receipts))*400 + r.refs*80
+}
+
+// Resolve settles every queued receipt, in the order they were added,
+// against the evidence of each referenced id (as References returned it,
+// filled in); an id absent from evidence, or nil, has no document. A
+// reference to the receipt's own conversation is compared with its own
+// hash computed without the receipt members, whatever other documents
+// share the id.
+func (r *Resolver) Resolve(evidence map[string]*Evidence) []ReceiptResult {
 	out := make([]ReceiptResult, len(r.receipts))
 	for i, p := range r.receipts {
 		c := p.Check
@@ -114,16 +160,8 @@ func (r *Resolver) Resolve() []ReceiptResult {
 				}
 				continue
 			}
-			e, ok := r.docs[ref.ID]
-			switch {
-			case !ok:
-				reasons.Add(TranscriptMissing)
-			case !e.hashable:
-				reasons.Add(TranscriptUnhashable)
-			case e.ambiguous:
-				reasons.Add(TranscriptAmbiguous)
-			case ref.SHA256 != e.hash:
-				reasons.Add(TranscriptHashMismatch)
+			if reason, failed := evidence[ref.ID].Check(ref.SHA256); failed {
+				reasons.Add(reason)
 			}
 		}
 		out[i] = ReceiptResult{
