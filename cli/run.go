@@ -56,7 +56,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, withKeys bool) {
 	fs.StringVar(&f.zstdWindow, "zstd-max-window", "128MiB", "largest zstd window accepted in inputs (up to 2GiB, for zstd --long=31)")
 	fs.BoolVar(&f.strict, "strict", false, "refuse a leading byte-order mark instead of dropping it")
 	fs.StringVar(&f.progress, "progress", "auto", "progress line on stderr: auto (redrawn in place when stderr is a terminal), always (elsewhere a line every 10s), never; the % is of the input files' bytes read, sizes are uncompressed")
-	fs.StringVar(&f.memLimit, "memory-limit", "200MiB", "soft memory limit for the run, plus what receipt resolution holds (grows with documents); 0 for none; GOMEMLIMIT in the environment wins")
+	fs.StringVar(&f.memLimit, "memory-limit", "200MiB", "soft memory limit for the run, plus what receipt resolution holds (the document index's buffers and the pending receipts, which grow with receipts, not documents); 0 for none; GOMEMLIMIT in the environment wins")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile to this file at the end")
 }
