@@ -96,6 +96,14 @@ type TableOptions struct {
 	// PartBytes starts a new part file once a part reaches this size
 	// (default 256 MiB).
 	PartBytes int64
+	// PageBytes cuts a data page once its encoded values reach this size
+	// (default 64 KiB). It bounds the memory of every column writer, which
+	// holds its page uncompressed and grows the page's buffers to this size:
+	// with pqarrow's default of 1 MiB, a column of small values (ids,
+	// counts) never filled a page in a row group, so each column held its
+	// whole row group uncompressed and re-grew and copied the buffers on
+	// every row group.
+	PageBytes int64
 	// BatchRows is how many rows are built in memory before they are handed
 	// to the Parquet writer (default 8192).
 	BatchRows int
@@ -110,6 +118,9 @@ func (o *TableOptions) defaults() {
 	}
 	if o.PartBytes <= 0 {
 		o.PartBytes = 256 << 20
+	}
+	if o.PageBytes <= 0 {
+		o.PageBytes = 64 << 10
 	}
 	if o.BatchRows <= 0 {
 		o.BatchRows = 8192
@@ -346,6 +357,7 @@ func (w *tableWriter) properties() []parquet.WriterProperty {
 	props := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(1 << 40), // cut by bytes in flush, not by rows
+		parquet.WithDataPageSize(w.opts.PageBytes),
 		parquet.WithCreatedBy(CreatedBy(w.opts.Version)),
 		parquet.WithDictionaryDefault(false),
 		// The root SchemaElement: REQUIRED, as parquet-cpp writes it.
