@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
@@ -300,7 +298,7 @@ type tableWriter struct {
 	opts TableOptions
 	info tableInfo
 
-	rb    *array.RecordBuilder
+	rb    *recordBuilder
 	rows  int
 	file  *File
 	fw    *pqarrow.FileWriter
@@ -316,9 +314,9 @@ type tableWriter struct {
 	cut bool
 }
 
-func (w *tableWriter) builder() *array.RecordBuilder {
+func (w *tableWriter) builder() *recordBuilder {
 	if w.rb == nil {
-		w.rb = array.NewRecordBuilder(memory.DefaultAllocator, w.info.tableSchema())
+		w.rb = newRecordBuilder(w.info.tableSchema(), w.opts.BatchRows)
 	}
 	return w.rb
 }
@@ -465,7 +463,7 @@ type rowWriter[R any] struct {
 	table *table[R]
 	// columns are the table's columns, bound to the record builder bound.
 	columns []boundColumn[R]
-	bound   *array.RecordBuilder
+	bound   *recordBuilder
 }
 
 func newRowWriter[R any](w *tableWriter, t *table[R]) *rowWriter[R] {
