@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
@@ -149,7 +150,25 @@ type Tables struct {
 // in hex, encoded once for the two tables that hold it.
 type docRow struct {
 	Doc
-	sha256 transform.Opt[string]
+	// sha256 is Hash in hex when Hashed, kept as bytes and appended as
+	// such: a string per document was a twentieth of the writer's garbage
+	// on tiny documents.
+	sha256 [64]byte
+}
+
+// sha256Col is the nullable utf8 column of the document's transcript hash
+// in hex, null when the document has none.
+func sha256Col(name string) column[*docRow] {
+	return customCol(name, utf8Type, true, func(b array.Builder) func(*docRow) {
+		sb := b.(*array.StringBuilder)
+		return func(d *docRow) {
+			if !d.Hashed {
+				sb.AppendNull()
+				return
+			}
+			sb.BinaryBuilder.Append(d.sha256[:])
+		}
+	})
 }
 
 // NewTables starts the named tables in txn.
@@ -196,7 +215,7 @@ func (t *Tables) AddDocument(d *Doc) error {
 	t.doc = docRow{Doc: *d}
 	doc := &t.doc
 	if d.Hashed && (t.conversations != nil || t.transcripts != nil) {
-		doc.sha256 = transform.Some(hex.EncodeToString(d.Hash[:]))
+		hex.Encode(doc.sha256[:], d.Hash[:])
 	}
 	if w := t.usage; w != nil {
 		for i := range doc.Rows.Usage {
