@@ -335,7 +335,7 @@ type tableWriter struct {
 
 func (w *tableWriter) builder() *recordBuilder {
 	if w.rb == nil {
-		w.rb = newRecordBuilder(w.info.tableSchema(), w.opts.BatchRows)
+		w.rb = newRecordBuilder(w.info.tableSchema())
 	}
 	return w.rb
 }

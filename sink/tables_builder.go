@@ -32,11 +32,13 @@ type recordBuilder struct {
 	// dataLen is the bytes of each string field's values in the last
 	// batch, reserved for the next one.
 	dataLen []int
-	rows    int // rows to reserve in a new batch
+	// rows is the rows of the last batch, reserved for the next one: not
+	// BatchRows, which a caller may set far above what it ever writes.
+	rows int
 }
 
-func newRecordBuilder(schema *arrow.Schema, rows int) *recordBuilder {
-	b := &recordBuilder{schema: schema, rows: rows}
+func newRecordBuilder(schema *arrow.Schema) *recordBuilder {
+	b := &recordBuilder{schema: schema}
 	pool := &recycler{}
 	for _, f := range schema.Fields() {
 		fixed := fixedWidth(f.Type)
@@ -48,7 +50,6 @@ func newRecordBuilder(schema *arrow.Schema, rows int) *recordBuilder {
 		b.fixed = append(b.fixed, fixed)
 		b.dataLen = append(b.dataLen, 0)
 	}
-	b.reserve()
 	return b
 }
 
@@ -62,9 +63,9 @@ func fixedWidth(t arrow.DataType) bool {
 	return false
 }
 
-// reserve sizes the builders for a batch at once: the fixed-width ones
-// from the recycled buffers, the string ones for as many bytes as the last
-// batch held (one allocation per buffer instead of a doubling series).
+// reserve sizes the builders for as many rows as the last batch held, and
+// the string ones for as many bytes: one allocation per buffer instead of
+// a doubling series (the fixed-width ones from the recycled buffers).
 func (b *recordBuilder) reserve() {
 	for i, f := range b.fields {
 		switch f := f.(type) {
@@ -92,7 +93,8 @@ func (b *recordBuilder) NewRecord() arrow.Record {
 		}
 		cols[i] = f.NewArray()
 	}
-	rec := array.NewRecord(b.schema, cols, int64(cols[0].Len()))
+	b.rows = cols[0].Len()
+	rec := array.NewRecord(b.schema, cols, int64(b.rows))
 	for _, c := range cols {
 		c.Release()
 	}
