@@ -30,8 +30,9 @@ type recordBuilder struct {
 	// fixed tells the fields whose memory is recycled.
 	fixed []bool
 	// dataLen is the bytes of each string field's values in the last
-	// batch, reserved for the next one.
-	dataLen []int
+	// batch, reserved for the next one; for a list or map field, those of
+	// its string values or keys, and childLen their number.
+	dataLen, childLen []int
 	// rows is the rows of the last batch, reserved for the next one: not
 	// BatchRows, which a caller may set far above what it ever writes.
 	rows int
@@ -49,6 +50,7 @@ func newRecordBuilder(schema *arrow.Schema) *recordBuilder {
 		b.fields = append(b.fields, array.NewBuilder(mem, f.Type))
 		b.fixed = append(b.fixed, fixed)
 		b.dataLen = append(b.dataLen, 0)
+		b.childLen = append(b.childLen, 0)
 	}
 	return b
 }
@@ -70,12 +72,47 @@ func (b *recordBuilder) reserve() {
 	for i, f := range b.fields {
 		switch f := f.(type) {
 		case *array.StringBuilder:
+			reserveStrings(f, b.rows, b.dataLen[i])
+		case *array.ListBuilder:
 			f.Reserve(b.rows)
-			f.ReserveData(b.dataLen[i] + b.dataLen[i]/8)
+			if sb, ok := f.ValueBuilder().(*array.StringBuilder); ok {
+				reserveStrings(sb, b.childLen[i], b.dataLen[i])
+			}
+		case *array.MapBuilder:
+			f.Reserve(b.rows)
+			f.ValueBuilder().Reserve(b.childLen[i]) // the entries, keys and items
+			if kb, ok := f.KeyBuilder().(*array.StringBuilder); ok {
+				kb.ReserveData(b.dataLen[i] + b.dataLen[i]/8)
+			}
 		default:
 			if b.fixed[i] {
 				f.Reserve(b.rows)
 			}
+		}
+	}
+}
+
+// reserveStrings reserves rows strings of about n bytes in all.
+func reserveStrings(sb *array.StringBuilder, rows, n int) {
+	sb.Reserve(rows)
+	sb.ReserveData(n + n/8)
+}
+
+// measure records the sizes of the batch in field i, for reserve.
+func (b *recordBuilder) measure(i int) {
+	switch f := b.fields[i].(type) {
+	case *array.StringBuilder:
+		b.dataLen[i] = f.DataLen()
+	case *array.ListBuilder:
+		vb := f.ValueBuilder()
+		b.childLen[i] = vb.Len()
+		if sb, ok := vb.(*array.StringBuilder); ok {
+			b.dataLen[i] = sb.DataLen()
+		}
+	case *array.MapBuilder:
+		b.childLen[i] = f.KeyBuilder().Len()
+		if kb, ok := f.KeyBuilder().(*array.StringBuilder); ok {
+			b.dataLen[i] = kb.DataLen()
 		}
 	}
 }
@@ -88,9 +125,7 @@ func (b *recordBuilder) Field(i int) array.Builder { return b.fields[i] }
 func (b *recordBuilder) NewRecord() arrow.Record {
 	cols := make([]arrow.Array, len(b.fields))
 	for i, f := range b.fields {
-		if sb, ok := f.(*array.StringBuilder); ok {
-			b.dataLen[i] = sb.DataLen()
-		}
+		b.measure(i)
 		cols[i] = f.NewArray()
 	}
 	b.rows = cols[0].Len()
