@@ -18,12 +18,13 @@ import (
 // rows that garbage, made again every batch, was a third of what the
 // writer allocated, and the collector's cost grows with the live heap
 // (issue 12). The buffers of fixed-width columns (integers, floats,
-// booleans, timestamps, and every column's validity bitmap) come from a
-// recycler, which takes them back when the record is released after the
-// Parquet writer has encoded it. Strings and nested columns keep Go's
-// allocator: the Parquet writer keeps references into string values (the
-// min and max of a column chunk's statistics, until the part's footer is
-// written), so their memory must not be reused.
+// booleans, timestamps, values and validity bitmaps) come from a recycler,
+// which takes them back when the record is released after the Parquet
+// writer has encoded it. Strings and nested columns keep Go's allocator,
+// and are reserved for the size of the last batch instead: the Parquet
+// writer keeps references into string values (the min and max of a column
+// chunk's statistics, until the part's footer is written), so their
+// memory must not be reused.
 type recordBuilder struct {
 	schema *arrow.Schema
 	fields []array.Builder
