@@ -115,7 +115,7 @@ type boundColumn[R any] struct {
 }
 
 // bind binds every column to its builder in rb.
-func (t *table[R]) bind(rb *array.RecordBuilder) []boundColumn[R] {
+func (t *table[R]) bind(rb *recordBuilder) []boundColumn[R] {
 	out := make([]boundColumn[R], len(t.columns))
 	for i := range t.columns {
 		c, b := &t.columns[i], rb.Field(i)

@@ -26,7 +26,7 @@ var conversationsTable = newTable(TableConversations,
 	int32Col("tool_call_count", func(d *docRow) int32 { return d.Rows.Conversation.ToolCallCount }),
 	int32Col("tool_result_orphans", func(d *docRow) int32 { return d.Rows.Conversation.ToolResultOrphans }),
 	boolCol("has_receipt", func(d *docRow) bool { return d.Rows.Conversation.HasReceipt }),
-	optUTF8Col("transcript_sha256", func(d *docRow) transform.Opt[string] { return d.sha256 }),
+	sha256Col("transcript_sha256"),
 	utf8Col("source_file", func(d *docRow) string { return d.File }).dict(),
 	int64Col("source_line", func(d *docRow) int64 { return d.Line }),
 )

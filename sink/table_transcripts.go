@@ -6,7 +6,7 @@ import "github.com/convbatch/convbatch/transform"
 // "transcripts"): one row per document.
 var transcriptsTable = newTable(TableTranscripts,
 	utf8Col("conversation_id", func(d *docRow) string { return d.ID }),
-	optUTF8Col("sha256", func(d *docRow) transform.Opt[string] { return d.sha256 }),
+	sha256Col("sha256"),
 	optInt64Col("canonical_bytes", func(d *docRow) transform.Opt[int64] {
 		return transform.Opt[int64]{V: d.Rows.CanonicalBytes, Valid: d.Hashed}
 	}),

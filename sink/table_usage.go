@@ -37,6 +37,10 @@ func tokensCol(name string) column[usageRow] {
 	return customCol(name, tokensType, true, func(b array.Builder) func(usageRow) {
 		mb := b.(*array.MapBuilder)
 		kb, ib := mb.KeyBuilder().(*array.StringBuilder), mb.ItemBuilder().(*array.Int64Builder)
+		// Each entry is appended to the entries' struct builder too: the
+		// map builder would otherwise catch the struct up on its next
+		// Append with a new []bool, an allocation per row.
+		eb := mb.ValueBuilder().(*array.StructBuilder)
 		return func(r usageRow) {
 			if !r.row.TokensValid {
 				mb.AppendNull()
@@ -44,6 +48,7 @@ func tokensCol(name string) column[usageRow] {
 			}
 			mb.Append(true)
 			for _, c := range r.row.Tokens {
+				eb.Append(true)
 				kb.Append(c.Name)
 				if c.Valid {
 					ib.Append(c.Count)

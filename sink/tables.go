@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
@@ -96,6 +95,14 @@ type TableOptions struct {
 	// PartBytes starts a new part file once a part reaches this size
 	// (default 256 MiB).
 	PartBytes int64
+	// PageBytes cuts a data page once its encoded values reach this size
+	// (default 64 KiB). It bounds the memory of every column writer, which
+	// holds its page uncompressed and grows the page's buffers to this size:
+	// with pqarrow's default of 1 MiB, a column of small values (ids,
+	// counts) never filled a page in a row group, so each column held its
+	// whole row group uncompressed and re-grew and copied the buffers on
+	// every row group.
+	PageBytes int64
 	// BatchRows is how many rows are built in memory before they are handed
 	// to the Parquet writer (default 8192).
 	BatchRows int
@@ -110,6 +117,9 @@ func (o *TableOptions) defaults() {
 	}
 	if o.PartBytes <= 0 {
 		o.PartBytes = 256 << 20
+	}
+	if o.PageBytes <= 0 {
+		o.PageBytes = 64 << 10
 	}
 	if o.BatchRows <= 0 {
 		o.BatchRows = 8192
@@ -140,7 +150,25 @@ type Tables struct {
 // in hex, encoded once for the two tables that hold it.
 type docRow struct {
 	Doc
-	sha256 transform.Opt[string]
+	// sha256 is Hash in hex when Hashed, kept as bytes and appended as
+	// such: a string per document was a twentieth of the writer's garbage
+	// on tiny documents.
+	sha256 [64]byte
+}
+
+// sha256Col is the nullable utf8 column of the document's transcript hash
+// in hex, null when the document has none.
+func sha256Col(name string) column[*docRow] {
+	return customCol(name, utf8Type, true, func(b array.Builder) func(*docRow) {
+		sb := b.(*array.StringBuilder)
+		return func(d *docRow) {
+			if !d.Hashed {
+				sb.AppendNull()
+				return
+			}
+			sb.BinaryBuilder.Append(d.sha256[:])
+		}
+	})
 }
 
 // NewTables starts the named tables in txn.
@@ -187,7 +215,7 @@ func (t *Tables) AddDocument(d *Doc) error {
 	t.doc = docRow{Doc: *d}
 	doc := &t.doc
 	if d.Hashed && (t.conversations != nil || t.transcripts != nil) {
-		doc.sha256 = transform.Some(hex.EncodeToString(d.Hash[:]))
+		hex.Encode(doc.sha256[:], d.Hash[:])
 	}
 	if w := t.usage; w != nil {
 		for i := range doc.Rows.Usage {
@@ -289,7 +317,7 @@ type tableWriter struct {
 	opts TableOptions
 	info tableInfo
 
-	rb    *array.RecordBuilder
+	rb    *recordBuilder
 	rows  int
 	file  *File
 	fw    *pqarrow.FileWriter
@@ -305,9 +333,9 @@ type tableWriter struct {
 	cut bool
 }
 
-func (w *tableWriter) builder() *array.RecordBuilder {
+func (w *tableWriter) builder() *recordBuilder {
 	if w.rb == nil {
-		w.rb = array.NewRecordBuilder(memory.DefaultAllocator, w.info.tableSchema())
+		w.rb = newRecordBuilder(w.info.tableSchema())
 	}
 	return w.rb
 }
@@ -346,6 +374,7 @@ func (w *tableWriter) properties() []parquet.WriterProperty {
 	props := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(1 << 40), // cut by bytes in flush, not by rows
+		parquet.WithDataPageSize(w.opts.PageBytes),
 		parquet.WithCreatedBy(CreatedBy(w.opts.Version)),
 		parquet.WithDictionaryDefault(false),
 		// The root SchemaElement: REQUIRED, as parquet-cpp writes it.
@@ -453,7 +482,7 @@ type rowWriter[R any] struct {
 	table *table[R]
 	// columns are the table's columns, bound to the record builder bound.
 	columns []boundColumn[R]
-	bound   *array.RecordBuilder
+	bound   *recordBuilder
 }
 
 func newRowWriter[R any](w *tableWriter, t *table[R]) *rowWriter[R] {
