@@ -223,6 +223,9 @@ func (r *Reader) Next() (Record, error) {
 	return rec, nil
 }
 
+// readChunk is the most ReadBatch reads from its source at once.
+const readChunk = 256 << 10
+
 // ReadBatch fills b with the next records of the input, reusing b's memory,
 // and returns io.EOF when no records are left. A batch holds at least one
 // record unless ReadBatch returns an error.
@@ -290,7 +293,11 @@ func (r *Reader) ReadBatch(b *Batch) error {
 			copy(nb, buf)
 			buf = nb
 		}
-		n, err := r.src.Read(buf[len(buf):cap(buf)])
+		// Read at most readChunk at a time: a batch can end at its record
+		// cap with most of a large read unconsumed, and what is left is
+		// copied into the next batch; a 4 MiB read of 100-byte lines would
+		// carry megabytes from batch to batch, growing every buffer.
+		n, err := r.src.Read(buf[len(buf):min(cap(buf), len(buf)+readChunk)])
 		buf = buf[:len(buf)+n]
 		if err != nil {
 			r.eof = true

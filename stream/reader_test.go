@@ -371,3 +371,51 @@ func TestZstdChecksumReported(t *testing.T) {
 	}
 	t.Logf("reported as %s at %d", ie.Reason, ie.Offset)
 }
+
+// TestShortLinesBoundedBuffers: when batches end at their record cap long
+// before their byte size (tiny documents), the bytes read past the last
+// record are carried into the next batch; they must stay small, or every
+// batch's buffer grows and the carry is copied over and over.
+func TestShortLinesBoundedBuffers(t *testing.T) {
+	const lines = 200_000
+	line := []byte(`{"id":"c0000001","messages":[]}` + "\n")
+	input := bytes.Repeat(line, lines)
+	for _, src := range []struct {
+		name string
+		r    io.Reader
+	}{
+		{"reader", bytes.NewReader(input)},
+		{"one-shot reads", struct{ io.Reader }{bytes.NewReader(input)}},
+	} {
+		t.Run(src.name, func(t *testing.T) {
+			r, err := NewReader(src.r, "tiny", ShapeJSONL, WithBatch(DefaultBatchBytes, 1024))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			// Batches circulate as in the pipeline's pool.
+			batches := make([]Batch, 6)
+			total := 0
+			for i := 0; ; i++ {
+				b := &batches[i%len(batches)]
+				err := r.ReadBatch(b)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				total += len(b.Recs)
+				if c := cap(b.Buf); c > DefaultBatchBytes {
+					t.Fatalf("batch %d: buffer grew to %d bytes for %d records of %d bytes", i, c, len(b.Recs), len(line))
+				}
+				if c := cap(r.carry); c > 2*readChunk {
+					t.Fatalf("batch %d: carry grew to %d bytes", i, c)
+				}
+			}
+			if total != lines {
+				t.Fatalf("%d records, want %d", total, lines)
+			}
+		})
+	}
+}
