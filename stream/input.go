@@ -182,7 +182,7 @@ func ExpandAll(args []string) ([]Input, []Skipped, error) {
 			n := 0
 			for _, m := range matches {
 				ms, err := os.Stat(m)
-				if reason, skip := skipReason(filepath.Base(m), err == nil && ms.IsDir(), err == nil); skip {
+				if reason, skip := skipReason(filepath.Base(m), err == nil && ms.IsDir(), err == nil && ms.Mode().IsRegular()); skip {
 					skipped = append(skipped, Skipped{Path: m, Reason: reason})
 					continue
 				}
@@ -215,10 +215,35 @@ func ExpandAll(args []string) ([]Input, []Skipped, error) {
 	if len(out) == 0 {
 		return nil, nil, fmt.Errorf("%w: no input files", ErrNoInput)
 	}
+	if err := refuseRepeats(out); err != nil {
+		return nil, nil, err
+	}
 	if err := Disambiguate(out); err != nil {
 		return nil, nil, err
 	}
 	return out, skipped, nil
+}
+
+// refuseRepeats refuses a file that two arguments both name (directly, or
+// also through a directory or glob that holds it), whatever names the two
+// would be given: its documents would be read twice. Paths are compared
+// absolute, ".." resolved, symbolic links not.
+func refuseRepeats(inputs []Input) error {
+	seen := make(map[string]string, len(inputs))
+	for _, in := range inputs {
+		if in.Path == StdinPath {
+			continue
+		}
+		abs, err := filepath.Abs(in.Path)
+		if err != nil {
+			return fmt.Errorf("input %q: %w", in.Path, err)
+		}
+		if first, ok := seen[abs]; ok {
+			return fmt.Errorf("inputs %q and %q are the same file: name it once", first, in.Path)
+		}
+		seen[abs] = in.Path
+	}
+	return nil
 }
 
 // skippedNote says how many entries a directory or glob that gave no input

@@ -69,11 +69,17 @@ func TestExpand(t *testing.T) {
 		{filepath.Join(dir, "missing.jsonl")},
 		{"-", "-"},
 		{filepath.Join(dir, "b.jsonl"), filepath.Join(dir, "b.jsonl")},
+		// The same file through its directory and by name, under names
+		// that do not clash (z and a/z): still read twice, so refused.
+		{dir, filepath.Join(dir, "a", "z.jsonl.zst")},
+		{dir, filepath.Join(dir, "a")},
+		{filepath.Join(dir, "a", "*.zst"), filepath.Join(dir, "a", "z.jsonl.zst")},
 	} {
 		if _, err := Expand(bad); err == nil {
 			t.Errorf("Expand(%v) accepted", bad)
 		}
 	}
+
 }
 
 // TestExpandSameNames: inputs that would share an archive name get their
