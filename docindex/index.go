@@ -149,7 +149,9 @@ func (x *Index) fail(err error) error {
 }
 
 // spill appends every non-empty buffer to its partition file and empties
-// it, keeping its capacity.
+// it, keeping its capacity up to twice a partition's share of the budget: a
+// buffer grown by one very long id is dropped, so that the index's memory
+// stays near the budget whatever the ids' lengths.
 func (x *Index) spill() error {
 	if x.stage == "" {
 		dir, err := os.MkdirTemp(x.opts.dir, StagingPattern)
@@ -165,7 +167,11 @@ func (x *Index) spill() error {
 		if err := x.appendFile(p, buf); err != nil {
 			return x.fail(err)
 		}
-		x.parts[p] = buf[:0]
+		if cap(buf) > 2*x.opts.budget/len(x.parts) {
+			x.parts[p] = nil
+		} else {
+			x.parts[p] = buf[:0]
+		}
 	}
 	x.buffered = 0
 	return nil

@@ -353,3 +353,43 @@ func BenchmarkLookup(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)*1e6/b.Elapsed().Seconds(), "docs/s")
 }
+
+// TestLongIDsDoNotPinMemory: a buffer grown by one very long id is dropped
+// at the next spill, so long ids in every partition cannot hold hundreds of
+// times the budget for the rest of the run.
+func TestLongIDsDoNotPinMemory(t *testing.T) {
+	const budget = 1 << 20
+	x, err := New(WithDir(t.TempDir()), WithBudget(budget))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	long := strings.Repeat("x", 512<<10)
+	for i := range 256 {
+		if err := x.Add(fmt.Sprint(i, long), h("x"), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Spill, then small documents only.
+	for i := range 20000 {
+		if err := x.Add(fmt.Sprint("short-", i), h("y"), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := x.MemoryEstimate(); m > 4*budget {
+		t.Fatalf("buffers hold %d bytes after long ids, budget %d", m, budget)
+	}
+	want := map[string]*verify.Evidence{fmt.Sprint(7, long): {}, "short-5": {}}
+	distinct, err := x.Lookup(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if distinct != 256+20000 {
+		t.Fatalf("distinct %d", distinct)
+	}
+	for id, e := range want {
+		if *e == (verify.Evidence{}) {
+			t.Errorf("id of %d bytes not found", len(id))
+		}
+	}
+}
