@@ -448,8 +448,12 @@ func (w *tableWriter) closePart() error {
 }
 
 func (w *tableWriter) close() error {
-	if err := w.flush(); err != nil {
-		return err
+	// A part that ended full with the last rows needs no successor; a
+	// table with no rows at all still gets its one (empty) part.
+	if w.fw != nil || w.rows > 0 || len(w.partRows) == 0 {
+		if err := w.flush(); err != nil {
+			return err
+		}
 	}
 	if w.rb != nil {
 		w.rb.Release()

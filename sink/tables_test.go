@@ -272,3 +272,38 @@ func TestSignedAtAsVerifyParsed(t *testing.T) {
 		}
 	}
 }
+
+// TestTablesNoEmptyLastPart: when the last rows fill a part, closing the
+// table does not open another, empty one (it would be listed in
+// report.json and read by every reader of the glob).
+func TestTablesNoEmptyLastPart(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	txn, err := sink.NewTxn(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := sink.NewTables(txn, []string{sink.TableReceipts}, sink.TableOptions{RowGroupBytes: 1, PartBytes: 1, BatchRows: 1})
+	receipts := []verify.ReceiptResult{
+		{ConversationID: "a", Status: verify.StatusValid},
+		{ConversationID: "b", Status: verify.StatusInvalid},
+	}
+	if err := tables.AddReceipts(receipts); err != nil {
+		t.Fatal(err)
+	}
+	if err := tables.Close(); err != nil {
+		t.Fatal(err)
+	}
+	counts := tables.Counts()[sink.TableReceipts]
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	tb := pqtest.ReadTable(t, out, sink.TableReceipts)
+	if len(tb.Parts) != 2 || len(counts.Parts) != 2 || len(tb.Rows) != 2 {
+		t.Fatalf("%d parts on disk, %d counted, %d rows; want 2 parts of 1 row", len(tb.Parts), len(counts.Parts), len(tb.Rows))
+	}
+	for _, p := range counts.Parts {
+		if p.Rows != 1 {
+			t.Errorf("part %s: %d rows, want 1", p.Path, p.Rows)
+		}
+	}
+}
