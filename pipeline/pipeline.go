@@ -269,6 +269,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res, err := w.finish(started)
 	if err != nil {
+		w.closeAll() // what finish had not closed yet
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 	return res, nil

@@ -301,7 +301,9 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 		w.rep.Tables = w.tables.Counts()
 	}
 	if w.rejects != nil {
-		if err := w.rejects.Close(); err != nil {
+		err := w.rejects.Close()
+		w.rejects = nil
+		if err != nil {
 			return nil, err
 		}
 	}
