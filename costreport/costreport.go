@@ -505,7 +505,11 @@ func (a *Aggregator) add(rec arrow.Record) error {
 			return err
 		}
 		if err := g.add(&r); err != nil {
-			return fmt.Errorf("group %s: %w", strings.Join(g.Values, ","), err)
+			shown := make([]string, len(g.Values))
+			for i, v := range g.Values {
+				shown[i] = printable(v) // labels come from the archive
+			}
+			return fmt.Errorf("group %s: %w", strings.Join(shown, ","), err)
 		}
 		if err := a.total.add(&r); err != nil {
 			return fmt.Errorf("total: %w", err)
