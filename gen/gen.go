@@ -473,23 +473,31 @@ func (g *generator) finish() *Expect {
 			e.ExtensionsUnknown[unknownExtensions[i]] = n
 		}
 	}
-	e.Usage.ByProvider = map[string]UsageSum{}
-	for i, s := range g.byProv {
-		if s.Messages > 0 {
-			e.Usage.ByProvider[providers[i].name] = s
-		}
-	}
-	e.Usage.ByAgent = map[string]UsageSum{}
-	for i, s := range g.byAgent {
-		if s.Messages > 0 {
-			name := ""
-			if i < len(g.agents) {
-				name = g.agents[i]
-			}
-			e.Usage.ByAgent[name] = s
-		}
-	}
+	e.Usage = usageExpect(g.byProv[:], g.byAgent, g.agents)
 	e.Transcripts = TranscriptTotals{Hashed: e.Documents - g.unhashable, Unhashable: g.unhashable}
 	g.resolve(&e)
 	return &e
+}
+
+// usageExpect gives the expected usage totals from the per-provider sums
+// (indexed as providers) and per-agent sums (indexed as agents, the slot
+// past the last for messages with no agent); groups with no message are
+// left out.
+func usageExpect(byProv, byAgent []UsageSum, agents []string) UsageTotals {
+	u := UsageTotals{ByProvider: map[string]UsageSum{}, ByAgent: map[string]UsageSum{}}
+	for i, s := range byProv {
+		if s.Messages > 0 {
+			u.ByProvider[providers[i].name] = s
+		}
+	}
+	for i, s := range byAgent {
+		if s.Messages > 0 {
+			name := ""
+			if i < len(agents) {
+				name = agents[i]
+			}
+			u.ByAgent[name] = s
+		}
+	}
+	return u
 }

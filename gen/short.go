@@ -354,22 +354,11 @@ func (g *shortGen) finish() *Expect {
 	e.RejectsByReason = map[string]int64{}
 	e.Warnings = map[string]int64{}
 	e.ExtensionsUnknown = map[string]int64{}
-	e.Usage.ByProvider = map[string]UsageSum{}
-	for i, s := range g.byProv {
-		if s.Messages > 0 {
-			e.Usage.ByProvider[providers[i].name] = s
-		}
+	var agents []string // the pool's agents; none without receipts
+	if g.keys != nil {
+		agents = g.keys.agentIDs[:]
 	}
-	e.Usage.ByAgent = map[string]UsageSum{}
-	for i, s := range g.byAgent {
-		if s.Messages > 0 {
-			name := ""
-			if i < poolAgents {
-				name = g.keys.agentIDs[i]
-			}
-			e.Usage.ByAgent[name] = s
-		}
-	}
+	e.Usage = usageExpect(g.byProv[:], g.byAgent[:], agents)
 	e.Transcripts = TranscriptTotals{Hashed: e.Documents}
 	if e.ReceiptList == nil {
 		e.ReceiptList = []ReceiptExpect{}
