@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -172,4 +173,58 @@ func BenchmarkCostSum(b *testing.B) {
 		sum = sum.Add(d)
 	}
 	_ = sum
+}
+
+// FuzzParseDecimal holds ParseDecimal to math/big: it accepts exactly the
+// JSON number literals (with exponents of at most six digits), its value is
+// the literal's, String reads back as the same value, and adding another
+// parsed decimal is exact.
+func FuzzParseDecimal(f *testing.F) {
+	for _, s := range []string{"0", "-0", "12.50", "1e-7", "3E+2", "-1.5e300", "0.1", "9223372036854775807", "1e1000000", "01", "1.", ".5", "1e", "--1", "1e+0000005"} {
+		f.Add(s, "0.001")
+	}
+	f.Fuzz(func(t *testing.T, s, other string) {
+		d, err := costreport.ParseDecimal(s)
+		isNumber := jsonNumber.MatchString(s)
+		if err != nil {
+			if isNumber && len(strings.TrimLeft(exponentOf(s), "0")) <= 6 {
+				t.Fatalf("%q refused: %v", s, err)
+			}
+			return
+		}
+		if !isNumber {
+			t.Fatalf("%q accepted as %s", s, d)
+		}
+		if len(strings.TrimLeft(exponentOf(s), "0")) > 3 || len(strings.TrimLeft(exponentOf(other), "0")) > 3 || len(other) > 64 {
+			return // values of a thousand digits and more: slow to compare, no new path
+		}
+		want, ok := new(big.Rat).SetString(s)
+		if !ok {
+			t.Fatalf("%q accepted, but big.Rat refuses it", s)
+		}
+		got, ok := new(big.Rat).SetString(d.String())
+		if !ok || got.Cmp(want) != 0 {
+			t.Fatalf("%q parsed as %s", s, d)
+		}
+		e, err := costreport.ParseDecimal(other)
+		if err != nil {
+			return
+		}
+		sum, _ := new(big.Rat).SetString(d.Add(e).String())
+		wantSum, _ := new(big.Rat).SetString(other)
+		if sum == nil || wantSum == nil || sum.Cmp(wantSum.Add(wantSum, want)) != 0 {
+			t.Fatalf("%q + %q = %s", s, other, d.Add(e))
+		}
+	})
+}
+
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// exponentOf returns the digits of s's exponent, "" when it has none.
+func exponentOf(s string) string {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return ""
+	}
+	return strings.TrimLeft(s[i+1:], "+-")
 }
