@@ -36,6 +36,9 @@ type runFlags struct {
 	keys       string
 	memLimit   string
 	noOutputs  bool
+	// incremental and replaceChanged: see registerOutputs.
+	incremental    bool
+	replaceChanged bool
 }
 
 // registerOutputs adds the flags of commands that write an output directory.
@@ -43,6 +46,8 @@ func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.out, "out", "o", "", "output directory (required): archive/, rejects/, receipts/, report.json")
 	fs.StringVar(&f.archive, "archive", "zst", "write-back format, in any case: zst (.jsonl.zst; zstd is the same), jsonl, or none")
 	fs.StringVar(&f.tables, "tables", "all", "tables to write as Parquet under OUT/tables: all, none, or a list of usage,conversations,tool_calls,receipts,transcripts")
+	fs.BoolVar(&f.incremental, "incremental", false, "add to OUT instead of replacing it: skip the inputs OUT already holds (same path, size and time, or same SHA-256), commit the others as a new run, resolve receipts against every document OUT holds")
+	fs.BoolVar(&f.replaceChanged, "replace-changed", false, "with --incremental: take an input whose bytes changed since OUT committed it, retiring its earlier rows and archive (without it such an input is refused, exit 2)")
 }
 
 // register adds the flags of every command that reads archives; withKeys
@@ -125,7 +130,11 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, usageErr("--keys: %v", err)
 		}
 	}
+	if f.replaceChanged && !f.incremental {
+		return cfg, usageErr("--replace-changed needs --incremental")
+	}
 	cfg = pipeline.Config{
+		Incremental: f.incremental, ReplaceChanged: f.replaceChanged,
 		Inputs: inputs, Skipped: skipped, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
 		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit,
@@ -265,10 +274,17 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		}
 	}
 	if err != nil {
+		var changed *pipeline.ChangedError
+		if errors.As(err, &changed) {
+			return nil, usageErr("%v; nothing was published", err)
+		}
 		if e.ctx.Err() != nil {
-			return nil, fatalErr(fmt.Errorf("interrupted; nothing was published: %w", err))
+			return nil, fatalErr(fmt.Errorf("interrupted; nothing was published (a rerun resumes from the inputs it finished): %w", err))
 		}
 		return nil, fatalErr(fmt.Errorf("%w; nothing was published", err))
+	}
+	if res.Resumed > 0 {
+		fmt.Fprintf(e.stderr, "convbatch: resumed %s that an interrupted run had finished\n", plural(int64(res.Resumed), "input", "inputs"))
 	}
 	return res, nil
 }
@@ -333,6 +349,9 @@ func printSummary(w io.Writer, what string, rep *sink.Report, out string) {
 	fmt.Fprintf(w, "; %s read in %s", bytesize.Format(t.BytesIn), formatDuration(elapsed))
 	if r := rate(t.BytesIn, elapsed); r != "" {
 		fmt.Fprintf(w, " (%s)", r)
+	}
+	if n := len(rep.AlreadyCommitted); n > 0 {
+		fmt.Fprintf(w, "; %s already in OUT, skipped", plural(int64(n), "input", "inputs"))
 	}
 	if out != "" {
 		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, sink.ReportFile))

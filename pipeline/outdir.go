@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 )
@@ -20,8 +21,9 @@ var (
 	ErrOutDirInInput = errors.New("output directory inside an input directory")
 	// ErrInputInOutDir: an input lies inside the output directory.
 	ErrInputInOutDir = errors.New("input inside the output directory")
-	// ErrOutDirForeign: the output directory exists, is not empty and holds
-	// no report.json, so it is not convbatch's to take over.
+	// ErrOutDirForeign: the output directory exists and holds other files
+	// but no report.json and no .convbatch state directory, so it is not
+	// convbatch's to take over.
 	ErrOutDirForeign = errors.New("output directory holds other files")
 )
 
@@ -44,7 +46,7 @@ func (e *OutDirError) Error() string {
 	case ErrInputInOutDir:
 		return fmt.Sprintf("input %q lies inside the output directory %q", e.Input, e.Out)
 	case ErrOutDirForeign:
-		return fmt.Sprintf("output directory %q exists, is not empty and holds no convbatch report.json", e.Out)
+		return fmt.Sprintf("output directory %q exists, is not empty and holds no convbatch report.json or .convbatch directory", e.Out)
 	}
 	return fmt.Sprintf("output directory %q: %v", e.Out, e.Err)
 }
@@ -95,12 +97,30 @@ func CheckOutDir(out string, args []string, inputs []stream.Input) error {
 		}
 	}
 	entries, err := os.ReadDir(out)
-	if err == nil && len(entries) > 0 {
-		if _, err := os.Stat(filepath.Join(out, sink.ReportFile)); err != nil {
+	if err != nil {
+		return nil
+	}
+	if hasOwner(entries) {
+		return nil
+	}
+	for _, e := range entries {
+		// A killed run of an earlier version left only its spool or index.
+		if !strings.HasPrefix(e.Name(), ".convbatch-") {
 			return &OutDirError{Out: out, Err: ErrOutDirForeign}
 		}
 	}
 	return nil
+}
+
+// hasOwner reports whether the entries of a directory include report.json
+// or convbatch's state directory.
+func hasOwner(entries []os.DirEntry) bool {
+	for _, e := range entries {
+		if e.Name() == sink.ReportFile || e.Name() == outdir.StateDir {
+			return true
+		}
+	}
+	return false
 }
 
 // ResolvePath returns p as an absolute path with symbolic links resolved

@@ -77,6 +77,16 @@ type Config struct {
 	Tables []string
 	// TableOptions size the Parquet output.
 	TableOptions sink.TableOptions
+	// Incremental adds to OutDir instead of replacing its contents: the
+	// inputs it already holds with the same fingerprint are skipped, the
+	// others committed beside them as a new run, and receipts resolved
+	// against every document OutDir holds (docs/FORMAT.md, "Incremental
+	// runs").
+	Incremental bool
+	// ReplaceChanged lets an incremental run take an input whose bytes
+	// changed since it was committed, retiring its earlier outputs; without
+	// it Run refuses such an input with a *ChangedError.
+	ReplaceChanged bool
 	// MemoryLimit, when > 0, is the Go runtime's soft memory limit for the
 	// run's bounded part; the memory that receipt resolution holds (the
 	// pending receipts and their references, which grow with the number
@@ -107,6 +117,9 @@ type Result struct {
 	Report *sink.Report
 	// Receipts lists every resolved receipt when Config.KeepReceipts.
 	Receipts []verify.ReceiptResult
+	// Resumed counts the inputs a killed run had finished that this run
+	// took from the staging directory instead of reading them again.
+	Resumed int
 }
 
 // Progress counters, updated atomically while a run goes on.
@@ -143,6 +156,9 @@ type job struct {
 	bytesIn   int64
 	bytesRead int64
 	inErr     *stream.InputError
+	// digest is the SHA-256 of the input file's bytes, hex ("" for
+	// standard input).
+	digest string
 }
 
 // validate refuses a Config with a bad value, naming the field, the value
@@ -243,14 +259,31 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 
-	// The document index spills beside the outputs (or in the system's
-	// temporary directory when there are none) and is removed when the
-	// run ends, whatever way it ends.
-	index, err := docindex.New(append([]docindex.Option{docindex.WithDir(cfg.OutDir)}, indexOptions...)...)
+	// The output directory is opened (locked, recovered) first: an
+	// incremental run learns there which inputs it skips, a resumed one
+	// which it has finished.
+	var out *outDir
+	if cfg.OutDir != "" {
+		if out, err = openOutDir(&cfg); err != nil {
+			if errors.Is(err, ErrChanged) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+		}
+		defer out.close()
+	}
+	// The document index spills into the output directory's temporary
+	// directory (or the system's when there is none); it is removed when
+	// the run ends, whatever way it ends.
+	tmp := ""
+	if out != nil {
+		tmp = out.dir.Tmp()
+	}
+	index, err := docindex.New(append([]docindex.Option{docindex.WithDir(tmp)}, indexOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
-	w := &writer{cfg: &cfg, rep: newReport(&cfg, handlers), resolver: verify.NewResolver(), index: index}
+	w := &writer{cfg: &cfg, out: out, rep: newReport(&cfg, handlers), resolver: verify.NewResolver(), index: index, seals: make([]*seal, len(cfg.Inputs))}
 	if cfg.MemoryLimit > 0 {
 		prev := debug.SetMemoryLimit(cfg.MemoryLimit)
 		defer debug.SetMemoryLimit(prev)
@@ -259,10 +292,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := w.openOutputs(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
+	skip := make([]bool, len(cfg.Inputs))
+	if out != nil {
+		for i := range skip {
+			skip[i] = out.resumed(i) != nil
+		}
+	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	p := startPool(ctx, cancel, &cfg, handlers, w.spool)
+	p := startPool(ctx, cancel, &cfg, handlers, w.spool, skip)
 	if err := p.drain(w); err != nil {
 		w.closeAll()
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
@@ -287,7 +326,7 @@ type pool struct {
 // startPool fills the free list with the run's fixed set of jobs, then
 // starts the workers and the reader, which closes the work and results
 // channels when the inputs end or the run is cancelled. cancel cancels ctx.
-func startPool(ctx context.Context, cancel context.CancelCauseFunc, cfg *Config, handlers []transform.Handler, spool *stream.Spool) *pool {
+func startPool(ctx context.Context, cancel context.CancelCauseFunc, cfg *Config, handlers []transform.Handler, spool *stream.Spool, skip []bool) *pool {
 	njobs := 2*cfg.Workers + 2
 	free := make(chan *job, njobs)
 	for range njobs {
@@ -306,7 +345,7 @@ func startPool(ctx context.Context, cancel context.CancelCauseFunc, cfg *Config,
 		}()
 	}
 	go func() {
-		err := read(ctx, cfg, spool, free, work, results)
+		err := read(ctx, cfg, spool, skip, free, work, results)
 		close(work)
 		close(results)
 		p.readErr <- err
@@ -359,10 +398,14 @@ func readerOptions(cfg *Config, spool *stream.Spool, count func(int)) []stream.O
 	return opts
 }
 
-// read frames every input in order and queues its batches.
-func read(ctx context.Context, cfg *Config, spool *stream.Spool, free, work, results chan *job) error {
+// read frames every input in order and queues its batches, but those a
+// resumed run has finished (skip).
+func read(ctx context.Context, cfg *Config, spool *stream.Spool, skip []bool, free, work, results chan *job) error {
 	q := &queue{ctx: ctx, free: free, work: work, results: results}
 	for idx, in := range cfg.Inputs {
+		if skip[idx] {
+			continue
+		}
 		if err := readInput(q, cfg, spool, idx, in); err != nil {
 			return err
 		}
@@ -406,13 +449,20 @@ func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.In
 	}
 	var src io.Reader
 	var openErr error
+	// The file's bytes are hashed as they are read, for its fingerprint.
+	var hashed *hashingReader
+	var size int64
 	if in.Path == stream.StdinPath {
 		src = cfg.Stdin
 	} else {
 		file, err := os.Open(in.Path)
 		if err == nil {
 			defer file.Close()
-			src = file
+			hashed = newHashingReader(file)
+			src = hashed
+			if st, err := file.Stat(); err == nil {
+				size = st.Size()
+			}
 		}
 		openErr = err
 	}
@@ -457,6 +507,11 @@ func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.In
 	}
 	*end = job{batch: end.batch, results: end.results, input: idx, end: true, done: make(chan struct{}), bytesRead: bytesRead}
 	close(end.done)
+	if hashed != nil {
+		// A damaged input ends early: hash the rest (the rare path).
+		io.Copy(io.Discard, hashed)
+		end.digest = hashed.sum(size)
+	}
 	if rd != nil {
 		end.lines, end.bytesIn, end.inErr = rd.Lines(), rd.Offset(), rd.InputErr()
 	} else {
@@ -509,6 +564,7 @@ func newReport(cfg *Config, handlers []transform.Handler) *sink.Report {
 		Settings: sink.Settings{
 			Workers: cfg.Workers, MaxDocBytes: cfg.MaxDocBytes, MaxDepth: cfg.MaxDepth,
 			ZstdMaxWindow: cfg.ZstdMaxWindow, Strict: cfg.Strict, Archive: archive, Handlers: names, Tables: tableList(cfg),
+			Incremental: cfg.Incremental,
 		},
 		Inputs:          make([]sink.InputReport, len(cfg.Inputs)),
 		RejectsByReason: map[string]int64{},

@@ -154,10 +154,18 @@ func TestCancelledRunPublishesNothing(t *testing.T) {
 	assertNothingPublished(t, out)
 }
 
+// assertNothingPublished checks that a failed run left nothing in OUT but
+// its staging (kept for the next run to resume from) and the lock file: no
+// output, no temporary file, no journal.
 func assertNothingPublished(t *testing.T, out string) {
 	t.Helper()
 	filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(out, path)
+		rel = filepath.ToSlash(rel)
+		if rel != ".convbatch/lock" && !strings.HasPrefix(rel, ".convbatch/staging/") {
 			t.Errorf("left behind: %s", path)
 		}
 		return nil

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime/debug"
-	"time"
 
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
@@ -17,59 +18,57 @@ import (
 
 // writer is the ordered last stage: it owns every output and every counter.
 type writer struct {
-	cfg     *Config
-	rep     *sink.Report
-	txn     *sink.Txn
-	spool   *stream.Spool
-	rejects *sink.RejectWriter
-	tables  *sink.Tables
+	cfg *Config
+	rep *sink.Report
+	// out is the output directory; nil when the run writes nothing.
+	out   *outDir
+	spool *stream.Spool
 
 	cur      int // input being written, -1 before the first
-	archive  *sink.ArchiveWriter
+	seg      *segment
 	counts   sink.Counts
+	ctr      inputCounters
 	resolver *verify.Resolver
 	// index holds every document's id and transcript hash for the
-	// resolver, spilled to a staging directory past its budget.
+	// resolver, spilled to the temporary directory past its budget.
 	index *docindex.Index
+	// seals are the finished inputs' seals, by input index (nil for an
+	// input not finished, or when nothing is written).
+	seals []*seal
+	// folded is the first input whose sealed state (a resumed input's) has
+	// not been taken in yet.
+	folded int
 }
 
-// openOutputs starts the run's outputs in the transaction over OutDir:
-// the rejects, the tables asked for, and the spool for too-large lines.
-// Without an OutDir it does nothing. What it opened is released by
-// release, whether it fails part-way or not.
+// segment is the staged outputs of the input being written.
+type segment struct {
+	dir     string
+	txn     *sink.Txn
+	files   *segFiles
+	archive *sink.ArchiveWriter
+	rejects *sink.RejectWriter
+	tables  *sink.Tables
+	// receipts is the resolver's count of receipts when the input started.
+	receipts  int
+	docs      int64
+	hashed    int64
+	archiveAt string
+}
+
+// openOutputs opens the spool in the output directory's temporary
+// directory. Without an output directory it does nothing.
 func (w *writer) openOutputs() error {
-	cfg := w.cfg
-	if cfg.OutDir == "" {
+	if w.out == nil {
 		return nil
 	}
 	var err error
-	if w.txn, err = sink.NewTxn(cfg.OutDir); err != nil {
-		return err
-	}
-	// The run owns these directories: what an earlier run left in them
-	// is removed when this one publishes.
-	w.txn.Sweep(sink.RunDirs()...)
-	if w.spool, err = stream.NewSpool(cfg.OutDir); err != nil {
-		return err
-	}
-	if w.rejects, err = sink.NewRejectWriter(w.txn); err != nil {
-		return err
-	}
-	w.rep.Outputs.RejectsIndex = sink.RejectsIndexFile
-	w.rep.Outputs.RejectsData = sink.RejectsDataFile
-	if len(cfg.Tables) > 0 {
-		opts := cfg.TableOptions
-		if opts.Version == "" {
-			opts.Version = Version
-		}
-		w.tables = sink.NewTables(w.txn, cfg.Tables, opts)
-	}
-	return nil
+	w.spool, err = stream.NewSpool(w.out.dir.Tmp())
+	return err
 }
 
-// release closes the spool and aborts the transaction, removing every
-// output not published; after a successful finish the abort does nothing.
-// It removes the document index's staging directory.
+// release closes what the run holds open after it ends, whatever way: the
+// document index, the spool, and a segment being written (which stays in
+// staging, unsealed, for the next run to remove).
 func (w *writer) release() {
 	if w.index != nil {
 		w.index.Close()
@@ -77,9 +76,7 @@ func (w *writer) release() {
 	if w.spool != nil {
 		w.spool.Close()
 	}
-	if w.txn != nil {
-		w.txn.Abort()
-	}
+	w.closeAll()
 }
 
 // drain writes the jobs in queue order and returns each to the free list.
@@ -108,21 +105,98 @@ func (w *writer) drain(ctx context.Context, results, free chan *job) error {
 	}
 }
 
-func (w *writer) startInput(idx int) error {
-	w.cur = idx
-	w.counts = sink.Counts{}
-	in := w.cfg.Inputs[idx]
-	w.rep.Inputs[idx] = sink.InputReport{Path: in.Path}
-	if w.txn == nil || w.cfg.Archive == sink.ArchiveNone {
+// foldResumed takes in the sealed state of every resumed input before
+// input end, in input order, so that receipts and counters come in the
+// order an uninterrupted run has them.
+func (w *writer) foldResumed(end int) error {
+	if w.out == nil {
 		return nil
 	}
-	a, err := sink.NewArchiveWriter(w.txn, in.Rel, w.cfg.Archive, w.cfg.ZstdLevel, w.cfg.Workers)
+	for ; w.folded < end; w.folded++ {
+		s := w.out.resumed(w.folded)
+		if s == nil {
+			continue
+		}
+		if err := w.foldSeal(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// foldSeal takes in a finished input from its segment: its report and
+// counters, its documents' index records and its pending receipts.
+func (w *writer) foldSeal(s *seal) error {
+	idx := s.Index
+	w.rep.Inputs[idx] = s.Report
+	w.rep.Totals.Add(s.Report.Counts)
+	s.Counters.addTo(w.rep)
+	if s.Report.Archive != "" {
+		w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, s.Report.Archive)
+	}
+	dir := segDir(w.out.staging(), idx)
+	if err := replayDocs(w.index, filepath.Join(dir, segDocs)); err != nil {
+		return fmt.Errorf("resume %s: %w", s.Report.Path, err)
+	}
+	n := 0
+	err := readPending(filepath.Join(dir, segReceipts), func(p *verify.PendingReceipt) error {
+		w.resolver.AddReceipt(p)
+		n++
+		return nil
+	})
+	if err == nil && n != s.Receipts {
+		err = fmt.Errorf("%d pending receipts, sealed with %d", n, s.Receipts)
+	}
 	if err != nil {
+		return fmt.Errorf("resume %s: %w", s.Report.Path, err)
+	}
+	w.cfg.Progress.Documents.Add(s.Report.Documents)
+	w.cfg.Progress.Rejects.Add(s.Report.Rejects)
+	w.seals[idx] = s
+	return nil
+}
+
+func (w *writer) startInput(idx int) error {
+	if err := w.foldResumed(idx); err != nil {
 		return err
 	}
-	w.archive = a
-	w.rep.Inputs[idx].Archive = sink.ArchiveFile(in.Rel, w.cfg.Archive)
-	w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, w.rep.Inputs[idx].Archive)
+	w.folded = idx + 1
+	w.cur = idx
+	w.counts = sink.Counts{}
+	w.ctr = newInputCounters()
+	in := w.cfg.Inputs[idx]
+	w.rep.Inputs[idx] = sink.InputReport{Path: in.Path}
+	if w.out == nil {
+		return nil
+	}
+	seg := &segment{dir: segDir(w.out.staging(), idx), receipts: len(w.resolver.Receipts())}
+	// What a killed run left of this input is not sealed: start again.
+	if err := os.RemoveAll(seg.dir); err != nil {
+		return err
+	}
+	var err error
+	if seg.txn, err = sink.NewTxn(seg.dir); err != nil {
+		return err
+	}
+	w.seg = seg
+	if seg.files, err = createSegFiles(seg.dir); err != nil {
+		return err
+	}
+	if seg.rejects, err = sink.NewRejectWriter(seg.txn); err != nil {
+		return err
+	}
+	if tables := w.out.docTables(); len(tables) > 0 {
+		seg.tables = sink.NewTables(seg.txn, tables, w.out.tableOptions)
+	}
+	if w.cfg.Archive == sink.ArchiveNone {
+		return nil
+	}
+	if seg.archive, err = sink.NewArchiveWriter(seg.txn, in.Rel, w.cfg.Archive, w.cfg.ZstdLevel, w.cfg.Workers); err != nil {
+		return err
+	}
+	seg.archiveAt = sink.ArchiveFile(in.Rel, w.cfg.Archive)
+	w.rep.Inputs[idx].Archive = seg.archiveAt
+	w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, seg.archiveAt)
 	return nil
 }
 
@@ -143,14 +217,14 @@ func (w *writer) write(j *job) error {
 		}
 		w.counts.Lines++
 		if rec.BOM {
-			w.rep.Warnings[codes.WarnBOMDropped.String()]++
+			w.ctr.Warnings[codes.WarnBOMDropped.String()]++
 		}
 		switch {
 		case rec.Kind == stream.KindBlank:
 			w.counts.Blank++
 		case res.Reject != codes.NoReject:
 			w.counts.Rejects++
-			w.rep.RejectsByReason[res.Reject.String()]++
+			w.ctr.RejectsByReason[res.Reject.String()]++
 			w.cfg.Progress.Rejects.Add(1)
 			if err := w.writeReject(path, rec, res); err != nil {
 				return err
@@ -168,10 +242,10 @@ func (w *writer) write(j *job) error {
 
 func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.Result) error {
 	if rec.CR {
-		w.rep.Warnings[codes.WarnCRLF.String()]++
+		w.ctr.Warnings[codes.WarnCRLF.String()]++
 	}
 	for _, code := range res.Warnings {
-		w.rep.Warnings[code.String()]++
+		w.ctr.Warnings[code.String()]++
 	}
 	if err := w.index.Add(res.ID, res.Hash, res.Hashed); err != nil {
 		return err
@@ -182,13 +256,7 @@ func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.R
 	}
 	if res.Receipt != nil {
 		w.resolver.AddReceipt(&verify.PendingReceipt{File: path, Line: rec.Line, Check: res.Receipt})
-		w.rep.Receipts.StatementsInvalid += int64(res.Receipt.StatementsInvalid)
-	}
-	if w.tables != nil {
-		d := sink.Doc{File: path, Line: rec.Line, ID: res.ID, Hash: res.Hash, Hashed: res.Hashed, Rows: &res.Rows}
-		if err := w.tables.AddDocument(&d); err != nil {
-			return err
-		}
+		w.ctr.StatementsInvalid += int64(res.Receipt.StatementsInvalid)
 	}
 	if w.cfg.OnDocument != nil {
 		if err := w.cfg.OnDocument(Document{Input: path, Line: rec.Line, ID: res.ID, Hash: res.Hash, Hashed: res.Hashed}); err != nil {
@@ -197,27 +265,44 @@ func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.R
 	}
 	for i, name := range transform.KnownExtensions {
 		if res.Declared&(1<<i) != 0 {
-			w.rep.Extensions.Declared[name]++
+			w.ctr.Declared[name]++
 		}
 	}
 	for _, name := range res.Unknown {
-		w.rep.Extensions.Unknown[name]++
+		w.ctr.Unknown[name]++
 	}
-	if w.archive != nil {
-		return w.archive.Write(rec.Data)
+	seg := w.seg
+	if seg == nil {
+		return nil
+	}
+	seg.docs++
+	if res.Hashed {
+		seg.hashed++
+	}
+	if err := seg.files.addDoc(res.ID, res.Hash, res.Hashed); err != nil {
+		return fmt.Errorf("staging %s: %w", seg.dir, err)
+	}
+	if seg.tables != nil {
+		d := sink.Doc{File: path, Line: rec.Line, ID: res.ID, Hash: res.Hash, Hashed: res.Hashed, Rows: &res.Rows}
+		if err := seg.tables.AddDocument(&d); err != nil {
+			return err
+		}
+	}
+	if seg.archive != nil {
+		return seg.archive.Write(rec.Data)
 	}
 	return nil
 }
 
 func (w *writer) writeReject(path string, rec *stream.Record, res *transform.Result) error {
-	if w.rejects == nil {
+	if w.seg == nil {
 		return nil
 	}
 	r := sink.Reject{File: path, Line: rec.Line, Offset: rec.Offset, Reason: res.Reject.String(), Column: res.Column, Length: rec.Length}
 	if rec.Raw == nil {
-		return w.rejects.Write(r, rec.Spool.Reader())
+		return w.seg.rejects.Write(r, rec.Spool.Reader())
 	}
-	return w.rejects.Write(r, bytes.NewReader(rec.Raw))
+	return w.seg.rejects.Write(r, bytes.NewReader(rec.Raw))
 }
 
 func (w *writer) endInput(j *job) error {
@@ -232,98 +317,104 @@ func (w *writer) endInput(j *job) error {
 		return fmt.Errorf("accounting: %s: framed %d lines, wrote %d", in.Path, j.lines, w.counts.Lines)
 	}
 	w.rep.Totals.Add(w.counts)
-	if w.archive != nil {
-		err := w.archive.Close()
-		w.archive = nil
+	w.ctr.addTo(w.rep)
+	if w.seg == nil {
+		return nil
+	}
+	return w.sealInput(j)
+}
+
+// sealInput completes the input's segment and seals it.
+func (w *writer) sealInput(j *job) error {
+	seg := w.seg
+	w.seg = nil
+	s := &seal{Index: j.input, Report: w.rep.Inputs[j.input], Counters: w.ctr, Archive: seg.archiveAt,
+		Documents: seg.docs, Hashed: seg.hashed, Tables: map[string][]sink.PartCounts{}}
+	err := seg.close()
+	if err == nil && seg.tables != nil {
+		s.Tables, err = keepNonEmptyParts(seg.dir, seg.tables.Counts())
+	}
+	if err == nil {
+		err = seg.txn.Commit()
+	}
+	pending := w.resolver.Receipts()[seg.receipts:]
+	for _, p := range pending {
 		if err != nil {
-			return err
+			break
 		}
+		err = seg.files.addReceipt(p)
 	}
-	return nil
-}
-
-// closeAll closes what is open after a fatal error; the Txn removes it.
-func (w *writer) closeAll() {
-	if w.archive != nil {
-		w.archive.Close()
+	s.Receipts = len(pending)
+	if cerr := seg.files.close(); err == nil {
+		err = cerr
 	}
-	if w.rejects != nil {
-		w.rejects.Close()
-	}
-	if w.tables != nil {
-		w.tables.Abort()
-	}
-}
-
-// finish resolves the receipts, closes the outputs, checks the accounting
-// and publishes.
-func (w *writer) finish(started time.Time) (*Result, error) {
-	res := &Result{Report: w.rep}
-	evidence := w.resolver.References()
-	distinct, err := w.index.Lookup(evidence)
 	if err != nil {
-		return nil, err
+		seg.txn.Abort()
+		return fmt.Errorf("staging %s: %w", in(w, j), err)
 	}
-	if err := w.index.Close(); err != nil {
-		return nil, err
+	if fp, ok, ferr := statFingerprint(w.cfg.Inputs[j.input].Path); ferr == nil && ok {
+		fp.SHA256 = j.digest
+		s.Fingerprint = fp
 	}
-	docs, hashed := w.index.Documents()
-	if docs > distinct {
-		// Counted for the second and later documents of an id.
-		w.rep.Warnings[codes.WarnDuplicateID.String()] += docs - distinct
-	}
-	receipts := w.resolver.Resolve(evidence)
-	w.rep.Transcripts.Hashed, w.rep.Transcripts.Unhashable = hashed, docs-hashed
-	for _, r := range receipts {
-		switch r.Status {
-		case verify.StatusValid:
-			w.rep.Receipts.Valid++
-		case verify.StatusInvalid:
-			w.rep.Receipts.Invalid++
-		case verify.StatusIncomplete:
-			w.rep.Receipts.Incomplete++
-		}
-		for _, code := range r.Reasons {
-			w.rep.Receipts.Reasons[code]++
+	w.seals[j.input] = s
+	return writeSeal(seg.dir, s)
+}
+
+func in(w *writer, j *job) string { return w.cfg.Inputs[j.input].Path }
+
+// close closes the segment's writers; the first error is returned.
+func (seg *segment) close() error {
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
 		}
 	}
-	if w.cfg.KeepReceipts {
-		res.Receipts = receipts
+	if seg.archive != nil {
+		keep(seg.archive.Close())
+		seg.archive = nil
 	}
-	if w.tables != nil {
-		if err := w.tables.AddReceipts(receipts); err != nil {
-			return nil, err
+	if seg.rejects != nil {
+		keep(seg.rejects.Close())
+		seg.rejects = nil
+	}
+	if seg.tables != nil {
+		keep(seg.tables.Close())
+	}
+	return first
+}
+
+// keepNonEmptyParts removes the parts without rows that Tables.Close wrote
+// for a table an input has no rows of (a run writes one empty part for a
+// table only when the whole dataset would have none) and returns the
+// others, by table.
+func keepNonEmptyParts(dir string, counts map[string]sink.TableCounts) (map[string][]sink.PartCounts, error) {
+	out := map[string][]sink.PartCounts{}
+	for name, c := range counts {
+		for _, p := range c.Parts {
+			if p.Rows == 0 {
+				if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p.Path))); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			out[name] = append(out[name], p)
 		}
-		if err := w.tables.Close(); err != nil {
-			return nil, err
+	}
+	return out, nil
+}
+
+// closeAll closes what is open after a fatal error. The segment stays in
+// staging, unsealed; the next run into OUT removes it.
+func (w *writer) closeAll() {
+	if w.seg != nil {
+		w.seg.close()
+		if w.seg.tables != nil {
+			w.seg.tables.Abort()
 		}
-		w.rep.Outputs.Tables = w.tables.Parts()
-		w.rep.Tables = w.tables.Counts()
-	}
-	if w.rejects != nil {
-		err := w.rejects.Close()
-		w.rejects = nil
-		if err != nil {
-			return nil, err
+		if w.seg.files != nil {
+			w.seg.files.abort()
 		}
+		w.seg = nil
 	}
-	finished := time.Now()
-	w.rep.StartedAt = started.UTC().Format(time.RFC3339Nano)
-	w.rep.FinishedAt = finished.UTC().Format(time.RFC3339Nano)
-	w.rep.DurationSeconds = finished.Sub(started).Seconds()
-	if err := w.rep.CheckAccounting(); err != nil {
-		return nil, err
-	}
-	w.rep.AccountingOK = true
-	if w.txn == nil {
-		return res, nil
-	}
-	if err := sink.WriteReceipts(w.txn, receipts); err != nil {
-		return nil, err
-	}
-	w.rep.Outputs.Receipts = sink.ReceiptsFile
-	if err := sink.WriteReport(w.txn, w.rep); err != nil {
-		return nil, err
-	}
-	return res, w.txn.Commit()
 }

@@ -1,6 +1,9 @@
 package sink
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // The layout of a run's output directory (OUT). Every path is relative to
 // OUT and slash-separated, as Txn.Create and the report's Outputs take them;
@@ -25,12 +28,29 @@ const (
 	RejectsDataFile = DirRejects + "/rejects.bin"
 	// ReceiptsFile lists every resolved receipt, one per line.
 	ReceiptsFile = DirReceipts + "/receipts.jsonl"
+	// DirReports keeps every run's report (RunReportFile).
+	DirReports = "reports"
 )
 
-// RunDirs returns the directories under OUT that a run owns whole: when it
-// publishes, files in them that it did not write are removed (Txn.Sweep).
+// RunReportFile is the report of run number run, kept beside those of the
+// earlier runs.
+func RunReportFile(run int) string {
+	return fmt.Sprintf("%s/run-%06d.json", DirReports, run)
+}
+
+// RunFile returns the name of a per-run file of an incremental run: name
+// (RejectsIndexFile, RejectsDataFile or ReceiptsFile) with -rNNNNNN
+// before its extension, so that it sits beside the earlier runs' files.
+func RunFile(name string, run int) string {
+	dot := strings.LastIndex(name, ".")
+	return fmt.Sprintf("%s-r%06d%s", name[:dot], run, name[dot:])
+}
+
+// RunDirs returns the directories under OUT that runs own whole: a run
+// that is not incremental removes, when it commits, every file in them
+// that it did not write.
 func RunDirs() []string {
-	return []string{DirArchive, DirTables, DirRejects, DirReceipts}
+	return []string{DirArchive, DirTables, DirRejects, DirReceipts, DirReports}
 }
 
 // ArchiveFile returns the path of the archive written back for the input

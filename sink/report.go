@@ -82,6 +82,11 @@ type Report struct {
 	// Tool and Version name the program that wrote the report.
 	Tool    string `json:"tool"`
 	Version string `json:"version"`
+	// Run is the run's number in the output directory: 1 for a run that
+	// replaces OUT's contents, one more than the last committed run for
+	// an incremental one. Every run's report is kept as
+	// reports/run-NNNNNN.json (RunReportFile).
+	Run int `json:"run"`
 	// StartedAt and FinishedAt are RFC 3339 UTC times; DurationSeconds is
 	// the wall time between them.
 	StartedAt       string  `json:"started_at"`
@@ -95,6 +100,14 @@ type Report struct {
 	// and globs held and the run did not read, each with its reason
 	// (docs/FORMAT.md, "Skipped files"); empty when none.
 	Skipped []SkippedFile `json:"skipped"`
+	// AlreadyCommitted lists the inputs an incremental run skipped because
+	// OUT already holds them with the same fingerprint, each with the run
+	// that committed it; absent when none.
+	AlreadyCommitted []CommittedInput `json:"already_committed,omitempty"`
+	// Replaced lists the inputs whose bytes changed since the run that
+	// committed them (--replace-changed): that run's rows, archive and
+	// rejects of the input were retired by this run's commit.
+	Replaced []CommittedInput `json:"replaced,omitempty"`
 	// Totals are the counts over all inputs.
 	Totals Counts `json:"totals"`
 	// RejectsByReason counts rejects by reason code (docs/FORMAT.md).
@@ -132,6 +145,10 @@ type Settings struct {
 	Archive string `json:"archive"`
 	// Tables are the tables written.
 	Tables []string `json:"tables"`
+	// PartitionBy is how the tables are partitioned ("none" or "day").
+	PartitionBy string `json:"partition_by,omitempty"`
+	// Incremental is set for a run that adds to OUT (--incremental).
+	Incremental bool `json:"incremental"`
 	// Handlers are the document handlers, in the order they ran.
 	Handlers []string `json:"handlers"`
 }
@@ -154,6 +171,20 @@ type Receipts struct {
 	Incomplete        int64            `json:"incomplete"`
 	StatementsInvalid int64            `json:"statements_invalid"`
 	Reasons           map[string]int64 `json:"reasons"`
+	// Reresolved counts the receipts of earlier runs that this run
+	// resolved again because documents they reference arrived; their new
+	// verdicts are in this run's receipts outputs, not in the counts above.
+	Reresolved int64 `json:"reresolved"`
+	// ReresolvedStatus counts those new verdicts by status.
+	ReresolvedStatus map[string]int64 `json:"reresolved_status,omitempty"`
+}
+
+// CommittedInput is an input an earlier run committed.
+type CommittedInput struct {
+	// Path is the input as named on the command line.
+	Path string `json:"path"`
+	// Run is the run that committed it.
+	Run int `json:"run"`
 }
 
 // Outputs lists the run's output files.
@@ -188,9 +219,9 @@ func (r *Report) CheckAccounting() error {
 	return nil
 }
 
-// WriteReport writes r as ReportFile in txn.
-func WriteReport(txn *Txn, r *Report) error {
-	return txn.WriteFile(ReportFile, func(w io.Writer) error {
+// WriteReport writes r as rel (ReportFile or RunReportFile) in txn.
+func WriteReport(txn *Txn, rel string, r *Report) error {
+	return txn.WriteFile(rel, func(w io.Writer) error {
 		b, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
 			return err

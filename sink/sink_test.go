@@ -23,10 +23,10 @@ func TestTxnCommitAndAbort(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Write([]byte("hello"))
-	if _, err := os.Stat(filepath.Join(dir, "a", "b.txt")); err == nil {
-		t.Fatal("file visible under its final name before commit")
-	}
 	f.Close()
+	if _, err := txn.Create("a/b.txt"); err == nil {
+		t.Fatal("a file created twice")
+	}
 	if err := txn.Commit(); err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +177,8 @@ func TestTxnWriteFile(t *testing.T) {
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "d/failed.txt") {
 		t.Fatalf("err = %v, want boom naming d/failed.txt", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "d", "ok.txt")); err == nil {
-		t.Fatal("file visible under its final name before commit")
+	if got := strings.Join(txn.Files(), ","); got != "d/ok.txt" {
+		t.Fatalf("files %q, want only d/ok.txt", got)
 	}
 	if err := txn.Commit(); err != nil {
 		t.Fatal(err)
@@ -202,7 +202,10 @@ func TestLayout(t *testing.T) {
 		{ArchiveFile("2026/a", ArchiveJSONL), "archive/2026/a.jsonl"},
 		{TablePart("usage", 0), "tables/usage/part-00000.parquet"},
 		{TablePart("tool_calls", 12), "tables/tool_calls/part-00012.parquet"},
-		{strings.Join(RunDirs(), ","), "archive,tables,rejects,receipts"},
+		{strings.Join(RunDirs(), ","), "archive,tables,rejects,receipts,reports"},
+		{RunReportFile(7), "reports/run-000007.json"},
+		{RunFile(RejectsIndexFile, 2), "rejects/rejects-r000002.jsonl"},
+		{RunFile(ReceiptsFile, 12), "receipts/receipts-r000012.jsonl"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%q, want %q", tc.got, tc.want)

@@ -10,32 +10,38 @@ import (
 	"sync"
 )
 
-// Txn publishes a set of output files together. Create returns a file with a
-// temporary name beside its final one; Commit renames every file that was
-// closed cleanly into place; Abort removes them all.
+// Txn is a set of output files written under one directory, a staging
+// directory that no reader lists (package outdir publishes it). Create
+// makes a file at its path under the directory; Commit checks that every
+// file was completed (closed cleanly) and ends the set; Abort removes them
+// all.
 type Txn struct {
 	dir string
 
 	mu    sync.Mutex
 	files []*File
 	done  bool
-	sweep []string
 }
 
-// File is an output file being written under a temporary name.
+// File is an output file being written.
 type File struct {
 	*os.File
 	final  string
 	closed bool
 }
 
-// Close closes the file; it stays under its temporary name until Commit.
+// Close syncs and closes the file (a commit must not publish a file whose
+// bytes a power loss could still take back).
 func (f *File) Close() error {
 	if f.closed {
 		return nil
 	}
 	f.closed = true
-	return f.File.Close()
+	err := f.File.Sync()
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // NewTxn starts a transaction over the directory dir, creating it.
@@ -46,19 +52,15 @@ func NewTxn(dir string) (*Txn, error) {
 	return &Txn{dir: dir}, nil
 }
 
-// Create starts the file rel (a slash-separated path under the directory).
+// Create starts the file rel (a slash-separated path under the directory),
+// which must not exist yet.
 func (t *Txn) Create(rel string) (*File, error) {
 	final := filepath.Join(t.dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return nil, fmt.Errorf("output %s: %w", rel, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(final), "."+filepath.Base(final)+".tmp-*")
+	f, err := os.OpenFile(final, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("output %s: %w", rel, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(f.Name())
 		return nil, fmt.Errorf("output %s: %w", rel, err)
 	}
 	out := &File{File: f, final: final}
@@ -108,11 +110,9 @@ func (t *Txn) discard(f *File) {
 	os.Remove(f.Name())
 }
 
-// Commit renames every file into place, in creation order, then removes
-// from the swept directories (see Sweep) every file this transaction did
-// not write: what an earlier run left there would otherwise be mixed with
-// this run's outputs. A file still open is an error: it was not completed.
-// On any error the files not yet renamed are removed.
+// Commit ends the set: every file must have been closed cleanly (a file
+// still open was not completed, and is an error, after which every file
+// is removed). The files stay where they are, for the caller to publish.
 func (t *Txn) Commit() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -126,44 +126,23 @@ func (t *Txn) Commit() error {
 			return fmt.Errorf("output %s: committed while still open", f.final)
 		}
 	}
-	written := make(map[string]bool, len(t.files))
-	for i, f := range t.files {
-		if err := os.Rename(f.Name(), f.final); err != nil {
-			t.removeFrom(i)
-			return fmt.Errorf("publish %s: %w", f.final, err)
-		}
-		written[f.final] = true
-	}
-	for _, dir := range t.sweep {
-		root := filepath.Join(t.dir, filepath.FromSlash(dir))
-		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err != nil {
-				if os.IsNotExist(err) {
-					return nil
-				}
-				return err
-			}
-			if d.Type().IsRegular() && !written[path] {
-				return os.Remove(path)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("remove stale outputs under %s: %w", root, err)
-		}
-	}
 	return nil
 }
 
-// Sweep names directories under the transaction's directory that belong to
-// it whole: at Commit, files in them that it did not write are removed.
-func (t *Txn) Sweep(dirs ...string) {
+// Files returns the paths of the files, relative to the directory and
+// slash-separated, in creation order.
+func (t *Txn) Files() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.sweep = append(t.sweep, dirs...)
+	out := make([]string, len(t.files))
+	for i, f := range t.files {
+		rel, _ := filepath.Rel(t.dir, f.final)
+		out[i] = filepath.ToSlash(rel)
+	}
+	return out
 }
 
-// removeFrom removes the temporary files from index i on.
+// removeFrom removes the files from index i on.
 func (t *Txn) removeFrom(i int) {
 	for _, f := range t.files[i:] {
 		f.Close()
@@ -171,7 +150,7 @@ func (t *Txn) removeFrom(i int) {
 	}
 }
 
-// Abort closes and removes every temporary file. It is safe to call after
+// Abort closes and removes every file. It is safe to call after
 // Commit, when it does nothing.
 func (t *Txn) Abort() {
 	t.mu.Lock()

@@ -99,6 +99,11 @@ type ReceiptResult struct {
 	PayloadHash       string   `json:"payload_hash"`
 	Status            Status   `json:"status"`
 	Reasons           []string `json:"reasons"`
+	// ReresolvesRun is set on a receipt that an earlier run committed and
+	// this run resolved again because documents it references arrived
+	// (an incremental run): the run that committed it; File and Line are
+	// its original position. 0 for a receipt first resolved in this run.
+	ReresolvesRun int `json:"reresolves_run,omitempty"`
 	// SignedAtMicros is SignedAt parsed, in microseconds since the Unix
 	// epoch, UTC; 0 when SignedAt is "" (not RFC 3339, or absent). It is
 	// for the receipts table and is not written to receipts.jsonl.
@@ -123,11 +128,7 @@ func (r *Resolver) AddReceipt(p *PendingReceipt) {
 func (r *Resolver) References() map[string]*Evidence {
 	want := make(map[string]*Evidence)
 	for _, p := range r.receipts {
-		for _, ref := range p.Check.Refs {
-			if ref.ID != p.Check.ConversationID && want[ref.ID] == nil {
-				want[ref.ID] = new(Evidence)
-			}
-		}
+		p.AddReferences(want)
 	}
 	return want
 }
@@ -148,28 +149,47 @@ func (r *Resolver) MemoryEstimate() int64 {
 func (r *Resolver) Resolve(evidence map[string]*Evidence) []ReceiptResult {
 	out := make([]ReceiptResult, len(r.receipts))
 	for i, p := range r.receipts {
-		c := p.Check
-		reasons := c.Reasons
-		for _, ref := range c.Refs {
-			if ref.ID == c.ConversationID {
-				switch {
-				case !c.SelfHashOK:
-					reasons.Add(TranscriptUnhashable)
-				case ref.SHA256 != c.SelfHash:
-					reasons.Add(TranscriptHashMismatch)
-				}
-				continue
-			}
-			if reason, failed := evidence[ref.ID].Check(ref.SHA256); failed {
-				reasons.Add(reason)
-			}
-		}
-		out[i] = ReceiptResult{
-			File: p.File, Line: p.Line, ConversationID: c.ConversationID, Algorithm: c.Algorithm,
-			SignedAt: c.SignedAt, SignedAtMicros: c.SignedAtMicros, QuorumK: c.QuorumK, QuorumN: c.QuorumN,
-			StatementsValid: c.StatementsValid, StatementsInvalid: c.StatementsInvalid,
-			PayloadHash: c.PayloadHash, Status: reasons.Status(), Reasons: reasons.Codes(),
-		}
+		out[i] = p.Resolve(evidence)
 	}
 	return out
+}
+
+// Receipts returns the queued receipts, in the order they were added.
+func (r *Resolver) Receipts() []*PendingReceipt { return r.receipts }
+
+// AddReferences adds to want, with a zero Evidence to fill, every id that
+// p references other than its own conversation.
+func (p *PendingReceipt) AddReferences(want map[string]*Evidence) {
+	for _, ref := range p.Check.Refs {
+		if ref.ID != p.Check.ConversationID && want[ref.ID] == nil {
+			want[ref.ID] = new(Evidence)
+		}
+	}
+}
+
+// Resolve settles the receipt against the evidence of each id it
+// references (see Resolver.Resolve).
+func (p *PendingReceipt) Resolve(evidence map[string]*Evidence) ReceiptResult {
+	c := p.Check
+	reasons := c.Reasons
+	for _, ref := range c.Refs {
+		if ref.ID == c.ConversationID {
+			switch {
+			case !c.SelfHashOK:
+				reasons.Add(TranscriptUnhashable)
+			case ref.SHA256 != c.SelfHash:
+				reasons.Add(TranscriptHashMismatch)
+			}
+			continue
+		}
+		if reason, failed := evidence[ref.ID].Check(ref.SHA256); failed {
+			reasons.Add(reason)
+		}
+	}
+	return ReceiptResult{
+		File: p.File, Line: p.Line, ConversationID: c.ConversationID, Algorithm: c.Algorithm,
+		SignedAt: c.SignedAt, SignedAtMicros: c.SignedAtMicros, QuorumK: c.QuorumK, QuorumN: c.QuorumN,
+		StatementsValid: c.StatementsValid, StatementsInvalid: c.StatementsInvalid,
+		PayloadHash: c.PayloadHash, Status: reasons.Status(), Reasons: reasons.Codes(),
+	}
 }

@@ -1,0 +1,417 @@
+// Package outdir keeps a run's output directory (OUT) consistent across
+// crashes: one run at a time writes it (a lock), everything a run writes
+// is staged under OUT/.convbatch/staging, outside the dataset directories,
+// and a commit publishes the staged files with a journal written before the
+// first rename and report.json renamed last, as Hadoop's output committer
+// does with _SUCCESS. Open recovers what a killed run left: it finishes an
+// interrupted commit from its journal (every staged file was complete
+// before the journal was written, so a commit is always rolled forward,
+// never back) and removes the killed run's temporaries. Staged inputs are
+// kept for the next run to resume from; the pipeline decides whether they
+// match it.
+//
+// The layout under OUT/.convbatch (docs/FORMAT.md, "Commit and recovery"):
+//
+//	lock          held (flock) while a run writes OUT
+//	journal.json  the commit in progress, present only during a commit
+//	staging/      the staged outputs of the run in progress or killed
+//	tmp/          spool and document-index spill files, removed at Open
+//	state/        what incremental runs know of the committed inputs
+package outdir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/convbatch/convbatch/internal/crashpoint"
+)
+
+// Names under OUT.
+const (
+	// StateDir is the directory of convbatch's own files under OUT.
+	StateDir = ".convbatch"
+	// ReportFile is published last by every commit.
+	ReportFile = "report.json"
+)
+
+const (
+	lockName    = "lock"
+	journalName = "journal.json"
+	stagingName = "staging"
+	tmpName     = "tmp"
+	stateName   = "state"
+)
+
+// ErrBusy is returned by Open when another process holds OUT's lock.
+var ErrBusy = errors.New("another convbatch run is writing this output directory")
+
+// Dir is an output directory opened for one run.
+type Dir struct {
+	root string
+	lock *os.File
+}
+
+// Open creates root and its state directory if needed, takes the lock (or
+// fails with ErrBusy), and recovers what a killed run left (Recover).
+func Open(root string) (*Dir, error) {
+	d := &Dir{root: root}
+	if err := os.MkdirAll(d.path(StateDir), 0o755); err != nil {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	f, err := os.OpenFile(d.path(StateDir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("output directory: lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("output directory %s: %w", root, ErrBusy)
+		}
+		return nil, fmt.Errorf("output directory %s: lock: %w", root, err)
+	}
+	d.lock = f
+	if err := d.Recover(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Close removes the temporaries and releases the lock. The staging
+// directory stays: after a failed run it holds the inputs to resume from.
+func (d *Dir) Close() error {
+	err := os.RemoveAll(d.Tmp())
+	if d.lock != nil {
+		if cerr := d.lock.Close(); err == nil {
+			err = cerr
+		}
+		d.lock = nil
+	}
+	return err
+}
+
+// Root returns OUT.
+func (d *Dir) Root() string { return d.root }
+
+func (d *Dir) path(elem ...string) string {
+	return filepath.Join(append([]string{d.root}, elem...)...)
+}
+
+// Staging returns the staging directory, where a run writes everything
+// before its commit.
+func (d *Dir) Staging() string { return d.path(StateDir, stagingName) }
+
+// Tmp returns the directory for a run's temporary files (spool, document
+// index spill), created if needed; Open and Close remove it.
+func (d *Dir) Tmp() string {
+	p := d.path(StateDir, tmpName)
+	os.MkdirAll(p, 0o755)
+	return p
+}
+
+// State returns the path of rel (slash-separated) under the committed state
+// directory OUT/.convbatch/state.
+func (d *Dir) State(rel string) string {
+	return d.path(StateDir, stateName, filepath.FromSlash(rel))
+}
+
+// StateRel returns the OUT-relative, slash-separated path of rel under the
+// state directory, as a Journal's renames name it.
+func StateRel(rel string) string { return StateDir + "/" + stateName + "/" + rel }
+
+// ClearStaging removes the staging directory: its inputs do not match the
+// run about to start.
+func (d *Dir) ClearStaging() error {
+	if err := os.RemoveAll(d.Staging()); err != nil {
+		return fmt.Errorf("output directory: remove staging: %w", err)
+	}
+	return nil
+}
+
+// Journal is a commit: the staged files to publish and the published files
+// to remove. It is written to OUT/.convbatch/journal.json before the first
+// rename, so a commit interrupted at any instant is finished by the next
+// Open.
+type Journal struct {
+	// Run is the committing run's number.
+	Run int `json:"run"`
+	// Renames publish staged files: From is relative to the staging
+	// directory, To to OUT, both slash-separated. The report is not among
+	// them.
+	Renames []Rename `json:"renames"`
+	// Removes are published files (relative to OUT) that the commit
+	// retires: stale outputs of an earlier run.
+	Removes []string `json:"removes"`
+	// Report is the staged report (relative to the staging directory),
+	// published last as OUT/report.json.
+	Report string `json:"report"`
+}
+
+// Rename publishes one staged file.
+type Rename struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Commit publishes j: it checks that every file is staged, writes the
+// journal, removes the previous report.json (from then on OUT has no
+// report until this one is published, so a reader that waits for the
+// report never sees a mix), renames every file into place, removes the
+// retired ones, publishes the report, then removes the journal and the
+// staging directory.
+func (d *Dir) Commit(j *Journal) error {
+	to := make(map[string]bool, len(j.Renames))
+	for _, r := range append(j.Renames, Rename{From: j.Report, To: ReportFile}) {
+		if err := validRel(r.From); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		if err := validRel(r.To); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		if to[r.To] {
+			return fmt.Errorf("commit: %s published twice", r.To)
+		}
+		to[r.To] = true
+		if _, err := os.Lstat(filepath.Join(d.Staging(), filepath.FromSlash(r.From))); err != nil {
+			return fmt.Errorf("commit: staged file: %w", err)
+		}
+	}
+	for _, rel := range j.Removes {
+		if err := validRel(rel); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		if to[rel] {
+			return fmt.Errorf("commit: %s both published and removed", rel)
+		}
+	}
+	if err := d.writeJournal(j); err != nil {
+		return err
+	}
+	crashpoint.Hit("journal")
+	return d.apply(j, "rename")
+}
+
+// validRel refuses a path that is absolute or leaves its directory.
+func validRel(rel string) error {
+	if rel == "" || strings.HasPrefix(rel, "/") || !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return fmt.Errorf("path %q is not a relative path inside the directory", rel)
+	}
+	return nil
+}
+
+func (d *Dir) writeJournal(j *Journal) error {
+	b, err := json.Marshal(j)
+	if err != nil {
+		return fmt.Errorf("commit journal: %w", err)
+	}
+	name := d.path(StateDir, journalName)
+	if err := writeFileSync(name+".tmp", b); err != nil {
+		return fmt.Errorf("commit journal: %w", err)
+	}
+	if err := os.Rename(name+".tmp", name); err != nil {
+		return fmt.Errorf("commit journal: %w", err)
+	}
+	if err := syncDir(filepath.Dir(name)); err != nil {
+		return fmt.Errorf("commit journal: %w", err)
+	}
+	return nil
+}
+
+// apply carries out a journal; every step may have been done already (a
+// recovery after a crash), so each is idempotent. hit names the crash
+// point reached after each rename or removal.
+func (d *Dir) apply(j *Journal, hit string) error {
+	staged := func(rel string) string { return filepath.Join(d.Staging(), filepath.FromSlash(rel)) }
+	report := staged(j.Report)
+	if _, err := os.Lstat(report); err == nil {
+		// The report is not published yet: the rest may not be either.
+		if err := removeIfExists(d.path(ReportFile)); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		dirs := map[string]bool{}
+		for _, r := range j.Renames {
+			dst := d.path(filepath.FromSlash(r.To))
+			if err := publish(staged(r.From), dst); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
+			dirs[filepath.Dir(dst)] = true
+			crashpoint.Hit(hit)
+		}
+		for _, rel := range j.Removes {
+			if err := removeIfExists(d.path(filepath.FromSlash(rel))); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
+			d.pruneEmpty(filepath.Dir(d.path(filepath.FromSlash(rel))))
+			crashpoint.Hit(hit)
+		}
+		for dir := range dirs {
+			if err := syncDir(dir); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
+		}
+		if err := os.Rename(report, d.path(ReportFile)); err != nil {
+			return fmt.Errorf("commit: publish report: %w", err)
+		}
+		if err := syncDir(d.root); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("commit: %w", err)
+	}
+	crashpoint.Hit("report")
+	if err := removeIfExists(d.path(StateDir, journalName)); err != nil {
+		return fmt.Errorf("commit: remove journal: %w", err)
+	}
+	return d.ClearStaging()
+}
+
+// publish renames a staged file into place; a file no longer staged was
+// published by the interrupted attempt, unless it is missing there too.
+func publish(from, to string) error {
+	err := os.Rename(from, to)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Lstat(from); errors.Is(serr, fs.ErrNotExist) {
+			if _, derr := os.Lstat(to); derr == nil {
+				return nil
+			}
+			return fmt.Errorf("%s: neither staged nor published", to)
+		}
+		// The destination's directory is missing.
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		err = os.Rename(from, to)
+	}
+	return err
+}
+
+// pruneEmpty removes dir and its parents up to (not including) OUT while
+// they are empty: the directory of a retired partition.
+func (d *Dir) pruneEmpty(dir string) {
+	root := filepath.Clean(d.root)
+	for dir = filepath.Clean(dir); dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil {
+			return
+		}
+	}
+}
+
+// Recover finishes an interrupted commit, if its journal is there, and
+// removes the temporaries of a killed run: OUT/.convbatch/tmp, the spool
+// and document-index files earlier versions left at OUT's top level, and
+// the temporary files they left beside their outputs. It is idempotent and
+// may itself be interrupted at any instant.
+func (d *Dir) Recover() error {
+	b, err := os.ReadFile(d.path(StateDir, journalName))
+	switch {
+	case err == nil:
+		var j Journal
+		if err := json.Unmarshal(b, &j); err != nil {
+			return fmt.Errorf("output directory %s: commit journal: %w", d.root, err)
+		}
+		if err := d.apply(&j, "recover"); err != nil {
+			return fmt.Errorf("output directory %s: finishing an interrupted commit: %w", d.root, err)
+		}
+		crashpoint.Hit("recover")
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("output directory %s: commit journal: %w", d.root, err)
+	}
+	removeIfExists(d.path(StateDir, journalName+".tmp"))
+	if err := os.RemoveAll(d.path(StateDir, tmpName)); err != nil {
+		return fmt.Errorf("output directory %s: %w", d.root, err)
+	}
+	crashpoint.Hit("recover")
+	return d.removeLegacy()
+}
+
+// removeLegacy removes what runs of earlier versions left when killed:
+// .convbatch-spool-* and .convbatch-docindex-* at OUT's top level, and
+// .NAME.tmp-* files beside their outputs.
+func (d *Dir) removeLegacy() error {
+	entries, err := os.ReadDir(d.root)
+	if err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if strings.HasPrefix(n, ".convbatch-spool-") || strings.HasPrefix(n, ".convbatch-docindex-") {
+			if err := os.RemoveAll(d.path(n)); err != nil {
+				return fmt.Errorf("output directory: %w", err)
+			}
+			crashpoint.Hit("recover")
+		}
+	}
+	for _, sub := range []string{"archive", "tables", "rejects", "receipts"} {
+		err := filepath.WalkDir(d.path(sub), func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if !e.IsDir() && strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name(), ".tmp-") {
+				return os.Remove(p)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("output directory: %w", err)
+		}
+	}
+	return nil
+}
+
+func removeIfExists(p string) error {
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// writeFileSync writes b to name and syncs it.
+func writeFileSync(name string, b []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// WriteFileAtomic writes b to name through a temporary file beside it,
+// synced, then renamed: a reader sees the old file or the new one, never
+// a torn one.
+func WriteFileAtomic(name string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	if err := writeFileSync(name+".tmp", b); err != nil {
+		return err
+	}
+	return os.Rename(name+".tmp", name)
+}
+
+// syncDir makes the directory's entries (renames) durable.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

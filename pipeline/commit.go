@@ -1,0 +1,496 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/verify"
+)
+
+// finish takes in the resumed inputs not taken in yet, resolves the
+// receipts (an incremental run also those of earlier runs that this run's
+// documents concern), closes the outputs, checks the accounting and
+// commits.
+func (w *writer) finish(started time.Time) (*Result, error) {
+	res := &Result{Report: w.rep}
+	if w.out != nil {
+		if err := w.foldResumed(len(w.cfg.Inputs)); err != nil {
+			return nil, err
+		}
+		for _, s := range w.out.seals {
+			if s != nil {
+				res.Resumed++
+			}
+		}
+	}
+	incremental := w.out != nil && w.cfg.Incremental
+	replaced := map[string]bool{}
+	var earlier []*stateReceipt
+	want := w.resolver.References()
+	if incremental {
+		for _, c := range w.out.replaced {
+			replaced[c.Path] = true
+		}
+		var err error
+		if earlier, err = w.out.state.earlierReceipts(w.out.dir, replaced); err != nil {
+			return nil, err
+		}
+		for _, r := range earlier {
+			r.Pending.AddReferences(want)
+		}
+	}
+	distinct, err := w.index.Lookup(want)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.index.Close(); err != nil {
+		return nil, err
+	}
+	docs, hashed := w.index.Documents()
+	if docs > distinct {
+		// Counted for the second and later documents of an id.
+		w.rep.Warnings[codes.WarnDuplicateID.String()] += docs - distinct
+	}
+	w.rep.Transcripts.Hashed, w.rep.Transcripts.Unhashable = hashed, docs-hashed
+
+	// An earlier receipt is resolved again when this run brings documents
+	// with an id it references (or retires some).
+	var again []*stateReceipt
+	if incremental {
+		for _, r := range earlier {
+			if len(replaced) > 0 || concerns(r.Pending, want) {
+				again = append(again, r)
+			}
+		}
+		if len(want) > 0 {
+			for _, c := range w.out.state.inputs {
+				if replaced[c.Path] {
+					continue
+				}
+				if err := foldDocs(w.out.dir.State(c.Docs), want); err != nil {
+					return nil, fmt.Errorf("output directory: documents of run %d: %w", c.Run, err)
+				}
+			}
+		}
+	}
+	receipts := w.resolver.Resolve(want)
+	for _, r := range receipts {
+		switch r.Status {
+		case verify.StatusValid:
+			w.rep.Receipts.Valid++
+		case verify.StatusInvalid:
+			w.rep.Receipts.Invalid++
+		case verify.StatusIncomplete:
+			w.rep.Receipts.Incomplete++
+		}
+		for _, code := range r.Reasons {
+			w.rep.Receipts.Reasons[code]++
+		}
+	}
+	var reresolved []verify.ReceiptResult
+	var changed []*stateReceipt
+	for _, r := range again {
+		nr := r.Pending.Resolve(want)
+		if nr.Status == r.Status && slices.Equal(nr.Reasons, r.Reasons) {
+			continue
+		}
+		nr.ReresolvesRun = r.Origin
+		reresolved = append(reresolved, nr)
+		changed = append(changed, &stateReceipt{Origin: r.Origin, Status: nr.Status, Reasons: nr.Reasons, Pending: r.Pending})
+		if w.rep.Receipts.ReresolvedStatus == nil {
+			w.rep.Receipts.ReresolvedStatus = map[string]int64{}
+		}
+		w.rep.Receipts.ReresolvedStatus[string(nr.Status)]++
+	}
+	w.rep.Receipts.Reresolved = int64(len(reresolved))
+	if w.cfg.KeepReceipts {
+		res.Receipts = append(receipts, reresolved...)
+	}
+	if w.out == nil {
+		return res, w.finishReport(started)
+	}
+	return res, w.commit(started, receipts, reresolved, changed)
+}
+
+// concerns reports whether the evidence gathered from this run's documents
+// holds any id that p references.
+func concerns(p *verify.PendingReceipt, evidence map[string]*verify.Evidence) bool {
+	for _, ref := range p.Check.Refs {
+		if e := evidence[ref.ID]; ref.ID != p.Check.ConversationID && e != nil && e.Documents > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// finishReport sets the report's times and checks the accounting.
+func (w *writer) finishReport(started time.Time) error {
+	finished := time.Now()
+	w.rep.StartedAt = started.UTC().Format(time.RFC3339Nano)
+	w.rep.FinishedAt = finished.UTC().Format(time.RFC3339Nano)
+	w.rep.DurationSeconds = finished.Sub(started).Seconds()
+	if err := w.rep.CheckAccounting(); err != nil {
+		return err
+	}
+	w.rep.AccountingOK = true
+	return nil
+}
+
+// commit stages the run-level files (receipts, merged rejects, the
+// receipts table, the state, the reports), names every staged file's place
+// in OUT, and publishes them all through the output directory's journal.
+func (w *writer) commit(started time.Time, receipts, reresolved []verify.ReceiptResult, changed []*stateReceipt) error {
+	o := w.out
+	cfg := w.cfg
+	run := o.run
+	staging := o.staging()
+	outRoot := filepath.Join(staging, stagingOut)
+	if err := os.RemoveAll(outRoot); err != nil {
+		return err
+	}
+	txn, err := sink.NewTxn(outRoot)
+	if err != nil {
+		return err
+	}
+	defer txn.Abort()
+	j := &outdir.Journal{Run: run}
+	segRel := func(idx int, rel string) string {
+		return path.Join(filepath.Base(segDir(staging, idx)), rel)
+	}
+	outRel := func(rel string) string { return path.Join(stagingOut, rel) }
+
+	// The receipts table: each input's rows in parts of their own (a
+	// replaced input's are retired with it), then the re-resolved ones.
+	resolvedParts := make([]map[string][]sink.PartCounts, len(cfg.Inputs))
+	var rerParts map[string][]sink.PartCounts
+	if o.wantsReceiptsTable() {
+		next := 0
+		for idx, s := range w.seals {
+			if s == nil || s.Receipts == 0 {
+				continue
+			}
+			dir := filepath.Join(segDir(staging, idx), segReceiptsTable)
+			parts, err := writeReceiptsTable(dir, receipts[next:next+s.Receipts], o.tableOptions)
+			if err != nil {
+				return err
+			}
+			next += s.Receipts
+			resolvedParts[idx] = parts
+		}
+		if len(reresolved) > 0 {
+			if rerParts, err = writeReceiptsTable(filepath.Join(staging, "reresolved"), reresolved, o.tableOptions); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Parts are numbered in order within each directory they go to; an
+	// incremental run's names carry its number.
+	prefix := ""
+	if cfg.Incremental {
+		prefix = fmt.Sprintf("r%06d-", run)
+	}
+	next := map[string]int{}
+	place := func(rel string) string {
+		dir := path.Dir(rel)
+		n := next[dir]
+		next[dir]++
+		return path.Join(dir, fmt.Sprintf("part-%s%05d.parquet", prefix, n))
+	}
+	inputFiles := make([][]string, len(cfg.Inputs))
+	w.rep.Tables = nil
+	if len(cfg.Tables) > 0 {
+		w.rep.Tables = map[string]sink.TableCounts{}
+	}
+	w.rep.Outputs.Tables = nil
+	for _, name := range cfg.Tables {
+		tc := sink.TableCounts{Parts: []sink.PartCounts{}}
+		add := func(from string, p sink.PartCounts, idx int) {
+			to := place(p.Path)
+			j.Renames = append(j.Renames, outdir.Rename{From: from, To: to})
+			tc.Rows += p.Rows
+			tc.Parts = append(tc.Parts, sink.PartCounts{Path: to, Rows: p.Rows})
+			w.rep.Outputs.Tables = append(w.rep.Outputs.Tables, to)
+			if idx >= 0 {
+				inputFiles[idx] = append(inputFiles[idx], to)
+			}
+		}
+		for idx, s := range w.seals {
+			if s == nil {
+				continue
+			}
+			for _, p := range s.Tables[name] {
+				add(segRel(idx, p.Path), p, idx)
+			}
+			for _, p := range resolvedParts[idx][name] {
+				add(segRel(idx, path.Join(segReceiptsTable, p.Path)), p, idx)
+			}
+		}
+		for _, p := range rerParts[name] {
+			add(path.Join("reresolved", p.Path), p, -1)
+		}
+		if len(tc.Parts) == 0 && (!cfg.Incremental || !hasFiles(filepath.Join(cfg.OutDir, sink.DirTables, name))) {
+			// A dataset with no rows still gets one part, with its schema.
+			empty, err := writeEmptyTable(txn, name, o.tableOptions)
+			if err != nil {
+				return err
+			}
+			for _, p := range empty {
+				add(outRel(p.Path), p, -1)
+			}
+		}
+		w.rep.Tables[name] = tc
+	}
+
+	// Archives keep their names; in an incremental run a name that an
+	// earlier input holds gets the run's number.
+	taken := map[string]bool{}
+	for _, c := range o.state.inputs {
+		if !slices.ContainsFunc(o.replaced, func(r *committedInput) bool { return r == c }) {
+			for _, f := range c.Files {
+				taken[f] = true
+			}
+		}
+	}
+	w.rep.Outputs.Archives = []string{}
+	for idx, s := range w.seals {
+		if s == nil || s.Archive == "" {
+			continue
+		}
+		to := s.Archive
+		if taken[to] {
+			ext := cfg.Archive.Ext()
+			to = fmt.Sprintf("%s-r%06d%s", strings.TrimSuffix(to, ext), run, ext)
+		}
+		j.Renames = append(j.Renames, outdir.Rename{From: segRel(idx, s.Archive), To: to})
+		w.rep.Inputs[idx].Archive = to
+		w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, to)
+		inputFiles[idx] = append([]string{to}, inputFiles[idx]...)
+	}
+
+	// Rejects and receipts: one file each for the run.
+	rejIndex, rejData, rcpts := sink.RejectsIndexFile, sink.RejectsDataFile, sink.ReceiptsFile
+	if cfg.Incremental {
+		rejIndex, rejData, rcpts = sink.RunFile(rejIndex, run), sink.RunFile(rejData, run), sink.RunFile(rcpts, run)
+	}
+	var segs []sink.RejectSegment
+	for idx, s := range w.seals {
+		if s != nil {
+			dir := segDir(staging, idx)
+			segs = append(segs, sink.RejectSegment{Index: filepath.Join(dir, filepath.FromSlash(sink.RejectsIndexFile)), Data: filepath.Join(dir, filepath.FromSlash(sink.RejectsDataFile))})
+		}
+	}
+	if err := sink.MergeRejects(txn, rejIndex, rejData, segs); err != nil {
+		return err
+	}
+	if err := sink.WriteReceipts(txn, rcpts, append(slices.Clip(receipts), reresolved...)); err != nil {
+		return err
+	}
+	w.rep.Outputs.RejectsIndex, w.rep.Outputs.RejectsData, w.rep.Outputs.Receipts = rejIndex, rejData, rcpts
+	for _, rel := range []string{rejIndex, rejData, rcpts} {
+		j.Renames = append(j.Renames, outdir.Rename{From: outRel(rel), To: rel})
+	}
+
+	// The state: this run's documents, receipts and inputs.
+	if err := w.stageState(txn, j, receipts, changed, inputFiles, segRel); err != nil {
+		return err
+	}
+
+	// The reports, the run's kept one and report.json, published last.
+	w.rep.Run = run
+	w.rep.AlreadyCommitted = o.already
+	for _, c := range o.replaced {
+		w.rep.Replaced = append(w.rep.Replaced, sink.CommittedInput{Path: c.Path, Run: c.Run})
+	}
+	if err := w.finishReport(started); err != nil {
+		return err
+	}
+	runReport := sink.RunReportFile(run)
+	if err := sink.WriteReport(txn, runReport, w.rep); err != nil {
+		return err
+	}
+	if err := sink.WriteReport(txn, sink.ReportFile, w.rep); err != nil {
+		return err
+	}
+	j.Renames = append(j.Renames, outdir.Rename{From: outRel(runReport), To: runReport})
+	j.Report = outRel(sink.ReportFile)
+
+	// What the commit retires.
+	if cfg.Incremental {
+		for _, c := range o.replaced {
+			j.Removes = append(j.Removes, c.Files...)
+			j.Removes = append(j.Removes, outdir.StateRel(c.Docs))
+		}
+	} else {
+		if j.Removes, err = staleFiles(cfg.OutDir, j); err != nil {
+			return err
+		}
+	}
+	if err := txn.Commit(); err != nil {
+		return err
+	}
+	return o.dir.Commit(j)
+}
+
+// stageState stages the state a later incremental run reads: this run's
+// documents' index records (moved from the segments), its receipts with
+// their pending form and verdict (and the earlier receipts whose verdict
+// changed), and the list of committed inputs.
+func (w *writer) stageState(txn *sink.Txn, j *outdir.Journal, receipts []verify.ReceiptResult, changed []*stateReceipt, inputFiles [][]string, segRel func(int, string) string) error {
+	o := w.out
+	run := o.run
+	pending := w.resolver.Receipts()
+	err := txn.WriteFile(outdir.StateRel(stateReceipts(run)), func(wr io.Writer) error {
+		enc := json.NewEncoder(wr)
+		for i, p := range pending {
+			if err := enc.Encode(&stateReceipt{Origin: run, Status: receipts[i].Status, Reasons: receipts[i].Reasons, Pending: p}); err != nil {
+				return err
+			}
+		}
+		for _, r := range changed {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	j.Renames = append(j.Renames, outdir.Rename{From: path.Join(stagingOut, outdir.StateRel(stateReceipts(run))), To: outdir.StateRel(stateReceipts(run))})
+	var list []*committedInput
+	if w.cfg.Incremental {
+		for _, c := range o.state.inputs {
+			if !slices.Contains(o.replaced, c) {
+				list = append(list, c)
+			}
+		}
+	}
+	for idx, s := range w.seals {
+		if s == nil {
+			continue
+		}
+		docs := stateDocs(run, idx)
+		j.Renames = append(j.Renames, outdir.Rename{From: segRel(idx, segDocs), To: outdir.StateRel(docs)})
+		if s.Fingerprint.Path == "" {
+			continue // standard input: never skipped, so not listed
+		}
+		files := inputFiles[idx]
+		if files == nil {
+			files = []string{}
+		}
+		list = append(list, &committedInput{Fingerprint: s.Fingerprint, Run: run, Rel: w.cfg.Inputs[idx].Rel, Files: files, Docs: docs})
+	}
+	err = txn.WriteFile(outdir.StateRel(stateInputs), func(wr io.Writer) error {
+		enc := json.NewEncoder(wr)
+		for _, c := range list {
+			if err := enc.Encode(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	j.Renames = append(j.Renames, outdir.Rename{From: path.Join(stagingOut, outdir.StateRel(stateInputs)), To: outdir.StateRel(stateInputs)})
+	return nil
+}
+
+// writeReceiptsTable writes rows as the receipts table's parts under dir
+// and returns them by table, paths relative to dir.
+func writeReceiptsTable(dir string, rows []verify.ReceiptResult, opts sink.TableOptions) (map[string][]sink.PartCounts, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	txn, err := sink.NewTxn(dir)
+	if err != nil {
+		return nil, err
+	}
+	t := sink.NewTables(txn, []string{sink.TableReceipts}, opts)
+	err = t.AddReceipts(rows)
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = txn.Commit()
+	}
+	if err != nil {
+		t.Abort()
+		txn.Abort()
+		return nil, err
+	}
+	return keepNonEmptyParts(dir, t.Counts())
+}
+
+// writeEmptyTable writes the named table's one empty part in txn.
+func writeEmptyTable(txn *sink.Txn, name string, opts sink.TableOptions) ([]sink.PartCounts, error) {
+	t := sink.NewTables(txn, []string{name}, opts)
+	if err := t.Close(); err != nil {
+		t.Abort()
+		return nil, err
+	}
+	return t.Counts()[name].Parts, nil
+}
+
+// hasFiles reports whether dir holds a regular file, at any depth.
+func hasFiles(dir string) bool {
+	found := false
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
+}
+
+// staleFiles lists the files a run that replaces OUT's contents retires:
+// every file in the directories runs own (sink.RunDirs) and in the state
+// that the journal does not publish.
+func staleFiles(out string, j *outdir.Journal) ([]string, error) {
+	published := map[string]bool{outdir.ReportFile: true}
+	for _, r := range j.Renames {
+		published[r.To] = true
+	}
+	var stale []string
+	for _, dir := range append(sink.RunDirs(), outdir.StateRel("")) {
+		root := filepath.Join(out, filepath.FromSlash(dir))
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			if d.IsDir() {
+				return nil
+			}
+			rel, err := filepath.Rel(out, p)
+			if err != nil {
+				return err
+			}
+			if rel = filepath.ToSlash(rel); !published[rel] {
+				stale = append(stale, rel)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("output directory: %w", err)
+		}
+	}
+	return stale, nil
+}

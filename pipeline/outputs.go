@@ -1,0 +1,205 @@
+package pipeline
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/stream"
+)
+
+// ErrChanged marks an incremental run refused because an input that OUT
+// already holds has changed since (Config.ReplaceChanged allows it).
+var ErrChanged = errors.New("input changed since it was committed")
+
+// ChangedError names the inputs whose bytes changed since the run that
+// committed them; it wraps ErrChanged.
+type ChangedError struct {
+	// Paths are the inputs, as named.
+	Paths []string
+}
+
+func (e *ChangedError) Error() string {
+	return fmt.Sprintf("%q and %d other input(s) changed since OUT committed them (--replace-changed retires their earlier outputs)", e.Paths[0], len(e.Paths)-1)
+}
+
+// Unwrap returns ErrChanged.
+func (e *ChangedError) Unwrap() error { return ErrChanged }
+
+// outDir is a run's output directory: its lock, committed state and
+// staging, and what the run resumes from.
+type outDir struct {
+	dir   *outdir.Dir
+	cfg   *Config
+	run   int
+	state *state
+	// seals are the sealed segments a killed run left that this run takes
+	// as finished, by input index.
+	seals []*seal
+	// already are the inputs an incremental run skips; replaced the
+	// committed inputs it retires.
+	already  []sink.CommittedInput
+	replaced []*committedInput
+	// tableOptions are Config.TableOptions with the version set.
+	tableOptions sink.TableOptions
+}
+
+// openOutDir opens Config.OutDir for the run (lock, recovery), loads its
+// committed state, removes from cfg.Inputs the inputs an incremental run
+// skips, numbers the run, and finds the sealed segments to resume from.
+func openOutDir(cfg *Config) (o *outDir, err error) {
+	d, err := outdir.Open(cfg.OutDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			d.Close()
+		}
+	}()
+	o = &outDir{dir: d, cfg: cfg, run: 1, tableOptions: cfg.TableOptions}
+	if o.tableOptions.Version == "" {
+		o.tableOptions.Version = Version
+	}
+	if cfg.Incremental {
+		if o.state, err = loadState(d); err != nil {
+			return nil, err
+		}
+		o.run = o.state.lastRun + 1
+		if err := o.classify(); err != nil {
+			return nil, err
+		}
+	} else {
+		o.state = &state{byPath: map[string]*committedInput{}}
+	}
+	key, err := o.stagingKey()
+	if err != nil {
+		return nil, err
+	}
+	if b, err := os.ReadFile(filepath.Join(d.Staging(), stagingRun)); err != nil || string(b) != key {
+		if err := d.ClearStaging(); err != nil {
+			return nil, err
+		}
+	}
+	if err := outdir.WriteFileAtomic(filepath.Join(d.Staging(), stagingRun), []byte(key)); err != nil {
+		return nil, fmt.Errorf("staging: %w", err)
+	}
+	o.seals = make([]*seal, len(cfg.Inputs))
+	for idx, in := range cfg.Inputs {
+		s, ok := readSeal(d.Staging(), idx)
+		if !ok {
+			continue
+		}
+		if fp, ok, err := statFingerprint(in.Path); err == nil && ok && fp.sameFile(s.Fingerprint) {
+			o.seals[idx] = s
+		}
+	}
+	return o, nil
+}
+
+// classify sorts an incremental run's inputs: those OUT holds with the
+// same fingerprint are skipped (their path, size and modification time
+// match, or else their digest does); those whose bytes changed are refused,
+// or with ReplaceChanged retire their earlier outputs; the rest are new.
+func (o *outDir) classify() error {
+	var keep []stream.Input
+	var changed []string
+	for _, in := range o.cfg.Inputs {
+		fp, ok, err := statFingerprint(in.Path)
+		if err != nil || !ok {
+			keep = append(keep, in) // read (and faulted) as any input
+			continue
+		}
+		c := o.state.byPath[in.Path]
+		if c == nil {
+			keep = append(keep, in)
+			continue
+		}
+		same := fp.sameFile(c.Fingerprint)
+		if !same {
+			if fp.SHA256, err = digestFile(in.Path); err != nil {
+				keep = append(keep, in)
+				continue
+			}
+			same = fp.SHA256 == c.SHA256 && fp.Size == c.Size
+		}
+		switch {
+		case same:
+			o.already = append(o.already, sink.CommittedInput{Path: in.Path, Run: c.Run})
+		case o.cfg.ReplaceChanged:
+			o.replaced = append(o.replaced, c)
+			keep = append(keep, in)
+		default:
+			changed = append(changed, in.Path)
+		}
+	}
+	if len(changed) > 0 {
+		return &ChangedError{Paths: changed}
+	}
+	o.cfg.Inputs = keep
+	return nil
+}
+
+// stagingKey identifies what the run will write: a staging directory left
+// by a killed run is resumed from only when its key is the same.
+func (o *outDir) stagingKey() (string, error) {
+	cfg := o.cfg
+	var keyring string
+	if cfg.Keyring != nil {
+		b, err := json.Marshal(cfg.Keyring)
+		if err != nil {
+			return "", err
+		}
+		sum := sha256.Sum256(b)
+		keyring = hex.EncodeToString(sum[:])
+	}
+	inputs := make([][2]string, len(cfg.Inputs))
+	for i, in := range cfg.Inputs {
+		inputs[i] = [2]string{in.Path, in.Rel}
+	}
+	b, err := json.Marshal(struct {
+		Version, Keyring            string
+		Run                         int
+		Incremental, ReplaceChanged bool
+		Archive                     sink.ArchiveFormat
+		ZstdLevel                   int
+		MaxDocBytes, ZstdMaxWindow  int64
+		MaxDepth                    int
+		Strict                      bool
+		Tables                      []string
+		TableOptions                sink.TableOptions
+		Inputs                      [][2]string
+	}{Version, keyring, o.run, cfg.Incremental, cfg.ReplaceChanged, cfg.Archive, int(cfg.ZstdLevel),
+		cfg.MaxDocBytes, int64(cfg.ZstdMaxWindow), cfg.MaxDepth, cfg.Strict, cfg.Tables, o.tableOptions, inputs})
+	return string(b) + "\n", err
+}
+
+func (o *outDir) staging() string { return o.dir.Staging() }
+
+// resumed returns the seal of input idx when the run resumes it.
+func (o *outDir) resumed(idx int) *seal { return o.seals[idx] }
+
+// docTables are the tables written per document: every table asked for
+// but receipts, which are written when the run resolves them.
+func (o *outDir) docTables() []string {
+	var out []string
+	for _, t := range o.cfg.Tables {
+		if t != sink.TableReceipts {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// wantsReceiptsTable reports whether the receipts table was asked for.
+func (o *outDir) wantsReceiptsTable() bool { return slices.Contains(o.cfg.Tables, sink.TableReceipts) }
+
+// close releases the lock and removes the temporaries.
+func (o *outDir) close() error { return o.dir.Close() }

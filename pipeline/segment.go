@@ -1,0 +1,243 @@
+package pipeline
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/convbatch/convbatch/docindex"
+	"github.com/convbatch/convbatch/internal/crashpoint"
+	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/verify"
+)
+
+// Files of a segment: the staging directory of one input's outputs
+// (docs/FORMAT.md, "Commit and recovery").
+const (
+	// segSeal is written last, when the input's outputs are complete.
+	segSeal = "seal.json"
+	// segDocs holds the input's documents' index records (docindex).
+	segDocs = "docs.idx"
+	// segReceipts holds the input's pending receipts, one JSON per line.
+	segReceipts = "receipts.jsonl"
+	// segReceiptsTable is where the receipts table's rows of the input are
+	// written when the run resolves them; not sealed.
+	segReceiptsTable = "resolved"
+	// stagingRun says which run the staging directory belongs to.
+	stagingRun = "run.json"
+	// stagingOut holds the run-level files staged at the end.
+	stagingOut = "out"
+)
+
+// seal is what a finished input's segment records besides its files: its
+// fingerprint, its report and counters, and its outputs, so that a resumed
+// run can take the input as finished without reading it.
+type seal struct {
+	Index       int              `json:"index"`
+	Fingerprint Fingerprint      `json:"fingerprint"`
+	Report      sink.InputReport `json:"report"`
+	Counters    inputCounters    `json:"counters"`
+	// Archive is the archive's path in the segment ("" when none).
+	Archive string `json:"archive,omitempty"`
+	// Tables are the table parts in the segment, by table, with rows.
+	Tables map[string][]sink.PartCounts `json:"tables"`
+	// Documents and Hashed count the input's documents and those with a
+	// transcript hash.
+	Documents int64 `json:"documents"`
+	Hashed    int64 `json:"hashed"`
+	// Receipts counts the pending receipts in receipts.jsonl.
+	Receipts int `json:"receipts"`
+}
+
+// inputCounters are the report's counters that one input adds to.
+type inputCounters struct {
+	RejectsByReason   map[string]int64 `json:"rejects_by_reason"`
+	Warnings          map[string]int64 `json:"warnings"`
+	Declared          map[string]int64 `json:"declared"`
+	Unknown           map[string]int64 `json:"unknown"`
+	StatementsInvalid int64            `json:"statements_invalid"`
+}
+
+func newInputCounters() inputCounters {
+	return inputCounters{RejectsByReason: map[string]int64{}, Warnings: map[string]int64{}, Declared: map[string]int64{}, Unknown: map[string]int64{}}
+}
+
+// addTo adds the counters to the report's.
+func (c *inputCounters) addTo(rep *sink.Report) {
+	for k, v := range c.RejectsByReason {
+		rep.RejectsByReason[k] += v
+	}
+	for k, v := range c.Warnings {
+		rep.Warnings[k] += v
+	}
+	for k, v := range c.Declared {
+		rep.Extensions.Declared[k] += v
+	}
+	for k, v := range c.Unknown {
+		rep.Extensions.Unknown[k] += v
+	}
+	rep.Receipts.StatementsInvalid += c.StatementsInvalid
+}
+
+// segDir returns the staging directory of input idx.
+func segDir(staging string, idx int) string {
+	return filepath.Join(staging, fmt.Sprintf("seg-%05d", idx))
+}
+
+// readSeal reads the seal of input idx's segment; ok is false when there is
+// none (the input was not finished) or it is unreadable.
+func readSeal(staging string, idx int) (s *seal, ok bool) {
+	b, err := os.ReadFile(filepath.Join(segDir(staging, idx), segSeal))
+	if err != nil {
+		return nil, false
+	}
+	s = new(seal)
+	if json.Unmarshal(b, s) != nil || s.Index != idx {
+		return nil, false
+	}
+	return s, true
+}
+
+// writeSeal seals a segment: seal.json is written last, atomically.
+func writeSeal(dir string, s *seal) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	if err := outdir.WriteFileAtomic(filepath.Join(dir, segSeal), b); err != nil {
+		return fmt.Errorf("seal %s: %w", dir, err)
+	}
+	crashpoint.Hit("seal")
+	return nil
+}
+
+// segFiles are the index records and pending receipts of the input being
+// written, kept in its segment.
+type segFiles struct {
+	docs, receipts *os.File
+	dw, rw         *bufio.Writer
+	rec            []byte
+}
+
+func createSegFiles(dir string) (*segFiles, error) {
+	s := &segFiles{}
+	var err error
+	if s.docs, err = os.Create(filepath.Join(dir, segDocs)); err != nil {
+		return nil, err
+	}
+	if s.receipts, err = os.Create(filepath.Join(dir, segReceipts)); err != nil {
+		s.docs.Close()
+		return nil, err
+	}
+	s.dw, s.rw = bufio.NewWriterSize(s.docs, 256<<10), bufio.NewWriterSize(s.receipts, 64<<10)
+	s.dw.WriteString(docindex.Magic)
+	return s, nil
+}
+
+func (s *segFiles) addDoc(id string, hash [32]byte, hashed bool) error {
+	s.rec = docindex.AppendRecord(s.rec[:0], id, hash, hashed)
+	_, err := s.dw.Write(s.rec)
+	return err
+}
+
+func (s *segFiles) addReceipt(p *verify.PendingReceipt) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	s.rw.Write(b)
+	return s.rw.WriteByte('\n')
+}
+
+// close flushes, syncs and closes both files.
+func (s *segFiles) close() error {
+	var first error
+	for _, step := range []func() error{s.dw.Flush, s.rw.Flush, s.docs.Sync, s.receipts.Sync, s.docs.Close, s.receipts.Close} {
+		if err := step(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// abort closes both files after a failure.
+func (s *segFiles) abort() {
+	s.docs.Close()
+	s.receipts.Close()
+}
+
+// replayDocs adds the index records of a sealed segment to the run's index.
+func replayDocs(index *docindex.Index, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rd := docindex.NewReader(f)
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if err := index.Add(string(rec.ID), rec.Hash, rec.Hashable); err != nil {
+			return err
+		}
+	}
+}
+
+// foldDocs folds the records of the index file at path whose ids want holds
+// into their evidence: the documents of an earlier run.
+func foldDocs(path string, want map[string]*verify.Evidence) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rd := docindex.NewReader(f)
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if e := want[string(rec.ID)]; e != nil {
+			e.Add(rec.Hash, rec.Hashable)
+		}
+	}
+}
+
+// readPending reads a file of pending receipts, one JSON per line, calling
+// fn for each; a missing file has none.
+func readPending(path string, fn func(*verify.PendingReceipt) error) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 64<<10))
+	for {
+		p := new(verify.PendingReceipt)
+		if err := dec.Decode(p); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if err := fn(p); err != nil {
+			return err
+		}
+	}
+}

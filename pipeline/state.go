@@ -1,0 +1,167 @@
+package pipeline
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/verify"
+)
+
+// Files of the committed state, under OUT/.convbatch/state (docs/FORMAT.md,
+// "Incremental runs").
+const (
+	// stateInputs lists every committed input, one JSON per line.
+	stateInputs = "inputs.jsonl"
+)
+
+// stateRunDir is the state directory of run number run.
+func stateRunDir(run int) string { return fmt.Sprintf("runs/r%06d", run) }
+
+// stateDocs is the index records of a run's input number seq.
+func stateDocs(run, seq int) string { return fmt.Sprintf("%s/docs-%05d.idx", stateRunDir(run), seq) }
+
+// stateReceipts is a run's receipts, pending form and verdict.
+func stateReceipts(run int) string { return stateRunDir(run) + "/receipts.jsonl" }
+
+// committedInput is one committed input (a line of inputs.jsonl): its
+// fingerprint, the run that committed it and the files that hold its
+// outputs, so that a later run can skip it, resolve receipts against its
+// documents, or retire it.
+type committedInput struct {
+	Fingerprint
+	// Run committed the input.
+	Run int `json:"run"`
+	// Rel is the name its outputs were written under.
+	Rel string `json:"rel"`
+	// Files are its archive and table parts, relative to OUT.
+	Files []string `json:"files"`
+	// Docs is its documents' index records, relative to the state
+	// directory.
+	Docs string `json:"docs"`
+}
+
+// state is what OUT holds of earlier runs.
+type state struct {
+	inputs  []*committedInput
+	byPath  map[string]*committedInput
+	lastRun int
+}
+
+// loadState reads the committed state; an OUT without one (written by a
+// version before incremental runs, or empty) has no inputs, and its last
+// run is the highest numbered report kept.
+func loadState(d *outdir.Dir) (*state, error) {
+	st := &state{byPath: map[string]*committedInput{}}
+	f, err := os.Open(d.State(stateInputs))
+	switch {
+	case err == nil:
+		defer f.Close()
+		dec := json.NewDecoder(bufio.NewReader(f))
+		for {
+			c := new(committedInput)
+			if err := dec.Decode(c); err == io.EOF {
+				break
+			} else if err != nil {
+				return nil, fmt.Errorf("output directory: %s: %w", d.State(stateInputs), err)
+			}
+			st.inputs = append(st.inputs, c)
+			st.byPath[c.Path] = c
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	entries, err := os.ReadDir(d.Root() + "/" + sink.DirReports)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if n, ok := strings.CutPrefix(name, "run-"); ok {
+			if v, err := strconv.Atoi(strings.TrimSuffix(n, ".json")); err == nil && v > st.lastRun {
+				st.lastRun = v
+			}
+		}
+	}
+	return st, nil
+}
+
+// stateReceipt is a line of a run's receipts state: a receipt with what
+// resolving it needs and its verdict. Origin is the run that first
+// resolved it; a later run that resolves it again writes a line with the
+// same Origin and the new verdict.
+type stateReceipt struct {
+	Origin  int                    `json:"origin"`
+	Status  verify.Status          `json:"status"`
+	Reasons []string               `json:"reasons"`
+	Pending *verify.PendingReceipt `json:"pending"`
+}
+
+// earlierReceipts loads the latest verdict of every receipt of an earlier
+// run whose input is still committed by that run (not replaced since), in
+// the order they were first resolved.
+func (st *state) earlierReceipts(d *outdir.Dir, replaced map[string]bool) ([]*stateReceipt, error) {
+	type key struct {
+		origin int
+		file   string
+		line   int64
+	}
+	at := map[key]int{}
+	var out []*stateReceipt
+	for run := 1; run <= st.lastRun; run++ {
+		err := readLines(d.State(stateReceipts(run)), func(b []byte) error {
+			r := new(stateReceipt)
+			if err := json.Unmarshal(b, r); err != nil {
+				return err
+			}
+			if r.Pending == nil || r.Pending.Check == nil {
+				return errors.New("receipt without its pending form")
+			}
+			c := st.byPath[r.Pending.File]
+			if c == nil || c.Run != r.Origin || replaced[r.Pending.File] {
+				return nil
+			}
+			k := key{r.Origin, r.Pending.File, r.Pending.Line}
+			if i, ok := at[k]; ok {
+				out[i] = r
+				return nil
+			}
+			at[k] = len(out)
+			out = append(out, r)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("output directory: receipts of run %d: %w", run, err)
+		}
+	}
+	return out, nil
+}
+
+// readLines calls fn for every line of the file at path; a missing file
+// has none.
+func readLines(path string, fn func([]byte) error) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<30)
+	for n := 1; sc.Scan(); n++ {
+		if err := fn(sc.Bytes()); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+	}
+	return sc.Err()
+}
