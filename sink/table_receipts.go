@@ -30,4 +30,7 @@ var receiptsTable = newTable(TableReceipts,
 	}),
 	utf8Col("source_file", func(r *verify.ReceiptResult) string { return r.File }).dict(),
 	int64Col("source_line", func(r *verify.ReceiptResult) int64 { return r.Line }),
+	optInt32Col("reresolves_run", func(r *verify.ReceiptResult) transform.Opt[int32] {
+		return transform.Opt[int32]{V: int32(r.ReresolvesRun), Valid: r.ReresolvesRun > 0}
+	}),
 )

@@ -188,7 +188,7 @@ func TestTablesCells(t *testing.T) {
 		{File: "in.jsonl", Line: 1, ConversationID: "c-1", Algorithm: "ed25519", SignedAt: "2016-12-31T23:59:60Z", SignedAtMicros: 1483228800_000000,
 			QuorumK: 2, QuorumN: 3, StatementsValid: 3, PayloadHash: hashHex, Status: verify.StatusValid, Reasons: []string{}},
 		{File: "in.jsonl", Line: 3, ConversationID: "c-2", StatementsInvalid: 2, Status: verify.StatusInvalid,
-			Reasons: []string{"receipt-malformed", "signed-at-invalid"}},
+			Reasons: []string{"receipt-malformed", "signed-at-invalid"}, ReresolvesRun: 4},
 	}
 	out := writeTables(t, sink.TableNames, []*sink.Doc{full, bare}, receipts)
 
@@ -210,8 +210,8 @@ func TestTablesCells(t *testing.T) {
 			{"c-1", int32(2), nil, nil, int64(0), nil, false, "in.jsonl", int64(1)},
 		},
 		sink.TableReceipts: {
-			{"c-1", "ed25519", pqtest.Micros(1483228800_000000), int32(2), int32(3), int32(3), int32(0), "valid", []any{}, hashHex, "in.jsonl", int64(1)},
-			{"c-2", nil, nil, nil, nil, int32(0), int32(2), "invalid", []any{"receipt-malformed", "signed-at-invalid"}, nil, "in.jsonl", int64(3)},
+			{"c-1", "ed25519", pqtest.Micros(1483228800_000000), int32(2), int32(3), int32(3), int32(0), "valid", []any{}, hashHex, "in.jsonl", int64(1), nil},
+			{"c-2", nil, nil, nil, nil, int32(0), int32(2), "invalid", []any{"receipt-malformed", "signed-at-invalid"}, nil, "in.jsonl", int64(3), int32(4)},
 		},
 		sink.TableTranscripts: {
 			{"c-1", hashHex, int64(321), "in.jsonl", int64(1)},

@@ -215,7 +215,7 @@ var int32Columns = map[string][]string{
 	sink.TableUsage:         {"message_index"},
 	sink.TableConversations: {"message_count", "image_count", "tool_call_count", "tool_result_orphans"},
 	sink.TableToolCalls:     {"message_index", "result_message_index"},
-	sink.TableReceipts:      {"quorum_k", "quorum_n", "statements_valid", "statements_invalid"},
+	sink.TableReceipts:      {"quorum_k", "quorum_n", "statements_valid", "statements_invalid", "reresolves_run"},
 	sink.TableTranscripts:   {},
 }
 
