@@ -247,7 +247,6 @@ func (d *Dir) apply(j *Journal, hit string) error {
 			if err := removeIfExists(d.path(filepath.FromSlash(rel))); err != nil {
 				return fmt.Errorf("commit: %w", err)
 			}
-			d.pruneEmpty(filepath.Dir(d.path(filepath.FromSlash(rel))))
 			crashpoint.Hit(hit)
 		}
 		for dir := range dirs {
@@ -265,6 +264,10 @@ func (d *Dir) apply(j *Journal, hit string) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	crashpoint.Hit("report")
+	// The directories that retired files leave empty (a partition's).
+	for _, rel := range j.Removes {
+		d.pruneEmpty(filepath.Dir(d.path(filepath.FromSlash(rel))))
+	}
 	if err := removeIfExists(d.path(StateDir, journalName)); err != nil {
 		return fmt.Errorf("commit: remove journal: %w", err)
 	}

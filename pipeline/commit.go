@@ -329,9 +329,18 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 
 	// What the commit retires.
 	if cfg.Incremental {
+		// A retired file that this run publishes again (the replaced
+		// input's archive name) is overwritten, not removed.
+		published := map[string]bool{}
+		for _, r := range j.Renames {
+			published[r.To] = true
+		}
 		for _, c := range o.replaced {
-			j.Removes = append(j.Removes, c.Files...)
-			j.Removes = append(j.Removes, outdir.StateRel(c.Docs))
+			for _, f := range append(slices.Clip(c.Files), outdir.StateRel(c.Docs)) {
+				if !published[f] {
+					j.Removes = append(j.Removes, f)
+				}
+			}
 		}
 	} else {
 		if j.Removes, err = staleFiles(cfg.OutDir, j); err != nil {

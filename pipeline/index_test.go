@@ -35,6 +35,9 @@ func spillEveryDocument(t *testing.T) {
 
 func assertNoStaging(t *testing.T, dir string) {
 	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, ".convbatch", "tmp")); err == nil {
+		t.Errorf("temporary directory left behind in %s", dir)
+	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".convbatch-docindex-") {

@@ -1,0 +1,365 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/stream"
+)
+
+// genInputs writes gen archives into dir, one per name (the extension
+// picks the format), and returns them as inputs.
+func genInputs(t *testing.T, dir string, names ...string) []stream.Input {
+	t.Helper()
+	var paths []string
+	for i, name := range names {
+		p := filepath.Join(dir, name)
+		if _, err := gen.WriteFile(p, gen.Options{Conversations: 120, Seed: uint64(i + 1), Faults: 0.05, Tamper: 0.2}); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return expand(t, paths...)
+}
+
+func expand(t *testing.T, paths ...string) []stream.Input {
+	t.Helper()
+	in, _, err := stream.ExpandAll(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// snapshot returns every file under out but the lock, with report.json
+// and the kept reports without their times.
+func snapshot(t *testing.T, out string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(out, p)
+		rel = filepath.ToSlash(rel)
+		if rel == ".convbatch/lock" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if rel == sink.ReportFile || strings.HasPrefix(rel, sink.DirReports+"/") {
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				return fmt.Errorf("%s: %w", rel, err)
+			}
+			delete(m, "started_at")
+			delete(m, "finished_at")
+			delete(m, "duration_seconds")
+			b, _ = json.Marshal(m)
+		}
+		files[rel] = string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func sameSnapshots(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	var names []string
+	for k := range want {
+		names = append(names, k)
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("extra file %s", k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if g, ok := got[k]; !ok {
+			t.Errorf("missing file %s", k)
+		} else if g != want[k] {
+			t.Errorf("file %s differs", k)
+		}
+	}
+}
+
+var errStop = errors.New("stopped on purpose")
+
+// TestResumeEqualsUninterrupted: a run that fails in its third input
+// leaves the first two sealed; the rerun takes them from staging without
+// reading them (OnDocument is not called for their documents) and OUT
+// ends exactly as after one uninterrupted run.
+func TestResumeEqualsUninterrupted(t *testing.T) {
+	dir := t.TempDir()
+	inputs := genInputs(t, dir, "a.jsonl.zst", "b.jsonl", "c.jsonl.zst")
+	cfg := func(out string) Config {
+		return Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: sink.TableNames}
+	}
+	ref := filepath.Join(dir, "ref")
+	if _, err := Run(context.Background(), cfg(ref)); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	failing := cfg(out)
+	failing.OnDocument = func(d Document) error {
+		if d.Input == inputs[2].Path {
+			return errStop
+		}
+		return nil
+	}
+	if _, err := Run(context.Background(), failing); !errors.Is(err, errStop) {
+		t.Fatalf("failing run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, sink.ReportFile)); err == nil {
+		t.Fatal("the failed run published a report")
+	}
+	resumed := cfg(out)
+	read := map[string]bool{}
+	resumed.OnDocument = func(d Document) error {
+		read[d.Input] = true
+		return nil
+	}
+	res, err := Run(context.Background(), resumed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resumed != 2 || read[inputs[0].Path] || read[inputs[1].Path] || !read[inputs[2].Path] {
+		t.Errorf("resumed %d inputs, read %v; want the first two resumed, only the third read", res.Resumed, read)
+	}
+	sameSnapshots(t, snapshot(t, out), snapshot(t, ref))
+}
+
+// TestResumeNeedsSameRun: a staging directory left by a run with other
+// settings is not resumed from.
+func TestResumeNeedsSameRun(t *testing.T) {
+	dir := t.TempDir()
+	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
+	out := filepath.Join(dir, "out")
+	failing := Config{Inputs: inputs, OutDir: out, Workers: 2, OnDocument: func(d Document) error {
+		if d.Input == inputs[1].Path {
+			return errStop
+		}
+		return nil
+	}}
+	if _, err := Run(context.Background(), failing); !errors.Is(err, errStop) {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: []string{sink.TableUsage}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resumed != 0 {
+		t.Errorf("resumed %d inputs of a run that wrote other tables", res.Resumed)
+	}
+}
+
+// splitLines writes the lines of src into files of the given numbers of
+// lines each (the rest into the last) and returns their paths.
+func splitLines(t *testing.T, src string, dir string, counts ...int) []string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 64<<20)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	var paths []string
+	for i := range counts {
+		n := counts[i]
+		if i == len(counts)-1 {
+			n = len(lines)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("night-%d", i+1), "day.jsonl")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(strings.Join(lines[:n], "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		lines = lines[n:]
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// datasetRows reads a table's dataset under out as sorted JSON rows; for
+// receipts it keeps each receipt's latest verdict (a re-resolution row
+// replaces the row it re-resolves) and drops reresolves_run.
+func datasetRows(t *testing.T, out, table string) []string {
+	t.Helper()
+	tb := pqtest.ReadDataset(t, out, table)
+	var rows []string
+	if table != sink.TableReceipts {
+		for _, r := range tb.Rows {
+			b, _ := json.Marshal(r)
+			rows = append(rows, string(b))
+		}
+	} else {
+		file, line, rr := tb.Col(t, "source_file"), tb.Col(t, "source_line"), tb.Col(t, "reresolves_run")
+		latest := map[string]string{}
+		for _, r := range tb.Rows {
+			k := fmt.Sprint(r[file], ":", r[line])
+			if _, seen := latest[k]; seen && r[rr] == nil {
+				t.Errorf("receipt %s has two first verdicts", k)
+			}
+			r = slices.Clone(r)
+			r[rr] = nil
+			b, _ := json.Marshal(r)
+			latest[k] = string(b)
+		}
+		for _, v := range latest {
+			rows = append(rows, v)
+		}
+	}
+	sort.Strings(rows)
+	return rows
+}
+
+// TestIncrementalEqualsOneRun: three nights run one by one with
+// --incremental (each night naming every file so far, as a cron job over
+// a growing directory does) give the rows of one run over all of them,
+// receipts whose evidence arrives a night later included.
+func TestIncrementalEqualsOneRun(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "all.jsonl")
+	if _, err := gen.WriteFile(src, gen.Options{Conversations: 300, Seed: 7, Tamper: 0.1}); err != nil {
+		t.Fatal(err)
+	}
+	// Receipts reference documents up to 96 lines on: cutting every 100
+	// lines leaves evidence for the next night.
+	nights := splitLines(t, src, dir, 100, 100, 0)
+	one := filepath.Join(dir, "one")
+	oneRes, err := Run(context.Background(), Config{Inputs: expand(t, nights...), OutDir: one, Workers: 2, Tables: sink.TableNames})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc := filepath.Join(dir, "inc")
+	var reresolved, incompleteFirst int64 // over the nights
+	for n := 1; n <= len(nights); n++ {
+		res, err := Run(context.Background(), Config{Inputs: expand(t, nights[:n]...), OutDir: inc, Workers: 2, Tables: sink.TableNames, Incremental: true})
+		if err != nil {
+			t.Fatalf("night %d: %v", n, err)
+		}
+		rep := res.Report
+		if rep.Run != n || len(rep.Inputs) != 1 || len(rep.AlreadyCommitted) != n-1 {
+			t.Fatalf("night %d: run %d, %d inputs, %d already committed", n, rep.Run, len(rep.Inputs), len(rep.AlreadyCommitted))
+		}
+		if n == 1 {
+			incompleteFirst = rep.Receipts.Incomplete
+		}
+		reresolved += rep.Receipts.Reresolved
+	}
+	if incompleteFirst == 0 || reresolved == 0 {
+		t.Fatalf("the split left no receipt waiting for a later night's evidence (%d incomplete after night 1, %d re-resolved)", incompleteFirst, reresolved)
+	}
+	if one, inc := oneRes.Report.Receipts, reresolved; one.Valid+one.Invalid+one.Incomplete == 0 || inc == 0 {
+		t.Fatalf("no receipts to compare")
+	}
+	for _, table := range sink.TableNames {
+		got, want := datasetRows(t, inc, table), datasetRows(t, one, table)
+		if !slices.Equal(got, want) {
+			t.Errorf("table %s: %d rows incrementally, %d in one run, or they differ", table, len(got), len(want))
+		}
+	}
+	// Every night's report is kept; a night with nothing new commits an
+	// empty run.
+	res, err := Run(context.Background(), Config{Inputs: expand(t, nights...), OutDir: inc, Workers: 2, Tables: sink.TableNames, Incremental: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Report.Inputs) != 0 || len(res.Report.AlreadyCommitted) != 3 {
+		t.Errorf("a fourth night over the same files read %d inputs, skipped %d", len(res.Report.Inputs), len(res.Report.AlreadyCommitted))
+	}
+	for n := 1; n <= 4; n++ {
+		if _, err := os.Stat(filepath.Join(inc, sink.RunReportFile(n))); err != nil {
+			t.Errorf("report of run %d: %v", n, err)
+		}
+	}
+}
+
+// TestIncrementalChangedInput: an input whose bytes changed is refused by
+// name; with ReplaceChanged its earlier rows and archive are retired and
+// the dataset equals one run over the inputs as they are now.
+func TestIncrementalChangedInput(t *testing.T) {
+	dir := t.TempDir()
+	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
+	inc := filepath.Join(dir, "inc")
+	tables := []string{sink.TableUsage, sink.TableConversations, sink.TableReceipts}
+	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: inc, Workers: 2, Tables: tables, Incremental: true}); err != nil {
+		t.Fatal(err)
+	}
+	// b changes: one line less, same path.
+	b, _ := os.ReadFile(inputs[1].Path)
+	b = b[:bytes.LastIndexByte(b[:len(b)-1], '\n')+1]
+	if err := os.WriteFile(inputs[1].Path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inputs = expand(t, inputs[0].Path, inputs[1].Path)
+	_, err := Run(context.Background(), Config{Inputs: inputs, OutDir: inc, Workers: 2, Tables: tables, Incremental: true})
+	var ce *ChangedError
+	if !errors.As(err, &ce) || !slices.Equal(ce.Paths, []string{inputs[1].Path}) {
+		t.Fatalf("changed input: err = %v, want a ChangedError naming %s", err, inputs[1].Path)
+	}
+	res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: inc, Workers: 2, Tables: tables, Incremental: true, ReplaceChanged: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Report.Replaced) != 1 || res.Report.Replaced[0].Path != inputs[1].Path {
+		t.Errorf("replaced %+v", res.Report.Replaced)
+	}
+	one := filepath.Join(dir, "one")
+	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: one, Workers: 2, Tables: tables}); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range tables {
+		if got, want := datasetRows(t, inc, table), datasetRows(t, one, table); !slices.Equal(got, want) {
+			t.Errorf("table %s: %d rows after the replacement, %d in one run, or they differ", table, len(got), len(want))
+		}
+	}
+	archives, _ := filepath.Glob(filepath.Join(inc, "archive", "*"))
+	if len(archives) != 2 {
+		t.Errorf("archives %v, want a and the replaced b", archives)
+	}
+}
+
+// TestNonIncrementalReplacesIncremental: a run without --incremental into
+// an OUT that incremental runs wrote replaces it all, state included.
+func TestNonIncrementalReplacesIncremental(t *testing.T) {
+	dir := t.TempDir()
+	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
+	out := filepath.Join(dir, "out")
+	for n := 1; n <= 2; n++ {
+		if _, err := Run(context.Background(), Config{Inputs: inputs[:n], OutDir: out, Workers: 2, Tables: sink.TableNames, Incremental: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: sink.TableNames}); err != nil {
+		t.Fatal(err)
+	}
+	ref := filepath.Join(dir, "ref")
+	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: ref, Workers: 2, Tables: sink.TableNames}); err != nil {
+		t.Fatal(err)
+	}
+	sameSnapshots(t, snapshot(t, out), snapshot(t, ref))
+}
