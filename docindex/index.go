@@ -72,7 +72,10 @@ type Index struct {
 	buffered int
 	stage    string // "" until the first spill
 	spilled  []bool
-	docs     int64
+	// fileLen are the record bytes in each partition's file (its magic
+	// not counted).
+	fileLen []int64
+	docs    int64
 	hashed   int64
 	err      error
 	closed   bool
@@ -86,7 +89,7 @@ func New(opts ...Option) (*Index, error) {
 			return nil, err
 		}
 	}
-	return &Index{opts: o, parts: make([][]byte, o.partitions), spilled: make([]bool, o.partitions)}, nil
+	return &Index{opts: o, parts: make([][]byte, o.partitions), spilled: make([]bool, o.partitions), fileLen: make([]int64, o.partitions)}, nil
 }
 
 // Partition returns the partition of id among n: FNV-1a (64 bits) of the
@@ -200,6 +203,50 @@ func (x *Index) appendFile(p int, buf []byte) error {
 		return fmt.Errorf("docindex: partition %d: %w", p, err)
 	}
 	x.spilled[p] = true
+	x.fileLen[p] += int64(len(buf))
+	return nil
+}
+
+// Checkpoint is the state of an Index at one moment, to roll back to.
+type Checkpoint struct {
+	lens         []int64
+	docs, hashed int64
+}
+
+// Checkpoint returns the index's state now: Rollback returns to it,
+// forgetting the documents added since (the pipeline's writer takes one
+// when an input starts, and rolls back when the input must be read again).
+func (x *Index) Checkpoint() Checkpoint {
+	cp := Checkpoint{lens: make([]int64, len(x.parts)), docs: x.docs, hashed: x.hashed}
+	for p := range x.parts {
+		cp.lens[p] = x.fileLen[p] + int64(len(x.parts[p]))
+	}
+	return cp
+}
+
+// Rollback forgets every document added since cp was taken, in the
+// buffers and in the partition files spilled since.
+func (x *Index) Rollback(cp Checkpoint) error {
+	if x.err != nil {
+		return x.err
+	}
+	if len(cp.lens) != len(x.parts) {
+		return x.fail(errors.New("docindex: Rollback to a checkpoint of another index"))
+	}
+	x.buffered = 0
+	for p, l := range cp.lens {
+		if x.fileLen[p] > l {
+			if err := os.Truncate(x.partPath(p), int64(len(Magic))+l); err != nil {
+				return x.fail(fmt.Errorf("docindex: partition %d: %w", p, err))
+			}
+			x.fileLen[p] = l
+			x.parts[p] = x.parts[p][:0]
+		} else {
+			x.parts[p] = x.parts[p][:l-x.fileLen[p]]
+		}
+		x.buffered += len(x.parts[p])
+	}
+	x.docs, x.hashed = cp.docs, cp.hashed
 	return nil
 }
 

@@ -393,3 +393,41 @@ func TestLongIDsDoNotPinMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestRollback: documents added after a checkpoint are forgotten by
+// Rollback, whether they are still buffered or were spilled (in part or
+// whole), and the lookups see exactly the documents added before it and
+// after the rollback.
+func TestRollback(t *testing.T) {
+	for _, budget := range []int{0, 200, 1 << 20} {
+		x, err := New(WithDir(t.TempDir()), WithPartitions(5), WithBudget(budget))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h [32]byte
+		for i := range 30 {
+			h[0] = byte(i)
+			x.Add(fmt.Sprintf("keep-%d", i), h, true)
+		}
+		cp := x.Checkpoint()
+		for i := range 40 {
+			x.Add(fmt.Sprintf("drop-%d", i), h, i%2 == 0)
+		}
+		if err := x.Rollback(cp); err != nil {
+			t.Fatal(err)
+		}
+		x.Add("after", h, false)
+		want := map[string]*verify.Evidence{"keep-3": {}, "drop-4": {}, "after": {}}
+		distinct, err := x.Lookup(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if docs, _ := x.Documents(); distinct != 31 || docs != 31 {
+			t.Errorf("budget %d: %d distinct of %d documents, want 31 of 31", budget, distinct, docs)
+		}
+		if want["keep-3"].Documents != 1 || want["drop-4"].Documents != 0 || want["after"].Documents != 1 {
+			t.Errorf("budget %d: evidence keep-3 %+v, drop-4 %+v, after %+v", budget, *want["keep-3"], *want["drop-4"], *want["after"])
+		}
+		x.Close()
+	}
+}

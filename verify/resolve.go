@@ -154,6 +154,16 @@ func (r *Resolver) Resolve(evidence map[string]*Evidence) []ReceiptResult {
 	return out
 }
 
+// Truncate forgets the receipts queued after the first n (an input whose
+// lines are read again).
+func (r *Resolver) Truncate(n int) {
+	for _, p := range r.receipts[n:] {
+		r.refs -= int64(len(p.Check.Refs))
+	}
+	clear(r.receipts[n:])
+	r.receipts = r.receipts[:n]
+}
+
 // Receipts returns the queued receipts, in the order they were added.
 func (r *Resolver) Receipts() []*PendingReceipt { return r.receipts }
 
