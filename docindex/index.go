@@ -76,9 +76,9 @@ type Index struct {
 	// not counted).
 	fileLen []int64
 	docs    int64
-	hashed   int64
-	err      error
-	closed   bool
+	hashed  int64
+	err     error
+	closed  bool
 }
 
 // New returns an empty index; it creates nothing on disk until a spill.
