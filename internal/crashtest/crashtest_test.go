@@ -141,8 +141,8 @@ func newFixture() (*fixture, error) {
 type step struct {
 	// crash is CONVBATCH_CRASH=<point>:<n> for this run ("" none).
 	crash string
-	// sig, unless 0, is sent after the delay, or (atCommit) as soon as a
-	// regular file appears under one of OUT's final directories.
+	// sig, unless 0, is sent after the delay; with atCommit, the delay
+	// runs from the first file under one of OUT's final directories.
 	sig      syscall.Signal
 	delay    time.Duration
 	atCommit bool
@@ -155,7 +155,7 @@ func (s step) String() string {
 	}
 	switch {
 	case s.sig != 0 && s.atCommit:
-		parts = append(parts, fmt.Sprintf("%s at the first committed file", sigName(s.sig)))
+		parts = append(parts, fmt.Sprintf("%s %v after the first committed file", sigName(s.sig), s.delay.Round(time.Microsecond)))
 	case s.sig != 0:
 		parts = append(parts, fmt.Sprintf("%s after %v", sigName(s.sig), s.delay.Round(time.Millisecond)))
 	}
@@ -270,6 +270,7 @@ func (f *fixture) run(out string, s step) outcome {
 					default:
 					}
 					if committed(out) {
+						time.Sleep(s.delay)
 						send()
 						return
 					}
@@ -440,16 +441,19 @@ func plan(r *rand.Rand, ref time.Duration, long bool) []trial {
 	if long {
 		nSig = 5
 	}
+	ms := func(hi float64) time.Duration { return time.Duration(r.Float64() * hi * float64(time.Millisecond)) }
 	for i := 0; i < nSig; i++ {
+		add(fmt.Sprintf("SIGKILL-in-commit-%d", i), step{sig: syscall.SIGKILL, atCommit: true, delay: ms(10)})
 		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT, syscall.SIGTERM} {
 			n := sigName(sig)
-			add(fmt.Sprintf("%s-at-commit-%d", n, i), step{sig: sig, atCommit: true})
+			add(fmt.Sprintf("%s-at-commit-%d", n, i), step{sig: sig, atCommit: true, delay: ms(2)})
 			if sig == syscall.SIGKILL {
 				continue
 			}
 			add(fmt.Sprintf("%s-random-%d", n, i), step{sig: sig, delay: at(0, 1.3)})
 			add(fmt.Sprintf("%s-late-%d", n, i), step{sig: sig, delay: at(0.8, 1.1)})
-			add(fmt.Sprintf("%s-in-recovery-%d", n, i), crash("rename:2"), step{sig: sig, delay: at(0, 0.2)})
+			add(fmt.Sprintf("%s-in-recovery-%d", n, i), crash("rename:2"), step{sig: sig, delay: ms(20)})
+			add(fmt.Sprintf("%s-in-rerun-%d", n, i), crash("rename:2"), step{sig: sig, delay: at(0, 0.5)})
 		}
 	}
 	return ts
