@@ -26,17 +26,20 @@ func genCommand() *command {
 		maxDoc string
 		prog   string
 		prof   string
+		nights int
+		perN   int
 	)
 	return &command{
 		name:    "gen",
 		summary: "write a deterministic synthetic archive and FILE.expect.json with the counts a correct run reports",
-		usage:   "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE] [--tamper RATE] [--profile short]",
+		usage:   "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE] [--tamper RATE] [--profile short]\n  convbatch gen -o DIR --nights N [--files-per-night F] --conversations N [--seed S] [--faults RATE] [--tamper RATE]",
 		example: joinLines(
 			"  convbatch gen -o sample.jsonl.zst --conversations 200 --seed 1",
 			"  convbatch gen -o big.jsonl.zst --bytes 1GiB",
 			"  convbatch gen -o faulty.jsonl --conversations 1000 --faults 0.05 --max-doc-bytes 1MiB",
 			"  convbatch gen -o audit.jsonl.zst --conversations 2000 --tamper 0.2   # then: convbatch verify --keys audit.jsonl.zst.keys.json audit.jsonl.zst",
 			"  convbatch gen -o tiny.jsonl --conversations 3000000 --profile short   # tiny documents, a few receipts",
+			"  convbatch gen -o nights --nights 3 --files-per-night 2 --conversations 200   # nights/night-1/a.jsonl.zst ..., keys.json, expect.json",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVarP(&out, "out", "o", "", "archive to write: .jsonl or .jsonl.zst (required)")
@@ -48,6 +51,8 @@ func genCommand() *command {
 			fs.BoolVar(&noRcpt, "no-receipts", false, "write no consensus receipts (and no FILE.keys.json)")
 			fs.StringVar(&maxDoc, "max-doc-bytes", "64MiB", "the cap the archive will be run with; too-large faults need 4MiB or less")
 			fs.StringVar(&prof, "profile", "default", "default: realistic conversations (~24 KB); short: one or two short messages a document (~65-270 bytes), a few valid receipts, no faults; needs --conversations")
+			fs.IntVar(&nights, "nights", 0, "write a set of files over N nights into the directory -o: night-N/a.jsonl.zst ..., whose receipts also reference documents of other files and nights; keys.json and expect.json (the expectations of one run over nights 1..k)")
+			fs.IntVar(&perN, "files-per-night", 2, "with --nights: files a night (1 to 26), each of --conversations documents")
 			fs.StringVar(&prog, "progress", "auto", "progress line on stderr: auto (redrawn in place when stderr is a terminal), always (elsewhere a line every 10s), never")
 			return func(e *env, args []string) (int, error) {
 				if out == "" {
@@ -55,6 +60,11 @@ func genCommand() *command {
 				}
 				if len(args) > 0 {
 					return 0, usageErr("gen: unexpected arguments %q", args)
+				}
+				if fs.Changed("nights") || fs.Changed("files-per-night") {
+					return genNights(e, fs, out, gen.NightsOptions{
+						Nights: nights, FilesPerNight: perN, Conversations: convs, Seed: seed, Faults: faults, Tamper: tamper,
+					}, maxDoc)
 				}
 				if !strings.HasSuffix(out, ".jsonl") && !strings.HasSuffix(out, ".jsonl.zst") {
 					return 0, usageErr("gen: -o %q: the name must end in .jsonl or .jsonl.zst", out)
@@ -148,4 +158,50 @@ func genFields(p *gen.Progress, opts gen.Options) func(time.Duration) []field {
 			{timeLeft(frac, elapsed), 0},
 		}
 	}
+}
+
+// genNights is gen --nights: a set of files in the directory out.
+func genNights(e *env, fs *pflag.FlagSet, out string, opts gen.NightsOptions, maxDoc string) (int, error) {
+	if !fs.Changed("nights") {
+		return 0, usageErr("gen: --files-per-night needs --nights N")
+	}
+	for _, f := range []string{"bytes", "profile", "no-receipts"} {
+		if fs.Changed(f) {
+			return 0, usageErr("gen: --nights writes default-profile files with receipts, of --conversations N each: no --%s", f)
+		}
+	}
+	switch {
+	case opts.Nights < 1:
+		return 0, usageErr("gen: --nights %d: want at least 1", opts.Nights)
+	case opts.FilesPerNight < 1 || opts.FilesPerNight > 26:
+		return 0, usageErr("gen: --files-per-night %d: want 1 to 26", opts.FilesPerNight)
+	case opts.Nights*opts.FilesPerNight < 2:
+		return 0, usageErr("gen: --nights 1 --files-per-night 1 is one file: want at least two")
+	case opts.Conversations < gen.MinNightsConversations:
+		return 0, usageErr("gen: --nights needs --conversations N with N at least %d (documents a file)", gen.MinNightsConversations)
+	}
+	for _, r := range []struct {
+		flag, of string
+		v        float64
+	}{{"--faults", "lines", opts.Faults}, {"--tamper", "receipts", opts.Tamper}} {
+		if !(r.v >= 0 && r.v <= 1) {
+			return 0, usageErr("gen: %s %v: want a share from 0 to 1, such as 0.05 for 5%% of the %s", r.flag, r.v, r.of)
+		}
+	}
+	md, err := parseSize("gen: --max-doc-bytes", maxDoc, gen.MinMaxDocBytes, 1<<31-1,
+		"a size from 16KiB to 2147483647 bytes (under 2GiB); too-large faults need 4MiB or less")
+	if err != nil {
+		return 0, err
+	}
+	opts.MaxDocBytes = md
+	ne, err := gen.WriteNights(out, opts)
+	if err != nil {
+		return 0, fatalErr(err)
+	}
+	a := ne.All
+	r := a.Receipts
+	fmt.Fprintf(e.stderr, "convbatch gen: %d files over %s (%s, %s, %d cross-file), %s uncompressed; wrote %s/night-*/, keys.json and expect.json\n",
+		len(ne.Files), plural(int64(ne.Nights), "night", "nights"), plural(a.Documents, "document", "documents"),
+		plural(r.Valid+r.Invalid+r.Incomplete, "receipt", "receipts"), len(ne.CrossFile), bytesize.Format(a.BytesIn), out)
+	return ExitOK, nil
 }

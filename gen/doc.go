@@ -46,4 +46,14 @@
 //
 // WriteFile writes a .jsonl or .jsonl.zst archive plus a ".expect.json"
 // sidecar and, with receipts, a ".keys.json" keyring (KeysJSON).
+//
+// WriteNights (nights.go; convbatch gen --nights N --files-per-night F)
+// writes what a nightly job sees over N nights: DIR/night-N/a.jsonl.zst,
+// b.jsonl.zst, ... sharing one keyring DIR/keys.json. Each file also holds
+// a few small evidence documents, and its receipts reference evidence of
+// other files: of the same night, of earlier nights and of the next night,
+// whose receipts are incomplete (transcript-missing) until that night's
+// files are in the run. DIR/expect.json (NightsExpect) gives the
+// expectations of one run over nights 1..k for every k, and each
+// receipt that references another file with its verdict after each night.
 package gen

@@ -17,15 +17,23 @@ import (
 // opts.NoReceipts, the keyring to path+".keys.json" (see KeysJSON). Each file is
 // written to a temporary file in the same directory and renamed into place.
 func WriteFile(path string, opts Options) (*Expect, error) {
+	exp, _, err := writeFile(path, opts)
+	return exp, err
+}
+
+// writeFile is WriteFile; for a file of a set (opts.cross) it also returns
+// the receipts for the set's expectations, and writes no keyring.
+func writeFile(path string, opts Options) (*Expect, []crossReceipt, error) {
 	var compress bool
 	switch {
 	case strings.HasSuffix(path, ".jsonl.zst"):
 		compress = true
 	case strings.HasSuffix(path, ".jsonl"):
 	default:
-		return nil, fmt.Errorf("gen: %s: name must end in .jsonl or .jsonl.zst", path)
+		return nil, nil, fmt.Errorf("gen: %s: name must end in .jsonl or .jsonl.zst", path)
 	}
 	var exp *Expect
+	var rcpts []crossReceipt
 	err := writeAtomic(path, func(f *os.File) error {
 		bw := bufio.NewWriterSize(f, 1<<20)
 		var err error
@@ -35,12 +43,12 @@ func WriteFile(path string, opts Options) (*Expect, error) {
 			if err != nil {
 				return err
 			}
-			exp, err = Generate(enc, opts)
+			exp, rcpts, err = generate(enc, opts)
 			if cerr := enc.Close(); err == nil {
 				err = cerr
 			}
 		} else {
-			exp, err = Generate(bw, opts)
+			exp, rcpts, err = generate(bw, opts)
 		}
 		if err != nil {
 			return err
@@ -48,11 +56,11 @@ func WriteFile(path string, opts Options) (*Expect, error) {
 		return bw.Flush()
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data, err := json.MarshalIndent(exp, "", "  ")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data = append(data, '\n')
 	err = writeAtomic(path+".expect.json", func(f *os.File) error {
@@ -60,22 +68,22 @@ func WriteFile(path string, opts Options) (*Expect, error) {
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if !opts.NoReceipts {
+	if !opts.NoReceipts && opts.cross == nil {
 		keys, err := KeysJSON(opts.Seed)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		err = writeAtomic(path+".keys.json", func(f *os.File) error {
 			_, err := f.Write(keys)
 			return err
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return exp, nil
+	return exp, rcpts, nil
 }
 
 // writeAtomic writes path through a temporary file in the same directory,

@@ -67,6 +67,11 @@ type Options struct {
 	// ProfileShort (tiny documents; it needs Conversations and refuses
 	// Faults and Tamper).
 	Profile Profile
+
+	// cross, set by WriteNights only, makes this archive one file of a
+	// set: it writes evidence documents that other files' receipts
+	// reference, and its receipts reference those of other files.
+	cross *crossFile
 }
 
 // Progress counts what a Generate call has generated so far; it is updated
@@ -183,24 +188,31 @@ type ImageTotals struct {
 // Generate writes an uncompressed JSONL archive to w and returns the
 // expected counts.
 func Generate(w io.Writer, opts Options) (*Expect, error) {
+	exp, _, err := generate(w, opts)
+	return exp, err
+}
+
+// generate is Generate; it also returns, for a file of a set
+// (Options.cross), its receipts with the references to other files.
+func generate(w io.Writer, opts Options) (*Expect, []crossReceipt, error) {
 	if opts.Conversations < 0 {
-		return nil, errors.New("gen: Conversations is negative")
+		return nil, nil, errors.New("gen: Conversations is negative")
 	}
 	if opts.Bytes < 0 {
-		return nil, errors.New("gen: Bytes is negative")
+		return nil, nil, errors.New("gen: Bytes is negative")
 	}
 	if math.IsNaN(opts.Faults) || opts.Faults < 0 || opts.Faults > 1 {
-		return nil, fmt.Errorf("gen: Faults %v is not in 0..1", opts.Faults)
+		return nil, nil, fmt.Errorf("gen: Faults %v is not in 0..1", opts.Faults)
 	}
 	if math.IsNaN(opts.Tamper) || opts.Tamper < 0 || opts.Tamper > 1 {
-		return nil, fmt.Errorf("gen: Tamper %v is not in 0..1", opts.Tamper)
+		return nil, nil, fmt.Errorf("gen: Tamper %v is not in 0..1", opts.Tamper)
 	}
 	maxDoc := opts.MaxDocBytes
 	if maxDoc == 0 {
 		maxDoc = DefaultMaxDocBytes
 	}
 	if maxDoc < MinMaxDocBytes {
-		return nil, fmt.Errorf("gen: MaxDocBytes %d is below the minimum %d", maxDoc, MinMaxDocBytes)
+		return nil, nil, fmt.Errorf("gen: MaxDocBytes %d is below the minimum %d", maxDoc, MinMaxDocBytes)
 	}
 	bw, ok := w.(*bufio.Writer)
 	if !ok || bw.Size() < 64<<10 {
@@ -209,9 +221,13 @@ func Generate(w io.Writer, opts Options) (*Expect, error) {
 	switch opts.Profile {
 	case "", ProfileDefault:
 	case ProfileShort:
-		return generateShort(bw, opts, maxDoc)
+		if opts.cross != nil {
+			return nil, nil, errors.New("gen: the short profile writes no file sets")
+		}
+		exp, err := generateShort(bw, opts, maxDoc)
+		return exp, nil, err
 	default:
-		return nil, fmt.Errorf("gen: unknown profile %q (want default or short)", opts.Profile)
+		return nil, nil, fmt.Errorf("gen: unknown profile %q (want default or short)", opts.Profile)
 	}
 	g := newGenerator(bw, opts, maxDoc)
 	if g.keys != nil {
@@ -220,12 +236,13 @@ func Generate(w io.Writer, opts Options) (*Expect, error) {
 	err := g.run()
 	g.stopWorkers()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := bw.Flush(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return g.finish(), nil
+	exp := g.finish()
+	return exp, g.cross, nil
 }
 
 // generator holds the state of one Generate call.
@@ -255,6 +272,10 @@ type generator struct {
 	unhashable int64
 	starts     []int // member offsets of g.line
 
+	cross    []crossReceipt // file of a set: its receipts, resolved by the set
+	nextHost int            // file of a set: evidence documents written
+	nextMust int            // file of a set: forced references made
+
 	idSalt     uint64
 	msgI, msgN int    // message being built, messages wanted
 	nextIdx    uint64 // ids conv-hex(mix(i)) for i < nextIdx are registered
@@ -280,7 +301,11 @@ func newGenerator(w *bufio.Writer, opts Options, maxDoc int64) *generator {
 	g.idSalt = g.r.Uint64()
 	g.agents = agentNames[:]
 	if !opts.NoReceipts {
-		g.keys = newKeySet(opts.Seed)
+		if opts.cross != nil {
+			g.keys = opts.cross.keys
+		} else {
+			g.keys = newKeySet(opts.Seed)
+		}
 		g.agents = append(append([]string(nil), agentNames[:]...), g.keys.agentIDs[:]...)
 		g.refd = map[uint64][]hashVal{}
 	}
@@ -311,12 +336,18 @@ func (g *generator) run() error {
 			g.goodLine(docPlain, g.opts.Faults > 0)
 			continue
 		}
+		if g.opts.cross != nil && g.hostEvidence() {
+			continue
+		}
 		if g.opts.Faults > 0 && g.r.Float64() < g.opts.Faults {
 			g.faultLine()
 		} else {
 			g.goodLine(docPlain, false)
 		}
 		g.progress()
+	}
+	if c := g.opts.cross; c != nil && g.err == nil && g.nextHost < len(c.host) {
+		return fmt.Errorf("gen: %s: internal: %d of %d evidence documents placed", c.name, g.nextHost, len(c.host))
 	}
 	for i := range g.q {
 		if g.q[i].plan != nil {
@@ -325,6 +356,9 @@ func (g *generator) run() error {
 	}
 	for len(g.q) > 0 && g.err == nil {
 		g.pop()
+	}
+	if c := g.opts.cross; c != nil && g.err == nil && g.nextMust < len(c.must) {
+		return fmt.Errorf("gen: %s: %d receipts for %d cross-file references; raise Conversations or change the seed", c.name, len(g.receipts), len(c.must))
 	}
 	g.progress()
 	return g.err

@@ -98,6 +98,10 @@ type ReceiptExpect struct {
 	// receipt may also fail because of another receipt's tamper
 	// (transcript-edited) or a duplicate-id fault.
 	Tamper string `json:"tamper,omitempty"`
+	// File is, in the expectations of a set of files (WriteNights), the
+	// path of the carrying file relative to the set's directory; empty
+	// for a single archive.
+	File string `json:"file,omitempty"`
 }
 
 // TranscriptTotals counts the documents by whether they have a transcript
@@ -152,8 +156,9 @@ type jobRef struct {
 	idx     uint64
 	self    bool
 	missing bool
-	h       *docHash // other documents
-	sum     [32]byte // filled by the job
+	ext     *evidenceDoc // a document of another file of the set
+	h       *docHash     // other documents
+	sum     [32]byte     // filled by the job
 }
 
 // receiptJob builds the receipt of one carrying document; it runs on a
@@ -313,6 +318,8 @@ func (j *receiptJob) hashReferences(r *rand.Rand) error {
 		switch {
 		case ref.self:
 			ref.sum = j.selfSum
+		case ref.ext != nil:
+			ref.sum = ref.ext.sum
 		case ref.missing:
 			for k := 0; k < 32; k += 8 {
 				v := r.Uint64()
@@ -615,6 +622,19 @@ func (g *generator) finalize(i int) {
 	plan := p.plan
 	p.plan = nil
 	r := g.r
+	if c := g.opts.cross; c != nil && g.nextMust < len(c.must) {
+		// A forced reference: no tamper, the document itself and the
+		// evidence, so that the receipt is valid once the evidence's file
+		// is in the run and incomplete before.
+		ev := c.must[g.nextMust]
+		g.nextMust++
+		refs := []jobRef{{id: plan.convID, self: true}, {id: ev.id, ext: ev}}
+		if r.IntN(2) == 0 {
+			refs[0], refs[1] = refs[1], refs[0]
+		}
+		g.submit(p, plan, refs, tamperNone)
+		return
+	}
 	tamper := tamperNone
 	if g.opts.Tamper > 0 && r.Float64() < g.opts.Tamper {
 		tamper = r.IntN(numTampers)
@@ -675,6 +695,10 @@ func (g *generator) finalize(i int) {
 			tamper = tamperPayloadEdited
 		}
 	}
+	if c := g.opts.cross; c != nil && len(c.pool) > 0 && r.Float64() < crossRate && len(refs) < 4 {
+		ev := c.pool[r.IntN(len(c.pool))]
+		refs = append(refs, jobRef{id: ev.id, ext: ev})
+	}
 	if tamper == tamperMissingEvidence {
 		fake := uint64(1)<<63 | g.fakeIdx
 		g.fakeIdx++
@@ -689,8 +713,13 @@ func (g *generator) finalize(i int) {
 		x := r.IntN(k + 1)
 		refs[k], refs[x] = refs[x], refs[k]
 	}
+	g.submit(p, plan, refs, tamper)
+}
+
+// submit hands the receipt of p to a worker.
+func (g *generator) submit(p *pend, plan *receiptPlan, refs []jobRef, tamper int) {
 	j := &receiptJob{
-		base: p.data, plan: plan, refs: refs, tamper: tamper, seed: r.Uint64(),
+		base: p.data, plan: plan, refs: refs, tamper: tamper, seed: g.r.Uint64(),
 		keys: g.keys, maxLine: int(g.maxDoc) - 1, done: make(chan struct{}),
 	}
 	p.job = j
@@ -705,12 +734,15 @@ func (g *generator) resolve(e *Expect) {
 	e.ReceiptList = []ReceiptExpect{}
 	for _, rc := range g.receipts {
 		var refs uint32
+		var ext []*evidenceDoc
 		for _, ref := range rc.refs {
 			switch {
 			case ref.self:
 				if ref.sum != rc.selfSum {
 					refs |= 1 << rsTranscriptHashMismatch
 				}
+			case ref.ext != nil:
+				ext = append(ext, ref.ext)
 			case ref.missing:
 				refs |= 1 << rsTranscriptMissing
 			default:
@@ -740,11 +772,19 @@ func (g *generator) resolve(e *Expect) {
 		with := rc.static | rc.keyOnly | refs
 		without := rc.static | refs
 		re := ReceiptExpect{ConversationID: rc.convID, Line: rc.line, Algorithm: rc.alg}
-		re.Status, re.Reasons = tallyReceipt(&e.Receipts, with, rc.stmtInvalid)
-		re.StatusWithoutKeys, re.ReasonsWithoutKeys = tallyReceipt(&e.ReceiptsWithoutKeys, without, rc.stmtInvalid)
 		if rc.tamper != tamperNone {
 			re.Tamper = tamperNames[rc.tamper]
 		}
+		if g.opts.cross != nil {
+			g.cross = append(g.cross, crossReceipt{re: re, with: with, without: without, stmtInvalid: rc.stmtInvalid, ext: ext})
+		}
+		if len(ext) > 0 {
+			// Alone, this file lacks the other files' documents.
+			with |= 1 << rsTranscriptMissing
+			without |= 1 << rsTranscriptMissing
+		}
+		re.Status, re.Reasons = tallyReceipt(&e.Receipts, with, rc.stmtInvalid)
+		re.StatusWithoutKeys, re.ReasonsWithoutKeys = tallyReceipt(&e.ReceiptsWithoutKeys, without, rc.stmtInvalid)
 		e.ReceiptList = append(e.ReceiptList, re)
 	}
 }

@@ -1,0 +1,431 @@
+package gen
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// A set of files (WriteNights) is what a nightly job sees over several
+// nights: each night adds FilesPerNight archives. Every file also writes a
+// few evidence documents (small conversations whose ids start with "ev-"),
+// and its receipts reference, besides documents of their own file, the
+// evidence documents of other files: of the same night, of earlier nights
+// and of later ones. A receipt whose evidence is in a later night is
+// incomplete (transcript-missing) until that night's files are in the run.
+
+// evidencePerFile is the number of evidence documents each file of a set
+// writes; crossRate is the probability that a receipt that is not forced
+// (see crossFile.must) references one evidence document of another file.
+const (
+	evidencePerFile = 3
+	crossRate       = 0.25
+)
+
+// MinNightsConversations is the smallest NightsOptions.Conversations: a
+// file needs a receipt for each of its forced cross-file references.
+const MinNightsConversations = 50
+
+// evidenceStream is the second PCG word of evidence documents.
+const evidenceStream = 0x65766964656e6365 // "evidence"
+
+// evidenceDoc is a document written by one file of a set and referenced by
+// receipts of others.
+type evidenceDoc struct {
+	id       string
+	file     int // index in the set's files
+	line     []byte
+	messages int64
+	sum      [32]byte
+}
+
+// crossFile is what one file of a set knows about the others.
+type crossFile struct {
+	name string
+	keys *keySet
+	// host are the evidence documents this file writes, spread over it.
+	host []*evidenceDoc
+	// pool are the other files' evidence documents.
+	pool []*evidenceDoc
+	// must are the evidence documents that the first receipts of this
+	// file reference, one each, with no tamper.
+	must []*evidenceDoc
+}
+
+// crossReceipt is a receipt of a file of a set, with the reasons that do
+// not depend on the other files and its references to them.
+type crossReceipt struct {
+	re            ReceiptExpect // statuses not filled in
+	with, without uint32
+	stmtInvalid   int64
+	ext           []*evidenceDoc
+}
+
+// hostEvidence writes the next evidence document of a file of a set when
+// the documents written reach its slot (evenly spread over the
+// conversations); it reports whether it wrote one.
+func (g *generator) hostEvidence() bool {
+	c := g.opts.cross
+	if g.nextHost >= len(c.host) {
+		return false
+	}
+	slot := int64(g.nextHost+1) * int64(g.opts.Conversations) / int64(len(c.host)+1)
+	if g.exp.Documents < slot {
+		return false
+	}
+	ev := c.host[g.nextHost]
+	g.nextHost++
+	g.exp.Documents++
+	g.exp.Messages += ev.messages
+	g.push(&pend{data: append([]byte(nil), ev.line...)})
+	return true
+}
+
+// NightsOptions controls WriteNights.
+type NightsOptions struct {
+	// Nights (at least 1) and FilesPerNight (1 to 26) shape the set.
+	Nights, FilesPerNight int
+	// Conversations is the number of documents of each file (at least
+	// MinNightsConversations), its evidence documents included.
+	Conversations int
+	// Seed selects the set; each file has a seed derived from it and its
+	// place, and every file uses the keyring of Seed.
+	Seed uint64
+	// Faults, Tamper and MaxDocBytes apply to every file, as in Options.
+	Faults, Tamper float64
+	MaxDocBytes    int64
+}
+
+// NightsFile is one file of a set.
+type NightsFile struct {
+	// Night counts from 1.
+	Night int `json:"night"`
+	// Path is relative to the set's directory, with forward slashes:
+	// night-N/a.jsonl.zst, night-N/b.jsonl.zst, ...
+	Path string `json:"path"`
+	// Seed is the file's own seed (Options.Seed).
+	Seed uint64 `json:"seed"`
+}
+
+// NightsExpect is what WriteNights writes to DIR/expect.json.
+type NightsExpect struct {
+	Seed          uint64 `json:"seed"`
+	Nights        int    `json:"nights"`
+	FilesPerNight int    `json:"files_per_night"`
+	// Keys is the keyring of every file, relative to the set's
+	// directory (keys.json).
+	Keys string `json:"keys"`
+	// Files lists the files in run order: by night, then by name (also
+	// the lexical order of their paths).
+	Files []NightsFile `json:"files"`
+	// All is the expectation of one run over every file, in Files order:
+	// counts summed over the files, receipts resolved against every file
+	// (ReceiptList entries carry their File). Usage costs are the sums of
+	// the files' sums, which may differ in the last bits from a running
+	// sum over all messages.
+	All *Expect `json:"all"`
+	// Through[k-1] is the expectation of one run over the files of
+	// nights 1 to k; Through[Nights-1] equals All.
+	Through []*Expect `json:"through"`
+	// CrossFile lists every receipt that references a document of
+	// another file, with its verdict after each night.
+	CrossFile []CrossReceipt `json:"cross_file"`
+}
+
+// CrossReceipt is a receipt referencing documents of other files.
+type CrossReceipt struct {
+	File           string `json:"file"`
+	Night          int    `json:"night"`
+	Line           int64  `json:"line"`
+	ConversationID string `json:"conversation_id"`
+	// Evidence lists the referenced documents of other files.
+	Evidence []CrossEvidence `json:"evidence"`
+	// StatusAfter[k-1] and ReasonsAfter[k-1] are the receipt's verdict
+	// (with the keyring) in a run over nights 1 to k, for k from the
+	// receipt's night on; earlier entries are "".
+	StatusAfter  []string   `json:"status_after"`
+	ReasonsAfter [][]string `json:"reasons_after"`
+	// Tamper is as in ReceiptExpect.
+	Tamper string `json:"tamper,omitempty"`
+}
+
+// CrossEvidence names a document of another file.
+type CrossEvidence struct {
+	ID    string `json:"id"`
+	File  string `json:"file"`
+	Night int    `json:"night"`
+}
+
+// nightsFileResult is one generated file of a set.
+type nightsFileResult struct {
+	NightsFile
+	exp      *Expect
+	receipts []crossReceipt
+}
+
+// NightsFiles returns the files of a set without writing them.
+func NightsFiles(opts NightsOptions) []NightsFile {
+	width := len(strconv.Itoa(opts.Nights))
+	var files []NightsFile
+	for n := 1; n <= opts.Nights; n++ {
+		for i := 0; i < opts.FilesPerNight; i++ {
+			files = append(files, NightsFile{
+				Night: n,
+				Path:  fmt.Sprintf("night-%0*d/%c.jsonl.zst", width, n, 'a'+i),
+				Seed:  mix(opts.Seed ^ mix(uint64(n)<<8|uint64(i)) ^ evidenceStream),
+			})
+		}
+	}
+	return files
+}
+
+// WriteNights writes a set of files under dir: for each night N,
+// dir/night-N/a.jsonl.zst, b.jsonl.zst, ... each with its .expect.json
+// (the file run alone: its references to other files are
+// transcript-missing), the keyring dir/keys.json shared by every file,
+// and dir/expect.json (NightsExpect). The same options give the same
+// bytes.
+//
+// Besides the references of a single archive, each file's first receipts
+// reference, with no tamper, one evidence document each: of the next
+// night (so a receipt of night N is incomplete after night N and valid
+// after night N+1), of another file of the same night, and of the
+// previous night, where these exist; and a quarter of the other receipts
+// reference an evidence document of any other file.
+func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
+	switch {
+	case opts.Nights < 1:
+		return nil, fmt.Errorf("gen: Nights %d: want at least 1", opts.Nights)
+	case opts.FilesPerNight < 1 || opts.FilesPerNight > 26:
+		return nil, fmt.Errorf("gen: FilesPerNight %d: want 1 to 26", opts.FilesPerNight)
+	case opts.Nights*opts.FilesPerNight < 2:
+		return nil, errors.New("gen: a set needs at least two files")
+	case opts.Conversations < MinNightsConversations:
+		return nil, fmt.Errorf("gen: Conversations %d: want at least %d per file", opts.Conversations, MinNightsConversations)
+	}
+	files := NightsFiles(opts)
+	keys := newKeySet(opts.Seed)
+	evidence := make([][]*evidenceDoc, len(files))
+	for f := range files {
+		for k := 0; k < evidencePerFile; k++ {
+			ev, err := newEvidence(opts.Seed, f, k)
+			if err != nil {
+				return nil, err
+			}
+			evidence[f] = append(evidence[f], ev)
+		}
+	}
+	F := opts.FilesPerNight
+	results := make([]nightsFileResult, len(files))
+	for f, nf := range files {
+		c := &crossFile{name: nf.Path, keys: keys, host: evidence[f]}
+		n, i := nf.Night, f%F
+		if n < opts.Nights {
+			c.must = append(c.must, evidence[n*F+(i+1)%F][0])
+		}
+		if F > 1 {
+			c.must = append(c.must, evidence[(n-1)*F+(i+1)%F][1])
+		}
+		if n > 1 {
+			c.must = append(c.must, evidence[(n-2)*F+i][2])
+		}
+		for o := range files {
+			if o != f {
+				c.pool = append(c.pool, evidence[o]...)
+			}
+		}
+		o := Options{
+			Conversations: opts.Conversations, Seed: nf.Seed, Faults: opts.Faults, Tamper: opts.Tamper,
+			MaxDocBytes: opts.MaxDocBytes, cross: c,
+		}
+		path := filepath.Join(dir, filepath.FromSlash(nf.Path))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+		exp, rcpts, err := writeFile(path, o)
+		if err != nil {
+			return nil, err
+		}
+		results[f] = nightsFileResult{NightsFile: nf, exp: exp, receipts: rcpts}
+	}
+	ne := &NightsExpect{Seed: opts.Seed, Nights: opts.Nights, FilesPerNight: F, Keys: "keys.json", Files: files}
+	for n := 1; n <= opts.Nights; n++ {
+		ne.Through = append(ne.Through, combine(results, n, opts.Seed))
+	}
+	ne.All = ne.Through[opts.Nights-1]
+	ne.CrossFile = crossList(results, opts.Nights)
+	kj, err := keys.keyringJSON()
+	if err != nil {
+		return nil, err
+	}
+	if err := writeAtomic(filepath.Join(dir, "keys.json"), func(f *os.File) error {
+		_, err := f.Write(kj)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(ne, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	data = append(data, '\n')
+	err = writeAtomic(filepath.Join(dir, "expect.json"), func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ne, nil
+}
+
+// newEvidence returns the k-th evidence document of file f: a
+// conversation of 2 to 4 user and assistant messages, sometimes a title,
+// always a createdAt, no extension.
+func newEvidence(seed uint64, f, k int) (*evidenceDoc, error) {
+	r := rand.New(rand.NewPCG(seed^mix(uint64(f)<<8|uint64(k)), evidenceStream))
+	id := string(appendHex64([]byte("ev-"), mix(seed+uint64(f)*evidencePerFile+uint64(k))))
+	var d, m objBuilder
+	d.str("id", id)
+	if r.IntN(2) == 0 {
+		d.str("title", titles[r.IntN(len(titles))])
+	}
+	d.key("createdAt")
+	d.buf = append(d.buf, '"')
+	d.buf = appendTime(d.buf, r)
+	d.buf = append(d.buf, '"')
+	d.end()
+	n := 2 + r.IntN(3)
+	d.key("messages")
+	d.buf = append(d.buf, '[')
+	for i := 0; i < n; i++ {
+		m.reset()
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		m.str("role", role)
+		m.key("content")
+		m.buf = append(m.buf, '"')
+		m.buf = appendText(m.buf, r, 1+r.IntN(6))
+		m.buf = append(m.buf, '"')
+		m.end()
+		if i > 0 {
+			d.buf = append(d.buf, ',')
+		}
+		d.buf = m.appendTo(d.buf, r)
+	}
+	d.buf = append(d.buf, ']')
+	d.end()
+	ev := &evidenceDoc{id: id, file: f, line: d.appendTo(nil, r), messages: int64(n)}
+	var ok bool
+	if ev.sum, ok = transcriptHash(ev.line); !ok {
+		return nil, fmt.Errorf("gen: internal: evidence document %s has no transcript hash", id)
+	}
+	return ev, nil
+}
+
+// combine returns the expectation of one run over the files of nights 1
+// to through.
+func combine(files []nightsFileResult, through int, seed uint64) *Expect {
+	e := &Expect{
+		Seed: seed, RejectsByReason: map[string]int64{}, Warnings: map[string]int64{}, ExtensionsUnknown: map[string]int64{},
+		Usage:               UsageTotals{ByProvider: map[string]UsageSum{}, ByAgent: map[string]UsageSum{}},
+		Receipts:            ReceiptTotals{Reasons: map[string]int64{}},
+		ReceiptsWithoutKeys: ReceiptTotals{Reasons: map[string]int64{}},
+		ReceiptList:         []ReceiptExpect{},
+	}
+	addMap := func(dst, src map[string]int64) {
+		for k, v := range src {
+			dst[k] += v
+		}
+	}
+	addUsage := func(dst, src map[string]UsageSum) {
+		for k, v := range src {
+			s := dst[k]
+			s.Messages += v.Messages
+			s.TokensInput += v.TokensInput
+			s.TokensOutput += v.TokensOutput
+			s.Cost += v.Cost
+			dst[k] = s
+		}
+	}
+	for _, fr := range files {
+		if fr.Night > through {
+			break
+		}
+		x := fr.exp
+		e.MaxDocBytes = x.MaxDocBytes
+		e.Lines += x.Lines
+		e.Documents += x.Documents
+		e.Rejects += x.Rejects
+		e.Blank += x.Blank
+		e.BytesIn += x.BytesIn
+		e.Messages += x.Messages
+		e.Tools.Calls += x.Tools.Calls
+		e.Tools.Results += x.Tools.Results
+		e.Tools.Orphans += x.Tools.Orphans
+		e.Tools.Unanswered += x.Tools.Unanswered
+		e.Images.Messages += x.Images.Messages
+		e.Images.Bytes += x.Images.Bytes
+		e.Transcripts.Hashed += x.Transcripts.Hashed
+		e.Transcripts.Unhashable += x.Transcripts.Unhashable
+		addMap(e.RejectsByReason, x.RejectsByReason)
+		addMap(e.Warnings, x.Warnings)
+		addMap(e.ExtensionsUnknown, x.ExtensionsUnknown)
+		addUsage(e.Usage.ByProvider, x.Usage.ByProvider)
+		addUsage(e.Usage.ByAgent, x.Usage.ByAgent)
+		for _, rc := range fr.receipts {
+			re := rc.re
+			re.File = fr.Path
+			with, without := rc.with, rc.without
+			for _, ev := range rc.ext {
+				if files[ev.file].Night > through {
+					with |= 1 << rsTranscriptMissing
+					without |= 1 << rsTranscriptMissing
+				}
+			}
+			re.Status, re.Reasons = tallyReceipt(&e.Receipts, with, rc.stmtInvalid)
+			re.StatusWithoutKeys, re.ReasonsWithoutKeys = tallyReceipt(&e.ReceiptsWithoutKeys, without, rc.stmtInvalid)
+			e.ReceiptList = append(e.ReceiptList, re)
+		}
+	}
+	return e
+}
+
+// crossList lists the receipts that reference other files, with their
+// verdict after each night.
+func crossList(files []nightsFileResult, nights int) []CrossReceipt {
+	list := []CrossReceipt{}
+	for _, fr := range files {
+		for _, rc := range fr.receipts {
+			if len(rc.ext) == 0 {
+				continue
+			}
+			cr := CrossReceipt{
+				File: fr.Path, Night: fr.Night, Line: rc.re.Line, ConversationID: rc.re.ConversationID, Tamper: rc.re.Tamper,
+				StatusAfter: make([]string, nights), ReasonsAfter: make([][]string, nights),
+			}
+			for _, ev := range rc.ext {
+				cr.Evidence = append(cr.Evidence, CrossEvidence{ID: ev.id, File: files[ev.file].Path, Night: files[ev.file].Night})
+			}
+			for k := fr.Night; k <= nights; k++ {
+				with := rc.with
+				for _, ev := range rc.ext {
+					if files[ev.file].Night > k {
+						with |= 1 << rsTranscriptMissing
+					}
+				}
+				var t ReceiptTotals
+				t.Reasons = map[string]int64{}
+				cr.StatusAfter[k-1], cr.ReasonsAfter[k-1] = tallyReceipt(&t, with, 0)
+			}
+			list = append(list, cr)
+		}
+	}
+	return list
+}
