@@ -125,10 +125,20 @@ func (d *Dir) State(rel string) string {
 // state directory, as a Journal's renames name it.
 func StateRel(rel string) string { return StateDir + "/" + stateName + "/" + rel }
 
-// ClearStaging removes the staging directory: its inputs do not match the
-// run about to start.
+// ClearStaging removes the staging directory (its inputs do not match the
+// run about to start, or they are committed). It is first renamed into the
+// temporary directory, so that a kill while it is being removed never
+// leaves a staging directory with some of its files gone: the next Open
+// removes the rest.
 func (d *Dir) ClearStaging() error {
-	if err := os.RemoveAll(d.Staging()); err != nil {
+	dead, err := os.MkdirTemp(d.Tmp(), "staging-")
+	if err != nil {
+		return fmt.Errorf("output directory: remove staging: %w", err)
+	}
+	if err := os.Rename(d.Staging(), filepath.Join(dead, stagingName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("output directory: remove staging: %w", err)
+	}
+	if err := os.RemoveAll(dead); err != nil {
 		return fmt.Errorf("output directory: remove staging: %w", err)
 	}
 	return nil
@@ -268,10 +278,15 @@ func (d *Dir) apply(j *Journal, hit string) error {
 	for _, rel := range j.Removes {
 		d.pruneEmpty(filepath.Dir(d.path(filepath.FromSlash(rel))))
 	}
+	// The staging goes before the journal: once the report is published
+	// no later run may resume from it.
+	if err := d.ClearStaging(); err != nil {
+		return err
+	}
 	if err := removeIfExists(d.path(StateDir, journalName)); err != nil {
 		return fmt.Errorf("commit: remove journal: %w", err)
 	}
-	return d.ClearStaging()
+	return nil
 }
 
 // publish renames a staged file into place; a file no longer staged was

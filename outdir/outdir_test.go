@@ -156,6 +156,7 @@ func partialApply(t *testing.T, d *Dir, j *Journal, n int) bool {
 			}
 			return nil
 		},
+		d.ClearStaging,
 		func() error { return removeIfExists(d.path(StateDir, journalName)) },
 	)
 	for i := 0; i < n && i < len(steps); i++ {

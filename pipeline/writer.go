@@ -3,7 +3,9 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -170,7 +172,12 @@ func (w *writer) startInput(idx int) error {
 		return nil
 	}
 	seg := &segment{dir: segDir(w.out.staging(), idx), receipts: len(w.resolver.Receipts())}
-	// What a killed run left of this input is not sealed: start again.
+	// What a killed run left of this input is not sealed, or not for this
+	// file: start again. The seal goes first, so that a kill during the
+	// removal never leaves a sealed segment with files missing.
+	if err := os.Remove(filepath.Join(seg.dir, segSeal)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	if err := os.RemoveAll(seg.dir); err != nil {
 		return err
 	}

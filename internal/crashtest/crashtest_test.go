@@ -513,7 +513,7 @@ func TestReferenceReproducible(t *testing.T) {
 // enforcedByDefault says whether TestProperty enforces the property when
 // CONVBATCH_CRASHTEST is unset; CONVBATCH_CRASHTEST=1 or 0 decides
 // otherwise. Turn it on once the crash-consistent commit is in.
-const enforcedByDefault = false
+const enforcedByDefault = true
 
 // TestProperty is the kill -9 property. When it is not enforced (see
 // enforcedByDefault) a few trials run and their findings are only logged.
