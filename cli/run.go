@@ -95,7 +95,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		}
 	}
 	partition := sink.PartitionNone
-	if !f.noOutputs && f.partition != "" {
+	if !f.noOutputs {
 		var err error
 		if partition, err = sink.ParsePartitioning(f.partition); err != nil {
 			return cfg, usageErr("--partition-by: %v", err)
