@@ -138,38 +138,28 @@ func TestPartitionByDay(t *testing.T) {
 		}
 		t.Logf("where %s: DuckDB scans %d of %d files", tc.where, k, n)
 	}
-}
 
-// TestPartitionByFlag: --partition-by takes none or day, on run and
-// extract; anything else is a usage error.
-func TestPartitionByFlag(t *testing.T) {
-	dir := t.TempDir()
-	in := filepath.Join(dir, "x.jsonl")
-	if err := os.WriteFile(in, []byte(`{"id":"a","createdAt":"2026-11-29T23:30:00-01:00","messages":[{"role":"user","content":"hi","cost":0.5}]}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, cmd := range []string{"run", "extract"} {
-		for _, bad := range []string{"week", "Day", ""} {
-			r := convbatch(t, nil, cmd, "-o", filepath.Join(dir, cmd+"-bad"), "--partition-by", bad, in)
-			if r.code != ExitUsage || !strings.Contains(r.stderr, "--partition-by") {
-				t.Errorf("%s --partition-by %q: exit %d, stderr %q; want exit %d naming the flag", cmd, bad, r.code, r.stderr, ExitUsage)
+	// The proof of pruning: every usage part of another day replaced by
+	// bytes that are not Parquet (which DuckDB refuses: "No magic bytes
+	// found at end of file"), the query on day d still reads its rows. The
+	// first file is kept: DuckDB reads the schema from it.
+	first := true
+	for _, p := range onDisk { // in name order
+		if !strings.HasPrefix(p, "tables/usage/") {
+			continue
+		}
+		if first {
+			first = false
+			continue
+		}
+		if !strings.HasPrefix(p, "tables/usage/day="+d+"/") {
+			if err := os.WriteFile(filepath.Join(day, filepath.FromSlash(p)), []byte("not parquet\n"), 0o644); err != nil {
+				t.Fatal(err)
 			}
 		}
-		out := filepath.Join(dir, cmd)
-		runOK(t, cmd, "-o", out, "--partition-by", "day", in)
-		var rep sink.Report
-		readJSON(t, filepath.Join(out, "report.json"), &rep)
-		// 2026-11-29T23:30:00-01:00 is 2026-11-30 in UTC; the tables with
-		// no row get their empty part in the null partition.
-		want := []string{
-			"tables/usage/day=2026-11-30/part-00000.parquet",
-			"tables/conversations/day=2026-11-30/part-00000.parquet",
-			"tables/tool_calls/day=__HIVE_DEFAULT_PARTITION__/part-00000.parquet",
-			"tables/receipts/day=__HIVE_DEFAULT_PARTITION__/part-00000.parquet",
-			"tables/transcripts/day=2026-11-30/part-00000.parquet",
-		}
-		if !reflect.DeepEqual(rep.Outputs.Tables, want) {
-			t.Errorf("%s --partition-by day: outputs.tables %v, want %v", cmd, rep.Outputs.Tables, want)
-		}
+	}
+	got := duckdbtest.Query(t, "select count(*) as n from "+dayOf(sink.TableUsage)+" where day = '"+d+"'")
+	if n := duckdbtest.Int(t, got[0]["n"]); n != duckdbtest.Int(t, busiest["n"]) {
+		t.Errorf("where day = '%s' with the other days' files damaged: %d rows, want %v", d, n, busiest["n"])
 	}
 }
