@@ -388,10 +388,9 @@ type tableWriter struct {
 	// tells a partition that is in set.open.
 	set    *partitions
 	isOpen bool
-	// cols are the rowWriter's columns bound to colsRB, kept while another
-	// partition is written (a []boundColumn[R]).
-	cols   any
-	colsRB *recordBuilder
+	// cols are the rowWriter's columns bound to rb, kept while another
+	// partition is written (a *boundColumns[R]).
+	cols any
 
 	rb    *recordBuilder
 	rows  int
@@ -552,7 +551,7 @@ func (w *tableWriter) release() {
 		w.rb.Release()
 		w.rb = nil
 	}
-	w.cols, w.colsRB = nil, nil
+	w.cols = nil
 }
 
 // abort releases the writer's memory after a failure.
@@ -621,7 +620,13 @@ func (rw *rowWriter[R]) route(r R) error {
 		return nil // the most recently used partition already
 	}
 	if old := rw.w; old != nil && old.rb != nil && old.rb == rw.bound {
-		old.cols, old.colsRB = rw.columns, rw.bound
+		// Kept in a struct made once per open partition: a slice stored
+		// in an interface would be boxed anew at every switch.
+		if bc, ok := old.cols.(*boundColumns[R]); ok {
+			bc.rb, bc.columns = rw.bound, rw.columns
+		} else {
+			old.cols = &boundColumns[R]{rb: rw.bound, columns: rw.columns}
+		}
 	}
 	w, err := rw.set.writer(day)
 	if err != nil {
@@ -629,8 +634,14 @@ func (rw *rowWriter[R]) route(r R) error {
 	}
 	rw.w, rw.day = w, day
 	rw.columns, rw.bound = nil, nil
-	if cols, ok := w.cols.([]boundColumn[R]); ok && w.colsRB == w.rb {
-		rw.columns, rw.bound = cols, w.colsRB
+	if bc, ok := w.cols.(*boundColumns[R]); ok && bc.rb == w.rb {
+		rw.columns, rw.bound = bc.columns, bc.rb
 	}
 	return nil
+}
+
+// boundColumns are a table's columns bound to the record builder rb.
+type boundColumns[R any] struct {
+	rb      *recordBuilder
+	columns []boundColumn[R]
 }
