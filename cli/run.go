@@ -27,6 +27,7 @@ type runFlags struct {
 	workers    int
 	archive    string
 	tables     string
+	partition  string
 	maxDoc     string
 	zstdWindow string
 	strict     bool
@@ -48,6 +49,12 @@ func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
 	fs.StringVar(&f.tables, "tables", "all", "tables to write as Parquet under OUT/tables: all, none, or a list of usage,conversations,tool_calls,receipts,transcripts")
 	fs.BoolVar(&f.incremental, "incremental", false, "add to OUT instead of replacing it: skip the inputs OUT already holds (same path, size and time, or same SHA-256), commit the others as a new run, resolve receipts against every document OUT holds")
 	fs.BoolVar(&f.replaceChanged, "replace-changed", false, "with --incremental: take an input whose bytes changed since OUT committed it, retiring its earlier rows and archive (without it such an input is refused, exit 2)")
+	f.registerPartition(fs)
+}
+
+// registerPartition adds --partition-by, for the commands that write tables.
+func (f *runFlags) registerPartition(fs *pflag.FlagSet) {
+	fs.StringVar(&f.partition, "partition-by", "none", "none, or day: Hive-style partitions OUT/tables/NAME/day=YYYY-MM-DD/ by the UTC day of each row's created_at (see docs/TABLES.md)")
 }
 
 // register adds the flags of every command that reads archives; withKeys
@@ -90,6 +97,13 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		var err error
 		if tables, err = sink.ParseTables(f.tables); err != nil {
 			return cfg, usageErr("--tables: %v", err)
+		}
+	}
+	partition := sink.PartitionNone
+	if !f.noOutputs {
+		var err error
+		if partition, err = sink.ParsePartitioning(f.partition); err != nil {
+			return cfg, usageErr("--partition-by: %v", err)
 		}
 	}
 	maxDoc, err := parseSize("--max-doc-bytes", f.maxDoc, 1, 1<<31-1, "a size from 1 byte to 2147483647 bytes (under 2GiB)")
@@ -138,6 +152,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		Inputs: inputs, Skipped: skipped, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
 		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit,
+		TableOptions: sink.TableOptions{PartitionBy: partition},
 	}
 	printSkipped(e.stderr, skipped)
 	return cfg, nil
@@ -191,6 +206,7 @@ func extractCommand() *command {
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVarP(&f.out, "out", "o", "", "output directory (required): tables/, rejects/, receipts/, report.json")
 			fs.StringVar(&f.tables, "tables", "all", "tables to write: all, or a list of usage,conversations,tool_calls,receipts,transcripts")
+			f.registerPartition(fs)
 			f.register(fs, true)
 			return func(e *env, args []string) (int, error) {
 				f.archive = string(sink.ArchiveNone)

@@ -74,6 +74,15 @@ type table[R any] struct {
 	name    string
 	columns []column[R]
 	schema  *arrow.Schema
+	// partitionTime is the time whose UTC day is a row's partition under
+	// PartitionDay (docs/TABLES.md, "Partitioned datasets").
+	partitionTime func(R) transform.Opt[int64]
+}
+
+// partitionedBy returns the table with its partition time.
+func (t *table[R]) partitionedBy(get func(R) transform.Opt[int64]) *table[R] {
+	t.partitionTime = get
+	return t
 }
 
 // newTable derives the table's schema from its columns.

@@ -63,3 +63,10 @@ func ArchiveFile(rel string, format ArchiveFormat) string {
 func TablePart(table string, part int) string {
 	return fmt.Sprintf("%s/%s/part-%05d.parquet", DirTables, table, part)
 }
+
+// TablePartIn returns the path of the Parquet part number part of the
+// table's partition, a directory name such as "day=2026-11-29"
+// (DayPartition).
+func TablePartIn(table, partition string, part int) string {
+	return fmt.Sprintf("%s/%s/%s/part-%05d.parquet", DirTables, table, partition, part)
+}

@@ -29,4 +29,10 @@ var conversationsTable = newTable(TableConversations,
 	sha256Col("transcript_sha256"),
 	utf8Col("source_file", func(d *docRow) string { return d.File }).dict(),
 	int64Col("source_line", func(d *docRow) int64 { return d.Line }),
-)
+).partitionedBy(docCreatedAt)
+
+// docCreatedAt is the document's created_at, the partition time of the
+// tables of documents: conversations, and tool_calls and transcripts, which
+// have no time column of their own (a document's rows in the three are in
+// the same partition).
+func docCreatedAt(d *docRow) transform.Opt[int64] { return d.Rows.Conversation.CreatedAt }

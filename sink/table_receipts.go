@@ -12,9 +12,7 @@ var receiptsTable = newTable(TableReceipts,
 	optUTF8Col("algorithm", func(r *verify.ReceiptResult) transform.Opt[string] {
 		return transform.Opt[string]{V: r.Algorithm, Valid: r.Algorithm != ""}
 	}).dict(),
-	optTimestampCol("signed_at", func(r *verify.ReceiptResult) transform.Opt[int64] {
-		return transform.Opt[int64]{V: r.SignedAtMicros, Valid: r.SignedAt != ""}
-	}),
+	optTimestampCol("signed_at", receiptSignedAt),
 	optInt32Col("quorum_k", func(r *verify.ReceiptResult) transform.Opt[int32] {
 		return transform.Opt[int32]{V: int32(r.QuorumK), Valid: r.QuorumN > 0}
 	}),
@@ -33,4 +31,10 @@ var receiptsTable = newTable(TableReceipts,
 	optInt32Col("reresolves_run", func(r *verify.ReceiptResult) transform.Opt[int32] {
 		return transform.Opt[int32]{V: int32(r.ReresolvesRun), Valid: r.ReresolvesRun > 0}
 	}),
-)
+).partitionedBy(receiptSignedAt)
+
+// receiptSignedAt is the receipt's signed_at, its column and its partition
+// time.
+func receiptSignedAt(r *verify.ReceiptResult) transform.Opt[int64] {
+	return transform.Opt[int64]{V: r.SignedAtMicros, Valid: r.SignedAt != ""}
+}

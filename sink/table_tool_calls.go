@@ -21,4 +21,4 @@ var toolCallsTable = newTable(TableToolCalls,
 	boolCol("answered", func(r toolCallRow) bool { return r.row.Answered }),
 	utf8Col("source_file", func(r toolCallRow) string { return r.doc.File }).dict(),
 	int64Col("source_line", func(r toolCallRow) int64 { return r.doc.Line }),
-)
+).partitionedBy(func(r toolCallRow) transform.Opt[int64] { return docCreatedAt(r.doc) })

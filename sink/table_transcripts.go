@@ -12,4 +12,4 @@ var transcriptsTable = newTable(TableTranscripts,
 	}),
 	utf8Col("source_file", func(d *docRow) string { return d.File }).dict(),
 	int64Col("source_line", func(d *docRow) int64 { return d.Line }),
-)
+).partitionedBy(docCreatedAt)

@@ -28,7 +28,7 @@ var usageTable = newTable(TableUsage,
 	optTimestampCol("created_at", func(r usageRow) transform.Opt[int64] { return r.row.CreatedAt }),
 	utf8Col("source_file", func(r usageRow) string { return r.doc.File }).dict(),
 	int64Col("source_line", func(r usageRow) int64 { return r.doc.Line }),
-)
+).partitionedBy(func(r usageRow) transform.Opt[int64] { return r.row.CreatedAt })
 
 // tokensCol is the map<utf8, int64> column of every token counter, in
 // document order; the map is null when the message has no tokens object,

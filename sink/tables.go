@@ -109,6 +109,15 @@ type TableOptions struct {
 	// Version is convbatch's version, written into every part's created_by
 	// (see CreatedBy); the pipeline sets pipeline.Version.
 	Version string
+	// PartitionBy splits every table into Hive-style partitions:
+	// PartitionDay writes OUT/tables/<name>/day=YYYY-MM-DD/part-NNNNN.parquet
+	// (docs/TABLES.md, "Partitioned datasets"); PartitionNone, the
+	// default, one directory of parts per table.
+	PartitionBy Partitioning
+	// MaxOpenPartitions bounds the partitions of one table open at once
+	// (default DefaultMaxOpenPartitions): opening one more closes the
+	// least recently used one's part.
+	MaxOpenPartitions int
 }
 
 func (o *TableOptions) defaults() {
@@ -124,15 +133,28 @@ func (o *TableOptions) defaults() {
 	if o.BatchRows <= 0 {
 		o.BatchRows = 8192
 	}
+	if o.PartitionBy == "" {
+		o.PartitionBy = PartitionNone
+	}
+	if o.MaxOpenPartitions <= 0 {
+		o.MaxOpenPartitions = DefaultMaxOpenPartitions
+	}
 }
 
 // Tables writes the run's tables as Parquet datasets,
-// OUT/tables/<name>/part-NNNNN.parquet, zstd-compressed, through the Txn.
+// OUT/tables/<name>/part-NNNNN.parquet, or with PartitionDay
+// OUT/tables/<name>/day=YYYY-MM-DD/part-NNNNN.parquet, zstd-compressed,
+// through the Txn.
 type Tables struct {
 	txn     *Txn
 	opts    TableOptions
 	writers map[string]*tableWriter
-	names   []string
+	// parts are the tables' partitions when partitioned, by name; writers
+	// is then empty.
+	parts map[string]*partitions
+	names []string
+	// err is a sticky error of the options, returned by every method.
+	err error
 
 	// The tables being written, nil for the others.
 	usage         *rowWriter[usageRow]
@@ -171,24 +193,36 @@ func sha256Col(name string) column[*docRow] {
 	})
 }
 
-// NewTables starts the named tables in txn.
+// NewTables starts the named tables in txn. An unknown opts.PartitionBy
+// is an error that every later call returns.
 func NewTables(txn *Txn, names []string, opts TableOptions) *Tables {
 	opts.defaults()
-	t := &Tables{txn: txn, opts: opts, writers: map[string]*tableWriter{}, names: names}
+	t := &Tables{txn: txn, opts: opts, writers: map[string]*tableWriter{}, parts: map[string]*partitions{}, names: names}
+	if _, err := ParsePartitioning(string(opts.PartitionBy)); err != nil {
+		t.err = fmt.Errorf("tables: %w", err)
+		return t
+	}
 	for _, name := range names {
-		w := &tableWriter{name: name, txn: txn, opts: opts, info: tables[name]}
-		t.writers[name] = w
+		var w *tableWriter
+		var p *partitions
+		if opts.PartitionBy == PartitionDay {
+			p = newPartitions(name, txn, opts, tables[name])
+			t.parts[name] = p
+		} else {
+			w = &tableWriter{name: name, txn: txn, opts: opts, info: tables[name]}
+			t.writers[name] = w
+		}
 		switch name {
 		case TableUsage:
-			t.usage = newRowWriter(w, usageTable)
+			t.usage = newRowWriter(w, p, usageTable)
 		case TableConversations:
-			t.conversations = newRowWriter(w, conversationsTable)
+			t.conversations = newRowWriter(w, p, conversationsTable)
 		case TableToolCalls:
-			t.toolCalls = newRowWriter(w, toolCallsTable)
+			t.toolCalls = newRowWriter(w, p, toolCallsTable)
 		case TableReceipts:
-			t.receipts = newRowWriter(w, receiptsTable)
+			t.receipts = newRowWriter(w, p, receiptsTable)
 		case TableTranscripts:
-			t.transcripts = newRowWriter(w, transcriptsTable)
+			t.transcripts = newRowWriter(w, p, transcriptsTable)
 		}
 	}
 	return t
@@ -212,6 +246,9 @@ type Doc struct {
 
 // AddDocument appends the document's rows to every table being written.
 func (t *Tables) AddDocument(d *Doc) error {
+	if t.err != nil {
+		return t.err
+	}
 	t.doc = docRow{Doc: *d}
 	doc := &t.doc
 	if d.Hashed && (t.conversations != nil || t.transcripts != nil) {
@@ -246,6 +283,9 @@ func (t *Tables) AddDocument(d *Doc) error {
 
 // AddReceipts appends the resolved receipts.
 func (t *Tables) AddReceipts(results []verify.ReceiptResult) error {
+	if t.err != nil {
+		return t.err
+	}
 	w := t.receipts
 	if w == nil {
 		return nil
@@ -260,21 +300,48 @@ func (t *Tables) AddReceipts(results []verify.ReceiptResult) error {
 
 // Close flushes every table and closes its last part. A table with no rows
 // still gets one part with its schema, so readers see the columns.
+// Partitioned, every open partition is closed, and a table with no rows
+// gets its empty part in the null partition.
 func (t *Tables) Close() error {
+	if t.err != nil {
+		return t.err
+	}
 	var first error
 	for _, name := range t.names {
-		if err := t.writers[name].close(); err != nil && first == nil {
+		var err error
+		if p := t.parts[name]; p != nil {
+			err = p.close()
+		} else {
+			err = t.writers[name].close()
+		}
+		if err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
 }
 
-// Parts returns the part files written, relative to the output directory.
+// tableWriters returns the writers of the named table: its one writer, or
+// one per partition, the days in order.
+func (t *Tables) tableWriters(name string) []*tableWriter {
+	if p := t.parts[name]; p != nil {
+		return p.writers()
+	}
+	if w := t.writers[name]; w != nil {
+		return []*tableWriter{w}
+	}
+	return nil
+}
+
+// Parts returns the part files written, relative to the output directory:
+// table by table, partition by partition (the days in order, the null
+// partition last), part by part.
 func (t *Tables) Parts() []string {
 	var out []string
 	for _, name := range t.names {
-		out = append(out, t.writers[name].parts...)
+		for _, w := range t.tableWriters(name) {
+			out = append(out, w.parts...)
+		}
 	}
 	return out
 }
@@ -284,10 +351,12 @@ func (t *Tables) Parts() []string {
 func (t *Tables) Counts() map[string]TableCounts {
 	out := map[string]TableCounts{}
 	for _, name := range t.names {
-		w := t.writers[name]
-		c := TableCounts{Rows: w.total, Parts: []PartCounts{}}
-		for i, rel := range w.parts {
-			c.Parts = append(c.Parts, PartCounts{Path: rel, Rows: w.partRows[i]})
+		c := TableCounts{Parts: []PartCounts{}}
+		for _, w := range t.tableWriters(name) {
+			c.Rows += w.total
+			for i, rel := range w.parts {
+				c.Parts = append(c.Parts, PartCounts{Path: rel, Rows: w.partRows[i]})
+			}
 		}
 		out[name] = c
 	}
@@ -297,14 +366,10 @@ func (t *Tables) Counts() map[string]TableCounts {
 // Abort releases memory after a failure; the Txn removes the files.
 func (t *Tables) Abort() {
 	for _, w := range t.writers {
-		if w.rb != nil {
-			w.rb.Release()
-			w.rb = nil
-		}
-		if w.fw != nil {
-			w.fw.Close()
-			w.fw = nil
-		}
+		w.abort()
+	}
+	for _, p := range t.parts {
+		p.abort()
 	}
 }
 
@@ -313,9 +378,19 @@ func (t *Tables) Abort() {
 // are cut by size and parts rolled by size.
 type tableWriter struct {
 	name string
-	txn  *Txn
-	opts TableOptions
-	info tableInfo
+	// partition is the partition's directory name ("day=2026-11-29"),
+	// empty when the table is not partitioned.
+	partition string
+	txn       *Txn
+	opts      TableOptions
+	info      tableInfo
+	// set is the table's partitions, nil when not partitioned; isOpen
+	// tells a partition that is in set.open.
+	set    *partitions
+	isOpen bool
+	// cols are the rowWriter's columns bound to rb, kept while another
+	// partition is written (a *boundColumns[R]).
+	cols any
 
 	rb    *recordBuilder
 	rows  int
@@ -329,8 +404,10 @@ type tableWriter struct {
 	total    int64 // rows written
 	// rgBytes is the Arrow size of the rows in the open row group.
 	rgBytes int64
-	// cut asks for a new row group before the next rows.
-	cut bool
+	// cut asks for a new row group before the next rows; cutBytes is the
+	// Arrow size of the row group it ends, still buffered until then.
+	cut      bool
+	cutBytes int64
 }
 
 func (w *tableWriter) builder() *recordBuilder {
@@ -342,6 +419,9 @@ func (w *tableWriter) builder() *recordBuilder {
 
 func (w *tableWriter) rowAdded() error {
 	w.rows++
+	if w.set != nil {
+		return w.set.rowAdded()
+	}
 	if w.rows >= w.opts.BatchRows {
 		return w.flush()
 	}
@@ -350,6 +430,9 @@ func (w *tableWriter) rowAdded() error {
 
 func (w *tableWriter) open() error {
 	rel := TablePart(w.name, w.part)
+	if w.partition != "" {
+		rel = TablePartIn(w.name, w.partition, w.part)
+	}
 	f, err := w.txn.Create(rel)
 	if err != nil {
 		return err
@@ -402,7 +485,7 @@ func (w *tableWriter) flush() error {
 		}
 	} else if w.cut && w.rows > 0 {
 		w.fw.NewBufferedRowGroup()
-		w.cut = false
+		w.cut, w.cutBytes = false, 0
 	}
 	if w.rows == 0 {
 		return nil
@@ -427,14 +510,14 @@ func (w *tableWriter) flush() error {
 			w.rgBytes = 0
 			return w.closePart()
 		}
-		w.rgBytes, w.cut = 0, true
+		w.cutBytes, w.rgBytes, w.cut = w.rgBytes, 0, true
 	}
 	return nil
 }
 
 func (w *tableWriter) closePart() error {
 	err := w.fw.Close() // flushes the last row group, writes the footer
-	w.fw, w.cut = nil, false
+	w.fw, w.cut, w.cutBytes, w.rgBytes = nil, false, 0, 0
 	if err == nil {
 		err = omitDistinctCounts(w.file.File)
 	}
@@ -455,14 +538,29 @@ func (w *tableWriter) close() error {
 			return err
 		}
 	}
-	if w.rb != nil {
-		w.rb.Release()
-		w.rb = nil
-	}
+	w.release()
 	if w.fw != nil {
 		return w.closePart()
 	}
 	return nil
+}
+
+// release releases the record builder (and the columns bound to it).
+func (w *tableWriter) release() {
+	if w.rb != nil {
+		w.rb.Release()
+		w.rb = nil
+	}
+	w.cols = nil
+}
+
+// abort releases the writer's memory after a failure.
+func (w *tableWriter) abort() {
+	w.release()
+	if w.fw != nil {
+		w.fw.Close()
+		w.fw = nil
+	}
 }
 
 // dataSize is the bytes of an array's buffers, children included.
@@ -482,22 +580,68 @@ func dataSize(d arrow.ArrayData) int64 {
 // rowWriter appends rows of type R to a table through the appenders its
 // declaration derives, bound to the writer's record builder.
 type rowWriter[R any] struct {
+	// w is the table's writer, or when partitioned the partition of the
+	// last row, day.
 	w     *tableWriter
+	set   *partitions
+	day   int64
 	table *table[R]
 	// columns are the table's columns, bound to the record builder bound.
 	columns []boundColumn[R]
 	bound   *recordBuilder
 }
 
-func newRowWriter[R any](w *tableWriter, t *table[R]) *rowWriter[R] {
-	return &rowWriter[R]{w: w, table: t}
+// newRowWriter returns the row writer of a table written by w, or when
+// partitioned (w nil) into set's partitions.
+func newRowWriter[R any](w *tableWriter, set *partitions, t *table[R]) *rowWriter[R] {
+	return &rowWriter[R]{w: w, set: set, table: t}
 }
 
 // add appends one row.
 func (rw *rowWriter[R]) add(r R) error {
+	if rw.set != nil {
+		if err := rw.route(r); err != nil {
+			return err
+		}
+	}
 	if rb := rw.w.builder(); rb != rw.bound {
 		rw.columns, rw.bound = rw.table.bind(rb), rb
 	}
 	appendRow(rw.columns, r)
 	return rw.w.rowAdded()
+}
+
+// route makes rw.w the open partition of row r's day, keeping the columns
+// bound to the partition it leaves with that partition.
+func (rw *rowWriter[R]) route(r R) error {
+	t := rw.table.partitionTime(r)
+	day := dayOf(t.V, t.Valid)
+	if rw.w != nil && day == rw.day && rw.w.isOpen {
+		return nil // the most recently used partition already
+	}
+	if old := rw.w; old != nil && old.rb != nil && old.rb == rw.bound {
+		// Kept in a struct made once per open partition: a slice stored
+		// in an interface would be boxed anew at every switch.
+		if bc, ok := old.cols.(*boundColumns[R]); ok {
+			bc.rb, bc.columns = rw.bound, rw.columns
+		} else {
+			old.cols = &boundColumns[R]{rb: rw.bound, columns: rw.columns}
+		}
+	}
+	w, err := rw.set.writer(day)
+	if err != nil {
+		return err
+	}
+	rw.w, rw.day = w, day
+	rw.columns, rw.bound = nil, nil
+	if bc, ok := w.cols.(*boundColumns[R]); ok && bc.rb == w.rb {
+		rw.columns, rw.bound = bc.columns, bc.rb
+	}
+	return nil
+}
+
+// boundColumns are a table's columns bound to the record builder rb.
+type boundColumns[R any] struct {
+	rb      *recordBuilder
+	columns []boundColumn[R]
 }
