@@ -347,7 +347,8 @@ func newAggregator(keys []Key, o options) *Aggregator {
 }
 
 // Parts returns the usage table's part files under the output directory
-// out (out/tables/usage/*.parquet), in name order. It returns an error
+// out (out/tables/usage/*.parquet, and out/tables/usage/day=*/*.parquet
+// for a run with --partition-by day), in name order. It returns an error
 // wrapping ErrNoUsageTable when there are none.
 func Parts(out string) ([]string, error) {
 	dir := filepath.Join(out, "tables", "usage")
@@ -359,6 +360,11 @@ func Parts(out string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	nested, err := filepath.Glob(filepath.Join(dir, "*=*", "*.parquet"))
+	if err != nil {
+		return nil, err
+	}
+	parts = append(parts, nested...)
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w in %s: %s holds no .parquet part", ErrNoUsageTable, out, dir)
 	}

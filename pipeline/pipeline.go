@@ -564,7 +564,7 @@ func newReport(cfg *Config, handlers []transform.Handler) *sink.Report {
 		Settings: sink.Settings{
 			Workers: cfg.Workers, MaxDocBytes: cfg.MaxDocBytes, MaxDepth: cfg.MaxDepth,
 			ZstdMaxWindow: cfg.ZstdMaxWindow, Strict: cfg.Strict, Archive: archive, Handlers: names, Tables: tableList(cfg),
-			Incremental: cfg.Incremental,
+			Incremental: cfg.Incremental, PartitionBy: partitionBy(cfg),
 		},
 		Inputs:          make([]sink.InputReport, len(cfg.Inputs)),
 		RejectsByReason: map[string]int64{},
@@ -573,6 +573,18 @@ func newReport(cfg *Config, handlers []transform.Handler) *sink.Report {
 		Receipts:        sink.Receipts{Keyring: keyringMode(cfg.Keyring), Reasons: map[string]int64{}},
 		Outputs:         sink.Outputs{Archives: []string{}},
 	}
+}
+
+// partitionBy is the tables' partitioning for the report, "" when no table
+// is written.
+func partitionBy(cfg *Config) string {
+	if len(tableList(cfg)) == 0 {
+		return ""
+	}
+	if cfg.TableOptions.PartitionBy == "" {
+		return string(sink.PartitionNone)
+	}
+	return string(cfg.TableOptions.PartitionBy)
 }
 
 func tableList(cfg *Config) []string {
