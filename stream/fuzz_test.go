@@ -61,7 +61,12 @@ func FuzzFraming(f *testing.F) {
 				if rec.Reason != codes.RejectTooLarge {
 					t.Fatalf("line %d: no bytes, reason %q", n, rec.Reason)
 				}
-				body, _ = io.ReadAll(rec.Spool.Reader())
+				// The spool keeps the line's first bytes, up to the cap.
+				kept, _ := io.ReadAll(rec.Spool.Reader())
+				if int64(len(kept)) != min(rec.Length, 1+int64(maxDoc)) || !bytes.HasPrefix(data[min(int64(len(data)), rec.Offset):], kept) {
+					t.Fatalf("line %d: %d bytes kept of %d, or not its first", n, len(kept), rec.Length)
+				}
+				body = data[min(int64(len(data)), rec.Offset):min(int64(len(data)), rec.Offset+rec.Length)]
 			}
 			if rec.Offset != int64(out.Len()) || rec.Length != int64(len(body)) {
 				t.Fatalf("line %d: offset %d length %d, want %d %d", n, rec.Offset, rec.Length, out.Len(), len(body))

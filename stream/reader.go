@@ -3,6 +3,7 @@ package stream
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -350,7 +351,7 @@ func (r *Reader) emit(b *Batch, raw []byte, terminated bool) error {
 	}
 	switch {
 	case int64(len(raw)) > r.opts.maxDocBytes:
-		ref, err := r.spoolWrite(SpoolRef{}, raw)
+		ref, err := r.keep(SpoolRef{}, raw)
 		if err != nil {
 			return err
 		}
@@ -360,6 +361,7 @@ func (r *Reader) emit(b *Batch, raw []byte, terminated bool) error {
 	default:
 		classify(&rec, raw, r.line == 1, r.opts.strict)
 	}
+	r.mark(&rec, terminated)
 	b.Recs = append(b.Recs, rec)
 	return nil
 }
@@ -394,14 +396,26 @@ func isBlank(p []byte) bool {
 	return true
 }
 
-func (r *Reader) spoolWrite(ref SpoolRef, p []byte) (SpoolRef, error) {
-	if r.opts.spool == nil || len(p) == 0 {
-		ref.Len += int64(len(p))
+// keepBytes is the most bytes of one too-large line kept in the spool.
+func (r *Reader) keepBytes() int64 {
+	if r.opts.keepBytes > 0 {
+		return r.opts.keepBytes
+	}
+	return r.opts.maxDocBytes
+}
+
+// keep appends p to ref, the kept part of a too-large line in the spool, as
+// far as the keep cap allows; the bytes past it are dropped (their length
+// is counted by the caller). Without a spool nothing is kept.
+func (r *Reader) keep(ref SpoolRef, p []byte) (SpoolRef, error) {
+	room := r.keepBytes() - ref.Len
+	if r.opts.spool == nil || room <= 0 || len(p) == 0 {
 		return ref, nil
 	}
+	p = p[:min(int64(len(p)), room)]
 	off, err := r.opts.spool.write(p)
 	if err != nil {
-		return ref, err
+		return ref, fmt.Errorf("%s: line %d: %w", r.path, r.line, err)
 	}
 	if ref.Spool == nil {
 		ref = SpoolRef{Spool: r.opts.spool, Off: off}
@@ -410,14 +424,24 @@ func (r *Reader) spoolWrite(ref SpoolRef, p []byte) (SpoolRef, error) {
 	return ref, nil
 }
 
-// skipLong spools head, the start of a line already over the cap, then reads
-// on through scratch until the line's LF. It emits the line as a too-large
+// cancelled returns the cause of the end of the Reader's context, or nil.
+func (r *Reader) cancelled() error {
+	if r.opts.ctx == nil || r.opts.ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: byte %d: %w", r.path, r.offset, context.Cause(r.opts.ctx))
+}
+
+// skipLong keeps head, the start of a line already over the cap, then reads
+// on through scratch until the line's LF, keeping at most the keep cap of
+// the line's bytes and counting the rest. It emits the line as a too-large
 // reject and returns the bytes read after the LF, moved to scratch's start.
 func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
-	ref, err := r.spoolWrite(SpoolRef{}, head)
+	ref, err := r.keep(SpoolRef{}, head)
 	if err != nil {
 		return nil, err
 	}
+	length := int64(len(head))
 	scratch = scratch[:cap(scratch)]
 	if len(scratch) < 64<<10 {
 		scratch = make([]byte, 64<<10)
@@ -425,15 +449,19 @@ func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
 	r.line++
 	rec := Record{Line: r.line, Offset: r.offset, Kind: KindReject, Reason: codes.RejectTooLarge}
 	for !r.eof {
+		if err := r.cancelled(); err != nil {
+			return nil, err
+		}
 		n, rerr := r.src.Read(scratch)
 		chunk := scratch[:n]
 		if i := bytes.IndexByte(chunk, '\n'); i >= 0 {
-			if ref, err = r.spoolWrite(ref, chunk[:i]); err != nil {
+			if ref, err = r.keep(ref, chunk[:i]); err != nil {
 				return nil, err
 			}
+			length += int64(i)
 			rest := chunk[i+1:]
 			copy(scratch, rest)
-			r.finishLong(b, rec, ref, true)
+			r.finishLong(b, rec, ref, length, true)
 			if rerr != nil {
 				r.eof = true
 				if rerr != io.EOF {
@@ -442,29 +470,33 @@ func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
 			}
 			return scratch[:len(rest)], nil
 		}
-		if ref, err = r.spoolWrite(ref, chunk); err != nil {
+		if ref, err = r.keep(ref, chunk); err != nil {
 			return nil, err
 		}
+		length += int64(n)
 		if rerr != nil {
 			r.eof = true
 			if rerr != io.EOF {
-				r.inputFault(rerr, ref.Len)
+				r.inputFault(rerr, length)
 			}
 		}
 	}
-	r.finishLong(b, rec, ref, false)
+	r.finishLong(b, rec, ref, length, false)
 	if r.inErr != nil {
 		r.inErr.Offset = r.offset
 	}
 	return scratch[:0], nil
 }
 
-func (r *Reader) finishLong(b *Batch, rec Record, ref SpoolRef, terminated bool) {
-	rec.Length, rec.Spool = ref.Len, ref
-	r.offset += ref.Len
+// finishLong emits a too-large line of length bytes, of which ref holds
+// the kept part.
+func (r *Reader) finishLong(b *Batch, rec Record, ref SpoolRef, length int64, terminated bool) {
+	rec.Length, rec.Spool = length, ref
+	r.offset += length
 	if terminated {
 		r.offset++
 	}
+	r.mark(&rec, terminated)
 	b.Recs = append(b.Recs, rec)
 }
 
@@ -479,26 +511,32 @@ func (r *Reader) readJSON(b *Batch) error {
 	raw := buf.Bytes()
 	b.Buf = raw
 	if n > r.opts.maxDocBytes {
-		// Too large: spool what was read and copy the rest after it.
-		ref, err := r.spoolWrite(SpoolRef{}, raw)
+		// Too large: keep the first bytes up to the keep cap, count the
+		// rest.
+		ref, err := r.keep(SpoolRef{}, raw)
 		if err != nil {
 			return r.fail(err)
 		}
+		length := int64(len(raw))
 		chunk := make([]byte, 64<<10)
 		for r.inErr == nil {
-			k, rerr := r.src.Read(chunk)
-			if ref, err = r.spoolWrite(ref, chunk[:k]); err != nil {
+			if err := r.cancelled(); err != nil {
 				return r.fail(err)
 			}
+			k, rerr := r.src.Read(chunk)
+			if ref, err = r.keep(ref, chunk[:k]); err != nil {
+				return r.fail(err)
+			}
+			length += int64(k)
 			if rerr == io.EOF {
 				break
 			}
 			if rerr != nil {
-				r.inputFault(rerr, ref.Len)
+				r.inputFault(rerr, length)
 			}
 		}
-		r.line, r.offset = 1, ref.Len
-		b.Recs = append(b.Recs, Record{Line: 1, Length: ref.Len, Kind: KindReject, Reason: codes.RejectTooLarge, Spool: ref, WholeFile: true})
+		r.line, r.offset = 1, length
+		b.Recs = append(b.Recs, Record{Line: 1, Length: length, Kind: KindReject, Reason: codes.RejectTooLarge, Spool: ref, WholeFile: true})
 		return nil
 	}
 	r.line = 1
