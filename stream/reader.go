@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -108,7 +109,9 @@ type Reader struct {
 	opts  options
 	src   io.Reader
 	dec   *zstd.Decoder
+	zsrc  *zstdSource
 	gz    *gzipSource
+	in    *errRecorder // under the decoder, if any
 
 	carry  []byte
 	line   int64
@@ -163,20 +166,25 @@ func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, 
 		r = br
 	}
 	if rd.shape == ShapeJSONLGzip {
-		rd.gz = &gzipSource{in: &errRecorder{r: r}}
+		rd.in = &errRecorder{r: r}
+		rd.gz = &gzipSource{in: rd.in}
 		r = rd.gz
 	}
 	if rd.shape == ShapeJSONLZstd {
-		dec, err := zstd.NewReader(r,
+		// Frame by frame, the content checksums checked by zstdSource.
+		dec, err := zstd.NewReader(nil,
 			zstd.WithDecoderMaxWindow(o.zstdMaxWindow),
 			zstd.WithDecoderMaxMemory(o.zstdMaxWindow),
 			zstd.WithDecoderConcurrency(o.zstdWorkers),
-			zstd.WithDecoderLowmem(false))
+			zstd.WithDecoderLowmem(false),
+			zstd.IgnoreChecksum(true))
 		if err != nil {
 			return nil, fmt.Errorf("%s: zstd: %w", path, err)
 		}
+		rd.in = &errRecorder{r: r}
 		rd.dec = dec
-		r = dec
+		rd.zsrc = &zstdSource{sp: frameSplitter{br: bufio.NewReaderSize(rd.in, 64<<10)}, dec: dec}
+		r = rd.zsrc
 	}
 	rd.src = r
 	return rd, nil
@@ -186,8 +194,34 @@ func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, 
 func (r *Reader) Shape() Shape { return r.shape }
 
 // InputErr returns the fault that ended the input early, or nil. It is set
-// once ReadBatch or Next has returned io.EOF.
-func (r *Reader) InputErr() *InputError { return r.inErr }
+// once ReadBatch or Next has returned io.EOF. A zstd frame whose checksum
+// failed does not end the input (the frames after it are read): when no
+// other fault ended it, InputErr is then a codes.FaultZstdChecksum error
+// whose Offset is the end of the first such frame, and DamagedRanges
+// lists every one.
+func (r *Reader) InputErr() *InputError {
+	if r.inErr == nil && r.done && r.zsrc != nil {
+		if err := r.zsrc.checksumErr(); err != nil {
+			r.inErr = &InputError{Path: r.path, Reason: codes.FaultZstdChecksum, Offset: r.zsrc.damaged[0].End(), Err: err}
+		}
+	}
+	return r.inErr
+}
+
+// DamagedRanges returns the decompressed byte ranges, in stream order, of
+// the zstd frames read so far whose content checksum failed: their bytes
+// (and so the records framed from them) may differ from what was
+// compressed. Complete once ReadBatch or Next has returned io.EOF. A second
+// Reader of the same input made WithDamaged(these ranges) frames the
+// records that overlap them as input-checksum rejects and every other
+// record exactly as this one did. Nil for other shapes, and when no frame
+// failed.
+func (r *Reader) DamagedRanges() []Range {
+	if r.zsrc == nil || len(r.zsrc.damaged) == 0 {
+		return nil
+	}
+	return slices.Clone(r.zsrc.damaged)
+}
 
 // Lines returns the number of lines framed so far.
 func (r *Reader) Lines() int64 { return r.line }
@@ -329,10 +363,10 @@ func (r *Reader) inputFault(err error, pending int64) {
 		reason = codes.FaultZstdWindowTooLarge
 	case errors.Is(err, zstd.ErrCRCMismatch):
 		reason = codes.FaultZstdChecksum
+	case r.in != nil && r.in.err != nil:
+		// The file could not be read: not the stream's fault.
 	case r.dec != nil:
 		reason = codes.FaultZstdCorrupt
-	case r.gz != nil && r.gz.in.err != nil:
-		// The file could not be read: not the stream's fault.
 	case errors.Is(err, gzip.ErrChecksum):
 		reason = codes.FaultGzipChecksum
 	case r.gz != nil:
