@@ -74,3 +74,45 @@ func TestZstdBombRejectBounded(t *testing.T) {
 		t.Fatalf("totals %+v", rep.Totals)
 	}
 }
+
+// TestZstdDamagedFrameReadPast: a .jsonl.zst of several frames whose
+// second frame fails its checksum. The input is reported as zstd-checksum
+// and the run exits 1, but the frames after the damaged one are read: every
+// line of the file is accounted for.
+func TestZstdDamagedFrameReadPast(t *testing.T) {
+	dir := t.TempDir()
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderCRC(true))
+	var comp []byte
+	var ends []int
+	for f := range 4 {
+		var part bytes.Buffer
+		for n := range 50 {
+			part.WriteString(`{"id":"f` + string(rune('0'+f)) + `-` + string(rune('a'+n%26)) + string(rune('a'+n/26)) + `","messages":[{"role":"user","content":"x"}]}` + "\n")
+		}
+		comp = enc.EncodeAll(part.Bytes(), comp)
+		ends = append(ends, len(comp))
+	}
+	comp[ends[1]-1] ^= 0x10 // the second frame's checksum
+	in := filepath.Join(dir, "damaged.jsonl.zst")
+	putFile(t, in, comp)
+	out := filepath.Join(dir, "out")
+	code, stderr := mainRun(t, "run", "-o", out, "--tables", "none", in)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	var rep sink.Report
+	b, err := os.ReadFile(filepath.Join(out, sink.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.CheckAccounting(); err != nil {
+		t.Fatal(err)
+	}
+	got := rep.Inputs[0]
+	if got.Error == nil || got.Error.Reason != "zstd-checksum" || got.Lines != 200 {
+		t.Fatalf("input %+v, error %+v", got.Counts, got.Error)
+	}
+}

@@ -19,13 +19,13 @@ func BenchmarkZstdSource(b *testing.B) {
 	for i := 0; plain.Len() < 64<<20; i++ {
 		fmt.Fprintf(&plain, `{"id":"b%d","messages":[{"role":"user","content":"hello %d, how are you?"}]}`+"\n", i, i*7919)
 	}
-	for _, frameSize := range []int{1 << 20, 64 << 20} {
+	for _, frameSize := range []int{64 << 10, 1 << 20, 64 << 20} {
 		var comp []byte
 		enc, _ := zstd.NewWriter(nil, zstd.WithEncoderCRC(true))
 		for p := plain.Bytes(); len(p) > 0; p = p[min(len(p), frameSize):] {
 			comp = enc.EncodeAll(p[:min(len(p), frameSize)], comp)
 		}
-		b.Run(fmt.Sprintf("frames=%dMiB/decoder", frameSize>>20), func(b *testing.B) {
+		b.Run(fmt.Sprintf("frames=%dKiB/decoder", frameSize>>10), func(b *testing.B) {
 			b.SetBytes(int64(plain.Len()))
 			dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false))
 			defer dec.Close()
@@ -36,7 +36,7 @@ func BenchmarkZstdSource(b *testing.B) {
 				}
 			}
 		})
-		b.Run(fmt.Sprintf("frames=%dMiB/zstdSource", frameSize>>20), func(b *testing.B) {
+		b.Run(fmt.Sprintf("frames=%dKiB/zstdSource", frameSize>>10), func(b *testing.B) {
 			b.SetBytes(int64(plain.Len()))
 			dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false), zstd.IgnoreChecksum(true))
 			defer dec.Close()
