@@ -16,8 +16,10 @@ import (
 	"github.com/convbatch/convbatch/codes"
 )
 
-// InputError is a fault that ended an input early: a damaged compressed
-// stream or a failed read. Every line read before it is still accounted for.
+// InputError is a fault that ended an input early (a damaged compressed
+// stream, a failed read), or a zstd frame whose checksum failed, after
+// which the input is read to its end (Reader.DamagedRanges). Every line
+// read is still accounted for.
 type InputError struct {
 	// Path is the input as named.
 	Path string
@@ -26,7 +28,8 @@ type InputError struct {
 	// FaultGzipChecksum or FaultGzipCorrupt here; package pipeline adds
 	// FaultOpenError.
 	Reason codes.InputFault
-	// Offset is the decompressed byte offset reached when the fault occurred.
+	// Offset is the decompressed byte offset reached when the fault
+	// occurred; for FaultZstdChecksum, the end of the first damaged frame.
 	Offset int64
 	// Err is the underlying cause.
 	Err error
