@@ -222,8 +222,12 @@ func checkRejectsRecoverable(t *testing.T, out string, inputs map[string][]byte,
 		if !ok {
 			t.Fatalf("reject names unknown file %q", r.File)
 		}
-		got := bin[r.DataOffset : r.DataOffset+r.Length]
-		if !bytes.Equal(got, in[r.Offset:r.Offset+r.Length]) {
+		if r.Kept > r.Length || (r.Kept < r.Length) != (r.Rest != nil) ||
+			(r.Rest != nil && (r.Rest.Offset != r.Offset+r.Kept || r.Rest.Length != r.Length-r.Kept)) {
+			t.Fatalf("%s line %d (%s): kept %d of %d, rest %+v", r.File, r.Line, r.Reason, r.Kept, r.Length, r.Rest)
+		}
+		got := bin[r.DataOffset : r.DataOffset+r.Kept]
+		if !bytes.Equal(got, in[r.Offset:r.Offset+r.Kept]) {
 			t.Fatalf("%s line %d (%s): kept bytes differ from the input's", r.File, r.Line, r.Reason)
 		}
 		if end := r.Offset + r.Length; end < int64(len(in)) && in[end] != '\n' {

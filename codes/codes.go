@@ -11,6 +11,7 @@ const (
 	// NoReject marks a line that is not rejected; its String is "".
 	NoReject Reject = iota
 	// Decided while framing (package stream).
+	RejectInputChecksum
 	RejectBOM
 	RejectTooLarge
 	RejectInputTruncated
@@ -32,7 +33,7 @@ const (
 )
 
 var rejectCodes = [numRejects]string{
-	"", "bom", "too-large", "input-truncated",
+	"", "input-checksum", "bom", "too-large", "input-truncated",
 	"invalid-utf8", "not-json", "too-deep", "not-object", "duplicate-key",
 	"bad-id", "bad-messages", "bad-message", "bad-role", "bad-extensions",
 	"bad-title", "bad-created-at", "bad-message-field",

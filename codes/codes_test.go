@@ -18,7 +18,7 @@ func TestStrings(t *testing.T) {
 	for _, tc := range []struct {
 		got, want []string
 	}{
-		{stringsOf(Rejects()), []string{"bom", "too-large", "input-truncated", "invalid-utf8", "not-json", "too-deep", "not-object", "duplicate-key", "bad-id", "bad-messages", "bad-message", "bad-role", "bad-extensions", "bad-title", "bad-created-at", "bad-message-field"}},
+		{stringsOf(Rejects()), []string{"input-checksum", "bom", "too-large", "input-truncated", "invalid-utf8", "not-json", "too-deep", "not-object", "duplicate-key", "bad-id", "bad-messages", "bad-message", "bad-role", "bad-extensions", "bad-title", "bad-created-at", "bad-message-field"}},
 		{stringsOf(Warnings()), []string{"bom-dropped", "crlf", "duplicate-id", "unknown-extension", "undeclared-extension", "tool-result-orphan", "tool-call-duplicate-id", "statement-agent-unknown", "transcript-unhashable", "usage-wrong-type", "usage-invalid-count"}},
 		{stringsOf(InputFaults()), []string{"open-error", "read-error", "zstd-window-too-large", "zstd-checksum", "zstd-corrupt", "gzip-checksum", "gzip-corrupt"}},
 		{stringsOf(Skips()), []string{"dot-file", "dot-directory", "sidecar", "unknown-type", "directory", "not-regular"}},

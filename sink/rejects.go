@@ -26,7 +26,28 @@ type Reject struct {
 	Length int64 `json:"length"`
 	// DataOffset locates the line's exact bytes in rejects.bin.
 	DataOffset int64 `json:"data_offset"`
+	// Kept is how many of the line's bytes rejects.bin holds at
+	// DataOffset: its first Kept bytes. It is Length unless the line was
+	// longer than the keep cap (a too-large line); set by Write.
+	Kept int64 `json:"kept"`
+	// Rest locates the line's bytes not kept, when Kept < Length, in the
+	// decompressed input named by File; nil when the whole line is kept.
+	// Set by Write.
+	Rest *Span `json:"rest,omitempty"`
 }
+
+// Span is a run of bytes of an input: Length bytes from the decompressed
+// byte Offset.
+type Span struct {
+	// Offset is the byte offset of the span's first byte.
+	Offset int64 `json:"offset"`
+	// Length is the span's length in bytes.
+	Length int64 `json:"length"`
+}
+
+// sizer is a body that knows how many bytes it holds (a *bytes.Reader, an
+// *io.SectionReader): Write checks that all of them were copied.
+type sizer interface{ Size() int64 }
 
 // RejectWriter writes the rejects index and the exact bytes of each reject.
 // Errors are sticky.
@@ -54,7 +75,11 @@ func NewRejectWriter(txn *Txn) (*RejectWriter, error) {
 	return w, nil
 }
 
-// Write records r, whose exact bytes are read from body (r.Length of them).
+// Write records r, whose kept bytes are read from body: the line's first
+// bytes, all r.Length of them unless the reader kept fewer (a too-large
+// line past the keep cap). Write sets DataOffset, Kept and, when bytes
+// were not kept, Rest: where they are in the input (r.Offset + Kept, the
+// remaining Length - Kept bytes).
 func (w *RejectWriter) Write(r Reject, body io.Reader) error {
 	if w.err != nil {
 		return w.err
@@ -62,8 +87,18 @@ func (w *RejectWriter) Write(r Reject, body io.Reader) error {
 	r.DataOffset = w.off
 	n, err := io.Copy(w.dw, body)
 	w.off += n
-	if err == nil && n != r.Length {
-		err = fmt.Errorf("line %d: %d bytes kept of %d", r.Line, n, r.Length)
+	switch {
+	case err != nil:
+	case n > r.Length:
+		err = fmt.Errorf("line %d (byte %d): %d bytes kept of a %d-byte line", r.Line, r.Offset, n, r.Length)
+	default:
+		if s, ok := body.(sizer); ok && s.Size() != n {
+			err = fmt.Errorf("line %d (byte %d): %d bytes copied of %d kept", r.Line, r.Offset, n, s.Size())
+		}
+	}
+	r.Kept, r.Rest = n, nil
+	if n < r.Length {
+		r.Rest = &Span{Offset: r.Offset + n, Length: r.Length - n}
 	}
 	if err != nil {
 		w.err = fmt.Errorf("rejects: %s: %w", r.File, err)

@@ -118,8 +118,8 @@ func TestRejectWriterKeepsExactBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.Write(Reject{File: "f", Line: 9, Length: 5}, strings.NewReader("abc")); err == nil {
-		t.Fatal("a short body was accepted")
+	if err := w.Write(Reject{File: "f", Line: 9, Length: 2}, strings.NewReader("abc")); err == nil {
+		t.Fatal("a body longer than the line was accepted")
 	}
 	w.Close()
 	txn.Commit()

@@ -6,7 +6,18 @@
 //
 // The Reader accounts for every line: each is a document candidate, a blank
 // line, or a reject (a leading BOM under strict mode, a line over the size
-// cap, the partial last line of a damaged compressed input). Checking that a
-// candidate is a valid document is the next stage's job (package transform),
-// which runs in parallel; framing stays cheap and sequential.
+// cap, the partial last line of a damaged compressed input, a line of a zstd
+// frame whose checksum failed on a second read made WithDamaged). Checking
+// that a candidate is a valid document is the next stage's job (package
+// transform), which runs in parallel; framing stays cheap and sequential.
+//
+// What one line costs is bounded whatever the input: a line over the size
+// cap is never held whole, and only its first bytes (the keep cap) go to
+// the spool; the rest is counted, so a zstd bomb or /dev/zero costs time,
+// not memory or disk, and WithContext ends even an endless line.
+//
+// A zstd input is decoded one frame at a time (zstdframes.go), each frame's
+// content checksum checked as it ends: a frame that fails is recorded
+// (DamagedRanges) and the frames after it are still read, so the caller can
+// drop what it derived from that input and read it again WithDamaged.
 package stream

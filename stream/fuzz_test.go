@@ -3,8 +3,12 @@ package stream
 import (
 	"bytes"
 	stdgzip "compress/gzip"
+	"errors"
 	"io"
+	"slices"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/convbatch/convbatch/codes"
 
@@ -61,7 +65,12 @@ func FuzzFraming(f *testing.F) {
 				if rec.Reason != codes.RejectTooLarge {
 					t.Fatalf("line %d: no bytes, reason %q", n, rec.Reason)
 				}
-				body, _ = io.ReadAll(rec.Spool.Reader())
+				// The spool keeps the line's first bytes, up to the cap.
+				kept, _ := io.ReadAll(rec.Spool.Reader())
+				if int64(len(kept)) != min(rec.Length, 1+int64(maxDoc)) || !bytes.HasPrefix(data[min(int64(len(data)), rec.Offset):], kept) {
+					t.Fatalf("line %d: %d bytes kept of %d, or not its first", n, len(kept), rec.Length)
+				}
+				body = data[min(int64(len(data)), rec.Offset):min(int64(len(data)), rec.Offset+rec.Length)]
 			}
 			if rec.Offset != int64(out.Len()) || rec.Length != int64(len(body)) {
 				t.Fatalf("line %d: offset %d length %d, want %d %d", n, rec.Offset, rec.Length, out.Len(), len(body))
@@ -216,4 +225,104 @@ func bytesEqualLengths(got, want []byte) bool {
 		}
 	}
 	return true
+}
+
+// FuzzZstdFrames feeds arbitrary bytes to the frame-by-frame zstd path and
+// holds it to klauspost's decoder reading the whole stream with its own
+// checksum checks: where that reads cleanly, the records reassemble its
+// output and nothing is damaged or faulty; where it stops at a checksum,
+// at least one damaged range is found; where it fails otherwise, a fault is
+// reported; in every case the two agree as far as both got. A second read
+// with the damaged ranges frames the same lines at the same offsets,
+// marking exactly those that overlap them.
+func FuzzZstdFrames(f *testing.F) {
+	seeds := fuzzseed.Must(f)
+	plain := bytes.Join(seeds[:min(len(seeds), 12)], []byte("\n"))
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderCRC(true), zstd.WithEncoderLevel(zstd.SpeedFastest))
+	var multi []byte
+	for p := plain; len(p) > 0; p = p[min(len(p), 700):] {
+		multi = enc.EncodeAll(p[:min(len(p), 700)], multi)
+	}
+	f.Add(multi)
+	bad := bytes.Clone(multi)
+	bad[len(bad)-1] ^= 1
+	f.Add(bad)
+	f.Add(append(append(rawFrame([]byte("{}\n{\"a\"")), 0x50, 0x2A, 0x4D, 0x18, 1, 0, 0, 0, 9), rawFrame([]byte(":1}\n"))...))
+	damaged := append(rawFrame([]byte("{}\n{\"a\"")), rawFrame([]byte(":1}\n"))...)
+	damaged[10] ^= 4
+	f.Add(damaged)
+	f.Add(multi[:len(multi)/2])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		frame := func(opts ...Option) ([]Record, []byte, *Reader) {
+			r, err := NewReader(bytes.NewReader(data), "fuzz", ShapeJSONLZstd, append(opts, WithBatch(1024, 7), WithZstdMaxWindow(1<<20))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var recs []Record
+			var out []byte
+			for {
+				rec, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rec.Raw == nil || rec.Offset != int64(len(out)) {
+					t.Fatalf("line %d: raw %v at %d, want %d", rec.Line, rec.Raw != nil, rec.Offset, len(out))
+				}
+				rec.Raw, rec.Data = bytes.Clone(rec.Raw), bytes.Clone(rec.Data)
+				recs = append(recs, rec)
+				out = append(append(out, rec.Raw...), '\n')
+			}
+			if len(out) > 0 && int64(len(out)) > r.Offset() {
+				out = out[:len(out)-1] // the last line had no LF
+			}
+			return recs, out, r
+		}
+		recs, got, r := frame()
+		dec, _ := zstd.NewReader(bytes.NewReader(data), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(1<<20), zstd.WithDecoderMaxMemory(1<<20))
+		want, werr := io.ReadAll(dec)
+		dec.Close()
+		ranges := r.DamagedRanges()
+		switch {
+		case werr == nil:
+			if r.InputErr() != nil || ranges != nil || !bytes.Equal(got, want) {
+				t.Fatalf("reference reads %d bytes cleanly; framed %d, %v, damaged %v", len(want), len(got), r.InputErr(), ranges)
+			}
+		case errors.Is(werr, zstd.ErrCRCMismatch):
+			if len(ranges) == 0 || r.InputErr() == nil {
+				t.Fatalf("reference fails its checksum; no damage found (%v)", r.InputErr())
+			}
+		default:
+			if r.InputErr() == nil {
+				t.Fatalf("reference fails (%v); no fault reported", werr)
+			}
+		}
+		if n := min(len(got), len(want)); !bytes.Equal(got[:n], want[:n]) {
+			t.Fatalf("framed bytes differ from the reference's within the first %d", n)
+		}
+		for i, g := range ranges {
+			if g.Len < 0 || g.End() > r.Offset() || (i > 0 && g.Off < ranges[i-1].End()) {
+				t.Fatalf("damaged ranges %v out of order or past offset %d", ranges, r.Offset())
+			}
+		}
+		again, _, r2 := frame(WithDamaged(ranges))
+		if len(again) != len(recs) || !slices.Equal(r2.DamagedRanges(), ranges) {
+			t.Fatalf("second read: %d records of %d, damaged %v of %v", len(again), len(recs), r2.DamagedRanges(), ranges)
+		}
+		for i, rec := range again {
+			first := recs[i]
+			if rec.Line != first.Line || rec.Offset != first.Offset || rec.Length != first.Length || !bytes.Equal(rec.Raw, first.Raw) {
+				t.Fatalf("second read, record %d moved or changed", i)
+			}
+			if marked := overlaps(first, ranges, r.Offset()); marked != (rec.Reason == codes.RejectInputChecksum) {
+				t.Fatalf("line %d: overlaps %v, reason %q", rec.Line, marked, rec.Reason)
+			} else if !marked && (rec.Kind != first.Kind || rec.Reason != first.Reason || !bytes.Equal(rec.Data, first.Data)) {
+				t.Fatalf("line %d outside the damage differs", rec.Line)
+			}
+		}
+	})
 }

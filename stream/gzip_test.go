@@ -70,8 +70,8 @@ func TestGzipLineCap(t *testing.T) {
 		t.Fatalf("records %+v, %v", recs, r.InputErr())
 	}
 	got, _ := io.ReadAll(recs[1].Spool.Reader())
-	if !bytes.Equal(got, big) {
-		t.Fatal("spooled bytes differ")
+	if !bytes.Equal(got, big[:4096]) {
+		t.Fatal("spooled bytes differ from the line's first 4096")
 	}
 }
 

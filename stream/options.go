@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -29,7 +30,10 @@ type options struct {
 	batchBytes    int
 	batchRecords  int
 	spool         *Spool
+	keepBytes     int64 // 0: maxDocBytes
 	counter       func(n int)
+	ctx           context.Context
+	damaged       []Range
 }
 
 func defaultOptions() options {
@@ -100,6 +104,33 @@ func WithBatch(bytes, records int) Option {
 // are counted and dropped.
 func WithSpool(s *Spool) Option {
 	return func(o *options) error { o.spool = s; return nil }
+}
+
+// WithRejectKeepBytes caps how many bytes of one too-large line are kept
+// in the spool (its first n); the rest is only counted, so that a line of
+// gigabytes (a zstd bomb, /dev/zero) costs at most n bytes of disk. The
+// default is the size cap of one line (WithMaxDocBytes).
+func WithRejectKeepBytes(n int64) Option {
+	return func(o *options) error {
+		if n < 1 || n > 1<<31-1 {
+			return fmt.Errorf("reject keep bytes %d: must be between 1 and 2 GiB", n)
+		}
+		o.keepBytes = n
+		return nil
+	}
+}
+
+// WithContext makes the Reader give up when ctx ends, even inside a line
+// that never ends (/dev/zero): ReadBatch then returns ctx's cause, and
+// keeps returning it.
+func WithContext(ctx context.Context) Option {
+	return func(o *options) error {
+		if ctx == nil {
+			return errors.New("nil context")
+		}
+		o.ctx = ctx
+		return nil
+	}
 }
 
 // WithByteCounter calls f with the number of bytes read from the underlying

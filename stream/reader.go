@@ -3,10 +3,12 @@ package stream
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -14,8 +16,10 @@ import (
 	"github.com/convbatch/convbatch/codes"
 )
 
-// InputError is a fault that ended an input early: a damaged compressed
-// stream or a failed read. Every line read before it is still accounted for.
+// InputError is a fault that ended an input early (a damaged compressed
+// stream, a failed read), or a zstd frame whose checksum failed, after
+// which the input is read to its end (Reader.DamagedRanges). Every line
+// read is still accounted for.
 type InputError struct {
 	// Path is the input as named.
 	Path string
@@ -24,7 +28,8 @@ type InputError struct {
 	// FaultGzipChecksum or FaultGzipCorrupt here; package pipeline adds
 	// FaultOpenError.
 	Reason codes.InputFault
-	// Offset is the decompressed byte offset reached when the fault occurred.
+	// Offset is the decompressed byte offset reached when the fault
+	// occurred; for FaultZstdChecksum, the end of the first damaged frame.
 	Offset int64
 	// Err is the underlying cause.
 	Err error
@@ -107,7 +112,9 @@ type Reader struct {
 	opts  options
 	src   io.Reader
 	dec   *zstd.Decoder
+	zsrc  *zstdSource
 	gz    *gzipSource
+	in    *errRecorder // under the decoder, if any
 
 	carry  []byte
 	line   int64
@@ -162,20 +169,25 @@ func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, 
 		r = br
 	}
 	if rd.shape == ShapeJSONLGzip {
-		rd.gz = &gzipSource{in: &errRecorder{r: r}}
+		rd.in = &errRecorder{r: r}
+		rd.gz = &gzipSource{in: rd.in}
 		r = rd.gz
 	}
 	if rd.shape == ShapeJSONLZstd {
-		dec, err := zstd.NewReader(r,
+		// Frame by frame, the content checksums checked by zstdSource.
+		dec, err := zstd.NewReader(nil,
 			zstd.WithDecoderMaxWindow(o.zstdMaxWindow),
 			zstd.WithDecoderMaxMemory(o.zstdMaxWindow),
 			zstd.WithDecoderConcurrency(o.zstdWorkers),
-			zstd.WithDecoderLowmem(false))
+			zstd.WithDecoderLowmem(false),
+			zstd.IgnoreChecksum(true))
 		if err != nil {
 			return nil, fmt.Errorf("%s: zstd: %w", path, err)
 		}
+		rd.in = &errRecorder{r: r}
 		rd.dec = dec
-		r = dec
+		rd.zsrc = &zstdSource{sp: frameSplitter{br: bufio.NewReaderSize(rd.in, 64<<10)}, dec: dec}
+		r = rd.zsrc
 	}
 	rd.src = r
 	return rd, nil
@@ -185,8 +197,34 @@ func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, 
 func (r *Reader) Shape() Shape { return r.shape }
 
 // InputErr returns the fault that ended the input early, or nil. It is set
-// once ReadBatch or Next has returned io.EOF.
-func (r *Reader) InputErr() *InputError { return r.inErr }
+// once ReadBatch or Next has returned io.EOF. A zstd frame whose checksum
+// failed does not end the input (the frames after it are read): when no
+// other fault ended it, InputErr is then a codes.FaultZstdChecksum error
+// whose Offset is the end of the first such frame, and DamagedRanges
+// lists every one.
+func (r *Reader) InputErr() *InputError {
+	if r.inErr == nil && r.done && r.zsrc != nil {
+		if err := r.zsrc.checksumErr(); err != nil {
+			r.inErr = &InputError{Path: r.path, Reason: codes.FaultZstdChecksum, Offset: r.zsrc.damaged[0].End(), Err: err}
+		}
+	}
+	return r.inErr
+}
+
+// DamagedRanges returns the decompressed byte ranges, in stream order, of
+// the zstd frames read so far whose content checksum failed: their bytes
+// (and so the records framed from them) may differ from what was
+// compressed. Complete once ReadBatch or Next has returned io.EOF. A second
+// Reader of the same input made WithDamaged(these ranges) frames the
+// records that overlap them as input-checksum rejects and every other
+// record exactly as this one did. Nil for other shapes, and when no frame
+// failed.
+func (r *Reader) DamagedRanges() []Range {
+	if r.zsrc == nil || len(r.zsrc.damaged) == 0 {
+		return nil
+	}
+	return slices.Clone(r.zsrc.damaged)
+}
 
 // Lines returns the number of lines framed so far.
 func (r *Reader) Lines() int64 { return r.line }
@@ -328,10 +366,10 @@ func (r *Reader) inputFault(err error, pending int64) {
 		reason = codes.FaultZstdWindowTooLarge
 	case errors.Is(err, zstd.ErrCRCMismatch):
 		reason = codes.FaultZstdChecksum
+	case r.in != nil && r.in.err != nil:
+		// The file could not be read: not the stream's fault.
 	case r.dec != nil:
 		reason = codes.FaultZstdCorrupt
-	case r.gz != nil && r.gz.in.err != nil:
-		// The file could not be read: not the stream's fault.
 	case errors.Is(err, gzip.ErrChecksum):
 		reason = codes.FaultGzipChecksum
 	case r.gz != nil:
@@ -350,7 +388,7 @@ func (r *Reader) emit(b *Batch, raw []byte, terminated bool) error {
 	}
 	switch {
 	case int64(len(raw)) > r.opts.maxDocBytes:
-		ref, err := r.spoolWrite(SpoolRef{}, raw)
+		ref, err := r.keep(SpoolRef{}, raw)
 		if err != nil {
 			return err
 		}
@@ -360,6 +398,7 @@ func (r *Reader) emit(b *Batch, raw []byte, terminated bool) error {
 	default:
 		classify(&rec, raw, r.line == 1, r.opts.strict)
 	}
+	r.mark(&rec, terminated)
 	b.Recs = append(b.Recs, rec)
 	return nil
 }
@@ -394,14 +433,26 @@ func isBlank(p []byte) bool {
 	return true
 }
 
-func (r *Reader) spoolWrite(ref SpoolRef, p []byte) (SpoolRef, error) {
-	if r.opts.spool == nil || len(p) == 0 {
-		ref.Len += int64(len(p))
+// keepBytes is the most bytes of one too-large line kept in the spool.
+func (r *Reader) keepBytes() int64 {
+	if r.opts.keepBytes > 0 {
+		return r.opts.keepBytes
+	}
+	return r.opts.maxDocBytes
+}
+
+// keep appends p to ref, the kept part of a too-large line in the spool, as
+// far as the keep cap allows; the bytes past it are dropped (their length
+// is counted by the caller). Without a spool nothing is kept.
+func (r *Reader) keep(ref SpoolRef, p []byte) (SpoolRef, error) {
+	room := r.keepBytes() - ref.Len
+	if r.opts.spool == nil || room <= 0 || len(p) == 0 {
 		return ref, nil
 	}
+	p = p[:min(int64(len(p)), room)]
 	off, err := r.opts.spool.write(p)
 	if err != nil {
-		return ref, err
+		return ref, fmt.Errorf("%s: line %d: %w", r.path, r.line, err)
 	}
 	if ref.Spool == nil {
 		ref = SpoolRef{Spool: r.opts.spool, Off: off}
@@ -410,14 +461,24 @@ func (r *Reader) spoolWrite(ref SpoolRef, p []byte) (SpoolRef, error) {
 	return ref, nil
 }
 
-// skipLong spools head, the start of a line already over the cap, then reads
-// on through scratch until the line's LF. It emits the line as a too-large
+// cancelled returns the cause of the end of the Reader's context, or nil.
+func (r *Reader) cancelled() error {
+	if r.opts.ctx == nil || r.opts.ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: byte %d: %w", r.path, r.offset, context.Cause(r.opts.ctx))
+}
+
+// skipLong keeps head, the start of a line already over the cap, then reads
+// on through scratch until the line's LF, keeping at most the keep cap of
+// the line's bytes and counting the rest. It emits the line as a too-large
 // reject and returns the bytes read after the LF, moved to scratch's start.
 func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
-	ref, err := r.spoolWrite(SpoolRef{}, head)
+	ref, err := r.keep(SpoolRef{}, head)
 	if err != nil {
 		return nil, err
 	}
+	length := int64(len(head))
 	scratch = scratch[:cap(scratch)]
 	if len(scratch) < 64<<10 {
 		scratch = make([]byte, 64<<10)
@@ -425,15 +486,19 @@ func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
 	r.line++
 	rec := Record{Line: r.line, Offset: r.offset, Kind: KindReject, Reason: codes.RejectTooLarge}
 	for !r.eof {
+		if err := r.cancelled(); err != nil {
+			return nil, err
+		}
 		n, rerr := r.src.Read(scratch)
 		chunk := scratch[:n]
 		if i := bytes.IndexByte(chunk, '\n'); i >= 0 {
-			if ref, err = r.spoolWrite(ref, chunk[:i]); err != nil {
+			if ref, err = r.keep(ref, chunk[:i]); err != nil {
 				return nil, err
 			}
+			length += int64(i)
 			rest := chunk[i+1:]
 			copy(scratch, rest)
-			r.finishLong(b, rec, ref, true)
+			r.finishLong(b, rec, ref, length, true)
 			if rerr != nil {
 				r.eof = true
 				if rerr != io.EOF {
@@ -442,29 +507,33 @@ func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
 			}
 			return scratch[:len(rest)], nil
 		}
-		if ref, err = r.spoolWrite(ref, chunk); err != nil {
+		if ref, err = r.keep(ref, chunk); err != nil {
 			return nil, err
 		}
+		length += int64(n)
 		if rerr != nil {
 			r.eof = true
 			if rerr != io.EOF {
-				r.inputFault(rerr, ref.Len)
+				r.inputFault(rerr, length)
 			}
 		}
 	}
-	r.finishLong(b, rec, ref, false)
+	r.finishLong(b, rec, ref, length, false)
 	if r.inErr != nil {
 		r.inErr.Offset = r.offset
 	}
 	return scratch[:0], nil
 }
 
-func (r *Reader) finishLong(b *Batch, rec Record, ref SpoolRef, terminated bool) {
-	rec.Length, rec.Spool = ref.Len, ref
-	r.offset += ref.Len
+// finishLong emits a too-large line of length bytes, of which ref holds
+// the kept part.
+func (r *Reader) finishLong(b *Batch, rec Record, ref SpoolRef, length int64, terminated bool) {
+	rec.Length, rec.Spool = length, ref
+	r.offset += length
 	if terminated {
 		r.offset++
 	}
+	r.mark(&rec, terminated)
 	b.Recs = append(b.Recs, rec)
 }
 
@@ -479,26 +548,32 @@ func (r *Reader) readJSON(b *Batch) error {
 	raw := buf.Bytes()
 	b.Buf = raw
 	if n > r.opts.maxDocBytes {
-		// Too large: spool what was read and copy the rest after it.
-		ref, err := r.spoolWrite(SpoolRef{}, raw)
+		// Too large: keep the first bytes up to the keep cap, count the
+		// rest.
+		ref, err := r.keep(SpoolRef{}, raw)
 		if err != nil {
 			return r.fail(err)
 		}
+		length := int64(len(raw))
 		chunk := make([]byte, 64<<10)
 		for r.inErr == nil {
-			k, rerr := r.src.Read(chunk)
-			if ref, err = r.spoolWrite(ref, chunk[:k]); err != nil {
+			if err := r.cancelled(); err != nil {
 				return r.fail(err)
 			}
+			k, rerr := r.src.Read(chunk)
+			if ref, err = r.keep(ref, chunk[:k]); err != nil {
+				return r.fail(err)
+			}
+			length += int64(k)
 			if rerr == io.EOF {
 				break
 			}
 			if rerr != nil {
-				r.inputFault(rerr, ref.Len)
+				r.inputFault(rerr, length)
 			}
 		}
-		r.line, r.offset = 1, ref.Len
-		b.Recs = append(b.Recs, Record{Line: 1, Length: ref.Len, Kind: KindReject, Reason: codes.RejectTooLarge, Spool: ref, WholeFile: true})
+		r.line, r.offset = 1, length
+		b.Recs = append(b.Recs, Record{Line: 1, Length: length, Kind: KindReject, Reason: codes.RejectTooLarge, Spool: ref, WholeFile: true})
 		return nil
 	}
 	r.line = 1

@@ -22,10 +22,12 @@ type Record struct {
 	// Offset is the byte offset of the line's first byte in the decompressed
 	// input.
 	Offset int64
-	// Length is the line's length in bytes, CR included, LF not.
+	// Length is the line's length in bytes, CR included, LF not (for a
+	// too-large line, its full length, though only its first bytes are
+	// kept).
 	Length int64
-	// Raw is the line's exact bytes (nil for a too-large line, whose bytes
-	// went to the spool). It aliases the batch buffer.
+	// Raw is the line's exact bytes (nil for a too-large line, whose first
+	// bytes went to the spool). It aliases the batch buffer.
 	Raw []byte
 	// Data is the document candidate: Raw without a leading BOM and a
 	// trailing CR; for a .json input, the document without insignificant
@@ -45,10 +47,14 @@ type Record struct {
 	// it was Compacted or (not being valid JSON) left as read.
 	WholeFile bool
 	// Reason is the reject reason when Kind is KindReject: one of those
-	// decided while framing, codes.RejectBOM, RejectTooLarge or
-	// RejectInputTruncated.
+	// decided while framing, codes.RejectInputChecksum (WithDamaged),
+	// RejectBOM, RejectTooLarge or RejectInputTruncated.
 	Reason codes.Reject
-	// Spool locates a too-large line's bytes in the run's spool.
+	// Spool locates the kept part of a too-large line's bytes in the
+	// run's spool: its first Spool.Len bytes, at most the keep cap
+	// (WithRejectKeepBytes); the other Length - Spool.Len bytes follow
+	// at decompressed offset Offset + Spool.Len of the input. Empty
+	// without a spool.
 	Spool SpoolRef
 }
 

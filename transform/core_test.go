@@ -231,7 +231,7 @@ func TestCoreReasonsCovered(t *testing.T) {
 	}
 	for _, r := range documentedReasons {
 		switch r {
-		case codes.RejectBOM, codes.RejectTooLarge, codes.RejectInputTruncated:
+		case codes.RejectInputChecksum, codes.RejectBOM, codes.RejectTooLarge, codes.RejectInputTruncated:
 			continue // decided while framing
 		}
 		if !seen[r] {
@@ -242,7 +242,7 @@ func TestCoreReasonsCovered(t *testing.T) {
 
 // documentedReasons is the reject table of docs/FORMAT.md, in order.
 var documentedReasons = []codes.Reject{
-	codes.RejectBOM, codes.RejectTooLarge, codes.RejectInputTruncated,
+	codes.RejectInputChecksum, codes.RejectBOM, codes.RejectTooLarge, codes.RejectInputTruncated,
 	codes.RejectInvalidUTF8, codes.RejectNotJSON, codes.RejectTooDeep, codes.RejectNotObject,
 	codes.RejectDuplicateKey, codes.RejectBadID, codes.RejectBadMessages, codes.RejectBadMessage,
 	codes.RejectBadRole, codes.RejectBadExtensions, codes.RejectBadTitle, codes.RejectBadCreatedAt,
@@ -250,7 +250,7 @@ var documentedReasons = []codes.Reject{
 }
 
 func TestReasonStrings(t *testing.T) {
-	want := []string{"bom", "too-large", "input-truncated", "invalid-utf8", "not-json", "too-deep", "not-object", "duplicate-key", "bad-id", "bad-messages", "bad-message", "bad-role", "bad-extensions", "bad-title", "bad-created-at", "bad-message-field"}
+	want := []string{"input-checksum", "bom", "too-large", "input-truncated", "invalid-utf8", "not-json", "too-deep", "not-object", "duplicate-key", "bad-id", "bad-messages", "bad-message", "bad-role", "bad-extensions", "bad-title", "bad-created-at", "bad-message-field"}
 	var got []string
 	for _, r := range documentedReasons {
 		got = append(got, r.String())
