@@ -68,7 +68,10 @@ type Config struct {
 	// Keyring pins receipt keys; nil checks receipts for self-consistency.
 	Keyring *verify.Keyring
 	// OnDocument, when set, is called for every document in input order,
-	// from the writing goroutine; an error it returns is fatal.
+	// from the writing goroutine; an error it returns is fatal. An input
+	// read a second time (a zstd frame whose checksum failed, with an
+	// OutDir) has its documents reported again from the second reading,
+	// without those of the damaged frames.
 	OnDocument func(Document) error
 	// KeepReceipts returns every resolved receipt in Result.Receipts.
 	KeepReceipts bool
@@ -151,7 +154,10 @@ type job struct {
 	results []transform.Result
 	done    chan struct{}
 	// Set on the end-of-input marker.
-	end       bool
+	end bool
+	// restart, on an end marker, says the input is read again: the
+	// writer forgets what it wrote of it.
+	restart   bool
 	lines     int64
 	bytesIn   int64
 	bytesRead int64
@@ -440,8 +446,49 @@ func (q *queue) take() (*job, error) {
 
 // readInput frames one input into jobs, then queues its end-of-input
 // marker. The input and its decoder are closed on every path, a cancelled
-// run's included.
+// run's included. When a zstd frame's checksum fails and the run writes an
+// output directory, the input is read a second time (the rare path): the
+// writer is told to forget the first reading, and the second marks every
+// line of a damaged frame as a reject (input-checksum), so nothing derived
+// from those bytes is published. Standard input cannot be read again.
 func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Input) error {
+	p, err := readPass(q, cfg, spool, idx, in, nil)
+	if err != nil {
+		return err
+	}
+	if damaged := p.damaged; len(damaged) > 0 && cfg.OutDir != "" && in.Path != stream.StdinPath {
+		cfg.Progress.BytesRead.Add(-p.end.bytesRead)
+		cfg.Progress.BytesIn.Add(-p.end.bytesIn)
+		q.free <- p.end // not queued: its job goes back to the free list
+		restart, err := q.take()
+		if err != nil {
+			return err
+		}
+		*restart = job{batch: restart.batch, results: restart.results, input: idx, end: true, restart: true, done: make(chan struct{})}
+		close(restart.done)
+		if err := q.send(q.results, restart); err != nil {
+			return err
+		}
+		if p, err = readPass(q, cfg, spool, idx, in, damaged); err != nil {
+			return err
+		}
+		if !slices.Equal(p.damaged, damaged) {
+			return fmt.Errorf("%s: the input changed while it was read (its damaged zstd frames differ between two readings)", in.Path)
+		}
+	}
+	return q.send(q.results, p.end)
+}
+
+// pass is one reading of an input: its end-of-input marker, not queued
+// yet, and the ranges of its zstd frames whose checksum failed.
+type pass struct {
+	end     *job
+	damaged []stream.Range
+}
+
+// readPass reads the input once, queueing its batches; damaged, when set,
+// are the frames a first reading found damaged (stream.WithDamaged).
+func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Input, damaged []stream.Range) (*pass, error) {
 	var bytesRead int64
 	count := func(n int) {
 		bytesRead += int64(n)
@@ -468,8 +515,12 @@ func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.In
 	}
 	var rd *stream.Reader
 	if openErr == nil {
+		opts := readerOptions(cfg, spool, count)
+		if damaged != nil {
+			opts = append(opts, stream.WithDamaged(damaged))
+		}
 		var err error
-		if rd, err = stream.NewReader(src, in.Path, in.Shape, readerOptions(cfg, spool, count)...); err != nil {
+		if rd, err = stream.NewReader(src, in.Path, in.Shape, opts...); err != nil {
 			openErr = err
 		} else {
 			defer rd.Close()
@@ -479,7 +530,7 @@ func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.In
 	for rd != nil {
 		j, err := q.take()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		err = rd.ReadBatch(&j.batch)
 		if err == io.EOF {
@@ -488,22 +539,22 @@ func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.In
 		}
 		if err != nil {
 			q.free <- j
-			return fmt.Errorf("%s: %w", in.Path, err)
+			return nil, fmt.Errorf("%s: %w", in.Path, err)
 		}
-		j.input, j.end = idx, false
+		j.input, j.end, j.restart = idx, false, false
 		j.done = make(chan struct{})
 		cfg.Progress.BytesIn.Add(rd.Offset() - lastIn)
 		lastIn = rd.Offset()
 		if err := q.send(q.results, j); err != nil {
-			return err
+			return nil, err
 		}
 		if err := q.send(q.work, j); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	end, err := q.take()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	*end = job{batch: end.batch, results: end.results, input: idx, end: true, done: make(chan struct{}), bytesRead: bytesRead}
 	close(end.done)
@@ -512,12 +563,14 @@ func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.In
 		io.Copy(io.Discard, hashed)
 		end.digest = hashed.sum(size)
 	}
+	p := &pass{end: end}
 	if rd != nil {
 		end.lines, end.bytesIn, end.inErr = rd.Lines(), rd.Offset(), rd.InputErr()
+		p.damaged = rd.DamagedRanges()
 	} else {
 		end.inErr = &stream.InputError{Path: in.Path, Reason: codes.FaultOpenError, Err: openErr}
 	}
-	return q.send(q.results, end)
+	return p, nil
 }
 
 // worker processes batches until the work channel closes.

@@ -50,8 +50,10 @@ type segment struct {
 	archive *sink.ArchiveWriter
 	rejects *sink.RejectWriter
 	tables  *sink.Tables
-	// receipts is the resolver's count of receipts when the input started.
+	// receipts is the resolver's count of receipts when the input started,
+	// index the document index's state then.
 	receipts  int
+	index     docindex.Checkpoint
 	docs      int64
 	hashed    int64
 	archiveAt string
@@ -171,7 +173,7 @@ func (w *writer) startInput(idx int) error {
 	if w.out == nil {
 		return nil
 	}
-	seg := &segment{dir: segDir(w.out.staging(), idx), receipts: len(w.resolver.Receipts())}
+	seg := &segment{dir: segDir(w.out.staging(), idx), receipts: len(w.resolver.Receipts()), index: w.index.Checkpoint()}
 	// What a killed run left of this input is not sealed, or not for this
 	// file: start again. The seal goes first, so that a kill during the
 	// removal never leaves a sealed segment with files missing.
@@ -212,6 +214,9 @@ func (w *writer) write(j *job) error {
 		if err := w.startInput(j.input); err != nil {
 			return err
 		}
+	}
+	if j.end && j.restart {
+		return w.restartInput(j.input)
 	}
 	if j.end {
 		return w.endInput(j)
@@ -329,6 +334,33 @@ func (w *writer) endInput(j *job) error {
 		return nil
 	}
 	return w.sealInput(j)
+}
+
+// restartInput forgets what was written of input idx, which the reader
+// reads again (a zstd frame whose checksum failed): its segment, its
+// documents in the index, its receipts and its counts. Its next batch
+// starts it afresh.
+func (w *writer) restartInput(idx int) error {
+	seg := w.seg
+	if seg == nil || idx != w.cur {
+		return fmt.Errorf("%s: read again, but it is not the input being written", w.cfg.Inputs[idx].Path)
+	}
+	w.closeAll()
+	seg.txn.Abort()
+	if err := os.RemoveAll(seg.dir); err != nil {
+		return err
+	}
+	if err := w.index.Rollback(seg.index); err != nil {
+		return err
+	}
+	w.resolver.Truncate(seg.receipts)
+	w.cfg.Progress.Documents.Add(-w.counts.Documents)
+	w.cfg.Progress.Rejects.Add(-w.counts.Rejects)
+	if seg.archiveAt != "" {
+		w.rep.Outputs.Archives = w.rep.Outputs.Archives[:len(w.rep.Outputs.Archives)-1]
+	}
+	w.cur = -1
+	return nil
 }
 
 // sealInput completes the input's segment and seals it.
