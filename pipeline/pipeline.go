@@ -515,7 +515,9 @@ func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Inp
 	}
 	var rd *stream.Reader
 	if openErr == nil {
-		opts := readerOptions(cfg, spool, count)
+		// The context lets a cancelled run stop a reader inside a line that
+		// never ends (/dev/zero).
+		opts := append(readerOptions(cfg, spool, count), stream.WithContext(q.ctx))
 		if damaged != nil {
 			opts = append(opts, stream.WithDamaged(damaged))
 		}
