@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/internal/duckdbtest"
+	"github.com/convbatch/convbatch/sink"
+)
+
+// TestIncrementalNights runs gen's three nights of two files one night at
+// a time with --incremental (each night naming every night's directory so
+// far, as a cron job would), and once over all of them; DuckDB checks that
+// the union of the incremental datasets equals the one-run datasets, for
+// every table (receipts by their latest verdict), and that a receipt whose
+// evidence arrives a night later goes from incomplete to valid, marked as
+// a re-resolution of night 1's receipt.
+func TestIncrementalNights(t *testing.T) {
+	if ok, why := duckdbtest.Available(); !ok {
+		t.Skip(why)
+	}
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 5, Faults: 0.05, Tamper: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := filepath.Join(set, exp.Keys)
+	var nights []string
+	for n := 1; n <= exp.Nights; n++ {
+		nights = append(nights, filepath.Join(set, fmt.Sprintf("night-%d", n)))
+	}
+	inc, one := filepath.Join(dir, "inc"), filepath.Join(dir, "one")
+	for n := 1; n <= len(nights); n++ {
+		runOK(t, append([]string{"run", "-o", inc, "--incremental", "--keys", keys}, nights[:n]...)...)
+		var rep sink.Report
+		readJSON(t, filepath.Join(inc, "report.json"), &rep)
+		if rep.Run != n || len(rep.Inputs) != exp.FilesPerNight || len(rep.AlreadyCommitted) != (n-1)*exp.FilesPerNight {
+			t.Fatalf("night %d: run %d, %d inputs read, %d skipped", n, rep.Run, len(rep.Inputs), len(rep.AlreadyCommitted))
+		}
+	}
+	runOK(t, append([]string{"run", "-o", one, "--keys", keys}, nights...)...)
+
+	// A receipt of night 1 whose evidence is in night 2.
+	var late *gen.CrossReceipt
+	for i, c := range exp.CrossFile {
+		if c.Night == 1 && len(c.StatusAfter) >= 2 && c.StatusAfter[0] == "incomplete" && c.StatusAfter[1] == "valid" {
+			late = &exp.CrossFile[i]
+			break
+		}
+	}
+	if late == nil {
+		t.Fatal("gen wrote no receipt whose evidence arrives a night later")
+	}
+	lateFile := filepath.Join(set, filepath.FromSlash(late.File))
+
+	ds := func(out, name string) string {
+		return "read_parquet(" + duckdbtest.Literal(filepath.Join(out, "tables", name, "*.parquet")) + ", filename = true)"
+	}
+	var sqls []string
+	for _, name := range sink.TableNames {
+		incRows := "select * exclude (filename) from " + ds(inc, name)
+		oneRows := "select * exclude (filename) from " + ds(one, name)
+		if name == sink.TableReceipts {
+			// The latest row of each receipt: parts are named by run, and
+			// a run's re-resolutions come after its own receipts.
+			incRows = "select * exclude (filename, reresolves_run) from " + ds(inc, name) +
+				" qualify row_number() over (partition by source_file, source_line order by filename desc) = 1"
+			oneRows = "select * exclude (filename, reresolves_run) from " + ds(one, name)
+		}
+		sqls = append(sqls, fmt.Sprintf(`select (select count(*) from (%[1]s)) as n,
+			(select count(*) from ((%[1]s) except all (%[2]s))) as extra,
+			(select count(*) from ((%[2]s) except all (%[1]s))) as missing`, incRows, oneRows))
+	}
+	sqls = append(sqls, fmt.Sprintf(`select status, reresolves_run, filename like '%%part-r000001-%%' as night1
+		from %s where source_file = %s and source_line = %d order by filename`,
+		ds(inc, sink.TableReceipts), duckdbtest.Literal(lateFile), late.Line))
+	res := duckdbtest.QueryAll(t, sqls...)
+	for i, name := range sink.TableNames {
+		r := res[i].Rows[0]
+		if n := duckdbtest.Int(t, r["n"]); n == 0 || duckdbtest.Int(t, r["extra"]) != 0 || duckdbtest.Int(t, r["missing"]) != 0 {
+			t.Errorf("table %s: %d rows incrementally, %d not in the one run, %d of the one run missing", name, n, duckdbtest.Int(t, r["extra"]), duckdbtest.Int(t, r["missing"]))
+		}
+	}
+	rows := res[len(res)-1].Rows
+	if len(rows) != 2 || rows[0]["status"] != "incomplete" || rows[0]["night1"] != true || rows[0]["reresolves_run"] != nil ||
+		rows[1]["status"] != "valid" || duckdbtest.Int(t, rows[1]["reresolves_run"]) != 1 {
+		t.Errorf("the receipt at %s:%d: rows %v, want incomplete in night 1, then valid re-resolving run 1", late.File, late.Line, rows)
+	}
+	// receipts-r000002.jsonl carries the new verdict too.
+	f, err := os.Open(filepath.Join(inc, "receipts", "receipts-r000002.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	found := false
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		var r struct {
+			File          string
+			Line          int64
+			Status        string
+			ReresolvesRun int `json:"reresolves_run"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		found = found || (r.File == lateFile && r.Line == late.Line && r.Status == "valid" && r.ReresolvesRun == 1)
+	}
+	if !found {
+		t.Errorf("receipts-r000002.jsonl has no re-resolution of %s:%d", late.File, late.Line)
+	}
+}
