@@ -299,6 +299,9 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		}
 		return nil, fatalErr(fmt.Errorf("%w; nothing was published", err))
 	}
+	if res.UpToDate {
+		fmt.Fprintf(e.stderr, "convbatch: every input is already in %s: nothing committed; the summary and exit code are those of run %d, the last committed\n", cfg.OutDir, res.Report.Run)
+	}
 	if res.Resumed > 0 {
 		fmt.Fprintf(e.stderr, "convbatch: resumed %s that an interrupted run had finished\n", plural(int64(res.Resumed), "input", "inputs"))
 	}

@@ -201,5 +201,25 @@ func (o *outDir) docTables() []string {
 // wantsReceiptsTable reports whether the receipts table was asked for.
 func (o *outDir) wantsReceiptsTable() bool { return slices.Contains(o.cfg.Tables, sink.TableReceipts) }
 
+// upToDate returns the result of an incremental run that has nothing to
+// commit: every input is in OUT with the same fingerprint and none is
+// replaced. Its report is OUT's report.json, the last committed run's;
+// nil when there is something to do (or no report to return).
+func (o *outDir) upToDate() *Result {
+	if !o.cfg.Incremental || len(o.cfg.Inputs) > 0 || len(o.replaced) > 0 || o.state.lastRun == 0 {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(o.cfg.OutDir, sink.ReportFile))
+	if err != nil {
+		return nil
+	}
+	rep := new(sink.Report)
+	if json.Unmarshal(b, rep) != nil {
+		return nil
+	}
+	o.dir.ClearStaging()
+	return &Result{Report: rep, UpToDate: true}
+}
+
 // close releases the lock and removes the temporaries.
 func (o *outDir) close() error { return o.dir.Close() }

@@ -123,6 +123,11 @@ type Result struct {
 	// Resumed counts the inputs a killed run had finished that this run
 	// took from the staging directory instead of reading them again.
 	Resumed int
+	// UpToDate is set when an incremental run found nothing new to commit
+	// (every input already in OutDir, none replaced): it committed
+	// nothing, and Report is the last committed run's, as OutDir holds it.
+	// The retry of a run whose commit a recovery finished ends so.
+	UpToDate bool
 }
 
 // Progress counters, updated atomically while a run goes on.
@@ -277,6 +282,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 		}
 		defer out.close()
+		if res := out.upToDate(); res != nil {
+			return res, nil
+		}
 	}
 	// The document index spills into the output directory's temporary
 	// directory (or the system's when there is none); it is removed when

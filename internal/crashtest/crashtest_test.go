@@ -44,6 +44,10 @@ import (
 // fixture is what every test shares: the binary, the inputs, the
 // arguments of the run after "-o OUT", and the reference OUT.
 type fixture struct {
+	// base, when set, is an output directory copied into OUT before each
+	// run of a trial and before the reference run (the earlier nights of
+	// an incremental OUT).
+	base    string
 	root    string
 	bin     string
 	args    []string
@@ -323,6 +327,12 @@ type result struct {
 // runTrial runs t in a fresh out and checks the property.
 func (f *fixture) runTrial(out string, tr trial) result {
 	res := result{trial: tr}
+	if f.base != "" {
+		if err := copyTree(f.base, out); err != nil {
+			res.problem = fmt.Sprintf("copy of the base OUT: %v", err)
+			return res
+		}
+	}
 	for _, s := range tr.steps {
 		o := f.run(out, s)
 		res.outcomes = append(res.outcomes, o)

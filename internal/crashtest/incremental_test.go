@@ -1,0 +1,151 @@
+package crashtest
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	incOnce sync.Once
+	incFix  *fixture
+	incErr  error
+)
+
+// newIncrementalFixture makes the incremental variant of f: a base OUT
+// that holds night 1's files, committed by an incremental run, and the
+// command `run --incremental` over every input (night 1's skipped, the
+// rest committed as run 2, with receipts re-resolved against night 1).
+func newIncrementalFixture(f *fixture) (*fixture, error) {
+	g := &fixture{root: filepath.Join(f.root, "incremental"), bin: f.bin}
+	g.args = append(slices.Clone(f.args), "--incremental")
+	// The fixture's arguments are six of flags (--keys K -j 2 --progress
+	// never), then the inputs: night 1 is the files under night-1/.
+	firstNight := slices.Clone(f.args[:6])
+	for _, a := range f.args[6:] {
+		if strings.Contains(filepath.ToSlash(a), "/night-1/") {
+			firstNight = append(firstNight, a)
+		}
+	}
+	if len(firstNight) == 6 || !strings.HasPrefix(f.args[0], "--keys") {
+		return nil, fmt.Errorf("unexpected fixture arguments %q", f.args)
+	}
+	firstNight = append(firstNight, "--incremental")
+	g.base = filepath.Join(g.root, "base")
+	h := &fixture{root: g.root, bin: f.bin, args: firstNight}
+	if o := h.run(g.base, step{}); o.err != nil || o.signal != 0 || o.code > 1 {
+		return nil, fmt.Errorf("night 1: exit %d, %v: %s", o.code, o.err, o.stderr)
+	}
+	ref := filepath.Join(g.root, "ref")
+	if err := copyTree(g.base, ref); err != nil {
+		return nil, err
+	}
+	o := g.run(ref, step{})
+	if o.err != nil || o.signal != 0 || o.code > 1 {
+		return nil, fmt.Errorf("reference incremental run: exit %d, %v: %s", o.code, o.err, o.stderr)
+	}
+	g.refCode, g.refDur = o.code, o.dur
+	var err error
+	if g.ref, err = Snapshot(ref); err != nil {
+		return nil, err
+	}
+	if !strings.Contains(string(g.ref["report.json"]), `"already_committed"`) {
+		return nil, fmt.Errorf("the reference incremental run skipped nothing")
+	}
+	return g, nil
+}
+
+// copyTree copies the regular files and directories under src into dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(to)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}
+
+// TestPropertyIncremental is the kill -9 property for an incremental
+// night: OUT holds an earlier night; the run that adds the next one is
+// killed at random instants and at the crash points (the commit's, the
+// recovery's), rerun, and OUT must equal that of one uninterrupted
+// incremental run.
+func TestPropertyIncremental(t *testing.T) {
+	f := getFixture(t)
+	incOnce.Do(func() { incFix, incErr = newIncrementalFixture(f) })
+	if incErr != nil {
+		t.Fatal(incErr)
+	}
+	g := incFix
+	seed := crashSeed(t)
+	t.Logf("seed %d; reference: exit %d in %v", seed, g.refCode, g.refDur.Round(time.Millisecond))
+	r := rand.New(rand.NewPCG(seed, 0x696e6372))
+	kill := func(lo, hi float64) step {
+		return step{sig: syscall.SIGKILL, delay: time.Duration((lo + (hi-lo)*r.Float64()) * float64(g.refDur))}
+	}
+	crash := func(p string) step { return step{crash: p} }
+	var trials []trial
+	n := 8
+	if os.Getenv("CONVBATCH_CRASH_LONG") == "1" {
+		n = 40
+	}
+	for i := range n {
+		steps := []step{kill(0, 1.3)}
+		if i%3 == 2 {
+			steps = append(steps, kill(0, 0.3))
+		}
+		trials = append(trials, trial{name: fmt.Sprintf("inc-random-kill-%d", i), steps: steps})
+	}
+	for _, c := range [][]string{{"seal:1"}, {"journal:1"}, {"rename:2"}, {"rename:6"}, {"report:1"}, {"rename:3", "recover:1"}, {"seal:2", "recover:1"}} {
+		var steps []step
+		for _, p := range c {
+			steps = append(steps, crash(p))
+		}
+		trials = append(trials, trial{name: "inc-crash-" + strings.Join(c, "-"), steps: steps})
+	}
+	var failed, hit, crashSteps int
+	for i, tr := range trials {
+		out := filepath.Join(g.root, "trials", fmt.Sprintf("%03d-%s", i, tr.name))
+		res := g.runTrial(out, tr)
+		hit += res.crashHit
+		crashSteps += res.crashSteps
+		if res.problem == "" {
+			os.RemoveAll(out)
+			continue
+		}
+		failed++
+		keep = true
+		t.Errorf("FAIL %s: %s\n  OUT: %s", tr.name, res.problem, out)
+	}
+	t.Logf("%d incremental trials: %d fail the property; %d of %d crash-point runs died at their point", len(trials), failed, hit, crashSteps)
+	if crashSteps > 0 && hit == 0 {
+		t.Error("CONVBATCH_CRASH had no effect")
+	}
+}
