@@ -232,14 +232,14 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 				continue
 			}
 			for _, p := range s.Tables[name] {
-				add(segRel(idx, p.Path), p, idx)
+				add(segRel(idx, sink.FlatName(p.Path)), p, idx)
 			}
 			for _, p := range resolvedParts[idx][name] {
-				add(segRel(idx, path.Join(segReceiptsTable, p.Path)), p, idx)
+				add(segRel(idx, path.Join(segReceiptsTable, sink.FlatName(p.Path))), p, idx)
 			}
 		}
 		for _, p := range rerParts[name] {
-			add(path.Join("reresolved", p.Path), p, -1)
+			add(path.Join("reresolved", sink.FlatName(p.Path)), p, -1)
 		}
 		if len(tc.Parts) == 0 && (!cfg.Incremental || !hasFiles(filepath.Join(cfg.OutDir, sink.DirTables, name))) {
 			// A dataset with no rows still gets one part, with its schema.
@@ -274,7 +274,7 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 			ext := cfg.Archive.Ext()
 			to = fmt.Sprintf("%s-r%06d%s", strings.TrimSuffix(to, ext), run, ext)
 		}
-		j.Renames = append(j.Renames, outdir.Rename{From: segRel(idx, s.Archive), To: to})
+		j.Renames = append(j.Renames, outdir.Rename{From: segRel(idx, sink.FlatName(s.Archive)), To: to})
 		w.rep.Inputs[idx].Archive = to
 		w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, to)
 		inputFiles[idx] = append([]string{to}, inputFiles[idx]...)
@@ -289,7 +289,7 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 	for idx, s := range w.seals {
 		if s != nil {
 			dir := segDir(staging, idx)
-			segs = append(segs, sink.RejectSegment{Index: filepath.Join(dir, filepath.FromSlash(sink.RejectsIndexFile)), Data: filepath.Join(dir, filepath.FromSlash(sink.RejectsDataFile))})
+			segs = append(segs, sink.RejectSegment{Index: filepath.Join(dir, sink.FlatName(sink.RejectsIndexFile)), Data: filepath.Join(dir, sink.FlatName(sink.RejectsDataFile))})
 		}
 	}
 	if err := sink.MergeRejects(txn, rejIndex, rejData, segs); err != nil {
@@ -424,10 +424,11 @@ func writeReceiptsTable(dir string, rows []verify.ReceiptResult, opts sink.Table
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
-	txn, err := sink.NewTxn(dir)
+	txn, err := sink.NewFlatTxn(dir)
 	if err != nil {
 		return nil, err
 	}
+	opts.NoEmptyPart = true
 	t := sink.NewTables(txn, []string{sink.TableReceipts}, opts)
 	err = t.AddReceipts(rows)
 	if cerr := t.Close(); err == nil {
@@ -441,7 +442,7 @@ func writeReceiptsTable(dir string, rows []verify.ReceiptResult, opts sink.Table
 		txn.Abort()
 		return nil, err
 	}
-	return keepNonEmptyParts(dir, t.Counts())
+	return keepNonEmptyParts(txn, t.Counts())
 }
 
 // writeEmptyTable writes the named table's one empty part in txn.

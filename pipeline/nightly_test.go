@@ -365,3 +365,37 @@ func TestNonIncrementalReplacesIncremental(t *testing.T) {
 	}
 	sameSnapshots(t, snapshot(t, out), snapshot(t, ref))
 }
+
+// TestResumeChecksSealedFiles: a sealed segment whose files are not at
+// their sealed sizes (a power loss took back unsynced bytes) is read
+// again, not resumed.
+func TestResumeChecksSealedFiles(t *testing.T) {
+	dir := t.TempDir()
+	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
+	out := filepath.Join(dir, "out")
+	failing := Config{Inputs: inputs, OutDir: out, Workers: 2, OnDocument: func(d Document) error {
+		if d.Input == inputs[1].Path {
+			return errStop
+		}
+		return nil
+	}}
+	if _, err := Run(context.Background(), failing); !errors.Is(err, errStop) {
+		t.Fatal(err)
+	}
+	docs := filepath.Join(out, ".convbatch", "staging", "seg-00000", segDocs)
+	if err := os.Truncate(docs, 8); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: out, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resumed != 0 {
+		t.Errorf("resumed %d inputs from a segment with a truncated file", res.Resumed)
+	}
+	ref := filepath.Join(dir, "ref")
+	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: ref, Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	sameSnapshots(t, snapshot(t, out), snapshot(t, ref))
+}

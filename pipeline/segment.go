@@ -53,6 +53,11 @@ type seal struct {
 	Hashed    int64 `json:"hashed"`
 	// Receipts counts the pending receipts in receipts.jsonl.
 	Receipts int `json:"receipts"`
+	// Files are the segment's files and their sizes when it was sealed.
+	// Its files are not synced (the commit syncs what it publishes), so
+	// a resumed run checks them: after a power loss a segment whose files
+	// are not all there at their size is read again.
+	Files map[string]int64 `json:"files"`
 }
 
 // inputCounters are the report's counters that one input adds to.
@@ -91,21 +96,44 @@ func segDir(staging string, idx int) string {
 }
 
 // readSeal reads the seal of input idx's segment; ok is false when there is
-// none (the input was not finished) or it is unreadable.
+// none (the input was not finished), it is unreadable, or the segment's
+// files are not all there at their sealed sizes.
 func readSeal(staging string, idx int) (s *seal, ok bool) {
-	b, err := os.ReadFile(filepath.Join(segDir(staging, idx), segSeal))
+	dir := segDir(staging, idx)
+	b, err := os.ReadFile(filepath.Join(dir, segSeal))
 	if err != nil {
 		return nil, false
 	}
 	s = new(seal)
-	if json.Unmarshal(b, s) != nil || s.Index != idx {
+	if json.Unmarshal(b, s) != nil || s.Index != idx || s.Files == nil {
 		return nil, false
+	}
+	for name, size := range s.Files {
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() != size {
+			return nil, false
+		}
 	}
 	return s, true
 }
 
-// writeSeal seals a segment: seal.json is written last, atomically.
+// writeSeal seals a segment: seal.json, written last and atomically,
+// lists the segment's files with their sizes.
 func writeSeal(dir string, s *seal) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("seal %s: %w", dir, err)
+	}
+	s.Files = map[string]int64{}
+	for _, e := range entries {
+		if e.Name() == segSeal || !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return fmt.Errorf("seal %s: %w", dir, err)
+		}
+		s.Files[e.Name()] = info.Size()
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
@@ -120,22 +148,21 @@ func writeSeal(dir string, s *seal) error {
 // segFiles are the index records and pending receipts of the input being
 // written, kept in its segment.
 type segFiles struct {
+	dir string
+	// receipts is created at the first receipt (nil when the input has
+	// none).
 	docs, receipts *os.File
 	dw, rw         *bufio.Writer
 	rec            []byte
 }
 
 func createSegFiles(dir string) (*segFiles, error) {
-	s := &segFiles{}
+	s := &segFiles{dir: dir}
 	var err error
 	if s.docs, err = os.Create(filepath.Join(dir, segDocs)); err != nil {
 		return nil, err
 	}
-	if s.receipts, err = os.Create(filepath.Join(dir, segReceipts)); err != nil {
-		s.docs.Close()
-		return nil, err
-	}
-	s.dw, s.rw = bufio.NewWriterSize(s.docs, 256<<10), bufio.NewWriterSize(s.receipts, 64<<10)
+	s.dw = bufio.NewWriterSize(s.docs, 256<<10)
 	s.dw.WriteString(docindex.Magic)
 	return s, nil
 }
@@ -147,6 +174,13 @@ func (s *segFiles) addDoc(id string, hash [32]byte, hashed bool) error {
 }
 
 func (s *segFiles) addReceipt(p *verify.PendingReceipt) error {
+	if s.receipts == nil {
+		f, err := os.Create(filepath.Join(s.dir, segReceipts))
+		if err != nil {
+			return err
+		}
+		s.receipts, s.rw = f, bufio.NewWriterSize(f, 64<<10)
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
@@ -155,10 +189,14 @@ func (s *segFiles) addReceipt(p *verify.PendingReceipt) error {
 	return s.rw.WriteByte('\n')
 }
 
-// close flushes, syncs and closes both files.
+// close flushes and closes both files.
 func (s *segFiles) close() error {
 	var first error
-	for _, step := range []func() error{s.dw.Flush, s.rw.Flush, s.docs.Sync, s.receipts.Sync, s.docs.Close, s.receipts.Close} {
+	steps := []func() error{s.dw.Flush, s.docs.Close}
+	if s.receipts != nil {
+		steps = append(steps, s.rw.Flush, s.receipts.Close)
+	}
+	for _, step := range steps {
 		if err := step(); err != nil && first == nil {
 			first = err
 		}
@@ -169,7 +207,9 @@ func (s *segFiles) close() error {
 // abort closes both files after a failure.
 func (s *segFiles) abort() {
 	s.docs.Close()
-	s.receipts.Close()
+	if s.receipts != nil {
+		s.receipts.Close()
+	}
 }
 
 // replayDocs adds the index records of a sealed segment to the run's index.

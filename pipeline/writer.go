@@ -184,7 +184,7 @@ func (w *writer) startInput(idx int) error {
 		return err
 	}
 	var err error
-	if seg.txn, err = sink.NewTxn(seg.dir); err != nil {
+	if seg.txn, err = sink.NewFlatTxn(seg.dir); err != nil {
 		return err
 	}
 	w.seg = seg
@@ -195,7 +195,11 @@ func (w *writer) startInput(idx int) error {
 		return err
 	}
 	if tables := w.out.docTables(); len(tables) > 0 {
-		seg.tables = sink.NewTables(seg.txn, tables, w.out.tableOptions)
+		// The dataset's one empty part, when it needs one, is written at
+		// the commit.
+		opts := w.out.tableOptions
+		opts.NoEmptyPart = true
+		seg.tables = sink.NewTables(seg.txn, tables, opts)
 	}
 	if w.cfg.Archive == sink.ArchiveNone {
 		return nil
@@ -371,7 +375,7 @@ func (w *writer) sealInput(j *job) error {
 		Documents: seg.docs, Hashed: seg.hashed, Tables: map[string][]sink.PartCounts{}}
 	err := seg.close()
 	if err == nil && seg.tables != nil {
-		s.Tables, err = keepNonEmptyParts(seg.dir, seg.tables.Counts())
+		s.Tables, err = keepNonEmptyParts(seg.txn, seg.tables.Counts())
 	}
 	if err == nil {
 		err = seg.txn.Commit()
@@ -427,12 +431,12 @@ func (seg *segment) close() error {
 // for a table an input has no rows of (a run writes one empty part for a
 // table only when the whole dataset would have none) and returns the
 // others, by table.
-func keepNonEmptyParts(dir string, counts map[string]sink.TableCounts) (map[string][]sink.PartCounts, error) {
+func keepNonEmptyParts(txn *sink.Txn, counts map[string]sink.TableCounts) (map[string][]sink.PartCounts, error) {
 	out := map[string][]sink.PartCounts{}
 	for name, c := range counts {
 		for _, p := range c.Parts {
 			if p.Rows == 0 {
-				if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p.Path))); err != nil {
+				if err := os.Remove(txn.Path(p.Path)); err != nil {
 					return nil, err
 				}
 				continue

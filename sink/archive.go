@@ -97,11 +97,6 @@ func (w *ArchiveWriter) Close() error {
 			w.err = fmt.Errorf("archive %s: %w", w.f.final, err)
 		}
 	}
-	if w.err == nil {
-		if err := w.f.Sync(); err != nil {
-			w.err = fmt.Errorf("archive %s: %w", w.f.final, err)
-		}
-	}
 	if err := w.f.Close(); err != nil && w.err == nil {
 		w.err = fmt.Errorf("archive %s: %w", w.f.final, err)
 	}

@@ -52,6 +52,7 @@ type sizer interface{ Size() int64 }
 // RejectWriter writes the rejects index and the exact bytes of each reject.
 // Errors are sticky.
 type RejectWriter struct {
+	txn         *Txn
 	index, data *File
 	iw, dw      *bufio.Writer
 	enc         *json.Encoder
@@ -59,20 +60,28 @@ type RejectWriter struct {
 	err         error
 }
 
-// NewRejectWriter starts RejectsIndexFile and RejectsDataFile in txn.
+// NewRejectWriter returns a writer of RejectsIndexFile and RejectsDataFile
+// in txn; it creates them at the first reject (an input without rejects
+// has neither).
 func NewRejectWriter(txn *Txn) (*RejectWriter, error) {
-	index, err := txn.Create(RejectsIndexFile)
+	return &RejectWriter{txn: txn}, nil
+}
+
+// open creates both files.
+func (w *RejectWriter) open() error {
+	index, err := w.txn.Create(RejectsIndexFile)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	data, err := txn.Create(RejectsDataFile)
+	data, err := w.txn.Create(RejectsDataFile)
 	if err != nil {
 		index.Close()
-		return nil, err
+		return err
 	}
-	w := &RejectWriter{index: index, data: data, iw: bufio.NewWriterSize(index, 64<<10), dw: bufio.NewWriterSize(data, 1<<20)}
+	w.index, w.data = index, data
+	w.iw, w.dw = bufio.NewWriterSize(index, 64<<10), bufio.NewWriterSize(data, 1<<20)
 	w.enc = json.NewEncoder(w.iw)
-	return w, nil
+	return nil
 }
 
 // Write records r, whose kept bytes are read from body: the line's first
@@ -83,6 +92,11 @@ func NewRejectWriter(txn *Txn) (*RejectWriter, error) {
 func (w *RejectWriter) Write(r Reject, body io.Reader) error {
 	if w.err != nil {
 		return w.err
+	}
+	if w.index == nil {
+		if w.err = w.open(); w.err != nil {
+			return w.err
+		}
 	}
 	r.DataOffset = w.off
 	n, err := io.Copy(w.dw, body)
@@ -111,9 +125,12 @@ func (w *RejectWriter) Write(r Reject, body io.Reader) error {
 	return nil
 }
 
-// Close flushes and closes both files.
+// Close flushes and closes both files, if a reject created them.
 func (w *RejectWriter) Close() error {
-	for _, step := range []func() error{w.iw.Flush, w.dw.Flush, w.index.Sync, w.data.Sync, w.index.Close, w.data.Close} {
+	if w.index == nil {
+		return w.err
+	}
+	for _, step := range []func() error{w.iw.Flush, w.dw.Flush, w.index.Close, w.data.Close} {
 		if err := step(); err != nil && w.err == nil {
 			w.err = fmt.Errorf("rejects: %w", err)
 		}

@@ -118,6 +118,11 @@ type TableOptions struct {
 	// (default DefaultMaxOpenPartitions): opening one more closes the
 	// least recently used one's part.
 	MaxOpenPartitions int
+	// NoEmptyPart writes no part for a table that got no rows (by default
+	// it gets one empty part with its schema): for a caller that writes
+	// one dataset from several Tables, such as the pipeline's per-input
+	// segments, and writes the dataset's empty part itself when needed.
+	NoEmptyPart bool
 }
 
 func (o *TableOptions) defaults() {
@@ -533,7 +538,7 @@ func (w *tableWriter) closePart() error {
 func (w *tableWriter) close() error {
 	// A part that ended full with the last rows needs no successor; a
 	// table with no rows at all still gets its one (empty) part.
-	if w.fw != nil || w.rows > 0 || len(w.partRows) == 0 {
+	if w.fw != nil || w.rows > 0 || (len(w.partRows) == 0 && !w.opts.NoEmptyPart) {
 		if err := w.flush(); err != nil {
 			return err
 		}

@@ -192,6 +192,9 @@ func (p *partitions) evict(w *tableWriter) error {
 // part with its schema and no rows in the null partition, so that readers
 // of the partitions' parts see the columns.
 func (p *partitions) close() error {
+	if len(p.byDay) == 0 && p.opts.NoEmptyPart {
+		return nil
+	}
 	if len(p.byDay) == 0 {
 		w, err := p.writer(nullDay)
 		if err != nil {

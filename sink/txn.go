@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -17,6 +18,8 @@ import (
 // all.
 type Txn struct {
 	dir string
+	// flat keeps every file directly in dir, under FlatName(rel).
+	flat bool
 
 	mu    sync.Mutex
 	files []*File
@@ -27,21 +30,18 @@ type Txn struct {
 type File struct {
 	*os.File
 	final  string
+	rel    string
 	closed bool
 }
 
-// Close syncs and closes the file (a commit must not publish a file whose
-// bytes a power loss could still take back).
+// Close closes the file. It does not sync it: the commit syncs every
+// file it publishes, at once (outdir.Dir.Commit).
 func (f *File) Close() error {
 	if f.closed {
 		return nil
 	}
 	f.closed = true
-	err := f.File.Sync()
-	if cerr := f.File.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return f.File.Close()
 }
 
 // NewTxn starts a transaction over the directory dir, creating it.
@@ -52,18 +52,46 @@ func NewTxn(dir string) (*Txn, error) {
 	return &Txn{dir: dir}, nil
 }
 
+// NewFlatTxn is NewTxn for a staging directory that holds its files side
+// by side, each under FlatName(rel): one directory instead of one per
+// path, for the many short-lived segments of a run over many inputs
+// (creating directories is slow on some filesystems).
+func NewFlatTxn(dir string) (*Txn, error) {
+	t, err := NewTxn(dir)
+	if err == nil {
+		t.flat = true
+	}
+	return t, err
+}
+
+var flatReplacer = strings.NewReplacer("%", "%25", "/", "%2F")
+
+// FlatName is the name under which a flat Txn keeps the file rel: rel with
+// "%" written "%25" and "/" written "%2F".
+func FlatName(rel string) string { return flatReplacer.Replace(rel) }
+
+// Path returns where the file rel is (or will be) written.
+func (t *Txn) Path(rel string) string {
+	if t.flat {
+		return filepath.Join(t.dir, FlatName(rel))
+	}
+	return filepath.Join(t.dir, filepath.FromSlash(rel))
+}
+
 // Create starts the file rel (a slash-separated path under the directory),
 // which must not exist yet.
 func (t *Txn) Create(rel string) (*File, error) {
-	final := filepath.Join(t.dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return nil, fmt.Errorf("output %s: %w", rel, err)
+	final := t.Path(rel)
+	if !t.flat {
+		if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+			return nil, fmt.Errorf("output %s: %w", rel, err)
+		}
 	}
 	f, err := os.OpenFile(final, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("output %s: %w", rel, err)
 	}
-	out := &File{File: f, final: final}
+	out := &File{File: f, final: final, rel: rel}
 	t.mu.Lock()
 	t.files = append(t.files, out)
 	t.mu.Unlock()
@@ -71,7 +99,7 @@ func (t *Txn) Create(rel string) (*File, error) {
 }
 
 // WriteFile writes the file rel (as Create) in one go: write fills it
-// through a buffer, which is then flushed, the file synced and closed; it
+// through a buffer, which is then flushed, and the file closed; it
 // is published at Commit. On an error, which names rel and wraps the cause,
 // the file is removed and left out of the transaction.
 func (t *Txn) WriteFile(rel string, write func(w io.Writer) error) error {
@@ -83,9 +111,6 @@ func (t *Txn) WriteFile(rel string, write func(w io.Writer) error) error {
 	err = write(bw)
 	if err == nil {
 		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -136,8 +161,7 @@ func (t *Txn) Files() []string {
 	defer t.mu.Unlock()
 	out := make([]string, len(t.files))
 	for i, f := range t.files {
-		rel, _ := filepath.Rel(t.dir, f.final)
-		out[i] = filepath.ToSlash(rel)
+		out[i] = f.rel
 	}
 	return out
 }
