@@ -52,6 +52,8 @@ type command struct {
 	name    string
 	summary string
 	usage   string
+	// checks says what the command checks and computes, for --help.
+	checks  string
 	example string
 	flags   func(fs *pflag.FlagSet) func(e *env, args []string) (int, error)
 }
@@ -141,6 +143,9 @@ func newFlagSet(c *command, out io.Writer) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.Usage = func() {
 		fmt.Fprintf(out, "%s\n\nUsage:\n  %s\n", c.summary, c.usage)
+		if c.checks != "" {
+			fmt.Fprintf(out, "\nChecks:\n%s\n", c.checks)
+		}
 		if fs.HasFlags() {
 			fmt.Fprintf(out, "\nFlags:\n%s", fs.FlagUsages())
 		}

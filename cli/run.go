@@ -18,6 +18,7 @@ import (
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/transform"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -197,8 +198,19 @@ func extractCommand() *command {
 	f := &runFlags{}
 	return &command{
 		name:    "extract",
-		summary: "write the tables only: run --archive none",
+		summary: "write the tables only, computing only what they need",
 		usage:   "convbatch extract -o OUT [flags] INPUT...",
+		checks: joinLines(
+			"  Every line gets the core checks, as in run: a line run rejects is rejected",
+			"  with the same reason. The extension warnings (usage-metadata, tool-linkage,",
+			"  agent-context) are counted as in run. The rest runs only when a table asked",
+			"  for needs it: the transcript hash for conversations (transcript_sha256),",
+			"  transcripts and receipts; receipt checks (signatures, quorum, references)",
+			"  for receipts alone. Without receipts, report.json counts no receipt and the",
+			"  exit code ignores invalid ones; without the hash it counts no transcript",
+			"  hash (every document unhashable). report.json settings.handlers lists what",
+			"  ran. Use run or verify to check everything.",
+		),
 		example: joinLines(
 			"  convbatch extract -o out --tables usage,conversations /data/archives/",
 			"  convbatch report --by provider,day out",
@@ -217,6 +229,7 @@ func extractCommand() *command {
 				if len(cfg.Tables) == 0 {
 					return 0, usageErr("extract: --tables none leaves nothing to extract (use verify)")
 				}
+				cfg.Minimal, cfg.Checks = true, transform.CheckExtensions
 				res, err := execute(e, f, cfg)
 				if err != nil {
 					return 0, err
@@ -234,6 +247,13 @@ func runCommand() *command {
 		name:    "run",
 		summary: "the nightly job: check every line, write the archives back, rejects and report.json",
 		usage:   "convbatch run -o OUT [flags] INPUT...",
+		checks: joinLines(
+			"  Everything, whatever --tables says: the core checks on every line (a line",
+			"  that fails is a reject), the extension checks (warnings), every document's",
+			"  transcript hash and every receipt (signatures, quorum, references resolved",
+			"  against every document); receipts verdicts go to OUT/receipts and",
+			"  report.json.",
+		),
 		example: joinLines(
 			"  convbatch run -o out testdata/sample.jsonl.zst",
 			"  convbatch run -o /data/out -j 8 --archive jsonl /data/archives/",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/transform"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -21,6 +22,11 @@ func verifyCommand() *command {
 		name:    "verify",
 		summary: "audit receipts and transcript hashes; writes no archive or tables",
 		usage:   "convbatch verify [flags] INPUT...",
+		checks: joinLines(
+			"  What run checks: the core checks on every line, the extension checks",
+			"  (warnings), every document's transcript hash and every receipt",
+			"  (signatures, quorum, references). No table rows are computed.",
+		),
 		example: joinLines(
 			"  convbatch verify --keys notary.keys.json /data/archives/",
 			"  convbatch verify --json day.jsonl.zst > audit.json",
@@ -34,6 +40,7 @@ func verifyCommand() *command {
 					return 0, err
 				}
 				cfg.KeepReceipts = true
+				cfg.Minimal, cfg.Checks = true, transform.CheckAll
 				res, err := execute(e, f, cfg)
 				if err != nil {
 					return 0, err
@@ -104,6 +111,10 @@ func hashCommand() *command {
 		name:    "hash",
 		summary: "print each document's transcript hash (SHA-256 of its RFC 8785 form) and id, like sha256sum",
 		usage:   "convbatch hash [flags] INPUT...",
+		checks: joinLines(
+			"  The core checks on every line (rejected lines are counted, not hashed)",
+			"  and the transcript hash of every document; no extension or receipt check.",
+		),
 		example: joinLines(
 			"  convbatch hash day.jsonl.zst",
 			"  convbatch hash -j 1 conv.json",
@@ -115,6 +126,7 @@ func hashCommand() *command {
 				if err != nil {
 					return 0, err
 				}
+				cfg.Minimal, cfg.Checks = true, transform.CheckTranscripts
 				var line []byte
 				unhashable := 0
 				cfg.OnDocument = func(d pipeline.Document) error {

@@ -59,8 +59,16 @@ type Config struct {
 	// Strict refuses a leading BOM instead of dropping it.
 	Strict bool
 	// Registry holds the handlers (default transform.Standard with the
-	// Keyring, MaxDepth and whether tables are written).
+	// Keyring, MaxDepth, the tables written, Minimal and Checks).
 	Registry *transform.Registry
+	// Minimal has the default registry run only what is asked: the core
+	// checks, Checks, and the handlers the columns of the Tables written
+	// need (transform.Options.Minimal). False, the default, runs every
+	// handler and so every check, as convbatch run does.
+	Minimal bool
+	// Checks are the optional checks of a Minimal run
+	// (transform.CheckExtensions, ...).
+	Checks transform.Checks
 	// BatchBytes is the target size of a batch (default 4 MiB).
 	BatchBytes int
 	// Progress, when set, is updated as the run goes.
@@ -240,11 +248,18 @@ func (c *Config) defaults() {
 		c.Archive = sink.ArchiveZstd
 	}
 	if c.Registry == nil {
-		c.Registry = transform.Standard(transform.Options{
+		extract := len(c.Tables) > 0 && c.OutDir != ""
+		opts := transform.Options{
 			Receipts: transform.ReceiptOptions{Keyring: c.Keyring},
-			Extract:  len(c.Tables) > 0 && c.OutDir != "",
+			Extract:  extract,
 			MaxDepth: c.MaxDepth,
-		})
+			Minimal:  c.Minimal,
+			Checks:   c.Checks,
+		}
+		if extract {
+			opts.Tables = c.Tables
+		}
+		c.Registry = transform.Standard(opts)
 	}
 	if c.BatchBytes == 0 {
 		c.BatchBytes = stream.DefaultBatchBytes

@@ -1,14 +1,17 @@
 package transform
 
 // ConversationExtract completes the conversations row from the core members
-// and what the other handlers found. It is registered only when extracting.
+// and the image counts of images-inline (it requires no other handler: the
+// other columns are filled by the handlers that compute them, see
+// ColumnHandlers). It is registered only when extracting, after every other
+// handler.
 type ConversationExtract struct{}
 
 // Manifest describes conversation-row.
 func (ConversationExtract) Manifest() Manifest {
 	return Manifest{Name: HandlerConversationRow, Status: StatusCore,
 		Reads:    []string{"$.title", "$.createdAt", "$.extensions", "$.messages"},
-		Requires: []string{ExtensionImagesInline, ExtensionUsageMetadata, ExtensionToolLinkage, ExtensionAgentContext, ExtensionConsensus, HandlerTranscriptHash}}
+		Requires: []string{HandlerCoreDocument, ExtensionImagesInline}}
 }
 
 // Handle fills the row.

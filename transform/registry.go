@@ -144,6 +144,60 @@ func (r *Registry) Resolve() ([]Handler, error) {
 	return out, nil
 }
 
+// Select returns a registry holding the handlers named and every handler
+// they require, transitively, in this registry's order: the others are left
+// out. An unknown name, or a requirement that is not registered, is an
+// error wrapping ErrRegistry.
+func (r *Registry) Select(names ...string) (*Registry, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	keep := make([]bool, len(r.handlers))
+	var errs []error
+	var visit func(name, from string)
+	visit = func(name, from string) {
+		i, ok := r.byName[name]
+		if !ok {
+			if from == "" {
+				errs = append(errs, fmt.Errorf("%w: handler %q is not registered", ErrRegistry, name))
+			} else {
+				errs = append(errs, fmt.Errorf("%w: handler %q requires %q, which is not registered", ErrRegistry, from, name))
+			}
+			return
+		}
+		if keep[i] {
+			return
+		}
+		keep[i] = true
+		for _, dep := range r.handlers[i].Manifest().Requires {
+			visit(dep, name)
+		}
+	}
+	for _, name := range names {
+		visit(name, "")
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	out := NewRegistry()
+	for i, h := range r.handlers {
+		if keep[i] {
+			out.Register(h)
+		}
+	}
+	return out, nil
+}
+
+// Names returns the names of the registered handlers, in registration
+// order.
+func (r *Registry) Names() []string {
+	out := make([]string, len(r.handlers))
+	for i, h := range r.handlers {
+		out[i] = h.Manifest().Name
+	}
+	return out
+}
+
 // Default returns a registry holding the core handlers, core-json with the
 // default nesting limit.
 func Default() *Registry {
