@@ -310,8 +310,7 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		}
 	}
 	if err != nil {
-		var changed *pipeline.ChangedError
-		if errors.As(err, &changed) {
+		if errors.Is(err, pipeline.ErrChanged) || errors.Is(err, pipeline.ErrSettingsChanged) {
 			return nil, usageErr("%v; nothing was published", err)
 		}
 		if e.ctx.Err() != nil {

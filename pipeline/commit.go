@@ -64,6 +64,10 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 		w.rep.Warnings[codes.WarnDuplicateID.String()] += docs - distinct
 	}
 	w.rep.Transcripts.Hashed, w.rep.Transcripts.Unhashable = hashed, docs-hashed
+	if !slices.Contains(w.rep.Settings.Handlers, "transcript-hash") {
+		// No document was hashed: none is unhashable.
+		w.rep.Transcripts.Unhashable = 0
+	}
 
 	// An earlier receipt is resolved again when this run brings documents
 	// with an id it references (or retires some).
@@ -402,6 +406,18 @@ func (w *writer) stageState(txn *sink.Txn, j *outdir.Journal, receipts []verify.
 		}
 		list = append(list, &committedInput{Fingerprint: s.Fingerprint, Run: run, Rel: w.cfg.Inputs[idx].Rel, Files: files, Docs: docs})
 	}
+	settings, err := json.Marshal(o.settings())
+	if err != nil {
+		return err
+	}
+	err = txn.WriteFile(outdir.StateRel(stateSettings), func(wr io.Writer) error {
+		_, err := wr.Write(append(settings, '\n'))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	j.Renames = append(j.Renames, outdir.Rename{From: path.Join(stagingOut, outdir.StateRel(stateSettings)), To: outdir.StateRel(stateSettings)})
 	err = txn.WriteFile(outdir.StateRel(stateInputs), func(wr io.Writer) error {
 		enc := json.NewEncoder(wr)
 		for _, c := range list {

@@ -399,3 +399,57 @@ func TestResumeChecksSealedFiles(t *testing.T) {
 	}
 	sameSnapshots(t, snapshot(t, out), snapshot(t, ref))
 }
+
+// TestIncrementalSameSettings: an incremental run with other tables, or
+// another command's handlers, than the runs OUT holds is refused, and
+// nothing is published.
+func TestIncrementalSameSettings(t *testing.T) {
+	dir := t.TempDir()
+	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
+	out := filepath.Join(dir, "out")
+	usage := []string{sink.TableUsage}
+	if _, err := Run(context.Background(), Config{Inputs: inputs[:1], OutDir: out, Workers: 2, Tables: usage, Incremental: true}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, out)
+	for _, cfg := range []Config{
+		{Tables: []string{sink.TableUsage, sink.TableConversations}},
+		{Tables: usage, Minimal: true}, // extract's handlers: no receipts, no hashes
+	} {
+		cfg.Inputs, cfg.OutDir, cfg.Workers, cfg.Incremental = inputs, out, 2, true
+		_, err := Run(context.Background(), cfg)
+		var se *SettingsError
+		if !errors.As(err, &se) {
+			t.Errorf("tables %v, minimal %v: err = %v, want a SettingsError", cfg.Tables, cfg.Minimal, err)
+		}
+	}
+	sameSnapshots(t, snapshot(t, out), before)
+	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: usage, Incremental: true}); err != nil {
+		t.Errorf("the same settings: %v", err)
+	}
+}
+
+// TestResumeNeedsSameHandlers: a killed extract's sealed inputs (no
+// hashes, no receipts) are not resumed by a run over the same tables.
+func TestResumeNeedsSameHandlers(t *testing.T) {
+	dir := t.TempDir()
+	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
+	out := filepath.Join(dir, "out")
+	usage := []string{sink.TableUsage}
+	failing := Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: usage, Minimal: true, OnDocument: func(d Document) error {
+		if d.Input == inputs[1].Path {
+			return errStop
+		}
+		return nil
+	}}
+	if _, err := Run(context.Background(), failing); !errors.Is(err, errStop) {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: usage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resumed != 0 {
+		t.Errorf("run resumed %d inputs an extract had sealed", res.Resumed)
+	}
+}

@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 
+	"io/fs"
+	"strings"
+
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -73,6 +76,9 @@ func openOutDir(cfg *Config) (o *outDir, err error) {
 			return nil, err
 		}
 		o.run = o.state.lastRun + 1
+		if err := o.sameSettings(); err != nil {
+			return nil, err
+		}
 		if err := o.classify(); err != nil {
 			return nil, err
 		}
@@ -103,6 +109,65 @@ func openOutDir(cfg *Config) (o *outDir, err error) {
 	}
 	return o, nil
 }
+
+// runSettings are what every run of an incremental series must share, so
+// that its datasets and its documents' index records mean the same thing
+// from run to run (the keyring may change: it only decides verdicts).
+type runSettings struct {
+	Handlers    []string           `json:"handlers"`
+	Tables      []string           `json:"tables"`
+	PartitionBy sink.Partitioning  `json:"partition_by"`
+	Archive     sink.ArchiveFormat `json:"archive"`
+}
+
+func (o *outDir) settings() runSettings {
+	s := runSettings{Handlers: o.cfg.Registry.Names(), Tables: o.cfg.Tables, PartitionBy: o.tableOptions.PartitionBy, Archive: o.cfg.Archive}
+	if s.PartitionBy == "" {
+		s.PartitionBy = sink.PartitionNone
+	}
+	if s.Tables == nil {
+		s.Tables = []string{}
+	}
+	return s
+}
+
+// sameSettings refuses an incremental run whose settings differ from those
+// of the runs OUT holds (its state's settings.json) with a *SettingsError.
+func (o *outDir) sameSettings() error {
+	b, err := os.ReadFile(o.dir.State(stateSettings))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	now, err := json.Marshal(o.settings())
+	if err != nil {
+		return err
+	}
+	if was := strings.TrimSpace(string(b)); was != string(now) {
+		return &SettingsError{Was: was, Now: string(now)}
+	}
+	return nil
+}
+
+// ErrSettingsChanged marks an incremental run refused because OUT's runs
+// used other settings.
+var ErrSettingsChanged = errors.New("incremental run with other settings than OUT's runs")
+
+// SettingsError is the refusal of an incremental run whose settings
+// (command, tables, partitioning, archive format) differ from OUT's runs.
+type SettingsError struct {
+	// Was and Now are the settings, as JSON.
+	Was, Now string
+}
+
+func (e *SettingsError) Error() string {
+	return fmt.Sprintf("the runs in OUT used %s, this one %s: an incremental run must use the same command, tables, --partition-by and --archive (run without --incremental to replace OUT)", e.Was, e.Now)
+}
+
+// Unwrap returns ErrSettingsChanged.
+func (e *SettingsError) Unwrap() error { return ErrSettingsChanged }
 
 // classify sorts an incremental run's inputs: those OUT holds with the
 // same fingerprint are skipped (their path, size and modification time
@@ -175,9 +240,10 @@ func (o *outDir) stagingKey() (string, error) {
 		Strict                      bool
 		Tables                      []string
 		TableOptions                sink.TableOptions
+		Handlers                    []string
 		Inputs                      [][2]string
 	}{Version, keyring, o.run, cfg.Incremental, cfg.ReplaceChanged, cfg.Archive, int(cfg.ZstdLevel),
-		cfg.MaxDocBytes, int64(cfg.ZstdMaxWindow), cfg.MaxDepth, cfg.Strict, cfg.Tables, o.tableOptions, inputs})
+		cfg.MaxDocBytes, int64(cfg.ZstdMaxWindow), cfg.MaxDepth, cfg.Strict, cfg.Tables, o.tableOptions, cfg.Registry.Names(), inputs})
 	return string(b) + "\n", err
 }
 

@@ -291,7 +291,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var out *outDir
 	if cfg.OutDir != "" {
 		if out, err = openOutDir(&cfg); err != nil {
-			if errors.Is(err, ErrChanged) {
+			if errors.Is(err, ErrChanged) || errors.Is(err, ErrSettingsChanged) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("%w: %w", ErrFatal, err)

@@ -21,6 +21,8 @@ import (
 const (
 	// stateInputs lists every committed input, one JSON per line.
 	stateInputs = "inputs.jsonl"
+	// stateSettings are the settings of the runs (runSettings).
+	stateSettings = "settings.json"
 )
 
 // stateRunDir is the state directory of run number run.
