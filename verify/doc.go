@@ -6,7 +6,9 @@
 // their k-of-n quorum, and the transcript references, resolved by a Resolver
 // once the inputs end, against what every document of the run with a
 // referenced id says (Evidence, folded by package docindex in the CLI's
-// pipeline).
+// pipeline). Ed25519 signatures are verified with curve25519-voi under the
+// rules circl v1.6.5 applies (ed25519Options, proven by ed25519_test.go),
+// ML-DSA with circl.
 //
 // A ReceiptChecker checks one receipt at a time: it owns the keyring, a
 // canonicalizer, a cache of unpacked public keys and its scratch buffers,

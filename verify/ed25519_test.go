@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	circled "github.com/cloudflare/circl/sign/ed25519"
+	voied "github.com/oasisprotocol/curve25519-voi/primitives/ed25519"
 
 	"github.com/convbatch/convbatch/internal/fuzzseed"
 	"github.com/convbatch/convbatch/jsonscan"
@@ -416,4 +417,69 @@ func FuzzEd25519Differential(f *testing.F) {
 		pub, sig = mutateEd25519(op, pub, sig)
 		ed25519Verdicts(&kc, pub, msg, sig).check(t, hex.EncodeToString(pub)+" "+hex.EncodeToString(sig), pub)
 	})
+}
+
+// TestEd25519OptionsChosen: of curve25519-voi's presets none gives circl's
+// verdicts on the flagged vectors, each for the reason in its comment;
+// ed25519Options does, and voi's batch verification, cofactored, accepts
+// signatures that circl refuses: a batch that passes would not prove the
+// profile's verdict, so it is not used.
+func TestEd25519OptionsChosen(t *testing.T) {
+	vectors := loadEd25519Vectors(t)
+	type input struct {
+		pub, msg, sig []byte
+		circl         bool
+	}
+	var inputs []input
+	for _, vec := range vectors {
+		pub, msg := unhex(t, vec.A), []byte(vec.M)
+		sig := append(unhex(t, vec.R), unhex(t, vec.S)...)
+		inputs = append(inputs, input{pub, msg, sig, circled.Verify(pub, msg, sig)})
+	}
+	differ := func(vo *voied.VerifyOptions) (n int) {
+		opts := &voied.Options{Verify: vo}
+		for _, in := range inputs {
+			if voied.VerifyWithOptions(in.pub, in.msg, in.sig, opts) != in.circl {
+				n++
+			}
+		}
+		return n
+	}
+	if n := differ(ed25519Options.Verify); n != 0 {
+		t.Errorf("ed25519Options differ from circl on %d vectors", n)
+	}
+	for _, p := range []struct {
+		name string
+		opts *voied.VerifyOptions
+	}{
+		{"default (cofactored, no small-order A)", voied.VerifyOptionsDefault},
+		{"stdlib (non-canonical A)", voied.VerifyOptionsStdLib},
+		{"FIPS 186-5 (cofactored)", voied.VerifyOptionsFIPS_186_5},
+		{"ZIP-215 (cofactored, non-canonical A and R)", voied.VerifyOptionsZIP_215},
+	} {
+		if n := differ(p.opts); n == 0 {
+			t.Errorf("preset %s gives circl's verdicts", p.name)
+		} else {
+			t.Logf("preset %s differs from circl on %d of %d vectors", p.name, n, len(vectors))
+		}
+	}
+	// A valid signature in a batch with one that has a low-order residue:
+	// the batch passes, circl refuses the second.
+	valid := ed25519EdgeCases(t)[0]
+	for _, vec := range vectors {
+		if !slices.Equal(vec.Flags, []string{"LowOrderComponentR", "LowOrderResidue"}) {
+			continue
+		}
+		pub, msg := unhex(t, vec.A), []byte(vec.M)
+		sig := append(unhex(t, vec.R), unhex(t, vec.S)...)
+		v := voied.NewBatchVerifier()
+		fips := &voied.Options{Verify: voied.VerifyOptionsFIPS_186_5}
+		v.AddWithOptions(valid.pub, valid.msg, valid.sig, fips)
+		v.AddWithOptions(pub, msg, sig, fips)
+		if !v.VerifyBatchOnly(nil) || circled.Verify(pub, msg, sig) {
+			t.Errorf("batch %v, circl %v: want a batch that passes a signature circl refuses", v.VerifyBatchOnly(nil), circled.Verify(pub, msg, sig))
+		}
+		return
+	}
+	t.Fatal("no vector with only a low-order residue in R")
 }
