@@ -12,7 +12,9 @@
 //
 // A ReceiptChecker checks one receipt at a time: it owns the keyring, a
 // canonicalizer, a cache of unpacked public keys and its scratch buffers,
-// so each worker keeps one and reuses them from receipt to receipt. Its
+// so each worker keeps one and reuses them from receipt to receipt. The
+// workers' checkers may share one SignatureCache, which remembers every
+// verdict so a repeated signature is verified once in a run. Its
 // steps are the numbered checks of docs/FORMAT.md; what fails is recorded
 // as a Reasons set (reasons.go).
 //
