@@ -248,3 +248,29 @@ func BenchmarkEd25519Interleaved(b *testing.B) {
 		b.ReportMetric(float64(best[i].Nanoseconds())/n, "ns/sig-"+l.name)
 	}
 }
+
+// BenchmarkSignatureCacheShared is the cost of a hit on one cache shared by
+// every goroutine (run with -cpu 1,2,...): the striped locks and counters
+// the workers contend on.
+func BenchmarkSignatureCacheShared(b *testing.B) {
+	c := NewSignatureCache(DefaultSignatureCacheEntries)
+	msg, pub, sig := make([]byte, 200), make([]byte, 32), make([]byte, 64)
+	var h sigHasher
+	var ds [][32]byte
+	for i := range 1024 {
+		binary.LittleEndian.PutUint64(msg, uint64(i))
+		d := h.digest("ed25519", pub, msg, sig)
+		c.add(&d, true)
+		ds = append(ds, d)
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if _, found := c.lookup(&ds[i%len(ds)]); !found {
+				b.Error("miss")
+				return
+			}
+			i++
+		}
+	})
+}
