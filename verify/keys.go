@@ -104,8 +104,10 @@ func (a Algorithm) verify(cache *keyCache, publicKey, msg, sig []byte) bool {
 // notaries sign many receipts, and unpacking an ML-DSA key (expanding its
 // matrix) costs more than a verification. A profile of verify on a 1 GiB
 // archive showed key unpacking as a third of all allocations. Ed25519 keys
-// are kept expanded (curve25519-voi's precomputed table of -A, 1.5 KiB),
-// which takes a third off each later verification with the key. The cache
+// are kept expanded (curve25519-voi's precomputed table of -A, 1.5 KiB):
+// expanding costs about what it saves on the first verification, and each
+// later one with the key takes 22.8 µs instead of 26.2 µs (1024 such keys
+// are 1.5 MiB). The cache
 // is bounded (it is emptied when full) and not safe for concurrent use:
 // each ReceiptChecker has its own. A nil *keyCache caches nothing.
 type keyCache struct {
