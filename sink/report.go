@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/convbatch/convbatch/verify"
 )
 
 // Counts are the accounting counters of one input or of the whole run. The
@@ -177,6 +179,10 @@ type Receipts struct {
 	Reresolved int64 `json:"reresolved"`
 	// ReresolvedStatus counts those new verdicts by status.
 	ReresolvedStatus map[string]int64 `json:"reresolved_status,omitempty"`
+	// SignatureCache counts the signature verifications the run's
+	// verified-signature cache answered (hits) and made (misses); absent
+	// when the run had no cache.
+	SignatureCache *verify.SignatureCacheStats `json:"signature_cache,omitempty"`
 }
 
 // CommittedInput is an input an earlier run committed.

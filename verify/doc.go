@@ -6,11 +6,15 @@
 // their k-of-n quorum, and the transcript references, resolved by a Resolver
 // once the inputs end, against what every document of the run with a
 // referenced id says (Evidence, folded by package docindex in the CLI's
-// pipeline).
+// pipeline). Ed25519 signatures are verified with curve25519-voi under the
+// rules circl v1.6.5 applies (ed25519Options, proven by ed25519_test.go),
+// ML-DSA with circl.
 //
 // A ReceiptChecker checks one receipt at a time: it owns the keyring, a
 // canonicalizer, a cache of unpacked public keys and its scratch buffers,
-// so each worker keeps one and reuses them from receipt to receipt. Its
+// so each worker keeps one and reuses them from receipt to receipt. The
+// workers' checkers may share one SignatureCache, which remembers every
+// verdict so a repeated signature is verified once in a run. Its
 // steps are the numbered checks of docs/FORMAT.md; what fails is recorded
 // as a Reasons set (reasons.go).
 //

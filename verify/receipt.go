@@ -52,21 +52,59 @@ var ReceiptMembers = []string{"consensusReceipt", "consensusTranscripts"}
 // receipts") against an optional keyring. It owns what one receipt's checks
 // hand on to the next: a canonicalizer, a cache of unpacked public keys and
 // the buffers canonical forms are written to. It is not safe for concurrent
-// use: each worker keeps its own.
+// use: each worker keeps its own, and the workers may share one
+// SignatureCache (WithSignatureCache).
 type ReceiptChecker struct {
 	keyring *Keyring
 	canon   Canonicalizer
 	keys    keyCache
+
+	// sigs remembers verdicts (nil: none), keyed by hasher's digests.
+	sigs   *SignatureCache
+	hasher sigHasher
+	// verified counts the signature verifications made (tests).
+	verified int
 
 	// Buffers for the canonical forms of the carrying document without its
 	// receipt members, of the payload and of one statement.
 	selfBuf, payloadBuf, stmtBuf []byte
 }
 
+// CheckerOption configures a ReceiptChecker.
+type CheckerOption func(*ReceiptChecker)
+
+// WithSignatureCache makes the checker look every signature up in cache
+// before verifying it, and remember the verdict after; a nil cache is no
+// cache. One cache may serve every worker's checker.
+func WithSignatureCache(cache *SignatureCache) CheckerOption {
+	return func(c *ReceiptChecker) { c.sigs = cache }
+}
+
 // NewReceiptChecker returns a checker that pins keys with keyring; with a
 // nil keyring receipts are checked for self-consistency only.
-func NewReceiptChecker(keyring *Keyring) *ReceiptChecker {
-	return &ReceiptChecker{keyring: keyring}
+func NewReceiptChecker(keyring *Keyring, opts ...CheckerOption) *ReceiptChecker {
+	c := &ReceiptChecker{keyring: keyring}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// verify checks sig over msg with alg and the raw key pub, through the
+// signature cache when there is one.
+func (c *ReceiptChecker) verify(alg Algorithm, pub, msg, sig []byte) bool {
+	if c.sigs == nil {
+		c.verified++
+		return alg.verify(&c.keys, pub, msg, sig)
+	}
+	d := c.hasher.digest(alg.Name, pub, msg, sig)
+	if ok, found := c.sigs.lookup(&d); found {
+		return ok
+	}
+	c.verified++
+	ok := alg.verify(&c.keys, pub, msg, sig)
+	c.sigs.add(&d, ok)
+	return ok
 }
 
 // receipt is one receipt being checked: its document, its envelope's
@@ -201,7 +239,7 @@ func (r *receipt) checkEnvelopeSignature() {
 			rc.Reasons.Add(SignatureMalformed)
 		}
 	}
-	if r.rawPub != nil && rawSig != nil && !(r.payloadOK && algo.verify(&r.c.keys, r.rawPub, r.payloadJCS, rawSig)) {
+	if r.rawPub != nil && rawSig != nil && !(r.payloadOK && r.c.verify(algo, r.rawPub, r.payloadJCS, rawSig)) {
 		rc.Reasons.Add(SignatureInvalid)
 	}
 }
@@ -401,7 +439,7 @@ func (r *receipt) checkStatement(s int32, named map[string]struct{}) (string, bo
 	if err != nil {
 		return agent, false
 	}
-	return agent, alg.verify(&c.keys, rawPub, msg, rawSig)
+	return agent, c.verify(alg, rawPub, msg, rawSig)
 }
 
 // Equal reports whether two references are the same.
