@@ -119,6 +119,10 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 		w.rep.Receipts.ReresolvedStatus[string(nr.Status)]++
 	}
 	w.rep.Receipts.Reresolved = int64(len(reresolved))
+	if w.cfg.sigCache != nil && slices.Contains(w.rep.Settings.Handlers, "consensus-receipt") {
+		st := w.cfg.sigCache.Stats()
+		w.rep.Receipts.SignatureCache = &st
+	}
 	if w.cfg.KeepReceipts {
 		res.Receipts = append(receipts, reresolved...)
 	}

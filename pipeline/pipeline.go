@@ -107,6 +107,10 @@ type Config struct {
 	// twice that. It sets the process-wide limit
 	// (runtime/debug.SetMemoryLimit) and restores it when the run ends.
 	MemoryLimit int64
+
+	// sigCache is the run's verified-signature cache, made by defaults
+	// with the standard registry and read for the report.
+	sigCache *verify.SignatureCache
 }
 
 // Document is what OnDocument is told about each document.
@@ -249,8 +253,9 @@ func (c *Config) defaults() {
 	}
 	if c.Registry == nil {
 		extract := len(c.Tables) > 0 && c.OutDir != ""
+		c.sigCache = verify.NewSignatureCache(verify.DefaultSignatureCacheEntries)
 		opts := transform.Options{
-			Receipts: transform.ReceiptOptions{Keyring: c.Keyring},
+			Receipts: transform.ReceiptOptions{Keyring: c.Keyring, SignatureCache: c.sigCache},
 			Extract:  extract,
 			MaxDepth: c.MaxDepth,
 			Minimal:  c.Minimal,

@@ -9,6 +9,9 @@ import (
 type ReceiptOptions struct {
 	// Keyring pins keys; nil checks self-consistency only.
 	Keyring *verify.Keyring
+	// SignatureCache, shared by every worker's checker, remembers
+	// verdicts so each signature is verified once; nil: none.
+	SignatureCache *verify.SignatureCache
 }
 
 // ConsensusReceipt handles the consensus-receipt extension: it checks the
@@ -27,7 +30,9 @@ func (ConsensusReceipt) Manifest() Manifest {
 }
 
 // NewState gives each worker its receipt checker.
-func (h ConsensusReceipt) NewState() any { return verify.NewReceiptChecker(h.Options.Keyring) }
+func (h ConsensusReceipt) NewState() any {
+	return verify.NewReceiptChecker(h.Options.Keyring, verify.WithSignatureCache(h.Options.SignatureCache))
+}
 
 // Handle checks the receipt.
 func (h ConsensusReceipt) Handle(d *Doc, res *Result) {

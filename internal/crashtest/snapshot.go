@@ -35,7 +35,7 @@ import (
 // ReportTimeKeys are the members removed, at any depth, from report.json
 // and from every JSON file under reports/ before they are compared: they
 // differ from run to run.
-var ReportTimeKeys = []string{"started_at", "finished_at", "duration_seconds"}
+var ReportTimeKeys = []string{"started_at", "finished_at", "duration_seconds", "signature_cache"}
 
 // Ignored are the entries (relative, slash-separated paths, directories
 // with a trailing "/") that Snapshot leaves out: the lock file, which a
