@@ -344,7 +344,7 @@ type pool struct {
 
 // DefaultPoolBytes is the byte budget of the batches in flight between the
 // reader and the writer when Config.MemoryLimit does not set a smaller one.
-const DefaultPoolBytes = 64 << 20
+const DefaultPoolBytes = 32 << 20
 
 // poolBytes is the run's byte budget for batches in flight: DefaultPoolBytes,
 // or a quarter of Config.MemoryLimit when that is smaller.
