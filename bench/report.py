@@ -22,6 +22,9 @@ ap.add_argument("--jcs", nargs="+", help="jcsbench outputs, one file per run")
 ap.add_argument("--scale-docs", nargs="*", default=[])
 ap.add_argument("--chdb-version")
 ap.add_argument("--chdb-npm")
+ap.add_argument("--polars-version")
+ap.add_argument("--peer-counts", nargs="*", default=[], help="CASE=<peer_compare.sql output line>")
+ap.add_argument("--jobs", help="TSV of run-full-jN and extract-jN")
 ap.add_argument("--tiny-tsv")
 ap.add_argument("--tiny-rows")
 ap.add_argument("--tiny-docs", nargs="*", default=[], help="N=BYTES of each tiny-document archive")
@@ -67,7 +70,8 @@ p("Written by `make bench` (`bash bench/run.sh`); every number below comes from 
 p("## Machine and inputs\n")
 p(f"- {os.cpu_count()} cores (nproc), {cpu[0] if cpu else 'unknown CPU'}; {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB RAM; shared and noisy.")
 chdb = f"ClickHouse {a.chdb_version} (chDB embedded in Node, npm chdb {a.chdb_npm}); " if a.chdb_version else ""
-p(f"- {gover}; DuckDB {a.duckdb_version} (npm @duckdb/node-api, Node {nodever}); {chdb}{jqver}; {zstdver.split(',')[0].strip('* ')}.")
+polars = f"Polars (npm nodejs-polars {a.polars_version}); " if a.polars_version else ""
+p(f"- {gover}; DuckDB {a.duckdb_version} (npm @duckdb/node-api, Node {nodever}); {chdb}{polars}{jqver}; {zstdver.split(',')[0].strip('* ')}.")
 p(f"- Input: `convbatch gen --bytes {a.size} --seed 42`: {nbytes / MB:.0f} MB of JSONL "
   f"({nbytes / 2**20:.0f} MiB), and its `zstd -3 -T0` copy, {a.zbytes / MB:.0f} MB (ratio {nbytes / a.zbytes:.1f}). "
   "Both files are in the page cache (they are read every round).")
@@ -94,6 +98,8 @@ p("- `run-full-zst`: the nightly job with everything on: documents checked, tran
 p("- `run-verify-zst`: `--tables none --archive none`: read, check, hash and verify only.")
 p("- `extract-*`: `convbatch extract --tables usage,conversations` (still checks, hashes and verifies receipts: those cannot be turned off).")
 p("- `duckdb-*`: DuckDB writing the same two tables as zstd Parquet from the same file ([`bench/duckdb_extract.sql`](duckdb_extract.sql)): one `read_json` with explicit columns into a temporary table without the message contents, then one `COPY ... TO (FORMAT parquet)` per table (usage rows from `unnest(messages) WITH ORDINALITY`, conversation rows with list aggregates: totals, images and their decoded size, tool calls, orphan tool results). It does not parse strictly, hash transcripts, verify receipts or number source lines.")
+p("- `chdb-*`: ClickHouse (chDB, embedded in Node) writing the same two tables as zstd Parquet from the same file ([`bench/chdb_extract.sql`](chdb_extract.sql), ClickHouse decompressing the .zst itself): one read with an explicit schema into a Memory table without the message contents, then one `INSERT INTO FUNCTION file(..., 'Parquet')` per table. The same checks left out as for DuckDB.")
+p("- `polars-plain`: Polars (nodejs-polars) writing the same two tables as zstd Parquet from the plain file only (it has no zstd reader) ([`bench/polars.mjs`](polars.mjs)): one `scanJson` with an explicit schema, exploded into one eager frame of messages without their contents; usage is its filtered projection, conversations its aggregate by document (orphan tool results by a join to each call's first message). The same checks left out as for DuckDB.")
 p("- `jq-zst`: `zstd -dc | jq` summing cost by provider ([`bench/cost_by_provider.jq`](cost_by_provider.jq)): one aggregate, no tables.")
 p("- `floor-zstd-dc`: `zstd -dc > /dev/null`, the decompression floor (single-threaded, as zstd decompression is).")
 
@@ -101,6 +107,17 @@ p("\n### Same tables, same rows\n")
 c = a.counts.split("\t")
 p(f"`bench/duckdb_compare.sql` over the last round's `extract-zst` and `duckdb-zst` outputs: usage rows convbatch {c[1]}, DuckDB {c[2]}; "
   f"conversation rows convbatch {c[3]}, DuckDB {c[4]}; rows of either table missing from the other (every column both compute, costs rounded): usage {c[5]}, conversations {c[6]}.")
+for pc in a.peer_counts:
+    name, line = pc.split("=", 1)
+    c = line.split("\t")
+    if len(c) < 7:
+        p(f"`bench/peer_compare.sql` for `{name}`: no result (`{line}`).")
+        continue
+    p(f"`bench/peer_compare.sql` over the last round's `extract-zst` and `{name}` outputs (counts, then `EXCEPT ALL` both ways over the key columns: "
+      "usage conversation_id, message_index, message_id, role, agent_id, provider, tokens_input, tokens_output, cost rounded to 1e-9; "
+      "conversations conversation_id, title, message_count, agent_id, swarm_role, leader_id, token totals, cost_total rounded to 1e-6, "
+      "image_count, image_bytes, tool_call_count, tool_result_orphans, has_receipt): "
+      f"usage rows convbatch {c[1]}, {name} {c[2]}; conversation rows convbatch {c[3]}, {name} {c[4]}; rows of either missing from the other: usage {c[5]}, conversations {c[6]}.")
 p(f"DuckDB's own count line: `{a.duckdb_rows}`. jq's totals: `{open(a.jq).read().strip()[:400]}`.")
 
 # Scaling.
@@ -130,6 +147,19 @@ if len(ext) >= 2:
 j1, j2 = srows.get("run-verify-j1"), srows.get("run-verify-j2")
 if j1 and j2:
     p(f"`run --tables none --archive none`: -j 2 is {j1[0][0] / j2[0][0]:.2f}x as fast as -j 1.")
+
+jorder, jrows = load(a.jobs) if a.jobs else ([], {})
+if jorder:
+    p("\n## Peak RSS by worker count\n")
+    p("The full run (`run --keys KEYS --tables all --archive zst`) and `extract --tables usage,conversations` on the zstd file at each `-j`, one run each. "
+      "The pool between reader and writer is bounded by bytes in flight (32 MiB by default), not by a count of batches.\n")
+    p("| -j | run-full wall s | run-full peak RSS MiB | extract wall s | extract peak RSS MiB |")
+    p("|---:|---:|---:|---:|---:|")
+    for n in jorder:
+        if n.startswith("run-full-j"):
+            j = n[len("run-full-j"):]
+            r, e = jrows[n][0], jrows.get(f"extract-j{j}", [(float("nan"),) * 3])[0]
+            p(f"| {j} | {r[0]:.2f} | {r[2]:.0f} | {e[0]:.2f} | {e[2]:.0f} |")
 
 # Tiny documents (issue 12).
 tiny = None
@@ -184,6 +214,26 @@ ez, ep, dz, dp = "extract-zst", "extract-plain", "duckdb-zst", "duckdb-plain"
 def verdict(ok):
     return "**met**" if ok else "**missed**"
 
+
+# Issue 14: against the fastest of ClickHouse, Polars and DuckDB (either
+# input), and the leanest of them.
+peers = [n for n in ("chdb-zst", "chdb-plain", "polars-plain", dz, dp) if n in med]
+fast = max(peers, key=mbps)
+lean = min(peers, key=lambda n: med[n][2])
+p(f"Issue 14 (fastest peer: `{fast}`, {mbps(fast):.0f} MB/s; leanest peer: `{lean}`, {med[lean][2]:.0f} MiB):\n")
+for e in (ez, ep):
+    t, m = ratio(mbps(e), mbps(fast)), ratio(med[e][2], med[lean][2])
+    p(f"- `{e}` ≥ 2× the fastest peer's throughput at ≤ ⅓ of the leanest peer's peak RSS: {verdict(t >= 2 and m <= 1 / 3)}: "
+      f"{t:.2f}x the throughput ({mbps(e):.0f} vs {mbps(fast):.0f} MB/s), {m:.3f} of the RSS ({med[e][2]:.0f} vs {med[lean][2]:.0f} MiB).")
+t = ratio(mbps("run-full-zst"), mbps(fast))
+p(f"- Full run (everything verified, all tables, archive written back) ≥ 1.3× the fastest peer's extraction-only throughput: {verdict(t >= 1.3)}: "
+  f"{t:.2f}x ({mbps('run-full-zst'):.0f} vs {mbps(fast):.0f} MB/s).")
+if jorder:
+    worst = max(jorder, key=lambda n: jrows[n][0][2])
+    js = sorted({int(n.rsplit("-j", 1)[1]) for n in jorder})
+    p(f"- Peak RSS < 256 MiB at -j {', '.join(map(str, js))} (full run and extract, zstd input): {verdict(jrows[worst][0][2] < 256)}: "
+      f"largest {jrows[worst][0][2]:.0f} MiB (`{worst}`).")
+p("\nEarlier targets:\n")
 
 for e, d, label in ((ez, dz, "zstd input"), (ep, dp, "plain input")):
     t, m = ratio(mbps(e), mbps(d)), ratio(med[e][2], med[d][2])

@@ -8,13 +8,18 @@
 #
 # 1. `convbatch gen --seed 42` writes a SIZE archive (plain JSONL), and
 #    `zstd -3 -T0` a compressed copy, under bench/data (kept, ignored by git).
-# 2. DuckDB (npm @duckdb/node-api) is installed into bench/data/duckdb; the
-#    peer runs bench/duckdb_extract.sql through bench/duckdb.mjs, as its own
-#    process.
+# 2. The peers, each installed once under bench/data and run as its own
+#    process, writing the usage and conversations tables with an explicit
+#    schema: DuckDB (npm @duckdb/node-api, bench/duckdb_extract.sql through
+#    bench/duckdb.mjs) and ClickHouse (npm chdb, bench/chdb_extract.sql
+#    through bench/chdb.mjs) on the plain and zstd files, Polars (npm
+#    nodejs-polars, bench/polars.mjs) on the plain file; their rows are
+#    compared with convbatch's (duckdb_compare.sql, peer_compare.sql).
 # 3. Each case runs RUNS times, interleaved (case 1..n, then again), under
 #    /usr/bin/time: medians of wall time, CPU (user+sys) and peak RSS.
-# 4. Scaling: `run --tables none --archive none` at -j 1 and -j 2, and
-#    `extract` at SIZE/4, SIZE and 4*SIZE (one run each).
+# 4. Scaling: `run --tables none --archive none` at -j 1 and -j 2; peak RSS
+#    of the full run and `extract` at each -j of JOBS (1 2 16 64); `extract`
+#    at SIZE/4, SIZE and 4*SIZE (one run each).
 # 5. bench/jcsbench: our RFC 8785 canonicalizer against gowebpki/jcs.
 # 6. Tiny documents (issue 12): `gen --profile short` archives of 1M and 3M
 #    documents (SHORT_DOCS), plain JSONL; `extract --tables
@@ -40,9 +45,12 @@ DATA=${DATA:-bench/data}
 WORK=${WORK:-bench/work}
 DUCKDB_VERSION=${DUCKDB_VERSION:-1.5.6-r.1}
 CHDB_VERSION=${CHDB_VERSION:-3.4.0}
+POLARS_VERSION=${POLARS_VERSION:-0.25.2}
+JOBS=${JOBS:-"1 2 16 64"}
 BIN=bin/convbatch
 export DUCKDB_NODE_DIR="$DATA/duckdb"
 export CHDB_NODE_DIR="$DATA/chdb"
+export POLARS_NODE_DIR="$DATA/polars"
 
 need() { command -v "$1" >/dev/null || { echo "bench: the $1 command is needed${2:+ ($2)}" >&2; exit 2; }; }
 need zstd; need jq; need node; need npm; need python3; need go
@@ -85,6 +93,18 @@ if [ ! -f "$CHDB_NODE_DIR/node_modules/chdb/package.json" ]; then
 fi
 chdb_version=$(node bench/chdb.mjs --version)
 
+# Polars as nodejs-polars, pinned with npm i -E; its platform package is
+# named too, as npm skips it as an optional dependency on Node 20 (it asks
+# for Node >= 22 but runs on 20). Installed once under bench/data.
+if [ ! -f "$POLARS_NODE_DIR/node_modules/nodejs-polars-linux-x64-gnu/package.json" ]; then
+  log "installing nodejs-polars@$POLARS_VERSION into $POLARS_NODE_DIR"
+  mkdir -p "$POLARS_NODE_DIR"
+  [ -f "$POLARS_NODE_DIR/package.json" ] || echo '{"private": true}' > "$POLARS_NODE_DIR/package.json"
+  (cd "$POLARS_NODE_DIR" && npm install --no-audit --no-fund --loglevel=error -E \
+    "nodejs-polars@$POLARS_VERSION" "nodejs-polars-linux-x64-gnu@$POLARS_VERSION")
+fi
+polars_version=$(node bench/polars.mjs --version)
+
 gen_archive "$SIZE"
 plain="$DATA/bench-$SIZE.jsonl"
 zst="$plain.zst"
@@ -101,10 +121,13 @@ declare -A CMDS=(
   [extract-plain]="$BIN extract -o $WORK/out-extract-plain --tables usage,conversations --progress never $plain"
   [duckdb-zst]="node bench/duckdb.mjs bench/duckdb_extract.sql input=$zst out=$WORK/out-duckdb-zst"
   [duckdb-plain]="node bench/duckdb.mjs bench/duckdb_extract.sql input=$plain out=$WORK/out-duckdb-plain"
+  [chdb-zst]="node bench/chdb.mjs bench/chdb_extract.sql input=$(realpath "$zst") out=$(realpath "$WORK")/out-chdb-zst"
+  [chdb-plain]="node bench/chdb.mjs bench/chdb_extract.sql input=$(realpath "$plain") out=$(realpath "$WORK")/out-chdb-plain"
+  [polars-plain]="node bench/polars.mjs input=$plain out=$WORK/out-polars-plain"
   [jq-zst]="set -o pipefail; zstd -dc $zst | jq -n -c -f bench/cost_by_provider.jq"
   [floor-zstd-dc]="zstd -dc $zst > /dev/null"
 )
-order=(run-full-zst run-verify-zst extract-zst extract-plain duckdb-zst duckdb-plain jq-zst floor-zstd-dc)
+order=(run-full-zst run-verify-zst extract-zst extract-plain duckdb-zst duckdb-plain chdb-zst chdb-plain polars-plain jq-zst floor-zstd-dc)
 
 # measure TSV NAME CMD: one run under /usr/bin/time; stdout and stderr kept in
 # $WORK/NAME.log. convbatch's exit code 1 (completed with findings) is fine.
@@ -134,6 +157,12 @@ log "comparing the tables"
 counts=$(node bench/duckdb.mjs bench/duckdb_compare.sql \
   cb="$WORK/out-extract-zst/tables" dd="$WORK/out-duckdb-zst")
 duckdb_rows=$(grep -h '^rows' "$WORK/duckdb-zst.log" | tail -1)
+# ClickHouse's and Polars' tables against convbatch's, on the key columns
+# (bench/peer_compare.sql).
+peer_counts=()
+for peer in chdb-zst chdb-plain polars-plain; do
+  peer_counts+=("$peer=$(node bench/duckdb.mjs bench/peer_compare.sql cb="$WORK/out-extract-zst/tables" pe="$WORK/out-$peer")")
+done
 cat "$WORK/jq-zst.log" > "$WORK/jq-result.txt"
 
 # Scaling.
@@ -142,6 +171,16 @@ scale_tsv="$WORK/scaling.tsv"
 for j in 1 2; do
   log "scaling: run -j $j"
   measure "$scale_tsv" "run-verify-j$j" "$BIN run -o $WORK/out-run-verify-j$j -j $j --tables none --archive none --progress never $zst"
+done
+# Peak RSS by worker count: the full run and extract at each -j of JOBS.
+jobs_tsv="$WORK/jobs.tsv"
+: > "$jobs_tsv"
+for j in $JOBS; do
+  log "memory: -j $j"
+  measure "$jobs_tsv" "run-full-j$j" "$BIN run -o $WORK/out-run-full-j$j -j $j --keys $keys --tables all --archive zst --progress never $zst"
+  rm -rf "$WORK/out-run-full-j$j"
+  measure "$jobs_tsv" "extract-j$j" "$BIN extract -o $WORK/out-extract-j$j -j $j --tables usage,conversations --progress never $zst"
+  rm -rf "$WORK/out-extract-j$j"
 done
 scale_docs=()
 for s in $SCALE_SIZES; do
@@ -213,16 +252,18 @@ cmds_file="$WORK/commands.txt"
 for name in "${order[@]}"; do printf '%s\t%s\n' "$name" "${CMDS[$name]}" >> "$cmds_file"; done
 printf '%s\t%s\n' run-verify-j1 "$BIN run -o OUT -j 1 --tables none --archive none --progress never $zst" >> "$cmds_file"
 printf '%s\t%s\n' run-verify-j2 "$BIN run -o OUT -j 2 --tables none --archive none --progress never $zst" >> "$cmds_file"
+printf '%s\t%s\n' run-full-jN "$BIN run -o OUT -j N --keys $keys --tables all --archive zst --progress never $zst" >> "$cmds_file"
+printf '%s\t%s\n' extract-jN "$BIN extract -o OUT -j N --tables usage,conversations --progress never $zst" >> "$cmds_file"
 printf '%s\t%s\n' extract-SIZE "$BIN extract -o OUT --tables usage,conversations --progress never $DATA/bench-SIZE.jsonl.zst" >> "$cmds_file"
 for name in "${tiny_order[@]}"; do printf '%s\t%s\n' "$name" "${TINY[$name]}" >> "$cmds_file"; done
 
 mkdir -p "$(dirname "$RESULTS")"
 python3 bench/report.py \
-  --tsv "$tsv" --scaling "$scale_tsv" --commands "$cmds_file" \
+  --tsv "$tsv" --scaling "$scale_tsv" --jobs "$jobs_tsv" --commands "$cmds_file" \
   --bytes "$bytes" --zbytes "$zbytes" --size "$SIZE" --runs "$RUNS" \
   --duckdb-version "$duckdb_version" --duckdb-rows "$duckdb_rows" --counts "$counts" \
   --jq "$WORK/jq-result.txt" --jcs "${jcs_files[@]}" --scale-docs "${scale_docs[@]}" \
-  --chdb-version "$chdb_version" --chdb-npm "$CHDB_VERSION" --tiny-tsv "$tiny_tsv" --tiny-rows "$tiny_rows" --tiny-docs "${tiny_docs[@]}" > "$RESULTS"
+  --chdb-version "$chdb_version" --chdb-npm "$CHDB_VERSION" --polars-version "$polars_version" --peer-counts "${peer_counts[@]}" --tiny-tsv "$tiny_tsv" --tiny-rows "$tiny_rows" --tiny-docs "${tiny_docs[@]}" > "$RESULTS"
 for name in "${order[@]}" "${tiny_order[@]}"; do rm -rf "$WORK/out-$name"; done
 rm -rf "$WORK"/out-run-verify-j?
 log "wrote $RESULTS"

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -182,6 +183,10 @@ type job struct {
 	// digest is the SHA-256 of the input file's bytes, hex ("" for
 	// standard input).
 	digest string
+	// charge is what the job holds of the pool's byte budget while it is
+	// in flight (queue.acquire); the reader gives it back when the writer
+	// has returned the job to the free list.
+	charge int64
 }
 
 // validate refuses a Config with a bad value, naming the field, the value
@@ -357,15 +362,29 @@ type pool struct {
 	readErr       chan error
 }
 
-// startPool fills the free list with the run's fixed set of jobs, then
-// starts the workers and the reader, which closes the work and results
-// channels when the inputs end or the run is cancelled. cancel cancels ctx.
+// DefaultPoolBytes is the byte budget of the batches in flight between the
+// reader and the writer when Config.MemoryLimit does not set a smaller one.
+const DefaultPoolBytes = 32 << 20
+
+// poolBytes is the run's byte budget for batches in flight: DefaultPoolBytes,
+// or a quarter of Config.MemoryLimit when that is smaller.
+func poolBytes(cfg *Config) int64 {
+	if cfg.MemoryLimit > 0 && cfg.MemoryLimit/4 < DefaultPoolBytes {
+		return cfg.MemoryLimit / 4
+	}
+	return DefaultPoolBytes
+}
+
+// startPool starts the workers and the reader, which closes the work and
+// results channels when the inputs end or the run is cancelled. cancel
+// cancels ctx. What the pool holds is bounded by bytes, not by workers: the
+// reader charges each batch to a byte budget (poolBytes) by the memory its
+// buffer holds, and waits for the writer to return batches when the budget
+// is spent; jobs are made as the budget needs them, at most 2×workers+2
+// (the free list's size, so the writer never waits to return one).
 func startPool(ctx context.Context, cancel context.CancelCauseFunc, cfg *Config, handlers []transform.Handler, spool *stream.Spool, skip []bool) *pool {
 	njobs := 2*cfg.Workers + 2
 	free := make(chan *job, njobs)
-	for range njobs {
-		free <- &job{}
-	}
 	work := make(chan *job, njobs)
 	results := make(chan *job, njobs)
 	p := &pool{ctx: ctx, cancel: cancel, free: free, results: results, readErr: make(chan error, 1)}
@@ -378,8 +397,9 @@ func startPool(ctx context.Context, cancel context.CancelCauseFunc, cfg *Config,
 			worker(ctx, handlers, work)
 		}()
 	}
+	q := &queue{ctx: ctx, free: free, work: work, results: results, jobs: njobs, budget: poolBytes(cfg), batchBytes: cfg.BatchBytes}
 	go func() {
-		err := read(ctx, cfg, spool, skip, free, work, results)
+		err := read(q, cfg, spool, skip)
 		close(work)
 		close(results)
 		p.readErr <- err
@@ -434,8 +454,7 @@ func readerOptions(cfg *Config, spool *stream.Spool, count func(int)) []stream.O
 
 // read frames every input in order and queues its batches, but those a
 // resumed run has finished (skip).
-func read(ctx context.Context, cfg *Config, spool *stream.Spool, skip []bool, free, work, results chan *job) error {
-	q := &queue{ctx: ctx, free: free, work: work, results: results}
+func read(q *queue, cfg *Config, spool *stream.Spool, skip []bool) error {
 	for idx, in := range cfg.Inputs {
 		if skip[idx] {
 			continue
@@ -448,10 +467,23 @@ func read(ctx context.Context, cfg *Config, spool *stream.Spool, skip []bool, fr
 }
 
 // queue is the reader's side of the pool: every blocking step gives up when
-// the run is cancelled.
+// the run is cancelled. It alone keeps the byte budget: a job is charged
+// when it is queued (acquire) and its charge given back when the reader
+// takes it from the free list again, where the writer puts it once written.
 type queue struct {
 	ctx                 context.Context
 	free, work, results chan *job
+	// spare holds jobs taken back from the free list while waiting for
+	// budget, reused first (last in, first out: their buffers are warm).
+	spare []*job
+	// made counts the jobs made so far, at most jobs.
+	made, jobs int
+	// inUse is the sum of the charges of the jobs in flight; budget its
+	// bound, which one batch alone may pass.
+	inUse, budget int64
+	// batchBytes is the batch size aimed at: a job whose buffer grew past
+	// twice that (a long line) lets it go when it comes back.
+	batchBytes int
 }
 
 func (q *queue) send(ch chan *job, j *job) error {
@@ -463,13 +495,63 @@ func (q *queue) send(ch chan *job, j *job) error {
 	}
 }
 
+// take returns a job to fill: a spare one, else one the writer returned,
+// else a new one while fewer than q.jobs were made, else it waits for the
+// writer to return one.
 func (q *queue) take() (*job, error) {
+	if n := len(q.spare); n > 0 {
+		j := q.spare[n-1]
+		q.spare = q.spare[:n-1]
+		return j, nil
+	}
 	select {
 	case j := <-q.free:
+		q.giveBack(j)
+		return j, nil
+	default:
+	}
+	if q.made < q.jobs {
+		q.made++
+		return &job{}, nil
+	}
+	select {
+	case j := <-q.free:
+		q.giveBack(j)
 		return j, nil
 	case <-q.ctx.Done():
 		return nil, context.Cause(q.ctx)
 	}
+}
+
+// giveBack returns the charge of a job the writer is done with, and drops
+// its buffers when a long line grew them past twice the batch size.
+func (q *queue) giveBack(j *job) {
+	q.inUse -= j.charge
+	j.charge = 0
+	if cap(j.batch.Buf) > 2*q.batchBytes {
+		j.batch = stream.Batch{}
+		j.results = nil
+	}
+}
+
+// acquire charges j, just filled, to the budget by the memory its batch
+// and its results hold, first waiting for the writer to return jobs until the charge fits
+// (or nothing else is in flight).
+func (q *queue) acquire(j *job) error {
+	n := int64(cap(j.batch.Buf)) + int64(cap(j.batch.Recs))*int64(unsafe.Sizeof(stream.Record{})) +
+		int64(cap(j.results))*int64(unsafe.Sizeof(transform.Result{}))
+	for q.inUse > 0 && q.inUse+n > q.budget {
+		select {
+		case r := <-q.free:
+			q.giveBack(r)
+			q.spare = append(q.spare, r)
+		case <-q.ctx.Done():
+			return context.Cause(q.ctx)
+		}
+	}
+	q.inUse += n
+	j.charge = n
+	return nil
 }
 
 // readInput frames one input into jobs, then queues its end-of-input
@@ -575,6 +657,9 @@ func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Inp
 		j.done = make(chan struct{})
 		cfg.Progress.BytesIn.Add(rd.Offset() - lastIn)
 		lastIn = rd.Offset()
+		if err := q.acquire(j); err != nil {
+			return nil, err
+		}
 		if err := q.send(q.results, j); err != nil {
 			return nil, err
 		}
