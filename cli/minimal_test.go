@@ -133,7 +133,7 @@ func TestExtractComputesOnlyWhatIsAsked(t *testing.T) {
 
 			// Receipts and hashes: run's when their handler ran, else none.
 			if ran["consensus-receipt"] {
-				if !reflect.DeepEqual(rep.Receipts, runRep.Receipts) {
+				if !reflect.DeepEqual(noCacheStats(rep.Receipts), noCacheStats(runRep.Receipts)) {
 					t.Errorf("receipts %+v, run's %+v", rep.Receipts, runRep.Receipts)
 				}
 			} else if r := rep.Receipts; r.Valid+r.Invalid+r.Incomplete+r.StatementsInvalid != 0 {
@@ -177,7 +177,7 @@ func TestHashAndVerifyHandlers(t *testing.T) {
 	readJSON(t, filepath.Join(runOut, sink.ReportFile), &runRep)
 	// images-inline does not run, and it warns about nothing: verify's
 	// findings are run's.
-	if !reflect.DeepEqual(rep.Warnings, runRep.Warnings) || !reflect.DeepEqual(rep.Receipts, runRep.Receipts) ||
+	if !reflect.DeepEqual(rep.Warnings, runRep.Warnings) || !reflect.DeepEqual(noCacheStats(rep.Receipts), noCacheStats(runRep.Receipts)) ||
 		rep.Transcripts != runRep.Transcripts || !reflect.DeepEqual(rep.RejectsByReason, runRep.RejectsByReason) {
 		t.Errorf("verify's findings differ from run's:\n%v %+v %+v %v\n%v %+v %+v %v", rep.Warnings, rep.Receipts, rep.Transcripts, rep.RejectsByReason,
 			runRep.Warnings, runRep.Receipts, runRep.Transcripts, runRep.RejectsByReason)
@@ -214,4 +214,11 @@ func readFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// noCacheStats drops the signature cache's counters, which split hits and
+// misses by the workers' timing.
+func noCacheStats(r sink.Receipts) sink.Receipts {
+	r.SignatureCache = nil
+	return r
 }
