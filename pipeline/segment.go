@@ -214,29 +214,25 @@ func (s *segFiles) abort() {
 
 // replayDocs adds the index records of a sealed segment to the run's index.
 func replayDocs(index *docindex.Index, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	rd := docindex.NewReader(f)
-	for {
-		rec, err := rd.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if err := index.Add(string(rec.ID), rec.Hash, rec.Hashable); err != nil {
-			return err
-		}
-	}
+	return eachRecord(path, func(rec docindex.Record) error {
+		return index.Add(string(rec.ID), rec.Hash, rec.Hashable)
+	})
 }
 
 // foldDocs folds the records of the index file at path whose ids want holds
 // into their evidence: the documents of an earlier run.
 func foldDocs(path string, want map[string]*verify.Evidence) error {
+	return eachRecord(path, func(rec docindex.Record) error {
+		if e := want[string(rec.ID)]; e != nil {
+			e.Add(rec.Hash, rec.Hashable)
+		}
+		return nil
+	})
+}
+
+// eachRecord calls fn for every record of the index file at path (its ID
+// valid until fn returns); a damaged file is an error naming it.
+func eachRecord(path string, fn func(docindex.Record) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -251,8 +247,8 @@ func foldDocs(path string, want map[string]*verify.Evidence) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if e := want[string(rec.ID)]; e != nil {
-			e.Add(rec.Hash, rec.Hashable)
+		if err := fn(rec); err != nil {
+			return err
 		}
 	}
 }
