@@ -393,7 +393,7 @@ func (w *writer) sealInput(j *job) error {
 	}
 	if err != nil {
 		seg.txn.Abort()
-		return fmt.Errorf("staging %s: %w", in(w, j), err)
+		return fmt.Errorf("staging %s: %w", w.cfg.Inputs[j.input].Path, err)
 	}
 	if fp, ok, ferr := statFingerprint(w.cfg.Inputs[j.input].Path); ferr == nil && ok {
 		fp.SHA256 = j.digest
@@ -402,8 +402,6 @@ func (w *writer) sealInput(j *job) error {
 	w.seals[j.input] = s
 	return writeSeal(seg.dir, s)
 }
-
-func in(w *writer, j *job) string { return w.cfg.Inputs[j.input].Path }
 
 // close closes the segment's writers; the first error is returned.
 func (seg *segment) close() error {
