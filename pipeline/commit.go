@@ -311,6 +311,14 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 		j.Renames = append(j.Renames, outdir.Rename{From: outRel(rel), To: rel})
 	}
 
+	// A replaced input's lines leave the earlier runs' rejects and
+	// receipts files, which are staged again without them.
+	if len(o.replaced) > 0 {
+		if err := w.retireLines(txn, j); err != nil {
+			return err
+		}
+	}
+
 	// The state: this run's documents, receipts and inputs.
 	if err := w.stageState(txn, j, receipts, changed, inputFiles, segRel); err != nil {
 		return err
@@ -523,4 +531,69 @@ func staleFiles(out string, j *outdir.Journal) ([]string, error) {
 		}
 	}
 	return stale, nil
+}
+
+// retireLines stages copies of the earlier runs' rejects and receipts
+// files without the lines of the inputs this run replaces, from the run
+// that committed the first of them on, to be renamed over the originals
+// (each run's report names its files).
+func (w *writer) retireLines(txn *sink.Txn, j *outdir.Journal) error {
+	o := w.out
+	drop := map[string]bool{}
+	from := o.run
+	for _, c := range o.replaced {
+		drop[c.Path] = true
+		from = min(from, c.Run)
+	}
+	root := w.cfg.OutDir
+	for run := from; run < o.run; run++ {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(sink.RunReportFile(run))))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("output directory: %w", err)
+		}
+		var rep sink.Report
+		if err := json.Unmarshal(b, &rep); err != nil {
+			return fmt.Errorf("output directory: report of run %d: %w", run, err)
+		}
+		out := rep.Outputs
+		if out.RejectsIndex != "" && out.RejectsData != "" {
+			err := sink.FilterRejects(txn, out.RejectsIndex, out.RejectsData,
+				filepath.Join(root, filepath.FromSlash(out.RejectsIndex)), filepath.Join(root, filepath.FromSlash(out.RejectsData)),
+				func(r *sink.Reject) bool { return !drop[r.File] })
+			if err != nil {
+				return err
+			}
+			j.Renames = append(j.Renames, outdir.Rename{From: path.Join(stagingOut, out.RejectsIndex), To: out.RejectsIndex},
+				outdir.Rename{From: path.Join(stagingOut, out.RejectsData), To: out.RejectsData})
+		}
+		if out.Receipts != "" {
+			src := filepath.Join(root, filepath.FromSlash(out.Receipts))
+			err := txn.WriteFile(out.Receipts, func(wr io.Writer) error {
+				return readLines(src, func(line []byte) error {
+					var r struct {
+						File string `json:"file"`
+					}
+					if err := json.Unmarshal(line, &r); err != nil {
+						return err
+					}
+					if drop[r.File] {
+						return nil
+					}
+					if _, err := wr.Write(line); err != nil {
+						return err
+					}
+					_, err := io.WriteString(wr, "\n")
+					return err
+				})
+			})
+			if err != nil {
+				return err
+			}
+			j.Renames = append(j.Renames, outdir.Rename{From: path.Join(stagingOut, out.Receipts), To: out.Receipts})
+		}
+	}
+	return nil
 }

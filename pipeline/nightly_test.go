@@ -346,6 +346,68 @@ func TestIncrementalChangedInput(t *testing.T) {
 	if len(archives) != 2 {
 		t.Errorf("archives %v, want a and the replaced b", archives)
 	}
+	// The rejects and receipts files of every run hold what one run's do:
+	// the replaced input's earlier lines are gone, its new ones there.
+	for _, kind := range []string{"rejects/rejects*.jsonl", "receipts/receipts*.jsonl"} {
+		if got, want := jsonLines(t, inc, kind), jsonLines(t, one, kind); !slices.Equal(got, want) {
+			t.Errorf("%s: %d lines after the replacement, %d in one run, or they differ", kind, len(got), len(want))
+		}
+	}
+	// And the rejects' bytes are where their index lines say.
+	idx, _ := filepath.Glob(filepath.Join(inc, "rejects", "rejects*.jsonl"))
+	for _, p := range idx {
+		data, err := os.ReadFile(strings.TrimSuffix(p, ".jsonl") + ".bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := map[string][]byte{}
+		for _, in := range inputs {
+			src[in.Path], _ = os.ReadFile(in.Path)
+		}
+		b, _ := os.ReadFile(p)
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if line == "" {
+				continue
+			}
+			var r sink.Reject
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := data[r.DataOffset:r.DataOffset+r.Kept], src[r.File][r.Offset:r.Offset+r.Kept]; !bytes.Equal(got, want) {
+				t.Errorf("%s: reject at %s:%d: kept bytes differ from the input's", p, r.File, r.Line)
+			}
+		}
+	}
+}
+
+// jsonLines returns the lines of the files matching glob under out, each
+// re-encoded without its data_offset (which depends on the file it is in),
+// sorted.
+func jsonLines(t *testing.T, out, glob string) []string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(out, glob))
+	var lines []string
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line == "" {
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatal(err)
+			}
+			delete(m, "data_offset")
+			delete(m, "reresolves_run")
+			e, _ := json.Marshal(m)
+			lines = append(lines, string(e))
+		}
+	}
+	sort.Strings(lines)
+	return lines
 }
 
 // TestNonIncrementalReplacesIncremental: a run without --incremental into

@@ -87,3 +87,66 @@ func rebaseIndex(enc *json.Encoder, path string, base, size int64) error {
 	}
 	return sc.Err()
 }
+
+// FilterRejects writes a copy of a rejects index and data file pair
+// (srcIndex, srcData) as indexRel and dataRel in txn, keeping only the
+// rejects for which keep returns true: their kept bytes are copied end to
+// end and their data_offset moved to match.
+func FilterRejects(txn *Txn, indexRel, dataRel, srcIndex, srcData string, keep func(*Reject) bool) error {
+	src, err := os.Open(srcData)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	data, err := txn.Create(dataRel)
+	if err != nil {
+		return err
+	}
+	dw := bufio.NewWriterSize(data, 1<<20)
+	var off int64
+	err = txn.WriteFile(indexRel, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		f, err := os.Open(srcIndex)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for line := 1; sc.Scan(); line++ {
+			var r Reject
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				return fmt.Errorf("%s:%d: %w", srcIndex, line, err)
+			}
+			if !keep(&r) {
+				continue
+			}
+			if r.Kept == 0 && r.Rest == nil {
+				r.Kept = r.Length // written before kept existed: all of it
+			}
+			n, err := io.Copy(dw, io.NewSectionReader(src, r.DataOffset, r.Kept))
+			if err == nil && n != r.Kept {
+				err = fmt.Errorf("%s:%d: %d bytes of %d at data_offset %d", srcIndex, line, n, r.Kept, r.DataOffset)
+			}
+			if err != nil {
+				return err
+			}
+			r.DataOffset = off
+			off += n
+			if err := enc.Encode(&r); err != nil {
+				return err
+			}
+		}
+		return sc.Err()
+	})
+	if ferr := dw.Flush(); err == nil {
+		err = ferr
+	}
+	if cerr := data.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("output %s: %w", dataRel, err)
+	}
+	return nil
+}
