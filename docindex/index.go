@@ -93,7 +93,8 @@ func New(opts ...Option) (*Index, error) {
 }
 
 // Partition returns the partition of id among n: FNV-1a (64 bits) of the
-// id's bytes, modulo n. It is stable across runs and platforms.
+// id's bytes, modulo n. It is stable across runs and platforms. n must be
+// at least 1 (it panics otherwise, as a division by zero does).
 func Partition(id []byte, n int) int {
 	return int(fnv1a(id) % uint64(n))
 }

@@ -30,8 +30,9 @@ const (
 var TableNames = []string{TableUsage, TableConversations, TableToolCalls, TableReceipts, TableTranscripts}
 
 // ParseTables parses the --tables flag: "all", "none", or a comma-separated
-// list of names.
+// list of names, in any case.
 func ParseTables(s string) ([]string, error) {
+	s = strings.ToLower(s)
 	switch s {
 	case "all", "":
 		return append([]string{}, TableNames...), nil

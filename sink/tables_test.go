@@ -307,3 +307,24 @@ func TestTablesNoEmptyLastPart(t *testing.T) {
 		}
 	}
 }
+
+func TestParseTables(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+		err  bool
+	}{
+		{"all", strings.Join(sink.TableNames, ","), false},
+		{"", strings.Join(sink.TableNames, ","), false},
+		{"none", "", false},
+		{"usage,conversations", "usage,conversations", false},
+		{"Usage, CONVERSATIONS,usage", "usage,conversations", false},
+		{"ALL", strings.Join(sink.TableNames, ","), false},
+		{"usage,nope", "", true},
+	} {
+		got, err := sink.ParseTables(tc.in)
+		if (err != nil) != tc.err || strings.Join(got, ",") != tc.want {
+			t.Errorf("ParseTables(%q) = %v, %v; want %q (error %v)", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
