@@ -107,6 +107,21 @@ func sameSnapshots(t *testing.T, got, want map[string]string) {
 
 var errStop = errors.New("stopped on purpose")
 
+// failAt runs cfg until its first document of the input path, where the
+// run fails (errStop): the inputs before it are sealed, nothing published.
+func failAt(t *testing.T, cfg Config, path string) {
+	t.Helper()
+	cfg.OnDocument = func(d Document) error {
+		if d.Input == path {
+			return errStop
+		}
+		return nil
+	}
+	if _, err := Run(context.Background(), cfg); !errors.Is(err, errStop) {
+		t.Fatalf("failing run: %v", err)
+	}
+}
+
 // TestResumeEqualsUninterrupted: a run that fails in its third input
 // leaves the first two sealed; the rerun takes them from staging without
 // reading them (OnDocument is not called for their documents) and OUT
@@ -157,15 +172,7 @@ func TestResumeNeedsSameRun(t *testing.T) {
 	dir := t.TempDir()
 	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
 	out := filepath.Join(dir, "out")
-	failing := Config{Inputs: inputs, OutDir: out, Workers: 2, OnDocument: func(d Document) error {
-		if d.Input == inputs[1].Path {
-			return errStop
-		}
-		return nil
-	}}
-	if _, err := Run(context.Background(), failing); !errors.Is(err, errStop) {
-		t.Fatal(err)
-	}
+	failAt(t, Config{Inputs: inputs, OutDir: out, Workers: 2}, inputs[1].Path)
 	res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: []string{sink.TableUsage}})
 	if err != nil {
 		t.Fatal(err)
@@ -438,15 +445,7 @@ func TestResumeChecksSealedFiles(t *testing.T) {
 	dir := t.TempDir()
 	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
 	out := filepath.Join(dir, "out")
-	failing := Config{Inputs: inputs, OutDir: out, Workers: 2, OnDocument: func(d Document) error {
-		if d.Input == inputs[1].Path {
-			return errStop
-		}
-		return nil
-	}}
-	if _, err := Run(context.Background(), failing); !errors.Is(err, errStop) {
-		t.Fatal(err)
-	}
+	failAt(t, Config{Inputs: inputs, OutDir: out, Workers: 2}, inputs[1].Path)
 	docs := filepath.Join(out, ".convbatch", "staging", "seg-00000", segDocs)
 	if err := os.Truncate(docs, 8); err != nil {
 		t.Fatal(err)
@@ -501,15 +500,7 @@ func TestResumeNeedsSameHandlers(t *testing.T) {
 	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
 	out := filepath.Join(dir, "out")
 	usage := []string{sink.TableUsage}
-	failing := Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: usage, Minimal: true, OnDocument: func(d Document) error {
-		if d.Input == inputs[1].Path {
-			return errStop
-		}
-		return nil
-	}}
-	if _, err := Run(context.Background(), failing); !errors.Is(err, errStop) {
-		t.Fatal(err)
-	}
+	failAt(t, Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: usage, Minimal: true}, inputs[1].Path)
 	res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: usage})
 	if err != nil {
 		t.Fatal(err)

@@ -60,12 +60,26 @@ func appendFile(w io.Writer, path string) (int64, error) {
 
 // rebaseIndex re-encodes the index at path with base added to every
 // data_offset, checking that each line's bytes lie within the segment's
-// size bytes of data.
+// size bytes of data. A missing index has no rejects.
 func rebaseIndex(enc *json.Encoder, path string, base, size int64) error {
-	f, err := os.Open(path)
+	err := eachReject(path, func(line int, r *Reject) error {
+		if r.DataOffset < 0 || r.DataOffset > size {
+			return fmt.Errorf("%s:%d: data_offset %d outside the segment's %d bytes", path, line, r.DataOffset, size)
+		}
+		r.DataOffset += base
+		return enc.Encode(r)
+	})
 	if os.IsNotExist(err) {
 		return nil
 	}
+	return err
+}
+
+// eachReject calls fn for every line of the rejects index at path, with
+// its 1-based line number; a line that is not a Reject is an error naming
+// the file and line.
+func eachReject(path string, fn func(line int, r *Reject) error) error {
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
@@ -77,11 +91,7 @@ func rebaseIndex(enc *json.Encoder, path string, base, size int64) error {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		if r.DataOffset < 0 || r.DataOffset > size {
-			return fmt.Errorf("%s:%d: data_offset %d outside the segment's %d bytes", path, line, r.DataOffset, size)
-		}
-		r.DataOffset += base
-		if err := enc.Encode(&r); err != nil {
+		if err := fn(line, &r); err != nil {
 			return err
 		}
 	}
@@ -106,20 +116,9 @@ func FilterRejects(txn *Txn, indexRel, dataRel, srcIndex, srcData string, keep f
 	var off int64
 	err = txn.WriteFile(indexRel, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
-		f, err := os.Open(srcIndex)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for line := 1; sc.Scan(); line++ {
-			var r Reject
-			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-				return fmt.Errorf("%s:%d: %w", srcIndex, line, err)
-			}
-			if !keep(&r) {
-				continue
+		return eachReject(srcIndex, func(line int, r *Reject) error {
+			if !keep(r) {
+				return nil
 			}
 			if r.Kept == 0 && r.Rest == nil {
 				r.Kept = r.Length // written before kept existed: all of it
@@ -133,11 +132,8 @@ func FilterRejects(txn *Txn, indexRel, dataRel, srcIndex, srcData string, keep f
 			}
 			r.DataOffset = off
 			off += n
-			if err := enc.Encode(&r); err != nil {
-				return err
-			}
-		}
-		return sc.Err()
+			return enc.Encode(r)
+		})
 	})
 	if ferr := dw.Flush(); err == nil {
 		err = ferr
