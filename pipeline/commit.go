@@ -90,18 +90,8 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 		}
 	}
 	receipts := w.resolver.Resolve(want)
-	for _, r := range receipts {
-		switch r.Status {
-		case verify.StatusValid:
-			w.rep.Receipts.Valid++
-		case verify.StatusInvalid:
-			w.rep.Receipts.Invalid++
-		case verify.StatusIncomplete:
-			w.rep.Receipts.Incomplete++
-		}
-		for _, code := range r.Reasons {
-			w.rep.Receipts.Reasons[code]++
-		}
+	for i := range receipts {
+		w.rep.Receipts.Count(&receipts[i])
 	}
 	var reresolved []verify.ReceiptResult
 	var changed []*stateReceipt

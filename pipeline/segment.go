@@ -42,7 +42,7 @@ type seal struct {
 	Index       int              `json:"index"`
 	Fingerprint Fingerprint      `json:"fingerprint"`
 	Report      sink.InputReport `json:"report"`
-	Counters    inputCounters    `json:"counters"`
+	Counters    Counters         `json:"counters"`
 	// Archive is the archive's path in the segment ("" when none).
 	Archive string `json:"archive,omitempty"`
 	// Tables are the table parts in the segment, by table, with rows.
@@ -58,36 +58,6 @@ type seal struct {
 	// a resumed run checks them: after a power loss a segment whose files
 	// are not all there at their size is read again.
 	Files map[string]int64 `json:"files"`
-}
-
-// inputCounters are the report's counters that one input adds to.
-type inputCounters struct {
-	RejectsByReason   map[string]int64 `json:"rejects_by_reason"`
-	Warnings          map[string]int64 `json:"warnings"`
-	Declared          map[string]int64 `json:"declared"`
-	Unknown           map[string]int64 `json:"unknown"`
-	StatementsInvalid int64            `json:"statements_invalid"`
-}
-
-func newInputCounters() inputCounters {
-	return inputCounters{RejectsByReason: map[string]int64{}, Warnings: map[string]int64{}, Declared: map[string]int64{}, Unknown: map[string]int64{}}
-}
-
-// addTo adds the counters to the report's.
-func (c *inputCounters) addTo(rep *sink.Report) {
-	for k, v := range c.RejectsByReason {
-		rep.RejectsByReason[k] += v
-	}
-	for k, v := range c.Warnings {
-		rep.Warnings[k] += v
-	}
-	for k, v := range c.Declared {
-		rep.Extensions.Declared[k] += v
-	}
-	for k, v := range c.Unknown {
-		rep.Extensions.Unknown[k] += v
-	}
-	rep.Receipts.StatementsInvalid += c.StatementsInvalid
 }
 
 // segDir returns the staging directory of input idx.

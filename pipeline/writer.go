@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
-	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -29,7 +27,7 @@ type writer struct {
 	cur      int // input being written, -1 before the first
 	seg      *segment
 	counts   sink.Counts
-	ctr      inputCounters
+	ctr      Counters
 	resolver *verify.Resolver
 	// index holds every document's id and transcript hash for the
 	// resolver, spilled to the temporary directory past its budget.
@@ -44,12 +42,10 @@ type writer struct {
 
 // segment is the staged outputs of the input being written.
 type segment struct {
-	dir     string
-	txn     *sink.Txn
-	files   *segFiles
-	archive *sink.ArchiveWriter
-	rejects *sink.RejectWriter
-	tables  *sink.Tables
+	dir   string
+	txn   *sink.Txn
+	files *segFiles
+	SegmentOutputs
 	// receipts is the resolver's count of receipts when the input started,
 	// index the document index's state then.
 	receipts  int
@@ -134,7 +130,7 @@ func (w *writer) foldSeal(s *seal) error {
 	idx := s.Index
 	w.rep.Inputs[idx] = s.Report
 	w.rep.Totals.Add(s.Report.Counts)
-	s.Counters.addTo(w.rep)
+	s.Counters.AddTo(w.rep)
 	if s.Report.Archive != "" {
 		w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, s.Report.Archive)
 	}
@@ -167,7 +163,7 @@ func (w *writer) startInput(idx int) error {
 	w.folded = idx + 1
 	w.cur = idx
 	w.counts = sink.Counts{}
-	w.ctr = newInputCounters()
+	w.ctr = NewCounters()
 	in := w.cfg.Inputs[idx]
 	w.rep.Inputs[idx] = sink.InputReport{Path: in.Path}
 	if w.out == nil {
@@ -191,7 +187,7 @@ func (w *writer) startInput(idx int) error {
 	if seg.files, err = createSegFiles(seg.dir); err != nil {
 		return err
 	}
-	if seg.rejects, err = sink.NewRejectWriter(seg.txn); err != nil {
+	if seg.Rejects, err = sink.NewRejectWriter(seg.txn); err != nil {
 		return err
 	}
 	if tables := w.out.docTables(); len(tables) > 0 {
@@ -199,12 +195,12 @@ func (w *writer) startInput(idx int) error {
 		// the commit.
 		opts := w.out.tableOptions
 		opts.NoEmptyPart = true
-		seg.tables = sink.NewTables(seg.txn, tables, opts)
+		seg.Tables = sink.NewTables(seg.txn, tables, opts)
 	}
 	if w.cfg.Archive == sink.ArchiveNone {
 		return nil
 	}
-	if seg.archive, err = sink.NewArchiveWriter(seg.txn, in.Rel, w.cfg.Archive, w.cfg.ZstdLevel, w.cfg.Workers); err != nil {
+	if seg.Archive, err = sink.NewArchiveWriter(seg.txn, in.Rel, w.cfg.Archive, w.cfg.ZstdLevel, w.cfg.Workers); err != nil {
 		return err
 	}
 	seg.archiveAt = sink.ArchiveFile(in.Rel, w.cfg.Archive)
@@ -231,22 +227,15 @@ func (w *writer) write(j *job) error {
 		if res.Panic != nil {
 			return fmt.Errorf("%s: %w", path, res.Panic)
 		}
-		w.counts.Lines++
-		if rec.BOM {
-			w.ctr.Warnings[codes.WarnBOMDropped.String()]++
-		}
-		switch {
-		case rec.Kind == stream.KindBlank:
-			w.counts.Blank++
-		case res.Reject != codes.NoReject:
-			w.counts.Rejects++
-			w.ctr.RejectsByReason[res.Reject.String()]++
+		switch Tally(&w.counts, &w.ctr, rec, res) {
+		case ClassReject:
 			w.cfg.Progress.Rejects.Add(1)
-			if err := w.writeReject(path, rec, res); err != nil {
-				return err
+			if w.seg != nil {
+				if err := w.seg.WriteReject(path, rec, res); err != nil {
+					return err
+				}
 			}
-		default:
-			w.counts.Documents++
+		case ClassDocument:
 			w.cfg.Progress.Documents.Add(1)
 			if err := w.writeDocument(path, rec, res); err != nil {
 				return err
@@ -257,12 +246,6 @@ func (w *writer) write(j *job) error {
 }
 
 func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.Result) error {
-	if rec.CR {
-		w.ctr.Warnings[codes.WarnCRLF.String()]++
-	}
-	for _, code := range res.Warnings {
-		w.ctr.Warnings[code.String()]++
-	}
 	if err := w.index.Add(res.ID, res.Hash, res.Hashed); err != nil {
 		return err
 	}
@@ -272,20 +255,11 @@ func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.R
 	}
 	if res.Receipt != nil {
 		w.resolver.AddReceipt(&verify.PendingReceipt{File: path, Line: rec.Line, Check: res.Receipt})
-		w.ctr.StatementsInvalid += int64(res.Receipt.StatementsInvalid)
 	}
 	if w.cfg.OnDocument != nil {
 		if err := w.cfg.OnDocument(Document{Input: path, Line: rec.Line, ID: res.ID, Hash: res.Hash, Hashed: res.Hashed}); err != nil {
 			return err
 		}
-	}
-	for i, name := range transform.KnownExtensions {
-		if res.Declared&(1<<i) != 0 {
-			w.ctr.Declared[name]++
-		}
-	}
-	for _, name := range res.Unknown {
-		w.ctr.Unknown[name]++
 	}
 	seg := w.seg
 	if seg == nil {
@@ -298,27 +272,7 @@ func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.R
 	if err := seg.files.addDoc(res.ID, res.Hash, res.Hashed); err != nil {
 		return fmt.Errorf("staging %s: %w", seg.dir, err)
 	}
-	if seg.tables != nil {
-		d := sink.Doc{File: path, Line: rec.Line, ID: res.ID, Hash: res.Hash, Hashed: res.Hashed, Rows: &res.Rows}
-		if err := seg.tables.AddDocument(&d); err != nil {
-			return err
-		}
-	}
-	if seg.archive != nil {
-		return seg.archive.Write(rec.Data)
-	}
-	return nil
-}
-
-func (w *writer) writeReject(path string, rec *stream.Record, res *transform.Result) error {
-	if w.seg == nil {
-		return nil
-	}
-	r := sink.Reject{File: path, Line: rec.Line, Offset: rec.Offset, Reason: res.Reject.String(), Column: res.Column, Length: rec.Length}
-	if rec.Raw == nil {
-		return w.seg.rejects.Write(r, rec.Spool.Reader())
-	}
-	return w.seg.rejects.Write(r, bytes.NewReader(rec.Raw))
+	return seg.WriteDocument(path, rec, res)
 }
 
 func (w *writer) endInput(j *job) error {
@@ -333,7 +287,7 @@ func (w *writer) endInput(j *job) error {
 		return fmt.Errorf("accounting: %s: framed %d lines, wrote %d", in.Path, j.lines, w.counts.Lines)
 	}
 	w.rep.Totals.Add(w.counts)
-	w.ctr.addTo(w.rep)
+	w.ctr.AddTo(w.rep)
 	if w.seg == nil {
 		return nil
 	}
@@ -373,9 +327,9 @@ func (w *writer) sealInput(j *job) error {
 	w.seg = nil
 	s := &seal{Index: j.input, Report: w.rep.Inputs[j.input], Counters: w.ctr, Archive: seg.archiveAt,
 		Documents: seg.docs, Hashed: seg.hashed, Tables: map[string][]sink.PartCounts{}}
-	err := seg.close()
-	if err == nil && seg.tables != nil {
-		s.Tables, err = keepNonEmptyParts(seg.txn, seg.tables.Counts())
+	err := seg.Close()
+	if err == nil && seg.Tables != nil {
+		s.Tables, err = keepNonEmptyParts(seg.txn, seg.Tables.Counts())
 	}
 	if err == nil {
 		err = seg.txn.Commit()
@@ -403,28 +357,6 @@ func (w *writer) sealInput(j *job) error {
 	return writeSeal(seg.dir, s)
 }
 
-// close closes the segment's writers; the first error is returned.
-func (seg *segment) close() error {
-	var first error
-	keep := func(err error) {
-		if err != nil && first == nil {
-			first = err
-		}
-	}
-	if seg.archive != nil {
-		keep(seg.archive.Close())
-		seg.archive = nil
-	}
-	if seg.rejects != nil {
-		keep(seg.rejects.Close())
-		seg.rejects = nil
-	}
-	if seg.tables != nil {
-		keep(seg.tables.Close())
-	}
-	return first
-}
-
 // keepNonEmptyParts removes the parts without rows that Tables.Close wrote
 // for a table an input has no rows of (a run writes one empty part for a
 // table only when the whole dataset would have none) and returns the
@@ -449,9 +381,9 @@ func keepNonEmptyParts(txn *sink.Txn, counts map[string]sink.TableCounts) (map[s
 // staging, unsealed; the next run into OUT removes it.
 func (w *writer) closeAll() {
 	if w.seg != nil {
-		w.seg.close()
-		if w.seg.tables != nil {
-			w.seg.tables.Abort()
+		w.seg.Close()
+		if w.seg.Tables != nil {
+			w.seg.Tables.Abort()
 		}
 		if w.seg.files != nil {
 			w.seg.files.abort()

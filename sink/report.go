@@ -203,6 +203,22 @@ type Outputs struct {
 }
 
 // CheckAccounting verifies the law for every input and the totals, and that
+
+// Count adds one resolved receipt's verdict and reasons to the counts.
+func (r *Receipts) Count(res *verify.ReceiptResult) {
+	switch res.Status {
+	case verify.StatusValid:
+		r.Valid++
+	case verify.StatusInvalid:
+		r.Invalid++
+	case verify.StatusIncomplete:
+		r.Incomplete++
+	}
+	for _, code := range res.Reasons {
+		r.Reasons[code]++
+	}
+}
+
 // the totals are the sum of the inputs.
 func (r *Report) CheckAccounting() error {
 	var sum Counts
