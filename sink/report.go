@@ -202,8 +202,6 @@ type Outputs struct {
 	Tables       []string `json:"tables,omitempty"`
 }
 
-// CheckAccounting verifies the law for every input and the totals, and that
-
 // Count adds one resolved receipt's verdict and reasons to the counts.
 func (r *Receipts) Count(res *verify.ReceiptResult) {
 	switch res.Status {
@@ -219,6 +217,7 @@ func (r *Receipts) Count(res *verify.ReceiptResult) {
 	}
 }
 
+// CheckAccounting verifies the law for every input and the totals, and that
 // the totals are the sum of the inputs.
 func (r *Report) CheckAccounting() error {
 	var sum Counts
