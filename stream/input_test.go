@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/convbatch/convbatch/codes"
 )
 
 func TestExpand(t *testing.T) {
@@ -150,6 +152,36 @@ func TestExpandSameNames(t *testing.T) {
 	} {
 		if got, err := Expand(bad); err == nil {
 			t.Errorf("Expand(%q) accepted: %+v", bad, got)
+		}
+	}
+}
+
+func TestMatchInput(t *testing.T) {
+	for _, tc := range []struct {
+		path, rel string
+		shape     Shape
+		skipped   bool
+		skip      codes.Skip
+	}{
+		{"gs://bucket/2026/day.jsonl.zst", "day", ShapeJSONLZstd, false, 0},
+		{"/data/a.jsonl", "a", ShapeJSONL, false, 0},
+		{"s3://b/x.json", "x", ShapeJSON, false, 0},
+		{"/data/.hidden.jsonl", "", 0, true, codes.SkipDotFile},
+		{"/data/a.keys.json", "", 0, true, codes.SkipSidecar},
+		{"/data/notes.txt", "", 0, true, codes.SkipUnknownType},
+	} {
+		in, sk, ok := MatchInput(tc.path, 7)
+		if ok == tc.skipped {
+			t.Fatalf("%s: ok %v", tc.path, ok)
+		}
+		if !ok {
+			if sk.Reason != tc.skip || sk.Path != tc.path {
+				t.Errorf("%s: skipped %+v, want reason %v", tc.path, sk, tc.skip)
+			}
+			continue
+		}
+		if in.Rel != tc.rel || in.Shape != tc.shape || in.Size != 7 || in.Path != tc.path {
+			t.Errorf("%s: %+v", tc.path, in)
 		}
 	}
 }
