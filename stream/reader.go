@@ -316,7 +316,7 @@ func (r *Reader) ReadBatch(b *Batch) error {
 		for len(b.Recs) < r.opts.batchRecords {
 			if r.offset >= r.end {
 				// A shard's next line begins at or after its end.
-				r.stopAtEnd()
+				r.stopAtEnd(len(buf) - lineStart)
 				break
 			}
 			i := bytes.IndexByte(buf[scan:], '\n')

@@ -132,11 +132,23 @@ func (r *Reader) seekLine() error {
 	}
 }
 
-// stopAtEnd ends a shard before a line that begins at or after its end. A
+// stopAtEnd ends a shard before a line that begins at or after its end;
+// pending is the number of bytes already read past that line's start. A
 // fault recorded past end was met reading ahead into the next shard,
-// which reports it.
-func (r *Reader) stopAtEnd() {
+// which reports it. When the line would begin at end itself and nothing
+// past it has been read, one byte more is read, to report a fault at end,
+// and so at the end of the file, as a Reader of the whole file does.
+func (r *Reader) stopAtEnd(pending int) {
 	r.done = true
+	if r.offset == r.end && pending == 0 && !r.eof {
+		var p [1]byte
+		if n, err := r.src.Read(p[:]); n == 0 && err != nil {
+			r.eof = true
+			if err != io.EOF {
+				r.inputFault(err, 0)
+			}
+		}
+	}
 	if r.inErr != nil && r.inErr.Offset > r.end {
 		r.inErr = nil
 	}
