@@ -313,8 +313,14 @@ func (r *Reader) ReadBatch(b *Batch) error {
 	r.carry = r.carry[:0]
 	lineStart, scan := 0, 0
 	for {
+		// stop is where in buf the shard's end falls: no line that begins
+		// there or later is framed (beyond buf for a whole input).
+		stop := len(buf) + 1
+		if r.end-r.offset <= int64(len(buf)-lineStart) {
+			stop = lineStart + int(r.end-r.offset)
+		}
 		for len(b.Recs) < r.opts.batchRecords {
-			if r.offset >= r.end {
+			if lineStart >= stop {
 				// A shard's next line begins at or after its end.
 				r.stopAtEnd(len(buf) - lineStart)
 				break
