@@ -20,4 +20,9 @@
 // content checksum checked as it ends: a frame that fails is recorded
 // (DamagedRanges) and the frames after it are still read, so the caller can
 // drop what it derived from that input and read it again WithDamaged.
+//
+// A plain JSONL file can be framed in byte-range shards by parallel workers
+// (WithShard, shard.go): each Reader frames the lines that begin in its
+// range, numbered from the LFs that CountNewlines found before it, and the
+// shards' records together are the whole file's.
 package stream

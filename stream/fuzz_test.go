@@ -326,3 +326,44 @@ func FuzzZstdFrames(f *testing.F) {
 		}
 	})
 }
+
+// FuzzShards checks that byte-range shards frame a plain JSONL file as one
+// Reader of the whole file does: the records of every shard, each read by
+// a fresh Reader from its start-1 with the newlines counted before it,
+// concatenate to the whole file's, field by field, and the last shard
+// reports the whole file's input error. cuts gives the cut points, two
+// bytes each, modulo the file's size plus one.
+func FuzzShards(f *testing.F) {
+	f.Add([]byte("{}\n\n{\"a\":1}\r\n  \n"), []byte{3, 0, 5, 0}, uint16(1024), uint8(3), false, false)
+	f.Add([]byte("\xef\xbb\xbf{}\nxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n{}"), []byte{1, 0, 2, 0, 9, 0, 9, 0, 40, 0}, uint16(10), uint8(1), true, false)
+	f.Add([]byte("\n\n\n"), []byte{1, 0, 2, 0, 3, 0}, uint16(1), uint8(0), false, true)
+	f.Add([]byte("a\nbb\ncc"), []byte{2, 0}, uint16(60000), uint8(7), false, true)
+	f.Add([]byte("\xef\xbb\xbf\r\n\xef\xbb\xbf\r\n"), []byte{0, 0, 5, 0, 6, 0}, uint16(2), uint8(2), true, true)
+	var seeds [][]byte
+	for _, line := range fuzzseed.Must(f) {
+		if len(line) < 2048 && len(seeds) < 32 {
+			seeds = append(seeds, line)
+		}
+	}
+	f.Add(bytes.Join(seeds, []byte("\n")), []byte{0x10, 0x01, 0x00, 0x04, 0x77, 0x07}, uint16(500), uint8(4), false, false)
+	spool, err := NewSpool(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer spool.Close()
+	boom := errors.New("boom")
+	f.Fuzz(func(t *testing.T, data, cutBytes []byte, maxDoc uint16, batch uint8, strict, fault bool) {
+		size := int64(len(data))
+		var cuts []int64
+		for i := 0; i+1 < len(cutBytes) && len(cuts) < 32; i += 2 {
+			cuts = append(cuts, int64(uint16(cutBytes[i])|uint16(cutBytes[i+1])<<8)%(size+1))
+		}
+		slices.Sort(cuts)
+		var ferr error
+		if fault {
+			ferr = boom
+		}
+		checkShards(t, data, cuts, size, ferr,
+			WithBatch(1024+int(batch)*16, 1+int(batch%5)), WithMaxDocBytes(1+int64(maxDoc)), WithStrict(strict), WithSpool(spool))
+	})
+}

@@ -34,6 +34,7 @@ type options struct {
 	counter       func(n int)
 	ctx           context.Context
 	damaged       []Range
+	shard         *shard // WithShard; nil: the whole input
 }
 
 func defaultOptions() options {

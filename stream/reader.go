@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/klauspost/compress/gzip"
@@ -119,12 +120,17 @@ type Reader struct {
 	carry  []byte
 	line   int64
 	offset int64
-	eof    bool
-	done   bool
-	err    error       // sticky: a usage fault of the Reader itself
-	inErr  *InputError // the input ended early
-	batch  Batch
-	next   int
+	end    int64 // no line that begins at or after end is framed (WithShard)
+	seek   bool  // a shard's first line is still to be found (seekLine)
+	// lineBase is the line number before the first line framed: Lines
+	// counts from it.
+	lineBase int64
+	eof      bool
+	done     bool
+	err      error       // sticky: a usage fault of the Reader itself
+	inErr    *InputError // the input ended early
+	batch    Batch
+	next     int
 }
 
 // countingReader reports bytes read from the underlying input.
@@ -154,7 +160,7 @@ func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, 
 	if o.counter != nil {
 		r = &countingReader{r: r, f: o.counter}
 	}
-	rd := &Reader{path: path, shape: shape, opts: o}
+	rd := &Reader{path: path, shape: shape, opts: o, end: math.MaxInt64}
 	if shape == ShapeUnknown {
 		br := bufio.NewReaderSize(r, 64<<10)
 		head, _ := br.Peek(4)
@@ -167,6 +173,12 @@ func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, 
 			rd.shape = ShapeJSONL
 		}
 		r = br
+	}
+	if o.shard != nil {
+		if rd.shape != ShapeJSONL {
+			return nil, fmt.Errorf("%s: %s input: %w", path, rd.shape, errShardShape)
+		}
+		rd.startShard(o.shard)
 	}
 	if rd.shape == ShapeJSONLGzip {
 		rd.in = &errRecorder{r: r}
@@ -226,10 +238,17 @@ func (r *Reader) DamagedRanges() []Range {
 	return slices.Clone(r.zsrc.damaged)
 }
 
-// Lines returns the number of lines framed so far.
-func (r *Reader) Lines() int64 { return r.line }
+// Lines returns the number of lines framed so far. For a shard
+// (WithShard) it counts this Reader's lines only, so that the Lines of a
+// file's shards sum to the file's; the records carry file line numbers.
+func (r *Reader) Lines() int64 { return r.line - r.lineBase }
 
-// Offset returns the decompressed bytes consumed so far.
+// Offset returns the decompressed bytes consumed so far: the offset just
+// past the last line framed and its LF, or past the partial line of an
+// input that ended early. For a shard (WithShard) it is a file offset:
+// start before the first read, then where the next line begins; once the
+// shard is read, where the next shard's first line begins (or the end of
+// the file), so Offset minus start is the shard's bytes consumed.
 func (r *Reader) Offset() int64 { return r.offset }
 
 // Close releases the decoder's goroutines and memory. It does not close the
@@ -275,6 +294,14 @@ func (r *Reader) ReadBatch(b *Batch) error {
 	if r.done {
 		return io.EOF
 	}
+	if r.seek {
+		if err := r.seekLine(); err != nil {
+			return r.fail(err)
+		}
+		if r.done {
+			return io.EOF
+		}
+	}
 	if r.shape == ShapeJSON {
 		return r.readJSON(b)
 	}
@@ -286,7 +313,18 @@ func (r *Reader) ReadBatch(b *Batch) error {
 	r.carry = r.carry[:0]
 	lineStart, scan := 0, 0
 	for {
+		// stop is where in buf the shard's end falls: no line that begins
+		// there or later is framed (beyond buf for a whole input).
+		stop := len(buf) + 1
+		if r.end-r.offset <= int64(len(buf)-lineStart) {
+			stop = lineStart + int(r.end-r.offset)
+		}
 		for len(b.Recs) < r.opts.batchRecords {
+			if lineStart >= stop {
+				// A shard's next line begins at or after its end.
+				r.stopAtEnd(len(buf) - lineStart)
+				break
+			}
 			i := bytes.IndexByte(buf[scan:], '\n')
 			if i < 0 {
 				scan = len(buf)
@@ -298,7 +336,7 @@ func (r *Reader) ReadBatch(b *Batch) error {
 			}
 			lineStart, scan = end+1, end+1
 		}
-		if len(b.Recs) >= r.opts.batchRecords {
+		if len(b.Recs) >= r.opts.batchRecords || r.done {
 			break
 		}
 		if int64(len(buf)-lineStart) > r.opts.maxDocBytes {
@@ -396,7 +434,7 @@ func (r *Reader) emit(b *Batch, raw []byte, terminated bool) error {
 	case !terminated && r.inErr != nil:
 		rec.Kind, rec.Reason = KindReject, codes.RejectInputTruncated
 	default:
-		classify(&rec, raw, r.line == 1, r.opts.strict)
+		classify(&rec, raw, rec.Offset == 0, r.opts.strict)
 	}
 	r.mark(&rec, terminated)
 	b.Recs = append(b.Recs, rec)
