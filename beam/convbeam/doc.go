@@ -1,0 +1,34 @@
+// Package convbeam is the convbatch job as an Apache Beam pipeline: the
+// same checks, rejects, receipt verdicts, tables, archives and report as
+// `convbatch run`, on any Beam runner (Prism in tests; Flink, Spark or
+// Dataflow on a cluster), reading and writing through Beam's file systems
+// (local, gs://, s3://, memfs://).
+//
+// Its DoFns are thin adapters over convbatch's packages: stream frames a
+// shard's lines, transform runs the handlers, pipeline.Tally and
+// pipeline.SegmentOutputs count and write each record as convbatch run
+// does, verify resolves receipts (the evidence about each referenced id is
+// gathered by a CoGroupByKey instead of convbatch's document index), and
+// sink writes the Parquet parts, archives, rejects and report.
+//
+// The pipeline (Build):
+//
+//  1. Plan (at construction): the input globs are listed, named as
+//     convbatch names them, and cut into shards: a plain .jsonl file into
+//     byte ranges of Settings.ShardBytes, any other shape whole.
+//  2. A newline-counting pass over the byte-range shards gives, as a side
+//     input, the line number each shard starts at.
+//  3. Each shard is read, checked and written to uniquely named temporary
+//     files under OUT/.convbeam/tmp/<job>/ (tables, archive piece,
+//     rejects); the DoFn emits the shard's counts and files, every
+//     document's evidence keyed by id, every pending receipt keyed by its
+//     position, and each receipt's referenced ids.
+//  4. Evidence is combined per id and joined with the references
+//     (CoGroupByKey), then with the receipts, which are resolved with
+//     verify's rules.
+//  5. One publishing step, after everything above, renames the files that
+//     the successful bundles reported into their final names (a retried
+//     bundle's files are never reported, so never published), writes the
+//     receipts outputs and the report, and removes the job's temporary
+//     directory.
+package convbeam

@@ -1,0 +1,235 @@
+package convbeam
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+)
+
+// join joins a directory path or URL and names with slashes.
+func join(dir string, names ...string) string {
+	out := strings.TrimSuffix(dir, "/")
+	for _, n := range names {
+		out += "/" + strings.Trim(n, "/")
+	}
+	return out
+}
+
+// isLocal reports a path without a URL scheme: Beam's local file system.
+func isLocal(p string) bool { return !strings.Contains(p, "://") }
+
+// fileExists reports whether a file is at p.
+func fileExists(ctx context.Context, p string) (bool, error) {
+	fsys, err := filesystem.New(ctx, p)
+	if err != nil {
+		return false, err
+	}
+	defer fsys.Close()
+	files, err := fsys.List(ctx, p)
+	if err != nil {
+		return false, err
+	}
+	for _, f := range files {
+		if f == p {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// openAt opens p for reading from byte off: a file system whose reader
+// seeks (the local one) seeks, another reads and discards the bytes before
+// off.
+func openAt(ctx context.Context, p string, off int64) (io.ReadCloser, error) {
+	fsys, err := filesystem.New(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer fsys.Close()
+	rc, err := fsys.OpenRead(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if off == 0 {
+		return rc, nil
+	}
+	if s, ok := rc.(io.Seeker); ok {
+		if _, err := s.Seek(off, io.SeekStart); err != nil {
+			rc.Close()
+			return nil, err
+		}
+		return rc, nil
+	}
+	if _, err := io.CopyN(io.Discard, rc, off); err != nil {
+		rc.Close()
+		return nil, err
+	}
+	return rc, nil
+}
+
+// readAll reads the whole file at p.
+func readAll(ctx context.Context, p string) ([]byte, error) {
+	fsys, err := filesystem.New(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	defer fsys.Close()
+	return filesystem.Read(ctx, fsys, p)
+}
+
+// upload copies the local file src to dst on dst's file system.
+func upload(ctx context.Context, src, dst string) error {
+	fsys, err := filesystem.New(ctx, dst)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	w, err := fsys.OpenWrite(ctx, dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, in); err != nil {
+		w.Close()
+		return fmt.Errorf("%s: %w", dst, err)
+	}
+	return w.Close()
+}
+
+// download copies the file src on its file system to the local file dst.
+func download(ctx context.Context, src, dst string) error {
+	fsys, err := filesystem.New(ctx, src)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	r, err := fsys.OpenRead(ctx, src)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, r); err != nil {
+		out.Close()
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	return out.Close()
+}
+
+// rename moves a file within one file system, making the local
+// destination's directory first.
+func rename(ctx context.Context, from, to string) error {
+	fsys, err := filesystem.New(ctx, to)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	if isLocal(to) {
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+	}
+	return filesystem.Rename(ctx, fsys, from, to)
+}
+
+// concat writes the files parts, end to end, to dst, and removes them.
+func concat(ctx context.Context, parts []string, dst string) error {
+	if len(parts) == 1 {
+		return rename(ctx, parts[0], dst)
+	}
+	fsys, err := filesystem.New(ctx, dst)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	w, err := fsys.OpenWrite(ctx, dst)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		r, err := fsys.OpenRead(ctx, p)
+		if err != nil {
+			w.Close()
+			return err
+		}
+		_, err = io.Copy(w, r)
+		r.Close()
+		if err != nil {
+			w.Close()
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if err := remove(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// remove removes one file; one that is not there is no error.
+func remove(ctx context.Context, p string) error {
+	fsys, err := filesystem.New(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	rm, ok := fsys.(filesystem.Remover)
+	if !ok {
+		return fmt.Errorf("%s: the file system cannot remove files", p)
+	}
+	if err := rm.Remove(ctx, p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// removeTree removes the job's temporary directory dir: a local one whole,
+// on another file system every file two levels below it (the layout
+// shards write: dir/<shard attempt>/<file>).
+func removeTree(ctx context.Context, dir string) error {
+	if isLocal(dir) {
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		// The .convbeam directories, when this was the only job.
+		os.Remove(filepath.Dir(dir))
+		os.Remove(filepath.Dir(filepath.Dir(dir)))
+		return nil
+	}
+	fsys, err := filesystem.New(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	files, err := fsys.List(ctx, join(dir, "*", "*"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := remove(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}

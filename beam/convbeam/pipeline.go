@@ -1,0 +1,42 @@
+package convbeam
+
+import (
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/convbatch/convbatch/sink"
+)
+
+// Build adds the job to the scope: read every shard of the plan, resolve
+// the receipts by keyed joins, and publish the outputs under s.Output.
+// fault is readFn's test hook ("" outside tests).
+func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
+	scope = scope.Scope("convbeam")
+	shards := beam.CreateList(scope, plan.Shards)
+	// Shards go to workers one by one: a runner may otherwise read a whole
+	// small Create in one bundle.
+	shards = beam.Reshuffle(scope, shards)
+	counts := beam.ParDo(scope.Scope("count-lines"), &countFn{}, shards)
+	evidence, refs, receipts, results := beam.ParDo4(scope.Scope("read"), &readFn{S: *s, Fault: fault}, shards,
+		beam.SideInput{Input: counts})
+
+	byID := beam.CombinePerKey(scope.Scope("evidence"), mergeEvidence, evidence)
+	stats := beam.Combine(scope.Scope("id-stats"), addStats, beam.ParDo(scope, idStatsFn, byID))
+	routed := beam.ParDo(scope.Scope("route"), routeFn, beam.CoGroupByKey(scope, byID, refs))
+	resolved := beam.ParDo(scope.Scope("resolve"), resolveFn, beam.CoGroupByKey(scope, receipts, routed))
+
+	inputs := make([]PlannedInput, len(plan.Inputs))
+	for i, in := range plan.Inputs {
+		inputs[i] = PlannedInput{Path: in.Path, Rel: in.Rel}
+	}
+	for _, sh := range plan.Shards {
+		inputs[sh.Input].Shards++
+	}
+	skipped := make([]sink.SkippedFile, len(plan.Skipped))
+	for i, sk := range plan.Skipped {
+		skipped[i] = sink.SkippedFile{Path: sk.Path, Reason: sk.Reason.String()}
+	}
+	publish := &publishFn{S: *s, Inputs: inputs, Skipped: skipped, Started: time.Now().UTC().Format(time.RFC3339Nano)}
+	beam.ParDo0(scope.Scope("publish"), publish, beam.Impulse(scope),
+		beam.SideInput{Input: results}, beam.SideInput{Input: resolved}, beam.SideInput{Input: stats})
+}

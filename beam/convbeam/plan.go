@@ -1,0 +1,147 @@
+package convbeam
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/transform"
+)
+
+// DefaultShardBytes is the size of a plain JSONL input's byte-range shards.
+const DefaultShardBytes = 64 << 20
+
+// ErrNoInput is returned when the globs match no input file.
+var ErrNoInput = errors.New("no input")
+
+// ErrOutputExists is returned when the output directory already holds a
+// report: convbeam writes into a new directory, it does not replace one.
+var ErrOutputExists = errors.New("output directory holds a report already")
+
+// Plan is what the job reads: the inputs, sorted by path, their shards and
+// the files the globs matched that are not inputs.
+type Plan struct {
+	Inputs  []stream.Input
+	Skipped []stream.Skipped
+	Shards  []Shard
+}
+
+// MakePlan lists the globs through Beam's file systems, names the inputs
+// as convbatch does (stream.MatchInput, stream.Disambiguate) and cuts each
+// into shards: a plain JSONL file larger than shardBytes into byte ranges,
+// any other input whole.
+func MakePlan(ctx context.Context, globs []string, shardBytes int64) (*Plan, error) {
+	if shardBytes <= 0 {
+		shardBytes = DefaultShardBytes
+	}
+	p := &Plan{}
+	seen := map[string]bool{}
+	for _, glob := range globs {
+		if glob == "" {
+			continue
+		}
+		fs, err := filesystem.New(ctx, glob)
+		if err != nil {
+			return nil, fmt.Errorf("input %q: %w", glob, err)
+		}
+		files, err := fs.List(ctx, glob)
+		if err != nil {
+			fs.Close()
+			return nil, fmt.Errorf("input %q: %w", glob, err)
+		}
+		sort.Strings(files)
+		n := 0
+		for _, f := range files {
+			if seen[f] {
+				continue
+			}
+			seen[f] = true
+			size, err := fs.Size(ctx, f)
+			if err != nil {
+				fs.Close()
+				return nil, fmt.Errorf("input %q: %w", f, err)
+			}
+			in, skipped, ok := stream.MatchInput(f, size)
+			if !ok {
+				p.Skipped = append(p.Skipped, skipped)
+				continue
+			}
+			p.Inputs = append(p.Inputs, in)
+			n++
+		}
+		fs.Close()
+		if n == 0 {
+			return nil, fmt.Errorf("input %q: %w: the pattern matches no .jsonl, .jsonl.zst, .jsonl.gz or .json file", glob, ErrNoInput)
+		}
+	}
+	sort.Slice(p.Inputs, func(i, j int) bool { return p.Inputs[i].Path < p.Inputs[j].Path })
+	if err := stream.Disambiguate(p.Inputs); err != nil {
+		return nil, err
+	}
+	for i, in := range p.Inputs {
+		base := Shard{Input: i, Path: in.Path, Rel: in.Rel, Shape: uint8(in.Shape), Count: 1}
+		if in.Shape != stream.ShapeJSONL || in.Size <= shardBytes {
+			p.Shards = append(p.Shards, base)
+			continue
+		}
+		count := int((in.Size + shardBytes - 1) / shardBytes)
+		for k := range count {
+			s := base
+			s.Index, s.Count, s.Split = k, count, true
+			s.Start = int64(k) * shardBytes
+			s.End = min(s.Start+shardBytes, in.Size)
+			p.Shards = append(p.Shards, s)
+		}
+	}
+	return p, nil
+}
+
+// NewSettings checks the choices of a job writing to output and returns
+// its Settings, with a new temporary directory name and the handlers'
+// names. It refuses an output directory that holds a report.
+func NewSettings(ctx context.Context, output, keys, tables, archive string) (*Settings, error) {
+	if output == "" {
+		return nil, errors.New("--output is required")
+	}
+	names, err := sink.ParseTables(tables)
+	if err != nil {
+		return nil, err
+	}
+	format, err := sink.ParseArchiveFormat(archive)
+	if err != nil {
+		return nil, err
+	}
+	output = strings.TrimSuffix(output, "/")
+	if exists, err := fileExists(ctx, join(output, sink.ReportFile)); err != nil {
+		return nil, err
+	} else if exists {
+		return nil, fmt.Errorf("%s: %w", output, ErrOutputExists)
+	}
+	var id [8]byte
+	rand.Read(id[:])
+	s := &Settings{Output: output, Keys: keys, Tables: names, Archive: string(format),
+		MaxDocBytes: stream.DefaultMaxDocBytes, MaxDepth: 0, ZstdMaxWindow: stream.DefaultZstdMaxWindow,
+		ShardBytes: DefaultShardBytes, Tmp: join(output, ".convbeam", "tmp", hex.EncodeToString(id[:]))}
+	reg := transform.Standard(s.transformOptions(transform.ReceiptOptions{}))
+	handlers, err := reg.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range handlers {
+		s.Handlers = append(s.Handlers, h.Manifest().Name)
+	}
+	return s, nil
+}
+
+// transformOptions are the handlers' options: every check, as convbatch run
+// does, and the rows of the document tables asked for.
+func (s *Settings) transformOptions(rec transform.ReceiptOptions) transform.Options {
+	return transform.Options{Receipts: rec, Extract: len(s.Tables) > 0, MaxDepth: s.MaxDepth, Tables: s.Tables}
+}

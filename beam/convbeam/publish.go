@@ -1,0 +1,317 @@
+package convbeam
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/jsonscan"
+	"github.com/convbatch/convbatch/pipeline"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/verify"
+)
+
+// PlannedInput is what the publishing step knows of an input from the
+// plan.
+type PlannedInput struct {
+	Path, Rel string
+	Shards    int
+}
+
+// publishFn is the job's last step: it runs once, after every shard and
+// every receipt is done (its inputs are side inputs of an impulse), and
+// publishes what the successful bundles reported.
+type publishFn struct {
+	S       Settings
+	Inputs  []PlannedInput
+	Skipped []sink.SkippedFile
+	Started string
+
+	// docParts are the parts of each table, in order, as published.
+	docParts map[string][]sink.PartCounts
+}
+
+// ProcessElement publishes the job's outputs; report.json is written last.
+func (f *publishFn) ProcessElement(ctx context.Context, _ []byte, results func(*ShardResult) bool, resolved func(*Resolved) bool, stats func(*IDStats) bool) error {
+	byInput := make([][]ShardResult, len(f.Inputs))
+	var r ShardResult
+	for results(&r) {
+		if r.Input < 0 || r.Input >= len(f.Inputs) {
+			return fmt.Errorf("shard result of input %d, not in the plan", r.Input)
+		}
+		byInput[r.Input] = append(byInput[r.Input], r)
+		r = ShardResult{}
+	}
+	for i, shards := range byInput {
+		sort.Slice(shards, func(a, b int) bool { return shards[a].Index < shards[b].Index })
+		for k, s := range shards {
+			if s.Index != k {
+				return fmt.Errorf("%s: shard %d reported %d times or missing", f.Inputs[i].Path, k, len(shards))
+			}
+		}
+		if len(shards) != f.Inputs[i].Shards {
+			return fmt.Errorf("%s: %d of %d shards reported", f.Inputs[i].Path, len(shards), f.Inputs[i].Shards)
+		}
+	}
+	var receipts []Resolved
+	var rv Resolved
+	for resolved(&rv) {
+		receipts = append(receipts, rv)
+		rv = Resolved{}
+	}
+	sort.Slice(receipts, func(a, b int) bool { return receipts[a].Key < receipts[b].Key })
+	results2 := make([]verify.ReceiptResult, len(receipts))
+	for i := range receipts {
+		results2[i] = receipts[i].Result
+	}
+	var ids IDStats
+	var st IDStats
+	for stats(&st) {
+		ids = addStats(ids, st)
+	}
+
+	local, err := os.MkdirTemp("", "convbeam-publish-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(local)
+	rep := f.newReport()
+	if err := f.publishShards(ctx, rep, byInput, local); err != nil {
+		return err
+	}
+	if err := f.publishRun(ctx, rep, results2, local); err != nil {
+		return err
+	}
+	var docs, hashed int64
+	for _, shards := range byInput {
+		for _, s := range shards {
+			docs += s.Documents
+			hashed += s.Hashed
+		}
+	}
+	if docs != ids.Documents {
+		return fmt.Errorf("accounting: %d documents read, %d in the evidence join", docs, ids.Documents)
+	}
+	if ids.Documents > ids.Distinct {
+		rep.Warnings[codes.WarnDuplicateID.String()] += ids.Documents - ids.Distinct
+	}
+	rep.Transcripts.Hashed, rep.Transcripts.Unhashable = hashed, docs-hashed
+	if !slices.Contains(rep.Settings.Handlers, "transcript-hash") {
+		rep.Transcripts.Unhashable = 0
+	}
+	for i := range results2 {
+		rep.Receipts.Count(&results2[i])
+	}
+	started, _ := time.Parse(time.RFC3339Nano, f.Started)
+	finished := time.Now()
+	rep.StartedAt, rep.FinishedAt = f.Started, finished.UTC().Format(time.RFC3339Nano)
+	rep.DurationSeconds = finished.Sub(started).Seconds()
+	if err := rep.CheckAccounting(); err != nil {
+		return err
+	}
+	rep.AccountingOK = true
+	txn, err := sink.NewTxn(filepath.Join(local, "report"))
+	if err != nil {
+		return err
+	}
+	if err := sink.WriteReport(txn, sink.ReportFile, rep); err != nil {
+		return err
+	}
+	if err := txn.Commit(); err != nil {
+		return err
+	}
+	if err := upload(ctx, txn.Path(sink.ReportFile), join(f.S.Output, sink.ReportFile)); err != nil {
+		return err
+	}
+	// Whatever attempts that failed left is removed, with every earlier
+	// failed job's: one job at a time writes into an output directory.
+	return removeTree(ctx, f.S.Tmp)
+}
+
+func (f *publishFn) newReport() *sink.Report {
+	depth := f.S.MaxDepth
+	if depth <= 0 {
+		depth = jsonscan.DefaultMaxDepth
+	}
+	tables := f.S.Tables
+	if tables == nil {
+		tables = []string{}
+	}
+	partition := ""
+	if len(tables) > 0 {
+		partition = string(sink.PartitionNone)
+	}
+	skipped := f.Skipped
+	if skipped == nil {
+		skipped = []sink.SkippedFile{}
+	}
+	keyring := "none"
+	if f.S.Keys != "" {
+		keyring = "pinned"
+	}
+	return &sink.Report{
+		Tool: "convbeam", Version: pipeline.Version, Run: 1,
+		Settings: sink.Settings{MaxDocBytes: f.S.MaxDocBytes, MaxDepth: depth, ZstdMaxWindow: f.S.ZstdMaxWindow,
+			Strict: f.S.Strict, Archive: f.S.Archive, Tables: tables, PartitionBy: partition, Handlers: f.S.Handlers},
+		Inputs:          make([]sink.InputReport, len(f.Inputs)),
+		Skipped:         skipped,
+		RejectsByReason: map[string]int64{},
+		Warnings:        map[string]int64{},
+		Extensions:      sink.Extensions{Declared: map[string]int64{}, Unknown: map[string]int64{}},
+		Receipts:        sink.Receipts{Keyring: keyring, Reasons: map[string]int64{}},
+		Outputs:         sink.Outputs{Archives: []string{}},
+	}
+}
+
+// publishShards renames the shards' table parts into place in input and
+// shard order, puts each input's archive pieces end to end (concatenated
+// zstd frames are one zstd stream), merges the rejects, and fills the
+// report's per-input counts.
+func (f *publishFn) publishShards(ctx context.Context, rep *sink.Report, byInput [][]ShardResult, local string) error {
+	parts := map[string][]sink.PartCounts{}
+	next := map[string]int{}
+	var segs []sink.RejectSegment
+	for i, shards := range byInput {
+		in := &rep.Inputs[i]
+		in.Path = f.Inputs[i].Path
+		ctr := pipeline.NewCounters()
+		var pieces []string
+		for _, s := range shards {
+			in.Counts.Add(s.Counts)
+			in.BytesRead += s.BytesRead
+			ctr.Merge(&s.Counters)
+			if in.Error == nil && s.Fault != nil {
+				in.Error = s.Fault
+			}
+			files := slices.Clone(s.Files)
+			sort.SliceStable(files, func(a, b int) bool { return files[a].Rel < files[b].Rel })
+			var seg sink.RejectSegment
+			for _, tf := range files {
+				switch {
+				case tf.Table != "":
+					to := path.Join(sink.DirTables, tf.Table, fmt.Sprintf("part-%05d.parquet", next[tf.Table]))
+					next[tf.Table]++
+					if err := rename(ctx, tf.Temp, join(f.S.Output, to)); err != nil {
+						return err
+					}
+					parts[tf.Table] = append(parts[tf.Table], sink.PartCounts{Path: to, Rows: tf.Rows})
+				case tf.Rel == sink.RejectsIndexFile || tf.Rel == sink.RejectsDataFile:
+					dst := filepath.Join(local, "rejects", s.keyName(), sink.FlatName(tf.Rel))
+					if err := download(ctx, tf.Temp, dst); err != nil {
+						return err
+					}
+					if tf.Rel == sink.RejectsIndexFile {
+						seg.Index = dst
+					} else {
+						seg.Data = dst
+					}
+				default:
+					pieces = append(pieces, tf.Temp)
+				}
+			}
+			if seg.Index != "" {
+				segs = append(segs, seg)
+			}
+		}
+		if f.S.Archive != string(sink.ArchiveNone) {
+			to := sink.ArchiveFile(f.Inputs[i].Rel, sink.ArchiveFormat(f.S.Archive))
+			if len(pieces) > 0 {
+				if err := concat(ctx, pieces, join(f.S.Output, to)); err != nil {
+					return err
+				}
+			}
+			in.Archive = to
+			rep.Outputs.Archives = append(rep.Outputs.Archives, to)
+		}
+		rep.Totals.Add(in.Counts)
+		ctr.AddTo(rep)
+	}
+	txn, err := sink.NewTxn(filepath.Join(local, "run"))
+	if err != nil {
+		return err
+	}
+	if err := sink.MergeRejects(txn, sink.RejectsIndexFile, sink.RejectsDataFile, segs); err != nil {
+		return err
+	}
+	if err := txn.Commit(); err != nil {
+		return err
+	}
+	for _, rel := range []string{sink.RejectsIndexFile, sink.RejectsDataFile} {
+		if err := upload(ctx, txn.Path(rel), join(f.S.Output, rel)); err != nil {
+			return err
+		}
+	}
+	rep.Outputs.RejectsIndex, rep.Outputs.RejectsData = sink.RejectsIndexFile, sink.RejectsDataFile
+	f.docParts = parts
+	return nil
+}
+
+// keyName names a shard's directory in the publishing step's scratch.
+func (s *ShardResult) keyName() string { return fmt.Sprintf("i%06d-s%06d", s.Input, s.Index) }
+
+// publishRun writes the run's receipts outputs and the tables' empty parts,
+// and fills the report's table counts.
+func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts []verify.ReceiptResult, local string) error {
+	txn, err := sink.NewTxn(filepath.Join(local, "receipts"))
+	if err != nil {
+		return err
+	}
+	if err := sink.WriteReceipts(txn, sink.ReceiptsFile, receipts); err != nil {
+		return err
+	}
+	opts := sink.TableOptions{Version: pipeline.Version}
+	if slices.Contains(f.S.Tables, sink.TableReceipts) {
+		t := sink.NewTables(txn, []string{sink.TableReceipts}, opts)
+		err := t.AddReceipts(receipts)
+		if cerr := t.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Abort()
+			return err
+		}
+		for _, p := range t.Counts()[sink.TableReceipts].Parts {
+			f.docParts[sink.TableReceipts] = append(f.docParts[sink.TableReceipts], p)
+		}
+	}
+	for _, name := range f.S.Tables {
+		if name == sink.TableReceipts || len(f.docParts[name]) > 0 {
+			continue
+		}
+		// A dataset with no rows still gets one part, with its schema.
+		t := sink.NewTables(txn, []string{name}, opts)
+		if err := t.Close(); err != nil {
+			t.Abort()
+			return err
+		}
+		f.docParts[name] = t.Counts()[name].Parts
+	}
+	if err := txn.Commit(); err != nil {
+		return err
+	}
+	for _, rel := range txn.Files() {
+		if err := upload(ctx, txn.Path(rel), join(f.S.Output, rel)); err != nil {
+			return err
+		}
+	}
+	rep.Outputs.Receipts = sink.ReceiptsFile
+	if len(f.S.Tables) > 0 {
+		rep.Tables = map[string]sink.TableCounts{}
+	}
+	for _, name := range f.S.Tables {
+		tc := sink.TableCounts{Parts: []sink.PartCounts{}}
+		for _, p := range f.docParts[name] {
+			tc.Rows += p.Rows
+			tc.Parts = append(tc.Parts, p)
+			rep.Outputs.Tables = append(rep.Outputs.Tables, p.Path)
+		}
+		rep.Tables[name] = tc
+	}
+	return nil
+}

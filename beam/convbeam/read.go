@@ -1,0 +1,369 @@
+package convbeam
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/docindex"
+	"github.com/convbatch/convbatch/pipeline"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/transform"
+	"github.com/convbatch/convbatch/verify"
+	"github.com/klauspost/compress/zstd"
+)
+
+// countFn counts the LF bytes of a byte-range shard.
+type countFn struct{}
+
+// ProcessElement emits the shard's LineCount; a whole-input shard has none.
+func (*countFn) ProcessElement(ctx context.Context, sh Shard, emit func(LineCount)) error {
+	if !sh.Split {
+		return nil
+	}
+	rc, err := openAt(ctx, sh.Path, sh.Start)
+	if err != nil {
+		return fmt.Errorf("%s: %w", sh.Path, err)
+	}
+	defer rc.Close()
+	n, err := stream.CountNewlines(io.LimitReader(rc, sh.End-sh.Start))
+	if err != nil {
+		return fmt.Errorf("%s: bytes %d to %d: %w", sh.Path, sh.Start, sh.End, err)
+	}
+	emit(LineCount{Input: sh.Input, Index: sh.Index, Newlines: n})
+	return nil
+}
+
+// readFn reads one shard: it frames the shard's lines, runs the handlers,
+// counts and writes each record as convbatch run does (pipeline.Tally,
+// pipeline.SegmentOutputs) into a local staging directory, uploads the
+// files under the job's temporary directory with a name no other attempt
+// uses, and emits what the rest of the job needs.
+type readFn struct {
+	S Settings
+	// Fault is a test hook for the exactly-once output: "orphan:KEY" makes
+	// the first read of the shard whose key (Shard.key) is KEY upload a
+	// set of temporary files that it then abandons, as a bundle attempt
+	// that failed after writing would; "fail:KEY" makes the read of that
+	// shard fail after uploading its files, which fails the job.
+	Fault string
+
+	proc  *transform.Processor
+	cache *verify.SignatureCache
+	tried map[string]bool
+}
+
+// Setup loads the keyring and makes the worker's handlers.
+func (f *readFn) Setup(ctx context.Context) error {
+	var kr *verify.Keyring
+	if f.S.Keys != "" {
+		b, err := readAll(ctx, f.S.Keys)
+		if err != nil {
+			return fmt.Errorf("keyring: %w", err)
+		}
+		if kr, err = verify.ParseKeyring(b); err != nil {
+			return fmt.Errorf("keyring %s: %w", f.S.Keys, err)
+		}
+	}
+	f.cache = verify.NewSignatureCache(verify.DefaultSignatureCacheEntries)
+	handlers, err := transform.Standard(f.S.transformOptions(transform.ReceiptOptions{Keyring: kr, SignatureCache: f.cache})).Resolve()
+	if err != nil {
+		return err
+	}
+	f.proc = transform.NewProcessor(handlers)
+	f.tried = map[string]bool{}
+	return nil
+}
+
+// shardRead is one read of a shard into a local staging directory.
+type shardRead struct {
+	res      ShardResult
+	txn      *sink.Txn
+	out      pipeline.SegmentOutputs
+	docs     *os.File
+	docsBuf  *bufio.Writer
+	receipts []*verify.PendingReceipt
+	damaged  []stream.Range
+}
+
+// ProcessElement reads the shard and emits, in this order: the evidence of
+// each document keyed by id, each receipt keyed by its position with the
+// ids it references, and the shard's result.
+func (f *readFn) ProcessElement(ctx context.Context, sh Shard, counts func(*LineCount) bool,
+	emitEvidence func(string, Evidence), emitRef func(string, string), emitReceipt func(string, []byte), emitResult func(ShardResult)) error {
+	var before int64
+	if sh.Split {
+		var c LineCount
+		for counts(&c) {
+			if c.Input == sh.Input && c.Index < sh.Index {
+				before += c.Newlines
+			}
+		}
+	}
+	local, err := os.MkdirTemp("", "convbeam-shard-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(local)
+	spool, err := stream.NewSpool(local)
+	if err != nil {
+		return err
+	}
+	defer spool.Close()
+
+	r, err := f.read(ctx, sh, before, local, spool, nil)
+	if err == nil && r.damaged != nil {
+		// A zstd frame failed its checksum: read again, its records
+		// rejected (as convbatch run does).
+		r, err = f.read(ctx, sh, before, local, spool, r.damaged)
+	}
+	if err != nil {
+		return err
+	}
+	if f.Fault == "orphan:"+sh.key() && !f.tried[sh.key()] {
+		f.tried[sh.key()] = true
+		if _, err := f.uploadFiles(ctx, sh, r); err != nil {
+			return err
+		}
+	}
+	files, err := f.uploadFiles(ctx, sh, r)
+	if err != nil {
+		return err
+	}
+	if f.Fault == "fail:"+sh.key() {
+		return fmt.Errorf("%s: failing on purpose after writing its files (test hook)", sh.key())
+	}
+	r.res.Files = files
+
+	if err := emitDocs(filepath.Join(local, "docs.idx"), emitEvidence); err != nil {
+		return fmt.Errorf("%s: %w", sh.Path, err)
+	}
+	for _, p := range r.receipts {
+		key := receiptKey(sh.Input, p.Line)
+		b, err := p.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		emitReceipt(key, b)
+		want := map[string]*verify.Evidence{}
+		p.AddReferences(want)
+		for id := range want {
+			emitRef(id, key)
+		}
+	}
+	emitResult(r.res)
+	return nil
+}
+
+// receiptKey orders receipts as convbatch run lists them: by input, then
+// line.
+func receiptKey(input int, line int64) string { return fmt.Sprintf("%06d:%015d", input, line) }
+
+// read frames the shard, with damaged as stream.WithDamaged when not nil.
+func (f *readFn) read(ctx context.Context, sh Shard, before int64, local string, spool *stream.Spool, damaged []stream.Range) (*shardRead, error) {
+	seg := filepath.Join(local, "seg")
+	if err := os.RemoveAll(seg); err != nil {
+		return nil, err
+	}
+	txn, err := sink.NewFlatTxn(seg)
+	if err != nil {
+		return nil, err
+	}
+	r := &shardRead{txn: txn, res: ShardResult{Input: sh.Input, Index: sh.Index, Path: sh.Path, Counters: pipeline.NewCounters()}}
+	if r.docs, err = os.Create(filepath.Join(local, "docs.idx")); err != nil {
+		return nil, err
+	}
+	defer r.docs.Close()
+	r.docsBuf = bufio.NewWriterSize(r.docs, 256<<10)
+	r.docsBuf.WriteString(docindex.Magic)
+	if r.out.Rejects, err = sink.NewRejectWriter(txn); err != nil {
+		return nil, err
+	}
+	if tables := f.S.docTables(); len(tables) > 0 {
+		r.out.Tables = sink.NewTables(txn, tables, sink.TableOptions{Version: pipeline.Version, NoEmptyPart: true})
+	}
+	if f.S.Archive != string(sink.ArchiveNone) {
+		if r.out.Archive, err = sink.NewArchiveWriter(txn, sh.Rel, sink.ArchiveFormat(f.S.Archive), zstd.SpeedDefault, 1); err != nil {
+			return nil, err
+		}
+	}
+	if err := f.frame(ctx, sh, before, spool, damaged, r); err != nil {
+		r.out.Close()
+		if r.out.Tables != nil {
+			r.out.Tables.Abort()
+		}
+		txn.Abort()
+		return nil, err
+	}
+	err = r.out.Close()
+	if err == nil {
+		err = r.docsBuf.Flush()
+	}
+	if err == nil {
+		err = txn.Commit()
+	}
+	if err != nil {
+		txn.Abort()
+		return nil, fmt.Errorf("%s: %w", sh.Path, err)
+	}
+	return r, nil
+}
+
+// frame reads the shard's records through the handlers into r.
+func (f *readFn) frame(ctx context.Context, sh Shard, before int64, spool *stream.Spool, damaged []stream.Range, r *shardRead) error {
+	var bytesRead int64
+	opts := []stream.Option{
+		stream.WithMaxDocBytes(f.S.MaxDocBytes),
+		stream.WithStrict(f.S.Strict),
+		stream.WithZstdMaxWindow(f.S.ZstdMaxWindow),
+		stream.WithSpool(spool),
+		stream.WithContext(ctx),
+		stream.WithByteCounter(func(n int) { bytesRead += int64(n) }),
+	}
+	if damaged != nil {
+		opts = append(opts, stream.WithDamaged(damaged))
+	}
+	from := int64(0)
+	if sh.Split {
+		opts = append(opts, stream.WithShard(sh.Start, sh.End, before))
+		from = max(sh.Start-1, 0)
+	}
+	src, err := openAt(ctx, sh.Path, from)
+	if err != nil {
+		// The input cannot be opened: an input fault, as in convbatch run.
+		r.res.Fault = &sink.InputFault{Reason: codes.FaultOpenError.String()}
+		return nil
+	}
+	defer src.Close()
+	rd, err := stream.NewReader(src, sh.Path, stream.Shape(sh.Shape), opts...)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	var batch stream.Batch
+	var res transform.Result
+	first := int64(-1)
+	for {
+		err := rd.ReadBatch(&batch)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", sh.Path, err)
+		}
+		for i := range batch.Recs {
+			rec := &batch.Recs[i]
+			if first < 0 {
+				first = rec.Offset
+			}
+			res = transform.Result{}
+			f.proc.Process(rec, &res)
+			if res.Panic != nil {
+				return fmt.Errorf("%s: %w", sh.Path, res.Panic)
+			}
+			if err := f.write(sh, rec, &res, r); err != nil {
+				return err
+			}
+		}
+	}
+	if first >= 0 {
+		r.res.Counts.BytesIn = rd.Offset() - first
+	}
+	r.res.BytesRead = bytesRead
+	if sh.Split {
+		// A shard reads a little of its neighbours' bytes to find its first
+		// line and end its last: the file's bytes are counted once, by the
+		// shard whose lines hold them.
+		r.res.BytesRead = r.res.Counts.BytesIn
+	}
+	if e := rd.InputErr(); e != nil {
+		r.res.Fault = &sink.InputFault{Reason: e.Reason.String(), Offset: e.Offset}
+	}
+	if d := rd.DamagedRanges(); d != nil && damaged == nil {
+		r.damaged = d
+	}
+	return nil
+}
+
+// write counts and writes one record.
+func (f *readFn) write(sh Shard, rec *stream.Record, res *transform.Result, r *shardRead) error {
+	switch pipeline.Tally(&r.res.Counts, &r.res.Counters, rec, res) {
+	case pipeline.ClassReject:
+		return r.out.WriteReject(sh.Path, rec, res)
+	case pipeline.ClassDocument:
+		r.res.Documents++
+		if res.Hashed {
+			r.res.Hashed++
+		}
+		if res.Receipt != nil {
+			r.receipts = append(r.receipts, &verify.PendingReceipt{File: sh.Path, Line: rec.Line, Check: res.Receipt})
+		}
+		if _, err := r.docsBuf.Write(docindex.AppendRecord(nil, res.ID, res.Hash, res.Hashed)); err != nil {
+			return err
+		}
+		return r.out.WriteDocument(sh.Path, rec, res)
+	}
+	return nil
+}
+
+// uploadFiles copies the shard's staged files to a directory of the job's
+// temporary directory that no other attempt uses, and lists them.
+func (f *readFn) uploadFiles(ctx context.Context, sh Shard, r *shardRead) ([]TempFile, error) {
+	var id [8]byte
+	rand.Read(id[:])
+	dir := join(f.S.Tmp, sh.key()+"-"+hex.EncodeToString(id[:]))
+	rows := map[string]int64{}
+	table := map[string]string{}
+	if r.out.Tables != nil {
+		for name, c := range r.out.Tables.Counts() {
+			for _, p := range c.Parts {
+				rows[p.Path], table[p.Path] = p.Rows, name
+			}
+		}
+	}
+	var files []TempFile
+	for _, rel := range r.txn.Files() {
+		if _, ok := table[rel]; ok && rows[rel] == 0 {
+			// A part without rows: a dataset's one empty part, when it
+			// needs one, is written when the job's files are published.
+			continue
+		}
+		tmp := join(dir, sink.FlatName(rel))
+		if err := upload(ctx, r.txn.Path(rel), tmp); err != nil {
+			return nil, err
+		}
+		files = append(files, TempFile{Rel: rel, Temp: tmp, Table: table[rel], Rows: rows[rel]})
+	}
+	return files, nil
+}
+
+// emitDocs emits the evidence of each document in the shard's index file,
+// keyed by id.
+func emitDocs(path string, emit func(string, Evidence)) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	rd := docindex.NewReader(bufio.NewReaderSize(fh, 256<<10))
+	for {
+		rec, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var e verify.Evidence
+		e.Add(rec.Hash, rec.Hashable)
+		emit(strings.Clone(string(rec.ID)), toEvidence(&e))
+	}
+}

@@ -1,0 +1,179 @@
+package convbeam
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/convbatch/convbatch/pipeline"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/verify"
+)
+
+// Settings are the job's choices, carried by every DoFn that needs them
+// (Beam serializes a DoFn's exported fields as JSON).
+type Settings struct {
+	// Output is the output directory (a local path or a Beam file system
+	// URL such as gs://bucket/dir).
+	Output string
+	// Keys is the keyring file, "" for none.
+	Keys string
+	// Tables are the tables to write (sink.ParseTables).
+	Tables []string
+	// Archive is the archive write-back format (sink.ArchiveFormat).
+	Archive string
+	// ShardBytes is the size of a plain JSONL file's byte-range shards.
+	ShardBytes int64
+	// MaxDocBytes, MaxDepth, ZstdMaxWindow and Strict are convbatch run's
+	// limits of the same names.
+	MaxDocBytes   int64
+	MaxDepth      int
+	ZstdMaxWindow uint64
+	Strict        bool
+	// Tmp is the job's temporary directory under Output, unique per job.
+	Tmp string
+	// Handlers are the names of the handlers, in order (for the report).
+	Handlers []string
+}
+
+// docTables are the tables written from documents (every table but
+// receipts, which is written when receipts are resolved).
+func (s *Settings) docTables() []string {
+	var out []string
+	for _, t := range s.Tables {
+		if t != sink.TableReceipts {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Shard is one unit of reading: a whole input, or a byte range of a plain
+// JSONL input that frames the lines beginning in it.
+type Shard struct {
+	// Input is the input's position in the plan (inputs sorted by path).
+	Input int
+	// Path is the input's path or URL; Rel its name (stream.Input.Rel).
+	Path, Rel string
+	// Shape is the input's stream.Shape.
+	Shape uint8
+	// Index is the shard's position within its input, from 0; Count the
+	// input's number of shards.
+	Index, Count int
+	// Start and End are the byte range of a split input; both 0 for an
+	// input read whole.
+	Start, End int64
+	// Split says the input is read in byte ranges.
+	Split bool
+}
+
+// key is the shard's name in temporary files, unique within a job.
+func (s *Shard) key() string { return fmt.Sprintf("i%06d-s%06d", s.Input, s.Index) }
+
+// LineCount is the number of LF bytes in one byte-range shard.
+type LineCount struct {
+	Input, Index int
+	Newlines     int64
+}
+
+// Evidence is verify.Evidence in a form Beam encodes (no arrays).
+type Evidence struct {
+	Documents, Hashed int64
+	Hash              []byte
+	Ambiguous         bool
+}
+
+func toEvidence(e *verify.Evidence) Evidence {
+	return Evidence{Documents: e.Documents, Hashed: e.Hashed, Hash: append([]byte(nil), e.Hash[:]...), Ambiguous: e.Ambiguous}
+}
+
+func (e *Evidence) verify() verify.Evidence {
+	v := verify.Evidence{Documents: e.Documents, Hashed: e.Hashed, Ambiguous: e.Ambiguous}
+	copy(v.Hash[:], e.Hash)
+	return v
+}
+
+// IDEvidence is what the documents say about one id a receipt references.
+type IDEvidence struct {
+	ID       string
+	Evidence Evidence
+}
+
+// TempFile is one file a shard wrote, at a temporary path, with its final
+// place: Rel is its path relative to the output directory as the shard's
+// sink.Txn named it (tables/<name>/part-NNNNN.parquet, the archive,
+// rejects/rejects.jsonl or .bin), Table the table of a part.
+type TempFile struct {
+	Rel   string
+	Temp  string
+	Table string
+	Rows  int64
+}
+
+// ShardResult is what one shard's read produced: its counts and counters,
+// its files, and for the last shard of an input the input's fault, if any.
+// It goes to the publishing step as JSON (its maps and nested structs).
+type ShardResult struct {
+	Input, Index int
+	Path         string
+	Counts       sink.Counts
+	Counters     pipeline.Counters
+	// BytesRead is the bytes read from the file (compressed, for .zst).
+	BytesRead int64
+	// Documents and Hashed count the shard's documents and those with a
+	// transcript hash.
+	Documents, Hashed int64
+	Fault             *sink.InputFault
+	Files             []TempFile
+}
+
+// Resolved is a receipt's verdict, keyed for ordering by its position.
+type Resolved struct {
+	Key    string
+	Result verify.ReceiptResult
+	// SignedAtMicros is Result.SignedAtMicros, which Result's JSON leaves
+	// out.
+	SignedAtMicros int64
+}
+
+// IDStats counts the documents and distinct ids of the whole input, for
+// the duplicate-id warning.
+type IDStats struct {
+	Documents, Distinct int64
+}
+
+func init() {
+	beam.RegisterCoder(reflect.TypeFor[ShardResult](), encodeShardResult, decodeShardResult)
+	beam.RegisterCoder(reflect.TypeFor[Resolved](), encodeResolved, decodeResolved)
+	beam.RegisterType(reflect.TypeFor[Shard]())
+	beam.RegisterType(reflect.TypeFor[LineCount]())
+	beam.RegisterType(reflect.TypeFor[Evidence]())
+	beam.RegisterType(reflect.TypeFor[IDEvidence]())
+	beam.RegisterType(reflect.TypeFor[IDStats]())
+}
+
+// ShardResult and Resolved go as JSON: Beam's schema coder does not take
+// their maps of counters and the root module's nested structs. They are
+// few (one per shard, one per receipt). Each coder is a named function:
+// Beam finds coders by name on the workers.
+
+func encodeShardResult(v ShardResult) ([]byte, error) { return json.Marshal(v) }
+
+func decodeShardResult(b []byte) (ShardResult, error) {
+	var v ShardResult
+	err := json.Unmarshal(b, &v)
+	return v, err
+}
+
+func encodeResolved(v Resolved) ([]byte, error) {
+	v.SignedAtMicros = v.Result.SignedAtMicros
+	return json.Marshal(v)
+}
+
+func decodeResolved(b []byte) (Resolved, error) {
+	var v Resolved
+	err := json.Unmarshal(b, &v)
+	v.Result.SignedAtMicros = v.SignedAtMicros
+	return v, err
+}
