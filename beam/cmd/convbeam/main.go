@@ -3,7 +3,8 @@
 // docs/SCALE-OUT.md.
 //
 //	convbeam --input GLOB[,GLOB...] --output DIR [--keys FILE] [--tables LIST]
-//	         [--archive zst|jsonl|none] [--shard_bytes N] [--runner prism|flink|spark|dataflow] [runner flags]
+//	         [--archive zst|jsonl|none] [--shard_bytes N] [--max_doc_bytes N] [--strict]
+//	         [--runner prism|flink|spark|dataflow] [runner flags]
 package main
 
 import (
@@ -26,6 +27,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
 
 	"github.com/convbatch/convbatch/beam/convbeam"
+	"github.com/convbatch/convbatch/stream"
 )
 
 var (
@@ -35,6 +37,8 @@ var (
 	tables     = flag.String("tables", "all", "tables to write: all, none, or a comma-separated list of usage, conversations, tool_calls, receipts, transcripts")
 	archive    = flag.String("archive", "zst", "archive write-back format: zst, jsonl or none")
 	shardBytes = flag.Int64("shard_bytes", convbeam.DefaultShardBytes, "byte-range shard size of a plain .jsonl input")
+	maxDoc     = flag.Int64("max_doc_bytes", stream.DefaultMaxDocBytes, "size cap of one line, as convbatch run --max-doc-bytes")
+	strict     = flag.Bool("strict", false, "reject a byte-order mark instead of dropping it, as convbatch run --strict")
 )
 
 func main() {
@@ -54,7 +58,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.ShardBytes = *shardBytes
+	s.ShardBytes, s.MaxDocBytes, s.Strict = *shardBytes, *maxDoc, *strict
 	plan, err := convbeam.MakePlan(ctx, strings.Split(*input, ","), s.ShardBytes)
 	if err != nil {
 		return err
