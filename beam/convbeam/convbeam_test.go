@@ -39,6 +39,13 @@ type job struct {
 
 // runJob runs convbeam on Prism and returns the pipeline's error.
 func runJob(t *testing.T, j job) error {
+	_, err := runJobMetrics(t, j)
+	return err
+}
+
+// runJobMetrics runs convbeam on Prism and returns the value of each of
+// its counters (Beam metrics) and the pipeline's error.
+func runJobMetrics(t *testing.T, j job) (map[string]int64, error) {
 	t.Helper()
 	ctx := context.Background()
 	if j.tables == "" {
@@ -60,7 +67,15 @@ func runJob(t *testing.T, j job) error {
 	}
 	p, scope := beam.NewPipelineWithRoot()
 	Build(scope, plan, s, j.fault)
-	return ptest.Run(p)
+	res, err := ptest.RunWithMetrics(p)
+	if err != nil {
+		return nil, err
+	}
+	counters := map[string]int64{}
+	for _, c := range res.Metrics().AllMetrics().Counters() {
+		counters[c.Name()] += c.Result()
+	}
+	return counters, nil
 }
 
 // convbatchRun runs `convbatch run` in process on the inputs.

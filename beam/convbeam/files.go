@@ -204,25 +204,26 @@ func remove(ctx context.Context, p string) error {
 	return nil
 }
 
-// removeTree removes the job's temporary directory dir: a local one whole,
-// on another file system every file two levels below it (the layout
-// shards write: dir/<shard attempt>/<file>).
-func removeTree(ctx context.Context, dir string) error {
-	if isLocal(dir) {
-		if err := os.RemoveAll(dir); err != nil {
-			return err
-		}
-		// The .convbeam directories, when this was the only job.
-		os.Remove(filepath.Dir(dir))
-		os.Remove(filepath.Dir(filepath.Dir(dir)))
-		return nil
+// tmpRoot is the directory of every job's temporary directory under an
+// output directory.
+func tmpRoot(output string) string { return join(output, ".convbeam", "tmp") }
+
+// removeTemporary removes the temporary files of every job that wrote into
+// the output directory: this job's (what attempts that failed left) and
+// those of earlier jobs that failed. One job at a time writes into an
+// output directory. A local directory is removed whole; on another file
+// system every file at the depth shards write them
+// (tmp/<job>/<shard attempt>/<file>).
+func removeTemporary(ctx context.Context, output string) error {
+	if isLocal(output) {
+		return os.RemoveAll(join(output, ".convbeam"))
 	}
-	fsys, err := filesystem.New(ctx, dir)
+	fsys, err := filesystem.New(ctx, output)
 	if err != nil {
 		return err
 	}
 	defer fsys.Close()
-	files, err := fsys.List(ctx, join(dir, "*", "*"))
+	files, err := fsys.List(ctx, join(tmpRoot(output), "*", "*", "*"))
 	if err != nil {
 		return err
 	}

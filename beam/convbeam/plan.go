@@ -128,7 +128,7 @@ func NewSettings(ctx context.Context, output, keys, tables, archive string) (*Se
 	rand.Read(id[:])
 	s := &Settings{Output: output, Keys: keys, Tables: names, Archive: string(format),
 		MaxDocBytes: stream.DefaultMaxDocBytes, MaxDepth: 0, ZstdMaxWindow: stream.DefaultZstdMaxWindow,
-		ShardBytes: DefaultShardBytes, Tmp: join(output, ".convbeam", "tmp", hex.EncodeToString(id[:]))}
+		ShardBytes: DefaultShardBytes, Tmp: join(tmpRoot(output), hex.EncodeToString(id[:]))}
 	reg := transform.Standard(s.transformOptions(transform.ReceiptOptions{}))
 	handlers, err := reg.Resolve()
 	if err != nil {

@@ -129,9 +129,7 @@ func (f *publishFn) ProcessElement(ctx context.Context, _ []byte, results func(*
 	if err := upload(ctx, txn.Path(sink.ReportFile), join(f.S.Output, sink.ReportFile)); err != nil {
 		return err
 	}
-	// Whatever attempts that failed left is removed, with every earlier
-	// failed job's: one job at a time writes into an output directory.
-	return removeTree(ctx, f.S.Tmp)
+	return removeTemporary(ctx, f.S.Output)
 }
 
 func (f *publishFn) newReport() *sink.Report {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/pipeline"
@@ -41,6 +42,9 @@ func (*countFn) ProcessElement(ctx context.Context, sh Shard, emit func(LineCoun
 	emit(LineCount{Input: sh.Input, Index: sh.Index, Newlines: n})
 	return nil
 }
+
+// abandoned counts the attempts the Fault hook abandoned.
+var abandoned = beam.NewCounter("convbeam", "abandoned_attempts")
 
 // readFn reads one shard: it frames the shard's lines, runs the handlers,
 // counts and writes each record as convbatch run does (pipeline.Tally,
@@ -133,6 +137,7 @@ func (f *readFn) ProcessElement(ctx context.Context, sh Shard, counts func(*Line
 		if _, err := f.uploadFiles(ctx, sh, r); err != nil {
 			return err
 		}
+		abandoned.Inc(ctx, 1)
 	}
 	files, err := f.uploadFiles(ctx, sh, r)
 	if err != nil {

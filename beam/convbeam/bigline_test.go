@@ -1,0 +1,130 @@
+package convbeam
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
+
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/stream"
+)
+
+// bigDoc is a document line of exactly n bytes: one message whose content
+// fills it.
+func bigDoc(id string, n int) []byte {
+	head := fmt.Sprintf(`{"id":%q,"messages":[{"role":"user","content":"`, id)
+	tail := `"}]}`
+	return []byte(head + strings.Repeat("x", n-len(head)-len(tail)) + tail)
+}
+
+// TestSixtyFourMiBLine reads a plain file with a 64 MiB document (the
+// default cap, exactly) and a line one byte over it, both across
+// byte-range shard boundaries, and compares with convbatch run.
+func TestSixtyFourMiBLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and reads 128 MiB")
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in", "big.jsonl")
+	os.MkdirAll(filepath.Dir(in), 0o755)
+	var b bytes.Buffer
+	b.WriteString(`{"id":"small-1","messages":[{"role":"user","content":"hi"}]}` + "\n")
+	b.Write(bigDoc("big-ok", stream.DefaultMaxDocBytes))
+	b.WriteString("\n")
+	b.WriteString(`{"id":"small-2","messages":[{"role":"user","content":"hello"}]}` + "\n")
+	b.Write(bigDoc("big-over", stream.DefaultMaxDocBytes+1))
+	b.WriteString("\n")
+	b.WriteString(`{"id":"small-3","messages":[{"role":"user","content":"bye"}]}` + "\n")
+	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Buffer{}
+	want := filepath.Join(dir, "convbatch")
+	convbatchRun(t, want, in)
+	got := filepath.Join(dir, "convbeam")
+	// 24 MiB shards: the 64 MiB lines span three and more.
+	if err := runJob(t, job{globs: []string{in}, out: got, shardBytes: 24 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	wr, gr := readReport(t, want), readReport(t, got)
+	if wr.Totals.Documents != 4 || wr.Totals.Rejects != 1 || wr.RejectsByReason["too-large"] != 1 {
+		t.Fatalf("convbatch run: %+v %v: the input is not what the test means", wr.Totals, wr.RejectsByReason)
+	}
+	if !reflect.DeepEqual(wr.Totals, gr.Totals) || !reflect.DeepEqual(wr.RejectsByReason, gr.RejectsByReason) || !reflect.DeepEqual(stripArchive(wr.Inputs), stripArchive(gr.Inputs)) {
+		t.Errorf("convbeam %+v %v %+v, convbatch run %+v %v %+v", gr.Totals, gr.RejectsByReason, gr.Inputs, wr.Totals, wr.RejectsByReason, wr.Inputs)
+	}
+	for _, rel := range []string{sink.RejectsIndexFile, sink.RejectsDataFile} {
+		wb, _ := os.ReadFile(filepath.Join(want, rel))
+		gb, _ := os.ReadFile(filepath.Join(got, rel))
+		if !bytes.Equal(wb, gb) {
+			t.Errorf("%s differs from convbatch run's (%d and %d bytes)", rel, len(gb), len(wb))
+		}
+	}
+	if !bytes.Equal(decompress(t, filepath.Join(want, "archive", "big.jsonl.zst")), decompress(t, filepath.Join(got, "archive", "big.jsonl.zst"))) {
+		t.Error("archive differs from convbatch run's")
+	}
+}
+
+// TestMemFS runs the job with its inputs and outputs on Beam's in-memory
+// file system, as a cluster would on gs:// or s3://: the same report as
+// from local files.
+func TestMemFS(t *testing.T) {
+	dir := t.TempDir()
+	inputs, keys := nights(t, filepath.Join(dir, "in"))
+	ctx := context.Background()
+	var memInputs []string
+	for _, p := range inputs {
+		rel, _ := filepath.Rel(dir, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		memfs.Write("memfs://"+filepath.ToSlash(rel), b)
+		memInputs = append(memInputs, "memfs://"+filepath.ToSlash(rel))
+	}
+	kb, _ := os.ReadFile(keys)
+	memfs.Write("memfs://keys.json", kb)
+	local := filepath.Join(dir, "local")
+	if err := runJob(t, job{globs: []string{filepath.Join(dir, "in", "night-*", "*.jsonl*")}, out: local, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runJob(t, job{globs: []string{"memfs://in/night-*/*.jsonl*"}, out: "memfs://out", keys: "memfs://keys.json", shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	fsys := memfs.New(ctx)
+	raw, err := filesystem.Read(ctx, fsys, "memfs://out/report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gr sink.Report
+	if err := json.Unmarshal(raw, &gr); err != nil {
+		t.Fatal(err)
+	}
+	lr := readReport(t, local)
+	if !reflect.DeepEqual(lr.Totals, gr.Totals) || !reflect.DeepEqual(lr.Receipts.Reasons, gr.Receipts.Reasons) ||
+		lr.Receipts.Valid != gr.Receipts.Valid || lr.Receipts.Invalid != gr.Receipts.Invalid || !reflect.DeepEqual(lr.Warnings, gr.Warnings) {
+		t.Errorf("memfs report %+v %+v, local %+v %+v", gr.Totals, gr.Receipts, lr.Totals, lr.Receipts)
+	}
+	for _, p := range gr.Outputs.Tables {
+		if _, err := fsys.Size(ctx, "memfs://out/"+p); err != nil {
+			t.Errorf("table part %s: %v", p, err)
+		}
+	}
+	for i, in := range gr.Inputs {
+		if in.Path != memInputs[i] {
+			t.Errorf("input %d: %s, want %s", i, in.Path, memInputs[i])
+		}
+	}
+	if left, _ := fsys.List(ctx, "memfs://out/.convbeam/tmp/*/*/*"); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
