@@ -76,6 +76,24 @@ func (f *publishFn) ProcessElement(ctx context.Context, _ []byte, results func(*
 		ids = addStats(ids, st)
 	}
 
+	// Nothing is published unless every part of the job is complete: a
+	// runner runs this step once its side inputs are, but a job that
+	// failed must not publish what it had (Prism was seen to run this
+	// step while failing a bundle of the read).
+	var docs, hashed, pending int64
+	for _, shards := range byInput {
+		for _, s := range shards {
+			docs += s.Documents
+			hashed += s.Hashed
+			pending += s.Receipts
+		}
+	}
+	if docs != ids.Documents {
+		return fmt.Errorf("incomplete: %d documents read, %d in the evidence join", docs, ids.Documents)
+	}
+	if pending != int64(len(receipts)) {
+		return fmt.Errorf("incomplete: %d receipts read, %d resolved", pending, len(receipts))
+	}
 	local, err := os.MkdirTemp("", "convbeam-publish-")
 	if err != nil {
 		return err
@@ -87,16 +105,6 @@ func (f *publishFn) ProcessElement(ctx context.Context, _ []byte, results func(*
 	}
 	if err := f.publishRun(ctx, rep, results2, local); err != nil {
 		return err
-	}
-	var docs, hashed int64
-	for _, shards := range byInput {
-		for _, s := range shards {
-			docs += s.Documents
-			hashed += s.Hashed
-		}
-	}
-	if docs != ids.Documents {
-		return fmt.Errorf("accounting: %d documents read, %d in the evidence join", docs, ids.Documents)
 	}
 	if ids.Documents > ids.Distinct {
 		rep.Warnings[codes.WarnDuplicateID.String()] += ids.Documents - ids.Distinct

@@ -164,6 +164,7 @@ func (f *readFn) ProcessElement(ctx context.Context, sh Shard, counts func(*Line
 			emitRef(id, key)
 		}
 	}
+	r.res.Receipts = int64(len(r.receipts))
 	emitResult(r.res)
 	return nil
 }

@@ -124,8 +124,10 @@ type ShardResult struct {
 	// Documents and Hashed count the shard's documents and those with a
 	// transcript hash.
 	Documents, Hashed int64
-	Fault             *sink.InputFault
-	Files             []TempFile
+	// Receipts counts the shard's receipts.
+	Receipts int64
+	Fault    *sink.InputFault
+	Files    []TempFile
 }
 
 // Resolved is a receipt's verdict, keyed for ordering by its position.
