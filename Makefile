@@ -9,21 +9,35 @@ OUT      ?= out
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-.PHONY: build test lint run fuzz fuzz-short bench sample clean
+.PHONY: build build-beam test test-beam lint lint-beam run fuzz fuzz-short bench sample clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/convbatch
+
+# convbeam, the job on Apache Beam: its own module beam/ (docs/SCALE-OUT.md).
+build-beam:
+	cd beam && $(GO) build -o ../bin/convbeam ./cmd/convbeam
 
 # vet and staticcheck over the module.
 lint:
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 
+# vet and staticcheck over the Beam module.
+lint-beam:
+	cd beam && $(GO) vet ./... && $(STATICCHECK) ./...
+
+# The Beam module's tests, on Prism (in-process; needs loopback). Prism logs
+# at INFO to stderr; the tests' own output is in go test's.
+test-beam: lint-beam
+	cd beam && $(GO) test -count=1 ./...
+
 # The test command of the README and of CI: vet, staticcheck, every test,
-# and each fuzz target for a few seconds.
+# and each fuzz target for a few seconds; then the same for the Beam module.
 test: lint
 	$(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=4s
+	$(MAKE) --no-print-directory test-beam
 
 # The main job on the bundled sample archive.
 run: build

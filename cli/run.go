@@ -330,23 +330,12 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 // findingsCode is ExitFindings when the run found rejects, damaged inputs
 // or invalid receipts, else ExitOK.
 func findingsCode(rep *sink.Report) int {
-	if hasFindings(rep) {
+	if rep.HasFindings() {
 		return ExitFindings
 	}
 	return ExitOK
 }
 
-func hasFindings(rep *sink.Report) bool {
-	if rep.Totals.Rejects > 0 || rep.Receipts.Invalid > 0 {
-		return true
-	}
-	for _, in := range rep.Inputs {
-		if in.Error != nil {
-			return true
-		}
-	}
-	return false
-}
 
 func writeMemProfile(path string) error {
 	pf, err := os.Create(path)

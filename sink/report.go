@@ -202,6 +202,20 @@ type Outputs struct {
 	Tables       []string `json:"tables,omitempty"`
 }
 
+// HasFindings reports whether the run found rejects, inputs that ended
+// early (or are damaged) or invalid receipts: what exit code 1 says.
+func (r *Report) HasFindings() bool {
+	if r.Totals.Rejects > 0 || r.Receipts.Invalid > 0 {
+		return true
+	}
+	for _, in := range r.Inputs {
+		if in.Error != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Count adds one resolved receipt's verdict and reasons to the counts.
 func (r *Receipts) Count(res *verify.ReceiptResult) {
 	switch res.Status {

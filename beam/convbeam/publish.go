@@ -2,6 +2,7 @@ package convbeam
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path"
@@ -282,9 +283,7 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 			t.Abort()
 			return err
 		}
-		for _, p := range t.Counts()[sink.TableReceipts].Parts {
-			f.docParts[sink.TableReceipts] = append(f.docParts[sink.TableReceipts], p)
-		}
+		f.docParts[sink.TableReceipts] = append(f.docParts[sink.TableReceipts], t.Counts()[sink.TableReceipts].Parts...)
 	}
 	for _, name := range f.S.Tables {
 		if name == sink.TableReceipts || len(f.docParts[name]) > 0 {
@@ -320,4 +319,17 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 		rep.Tables[name] = tc
 	}
 	return nil
+}
+
+// ReadReport reads the report.json a job published in output.
+func ReadReport(ctx context.Context, output string) (*sink.Report, error) {
+	b, err := readAll(ctx, join(output, sink.ReportFile))
+	if err != nil {
+		return nil, err
+	}
+	rep := new(sink.Report)
+	if err := json.Unmarshal(b, rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", join(output, sink.ReportFile), err)
+	}
+	return rep, nil
 }

@@ -19,6 +19,7 @@ import (
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
@@ -39,29 +40,45 @@ var (
 	shardBytes = flag.Int64("shard_bytes", convbeam.DefaultShardBytes, "byte-range shard size of a plain .jsonl input")
 	maxDoc     = flag.Int64("max_doc_bytes", stream.DefaultMaxDocBytes, "size cap of one line, as convbatch run --max-doc-bytes")
 	strict     = flag.Bool("strict", false, "reject a byte-order mark instead of dropping it, as convbatch run --strict")
+	verbose    = flag.Bool("verbose", false, "log the runner's progress (Prism logs at INFO level)")
+)
+
+// Exit codes, as convbatch's: 0 clean, 1 completed with findings (rejects,
+// damaged inputs, invalid receipts), 2 usage error, 3 the job failed
+// (nothing published).
+const (
+	exitOK       = 0
+	exitFindings = 1
+	exitUsage    = 2
+	exitFatal    = 3
 )
 
 func main() {
 	flag.Parse()
-	beam.Init()
-	if err := run(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "convbeam:", err)
-		os.Exit(1)
+	if !*verbose {
+		// Prism logs every job state and stage at INFO through slog, which
+		// beam.Init sets up at this level.
+		beamlog.LogLevel = "warn"
 	}
+	beam.Init()
+	os.Exit(run(context.Background()))
 }
 
-func run(ctx context.Context) error {
-	if *input == "" {
-		return fmt.Errorf("--input is required")
+func run(ctx context.Context) int {
+	if *input == "" || *output == "" {
+		fmt.Fprintln(os.Stderr, "convbeam: --input and --output are required (see -help)")
+		return exitUsage
 	}
 	s, err := convbeam.NewSettings(ctx, *output, *keys, *tables, *archive)
 	if err != nil {
-		return err
+		fmt.Fprintln(os.Stderr, "convbeam:", err)
+		return exitUsage
 	}
 	s.ShardBytes, s.MaxDocBytes, s.Strict = *shardBytes, *maxDoc, *strict
 	plan, err := convbeam.MakePlan(ctx, strings.Split(*input, ","), s.ShardBytes)
 	if err != nil {
-		return err
+		fmt.Fprintln(os.Stderr, "convbeam:", err)
+		return exitUsage
 	}
 	p, scope := beam.NewPipelineWithRoot()
 	convbeam.Build(scope, plan, s, "")
@@ -70,8 +87,21 @@ func run(ctx context.Context) error {
 		runner = "prism"
 	}
 	if _, err := beam.Run(ctx, runner, p); err != nil {
-		return err
+		fmt.Fprintln(os.Stderr, "convbeam: the job failed, nothing was published:", err)
+		return exitFatal
 	}
-	fmt.Fprintf(os.Stderr, "convbeam: %d inputs in %d shards, outputs in %s (report.json)\n", len(plan.Inputs), len(plan.Shards), s.Output)
-	return nil
+	rep, err := convbeam.ReadReport(ctx, s.Output)
+	if err != nil {
+		// A runner that returns before the job ends (Dataflow without
+		// waiting) leaves the report to come.
+		fmt.Fprintf(os.Stderr, "convbeam: job submitted; no report in %s yet: %v\n", s.Output, err)
+		return exitOK
+	}
+	fmt.Fprintf(os.Stderr, "convbeam: %d documents, %d rejects, %d blank lines in %d inputs (%d shards); receipts: %d valid, %d invalid, %d incomplete; outputs in %s\n",
+		rep.Totals.Documents, rep.Totals.Rejects, rep.Totals.Blank, len(plan.Inputs), len(plan.Shards),
+		rep.Receipts.Valid, rep.Receipts.Invalid, rep.Receipts.Incomplete, s.Output)
+	if rep.HasFindings() {
+		return exitFindings
+	}
+	return exitOK
 }
