@@ -336,7 +336,6 @@ func findingsCode(rep *sink.Report) int {
 	return ExitOK
 }
 
-
 func writeMemProfile(path string) error {
 	pf, err := os.Create(path)
 	if err != nil {
