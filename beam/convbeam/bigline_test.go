@@ -94,10 +94,10 @@ func TestMemFS(t *testing.T) {
 	kb, _ := os.ReadFile(keys)
 	memfs.Write("memfs://keys.json", kb)
 	local := filepath.Join(dir, "local")
-	if err := runJob(t, job{globs: []string{filepath.Join(dir, "in", "night-*", "*.jsonl*")}, out: local, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
+	if err := runJob(t, job{globs: []string{filepath.Join(dir, "in", "night-*", "*.json*")}, out: local, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	if err := runJob(t, job{globs: []string{"memfs://in/night-*/*.jsonl*"}, out: "memfs://out", keys: "memfs://keys.json", shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
+	if err := runJob(t, job{globs: []string{"memfs://in/night-*/*.json*"}, out: "memfs://out", keys: "memfs://keys.json", shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	fsys := memfs.New(ctx)

@@ -2,6 +2,7 @@ package convbeam
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -103,18 +104,39 @@ func nights(t *testing.T, dir string) ([]string, string) {
 	plain := strings.TrimSuffix(zst, ".zst")
 	unzstd(t, zst, plain)
 	os.Remove(zst)
-	all, err := filepath.Glob(filepath.Join(dir, "night-*", "*.jsonl*"))
+	// One input in gzip, and two .json inputs (one document, pretty-printed,
+	// and one that is not JSON): shapes read whole.
+	zst = filepath.Join(dir, "night-2", "b.jsonl.zst")
+	regzip(t, zst, strings.TrimSuffix(zst, ".zst")+".gz")
+	os.Remove(zst)
+	doc := "{\n  \"id\": \"pretty-1\",\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"hi\"}\n  ]\n}\n"
+	os.WriteFile(filepath.Join(dir, "night-2", "c.json"), []byte(doc), 0o644)
+	os.WriteFile(filepath.Join(dir, "night-2", "d.json"), []byte("{\"id\": \"broken\", \"messages\": [\n"), 0o644)
+	all, err := filepath.Glob(filepath.Join(dir, "night-*", "*.json*"))
 	var inputs []string
 	for _, p := range all {
 		if !strings.HasSuffix(p, ".expect.json") {
 			inputs = append(inputs, p)
 		}
 	}
-	if err != nil || len(inputs) != 4 {
+	if err != nil || len(inputs) != 6 {
 		t.Fatalf("inputs %v: %v", inputs, err)
 	}
 	sort.Strings(inputs)
 	return inputs, filepath.Join(dir, "keys.json")
+}
+
+// regzip writes the zstd file from as the gzip file to.
+func regzip(t *testing.T, from, to string) {
+	t.Helper()
+	plain := decompress(t, from)
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write(plain)
+	zw.Close()
+	if err := os.WriteFile(to, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func unzstd(t *testing.T, from, to string) {
@@ -145,7 +167,7 @@ func TestSameAsConvbatchRun(t *testing.T) {
 	got := filepath.Join(dir, "convbeam")
 	// Shards of 16 KiB cut the plain file into tens of ranges, most lines
 	// across a boundary.
-	if err := runJob(t, job{globs: []string{filepath.Join(dir, "in", "night-*", "*.jsonl*")}, out: got, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
+	if err := runJob(t, job{globs: []string{filepath.Join(dir, "in", "night-*", "*.json*")}, out: got, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	compareOutputs(t, want, got)

@@ -32,7 +32,7 @@ func TestAbandonedAttemptNeverPublished(t *testing.T) {
 	inputs, keys := nights(t, filepath.Join(dir, "in"))
 	want := filepath.Join(dir, "convbatch")
 	convbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
-	globs := []string{filepath.Join(dir, "in", "night-*", "*.jsonl*")}
+	globs := []string{filepath.Join(dir, "in", "night-*", "*.json*")}
 	// A shard in the middle of the plain file, and a whole .zst input.
 	for _, victim := range []string{"i000000-s000003", "i000002-s000000"} {
 		t.Run(victim, func(t *testing.T) {
@@ -64,7 +64,7 @@ func TestFailedJobPublishesNothing(t *testing.T) {
 	inputs, keys := nights(t, filepath.Join(dir, "in"))
 	want := filepath.Join(dir, "convbatch")
 	convbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
-	globs := []string{filepath.Join(dir, "in", "night-*", "*.jsonl*")}
+	globs := []string{filepath.Join(dir, "in", "night-*", "*.json*")}
 	got := filepath.Join(dir, "convbeam")
 	j := job{globs: globs, out: got, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20, fault: "fail:i000001-s000000"}
 	// The job fails; the error is the shard's, or the publishing step's
