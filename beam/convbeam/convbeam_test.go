@@ -104,6 +104,15 @@ func nights(t *testing.T, dir string) ([]string, string) {
 	plain := strings.TrimSuffix(zst, ".zst")
 	unzstd(t, zst, plain)
 	os.Remove(zst)
+	// A zstd input whose last frame fails its content checksum: its
+	// records are input-checksum rejects, the input is read again.
+	damaged := filepath.Join(dir, "night-2", "a.jsonl.zst")
+	zb, err := os.ReadFile(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zb[len(zb)-1] ^= 0xff
+	os.WriteFile(damaged, zb, 0o644)
 	// One input in gzip, and two .json inputs (one document, pretty-printed,
 	// and one that is not JSON): shapes read whole.
 	zst = filepath.Join(dir, "night-2", "b.jsonl.zst")
@@ -205,7 +214,7 @@ func compareOutputs(t *testing.T, want, got string) {
 			t.Errorf("report %s: convbeam %+v, convbatch run %+v", c.name, c.gv, c.wv)
 		}
 	}
-	if wr.Totals.Rejects == 0 || wr.Receipts.Invalid == 0 || wr.Receipts.Valid == 0 {
+	if wr.Totals.Rejects == 0 || wr.Receipts.Invalid == 0 || wr.Receipts.Valid == 0 || wr.RejectsByReason["input-checksum"] == 0 {
 		t.Fatalf("the inputs exercise too little: %+v %+v", wr.Totals, wr.Receipts)
 	}
 	for name, tc := range wr.Tables {
