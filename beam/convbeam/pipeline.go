@@ -20,10 +20,7 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	evidence, refs, receipts, results := beam.ParDo4(scope.Scope("read"), &readFn{S: *s, Fault: fault}, shards,
 		beam.SideInput{Input: counts})
 
-	byID := beam.CombinePerKey(scope.Scope("evidence"), mergeEvidence, evidence)
-	stats := beam.Combine(scope.Scope("id-stats"), addStats, beam.ParDo(scope, idStatsFn, byID))
-	routed := beam.ParDo(scope.Scope("route"), routeFn, beam.CoGroupByKey(scope, byID, refs))
-	resolved := beam.ParDo(scope.Scope("resolve"), resolveFn, beam.CoGroupByKey(scope, receipts, routed))
+	resolved, stats := Resolve(scope, evidence, refs, receipts)
 
 	inputs := make([]PlannedInput, len(plan.Inputs))
 	for i, in := range plan.Inputs {
@@ -39,4 +36,19 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	publish := &publishFn{S: *s, Inputs: inputs, Skipped: skipped, Started: time.Now().UTC().Format(time.RFC3339Nano)}
 	beam.ParDo0(scope.Scope("publish"), publish, beam.Impulse(scope),
 		beam.SideInput{Input: results}, beam.SideInput{Input: resolved}, beam.SideInput{Input: stats})
+}
+
+// Resolve is the receipt pass as keyed joins: evidence (id → Evidence,
+// one per document) is combined per id, joined with refs (id → receipt
+// key) and routed to each receipt that references the id, then joined
+// with receipts (receipt key → verify.PendingReceipt as JSON) and resolved
+// with verify's rules. It returns the Resolved receipts and the documents'
+// IDStats.
+func Resolve(scope beam.Scope, evidence, refs, receipts beam.PCollection) (resolved, stats beam.PCollection) {
+	scope = scope.Scope("resolve")
+	byID := beam.CombinePerKey(scope.Scope("evidence"), mergeEvidence, evidence)
+	stats = beam.Combine(scope.Scope("id-stats"), addStats, beam.ParDo(scope, idStatsFn, byID))
+	routed := beam.ParDo(scope.Scope("route"), routeFn, beam.CoGroupByKey(scope, byID, refs))
+	resolved = beam.ParDo(scope.Scope("verdict"), resolveFn, beam.CoGroupByKey(scope, receipts, routed))
+	return resolved, stats
 }
