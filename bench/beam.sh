@@ -3,7 +3,7 @@
 # one machine: the numbers quoted in docs/SCALE-OUT.md. Run from the repo
 # root:
 #
-#   bash bench/beam.sh               # RUNS=3 interleaved runs of each case, ~10-15 min on 2 cores
+#   bash bench/beam.sh               # RUNS=3 interleaved runs of each case, ~6 min on 2 cores
 #   RUNS=5 bash bench/beam.sh
 #   OUT=bench/work/BEAM-x.md bash bench/beam.sh
 #
@@ -14,8 +14,8 @@
 #    (`gen --conversations 1000000 --profile short --seed 42`).
 # 3. Cases, each run RUNS times, interleaved (every case once, then again),
 #    under `/usr/bin/time -v` (wall time, peak RSS), medians reported:
-#      cb-plain / beam-plain   the 256 MiB plain file (convbeam: 4 byte-range
-#                              shards of 64 MiB)
+#      cb-plain / beam-plain   the 256 MiB plain file (convbeam: 5 byte-range
+#                              shards at 64 MiB: 269 MB is 4 and a bit)
 #      cb-zst   / beam-zst     its .zst copy (convbeam: one shard, one worker)
 #      cb-short / beam-short   1M tiny documents (per-document overhead)
 #    convbatch: `run -o OUT --keys K --progress never INPUT` (exit 0 or 1,
