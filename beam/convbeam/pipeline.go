@@ -17,10 +17,10 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	// small Create in one bundle.
 	shards = beam.Reshuffle(scope, shards)
 	counts := beam.ParDo(scope.Scope("count-lines"), &countFn{}, shards)
-	evidence, refs, receipts, results := beam.ParDo4(scope.Scope("read"), &readFn{S: *s, Fault: fault}, shards,
+	docs, refs, receipts, results := beam.ParDo4(scope.Scope("read"), &readFn{S: *s, Fault: fault}, shards,
 		beam.SideInput{Input: counts})
 
-	resolved, stats := Resolve(scope, evidence, refs, receipts)
+	resolved, stats := Resolve(scope, docs, refs, receipts)
 
 	inputs := make([]PlannedInput, len(plan.Inputs))
 	for i, in := range plan.Inputs {
@@ -38,17 +38,18 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 		beam.SideInput{Input: results}, beam.SideInput{Input: resolved}, beam.SideInput{Input: stats})
 }
 
-// Resolve is the receipt pass as keyed joins: evidence (id → Evidence,
-// one per document) is combined per id, joined with refs (id → receipt
-// key) and routed to each receipt that references the id, then joined
-// with receipts (receipt key → verify.PendingReceipt as JSON) and resolved
-// with verify's rules. It returns the Resolved receipts and the documents'
-// IDStats.
-func Resolve(scope beam.Scope, evidence, refs, receipts beam.PCollection) (resolved, stats beam.PCollection) {
+// Resolve is the receipt pass as keyed joins. docs are the documents'
+// index records in blobs keyed by id bucket (docindex.Partition), refs
+// each receipt's references keyed by the id's bucket, receipts each
+// pending receipt (verify.PendingReceipt as JSON) keyed by its position.
+// The buckets are joined with the references (what the documents say
+// about each referenced id goes to the receipts that reference it), then
+// with the receipts, which are resolved with verify's rules. It returns
+// the Resolved receipts and the documents' IDStats.
+func Resolve(scope beam.Scope, docs, refs, receipts beam.PCollection) (resolved, stats beam.PCollection) {
 	scope = scope.Scope("resolve")
-	byID := beam.CombinePerKey(scope.Scope("evidence"), mergeEvidence, evidence)
-	stats = beam.Combine(scope.Scope("id-stats"), addStats, beam.ParDo(scope, idStatsFn, byID))
-	routed := beam.ParDo(scope.Scope("route"), routeFn, beam.CoGroupByKey(scope, byID, refs))
+	routed, bucketStats := beam.ParDo2(scope.Scope("buckets"), bucketFn, beam.CoGroupByKey(scope, refs, docs))
+	stats = beam.Combine(scope.Scope("id-stats"), addStats, bucketStats)
 	resolved = beam.ParDo(scope.Scope("verdict"), resolveFn, beam.CoGroupByKey(scope, receipts, routed))
 	return resolved, stats
 }

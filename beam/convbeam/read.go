@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/convbatch/convbatch/codes"
@@ -102,7 +101,7 @@ type shardRead struct {
 // each document keyed by id, each receipt keyed by its position with the
 // ids it references, and the shard's result.
 func (f *readFn) ProcessElement(ctx context.Context, sh Shard, counts func(*LineCount) bool,
-	emitEvidence func(string, Evidence), emitRef func(string, string), emitReceipt func(string, []byte), emitResult func(ShardResult)) error {
+	emitDocs func(int, []byte), emitRef func(int, RefTo), emitReceipt func(string, []byte), emitResult func(ShardResult)) error {
 	var before int64
 	if sh.Split {
 		var c LineCount
@@ -148,7 +147,7 @@ func (f *readFn) ProcessElement(ctx context.Context, sh Shard, counts func(*Line
 	}
 	r.res.Files = files
 
-	if err := emitDocs(filepath.Join(local, "docs.idx"), emitEvidence); err != nil {
+	if err := emitBuckets(filepath.Join(local, "docs.idx"), f.S.buckets(), bucketBudget, emitDocs); err != nil {
 		return fmt.Errorf("%s: %w", sh.Path, err)
 	}
 	for _, p := range r.receipts {
@@ -161,7 +160,7 @@ func (f *readFn) ProcessElement(ctx context.Context, sh Shard, counts func(*Line
 		want := map[string]*verify.Evidence{}
 		p.AddReferences(want)
 		for id := range want {
-			emitRef(id, key)
+			emitRef(docindex.Partition([]byte(id), f.S.buckets()), RefTo{ID: id, Key: key})
 		}
 	}
 	r.res.Receipts = int64(len(r.receipts))
@@ -351,25 +350,50 @@ func (f *readFn) uploadFiles(ctx context.Context, sh Shard, r *shardRead) ([]Tem
 	return files, nil
 }
 
-// emitDocs emits the evidence of each document in the shard's index file,
-// keyed by id.
-func emitDocs(path string, emit func(string, Evidence)) error {
+// bucketBudget is how many bytes of index records a shard holds per
+// bucket set before it emits them: a shard of millions of tiny documents
+// emits several blobs per bucket rather than holding them all.
+const bucketBudget = 32 << 20
+
+// emitBuckets emits the records of the shard's index file partitioned by
+// id (docindex.Partition over n buckets), each blob a docindex partition
+// file: one element per bucket and shard, not one per document, or more
+// when the shard's records pass budget bytes.
+func emitBuckets(path string, n, budget int, emit func(int, []byte)) error {
 	fh, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
 	rd := docindex.NewReader(bufio.NewReaderSize(fh, 256<<10))
+	bufs := make([][]byte, n)
+	held := 0
+	flush := func() {
+		for i, b := range bufs {
+			if len(b) > len(docindex.Magic) {
+				emit(i, b)
+			}
+			bufs[i] = nil
+		}
+		held = 0
+	}
 	for {
 		rec, err := rd.Next()
 		if err == io.EOF {
+			flush()
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		var e verify.Evidence
-		e.Add(rec.Hash, rec.Hashable)
-		emit(strings.Clone(string(rec.ID)), toEvidence(&e))
+		i := docindex.Partition(rec.ID, n)
+		if bufs[i] == nil {
+			bufs[i] = append(make([]byte, 0, 4<<10), docindex.Magic...)
+		}
+		before := len(bufs[i])
+		bufs[i] = docindex.AppendRecord(bufs[i], string(rec.ID), rec.Hash, rec.Hashable)
+		if held += len(bufs[i]) - before; held >= budget {
+			flush()
+		}
 	}
 }

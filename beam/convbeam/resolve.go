@@ -1,47 +1,68 @@
 package convbeam
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 
+	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/verify"
 )
-
-// mergeEvidence folds two partial folds of one id's evidence
-// (verify.Evidence.Merge: commutative and associative, so the runner may
-// combine in any order and on any worker).
-func mergeEvidence(a, b Evidence) Evidence {
-	va, vb := a.verify(), b.verify()
-	va.Merge(vb)
-	return toEvidence(&va)
-}
-
-// idStatsFn counts one id's documents, for the duplicate-id warning.
-func idStatsFn(_ string, e Evidence) IDStats {
-	return IDStats{Documents: e.Documents, Distinct: 1}
-}
 
 // addStats sums IDStats.
 func addStats(a, b IDStats) IDStats {
 	return IDStats{Documents: a.Documents + b.Documents, Distinct: a.Distinct + b.Distinct}
 }
 
-// routeFn sends what the documents say about an id to every receipt that
-// references it (the zero Evidence when no document has the id).
-func routeFn(id string, evidence func(*Evidence) bool, receipts func(*string) bool, emit func(string, IDEvidence)) {
-	var e Evidence
-	found := false
-	var one Evidence
-	for evidence(&one) {
-		if !found {
-			e, found = one, true
-			continue
+// bucketFn joins one bucket of ids: the references of receipts to ids in
+// it, and the index records of every document whose id is in it (blobs
+// from every shard). It folds what the documents say about each
+// referenced id (verify.Evidence.Add, as convbatch's document index does)
+// and sends it to each receipt that references the id, the zero Evidence
+// when no document has it; and it counts the bucket's documents and
+// distinct ids. It holds the bucket's distinct ids, about 1/Settings.IDBuckets
+// of all.
+func bucketFn(bucket int, refs func(*RefTo) bool, docs func(*[]byte) bool, emit func(string, IDEvidence), emitStats func(IDStats)) error {
+	want := map[string][]string{}
+	var r RefTo
+	for refs(&r) {
+		want[r.ID] = append(want[r.ID], r.Key)
+	}
+	evidence := make(map[string]*verify.Evidence, len(want))
+	for id := range want {
+		evidence[id] = &verify.Evidence{}
+	}
+	seen := map[string]struct{}{}
+	var stats IDStats
+	var blob []byte
+	for docs(&blob) {
+		rd := docindex.NewReader(bytes.NewReader(blob))
+		for {
+			rec, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("bucket %d: %w", bucket, err)
+			}
+			stats.Documents++
+			if _, ok := seen[string(rec.ID)]; !ok {
+				seen[string(rec.ID)] = struct{}{}
+				stats.Distinct++
+			}
+			if e := evidence[string(rec.ID)]; e != nil {
+				e.Add(rec.Hash, rec.Hashable)
+			}
 		}
-		e = mergeEvidence(e, one)
 	}
-	var key string
-	for receipts(&key) {
-		emit(key, IDEvidence{ID: id, Evidence: e})
+	for id, keys := range want {
+		ie := IDEvidence{ID: id, Evidence: toEvidence(evidence[id])}
+		for _, key := range keys {
+			emit(key, ie)
+		}
 	}
+	emitStats(stats)
+	return nil
 }
 
 // resolveFn resolves one receipt with the evidence about the ids it

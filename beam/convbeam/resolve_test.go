@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
+	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -69,12 +70,14 @@ func TestResolveJoin(t *testing.T) {
 		}
 	}
 
+	// The documents go as one blob each, in 4 buckets, so that a bucket
+	// joins several blobs and several ids.
+	const buckets = 4
 	p, s := beam.NewPipelineWithRoot()
-	var evKVs, refKVs, rcptKVs []kv
+	var docKVs, refKVs, rcptKVs []kv
 	for _, d := range docs {
-		var e verify.Evidence
-		e.Add(d.hash, d.hashable)
-		evKVs = append(evKVs, kv{Key: d.id, Evidence: toEvidence(&e)})
+		blob := docindex.AppendRecord([]byte(docindex.Magic), d.id, d.hash, d.hashable)
+		docKVs = append(docKVs, kv{Bucket: docindex.Partition([]byte(d.id), buckets), Raw: blob})
 	}
 	for i, r := range receipts {
 		key := receiptKey(i, r.Line)
@@ -86,13 +89,13 @@ func TestResolveJoin(t *testing.T) {
 		ids := map[string]*verify.Evidence{}
 		r.AddReferences(ids)
 		for id := range ids {
-			refKVs = append(refKVs, kv{Key: id, Ref: key})
+			refKVs = append(refKVs, kv{Bucket: docindex.Partition([]byte(id), buckets), Ref: RefTo{ID: id, Key: key}})
 		}
 	}
-	evidence := beam.ParDo(s, splitEvidence, beam.CreateList(s, evKVs))
+	docBlobs := beam.ParDo(s, splitDocs, beam.CreateList(s, docKVs))
 	refs := beam.ParDo(s, splitRef, beam.CreateList(s, refKVs))
 	rcpts := beam.ParDo(s, splitReceipt, beam.CreateList(s, rcptKVs))
-	resolved, stats := Resolve(s, evidence, refs, rcpts)
+	resolved, stats := Resolve(s, docBlobs, refs, rcpts)
 	passert.Equals(s, beam.ParDo(s, formatResolved, resolved), formatAll(want)...)
 	passert.Equals(s, stats, IDStats{Documents: int64(len(docs)), Distinct: int64(len(direct))})
 	if err := ptest.Run(p); err != nil {
@@ -102,14 +105,15 @@ func TestResolveJoin(t *testing.T) {
 
 // kv carries the test's keyed elements through Create.
 type kv struct {
-	Key, Ref string
-	Evidence Evidence
-	Raw      []byte
+	Bucket int
+	Key    string
+	Ref    RefTo
+	Raw    []byte
 }
 
-func splitEvidence(e kv) (string, Evidence) { return e.Key, e.Evidence }
-func splitRef(e kv) (string, string)        { return e.Key, e.Ref }
-func splitReceipt(e kv) (string, []byte)    { return e.Key, e.Raw }
+func splitDocs(e kv) (int, []byte)       { return e.Bucket, e.Raw }
+func splitRef(e kv) (int, RefTo)         { return e.Bucket, e.Ref }
+func splitReceipt(e kv) (string, []byte) { return e.Key, e.Raw }
 
 // formatResolved is a Resolved as comparable text.
 func formatResolved(r Resolved) string {
@@ -127,7 +131,7 @@ func formatAll(rs []Resolved) []any {
 
 func init() {
 	beam.RegisterType(reflect.TypeFor[kv]())
-	beam.RegisterFunction(splitEvidence)
+	beam.RegisterFunction(splitDocs)
 	beam.RegisterFunction(splitRef)
 	beam.RegisterFunction(splitReceipt)
 	beam.RegisterFunction(formatResolved)

@@ -35,6 +35,21 @@ type Settings struct {
 	Tmp string
 	// Handlers are the names of the handlers, in order (for the report).
 	Handlers []string
+	// IDBuckets is the number of buckets the documents' ids are
+	// partitioned into for the receipt pass (DefaultIDBuckets when 0).
+	IDBuckets int
+}
+
+// DefaultIDBuckets is the number of id buckets of the receipt pass: each
+// shard emits at most this many blobs of index records, and the step that
+// joins one bucket holds about 1/DefaultIDBuckets of the distinct ids.
+const DefaultIDBuckets = 256
+
+func (s *Settings) buckets() int {
+	if s.IDBuckets <= 0 {
+		return DefaultIDBuckets
+	}
+	return s.IDBuckets
 }
 
 // docTables are the tables written from documents (every table but
@@ -92,6 +107,11 @@ func (e *Evidence) verify() verify.Evidence {
 	v := verify.Evidence{Documents: e.Documents, Hashed: e.Hashed, Ambiguous: e.Ambiguous}
 	copy(v.Hash[:], e.Hash)
 	return v
+}
+
+// RefTo is a receipt's reference to an id: the id and the receipt's key.
+type RefTo struct {
+	ID, Key string
 }
 
 // IDEvidence is what the documents say about one id a receipt references.
@@ -152,6 +172,7 @@ func init() {
 	beam.RegisterType(reflect.TypeFor[LineCount]())
 	beam.RegisterType(reflect.TypeFor[Evidence]())
 	beam.RegisterType(reflect.TypeFor[IDEvidence]())
+	beam.RegisterType(reflect.TypeFor[RefTo]())
 	beam.RegisterType(reflect.TypeFor[IDStats]())
 }
 
