@@ -20,12 +20,14 @@
 //     input, the line number each shard starts at.
 //  3. Each shard is read, checked and written to uniquely named temporary
 //     files under OUT/.convbeam/tmp/<job>/ (tables, archive piece,
-//     rejects); the DoFn emits the shard's counts and files, every
-//     document's evidence keyed by id, every pending receipt keyed by its
-//     position, and each receipt's referenced ids.
-//  4. Evidence is combined per id and joined with the references
-//     (CoGroupByKey), then with the receipts, which are resolved with
-//     verify's rules.
+//     rejects); the DoFn emits the shard's counts and files, its
+//     documents' index records in one blob per id bucket
+//     (docindex.Partition), every pending receipt keyed by its position,
+//     and each receipt's referenced ids keyed by bucket.
+//  4. Each bucket's blobs are joined with the references to its ids
+//     (CoGroupByKey): what the documents say about each referenced id
+//     (verify.Evidence) goes to the receipts that reference it; a second
+//     join brings each receipt its evidence, and verify's rules resolve it.
 //  5. One publishing step, after everything above, renames the files that
 //     the successful bundles reported into their final names (a retried
 //     bundle's files are never reported, so never published), writes the
