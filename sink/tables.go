@@ -3,14 +3,12 @@ package sink
 import (
 	"encoding/hex"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
-	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/convbatch/convbatch/transform"
 	"github.com/convbatch/convbatch/verify"
@@ -161,6 +159,11 @@ type Tables struct {
 	names []string
 	// err is a sticky error of the options, returned by every method.
 	err error
+	// failed is the first error of AddDocument or AddReceipts, returned
+	// by every later call and by Close.
+	failed error
+	// enc is how the tables' records are encoded.
+	enc encoderConfig
 
 	// The tables being written, nil for the others.
 	usage         *rowWriter[usageRow]
@@ -201,9 +204,20 @@ func sha256Col(name string) column[*docRow] {
 
 // NewTables starts the named tables in txn. An unknown opts.PartitionBy
 // is an error that every later call returns.
+//
+// Each table's records are encoded and compressed on a goroutine of its
+// own (see tableWriter); Close waits for them all, as does Abort.
 func NewTables(txn *Txn, names []string, opts TableOptions) *Tables {
+	return newTables(txn, names, opts, defaultEncoderConfig)
+}
+
+// defaultEncoderConfig is the encoding of NewTables.
+var defaultEncoderConfig = encoderConfig{depth: 1}
+
+// newTables is NewTables with the encoding set by enc.
+func newTables(txn *Txn, names []string, opts TableOptions, enc encoderConfig) *Tables {
 	opts.defaults()
-	t := &Tables{txn: txn, opts: opts, writers: map[string]*tableWriter{}, parts: map[string]*partitions{}, names: names}
+	t := &Tables{txn: txn, opts: opts, writers: map[string]*tableWriter{}, parts: map[string]*partitions{}, names: names, enc: enc}
 	if _, err := ParsePartitioning(string(opts.PartitionBy)); err != nil {
 		t.err = fmt.Errorf("tables: %w", err)
 		return t
@@ -212,10 +226,10 @@ func NewTables(txn *Txn, names []string, opts TableOptions) *Tables {
 		var w *tableWriter
 		var p *partitions
 		if opts.PartitionBy == PartitionDay {
-			p = newPartitions(name, txn, opts, tables[name])
+			p = newPartitions(name, txn, opts, tables[name], enc)
 			t.parts[name] = p
 		} else {
-			w = &tableWriter{name: name, txn: txn, opts: opts, info: tables[name]}
+			w = &tableWriter{name: name, txn: txn, opts: opts, info: tables[name], enc: enc}
 			t.writers[name] = w
 		}
 		switch name {
@@ -255,6 +269,17 @@ func (t *Tables) AddDocument(d *Doc) error {
 	if t.err != nil {
 		return t.err
 	}
+	if t.failed != nil {
+		return t.failed
+	}
+	if err := t.addDocument(d); err != nil {
+		t.failed = err
+		return err
+	}
+	return nil
+}
+
+func (t *Tables) addDocument(d *Doc) error {
 	t.doc = docRow{Doc: *d}
 	doc := &t.doc
 	if d.Hashed && (t.conversations != nil || t.transcripts != nil) {
@@ -292,12 +317,16 @@ func (t *Tables) AddReceipts(results []verify.ReceiptResult) error {
 	if t.err != nil {
 		return t.err
 	}
+	if t.failed != nil {
+		return t.failed
+	}
 	w := t.receipts
 	if w == nil {
 		return nil
 	}
 	for i := range results {
 		if err := w.add(&results[i]); err != nil {
+			t.failed = err
 			return err
 		}
 	}
@@ -307,18 +336,34 @@ func (t *Tables) AddReceipts(results []verify.ReceiptResult) error {
 // Close flushes every table and closes its last part. A table with no rows
 // still gets one part with its schema, so readers see the columns.
 // Partitioned, every open partition is closed, and a table with no rows
-// gets its empty part in the null partition.
+// gets its empty part in the null partition. Close waits for every
+// table's encoder and returns the first error: that of an earlier
+// AddDocument or AddReceipts, else the first table's, in the order of the
+// names.
 func (t *Tables) Close() error {
 	if t.err != nil {
 		return t.err
 	}
-	var first error
-	for _, name := range t.names {
+	errs := make([]error, len(t.names))
+	// The last records of every table are queued before any is waited
+	// for, so that the tables' encoders finish together.
+	for i, name := range t.names {
+		if p := t.parts[name]; p != nil {
+			errs[i] = p.close()
+		} else {
+			errs[i] = t.writers[name].close()
+		}
+	}
+	first := t.failed
+	for i, name := range t.names {
 		var err error
 		if p := t.parts[name]; p != nil {
-			err = p.close()
+			err = p.wait()
 		} else {
-			err = t.writers[name].close()
+			err = t.writers[name].wait()
+		}
+		if errs[i] != nil {
+			err = errs[i]
 		}
 		if err != nil && first == nil {
 			first = err
@@ -369,7 +414,8 @@ func (t *Tables) Counts() map[string]TableCounts {
 	return out
 }
 
-// Abort releases memory after a failure; the Txn removes the files.
+// Abort releases memory after a failure and stops the tables' encoders,
+// waiting for them; the Txn removes the files.
 func (t *Tables) Abort() {
 	for _, w := range t.writers {
 		w.abort()
@@ -379,9 +425,34 @@ func (t *Tables) Abort() {
 	}
 }
 
-// tableWriter writes one table: rows are built in an Arrow record builder,
-// handed to a buffered Parquet row group every BatchRows rows, row groups
-// are cut by size and parts rolled by size.
+// tableWriter writes one table, or one partition of a table: rows are
+// built in an Arrow record builder, handed to a buffered Parquet row group
+// every BatchRows rows, row groups are cut by size and parts rolled by
+// size.
+//
+// Two goroutines share the work. The caller's (the pipeline's ordered
+// writer) appends the rows and every BatchRows rows builds them into an
+// arrow.Record, which it queues to the table's encoder (see encoder): a
+// goroutine of its own that owns the pqarrow FileWriter and the part file,
+// and encodes and compresses the record into the row group while the
+// caller goes on appending. The queue is bounded (encoderConfig.depth, one
+// record queued while one is encoded), so a table holds at most two
+// records besides the one being built.
+//
+// Every decision about the output stays with the caller and depends only
+// on what it has queued, so the bytes written are the same whatever the
+// goroutines' timing: the Arrow sizes of the records (rgBytes) are
+// counted by the caller, and the one number it needs from the encoder, the
+// bytes on disk when a row group fills (whether the part has room for it),
+// it asks for with a barrier (encoder.offset) that waits for the encoder
+// to finish what was queued before: once per RowGroupBytes of Arrow data,
+// not per batch. Parts are named and counted by the caller when it queues
+// their opening.
+//
+// The encoder's first error is sticky (err); close queues the last rows
+// and the closing of the part, and wait waits for the encoder and returns
+// that error. A partition's encoder ends when the partition is evicted;
+// if it opens again, it gets a new one.
 type tableWriter struct {
 	name string
 	// partition is the partition's directory name ("day=2026-11-29"),
@@ -390,6 +461,7 @@ type tableWriter struct {
 	txn       *Txn
 	opts      TableOptions
 	info      tableInfo
+	enc       encoderConfig
 	// set is the table's partitions, nil when not partitioned; isOpen
 	// tells a partition that is in set.open.
 	set    *partitions
@@ -398,10 +470,15 @@ type tableWriter struct {
 	// partition is written (a *boundColumns[R]).
 	cols any
 
-	rb    *recordBuilder
-	rows  int
-	file  *File
-	fw    *pqarrow.FileWriter
+	rb   *recordBuilder
+	rows int
+	// encoder encodes the records, nil before the first part and after
+	// wait; partOpen tells that a part was opened and not yet closed.
+	encoder  *encoder
+	partOpen bool
+	props    *parquet.WriterProperties
+	// err is the first error, returned by every later flush.
+	err   error
 	part  int
 	parts []string
 	// partRows are the rows of each part in parts (the last one's count
@@ -434,25 +511,38 @@ func (w *tableWriter) rowAdded() error {
 	return nil
 }
 
+// send queues op to the encoder, starting one if needed; an error is
+// kept as the writer's.
+func (w *tableWriter) send(op encodeOp) error {
+	if w.err != nil {
+		if op.rec != nil {
+			op.rec.Release()
+		}
+		return w.err
+	}
+	if w.encoder == nil {
+		if w.props == nil {
+			w.props = parquet.NewWriterProperties(w.properties()...)
+		}
+		w.encoder = newEncoder(w.name, w.txn, w.info.tableSchema(), w.props, w.enc)
+	}
+	if err := w.encoder.send(op); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// open queues the opening of the next part.
 func (w *tableWriter) open() error {
 	rel := TablePart(w.name, w.part)
 	if w.partition != "" {
 		rel = TablePartIn(w.name, w.partition, w.part)
 	}
-	f, err := w.txn.Create(rel)
-	if err != nil {
+	if err := w.send(encodeOp{kind: opOpen, rel: rel}); err != nil {
 		return err
 	}
-	props := parquet.NewWriterProperties(w.properties()...)
-	// pqarrow closes a writer that has a Close; the file stays open so
-	// that closePart can amend the footer.
-	out := struct{ io.Writer }{f}
-	fw, err := pqarrow.NewFileWriter(w.info.tableSchema(), out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		f.Close()
-		return fmt.Errorf("table %s: %w", w.name, err)
-	}
-	w.file, w.fw = f, fw
+	w.partOpen = true
 	w.parts = append(w.parts, rel)
 	w.partRows = append(w.partRows, 0)
 	w.part++
@@ -477,40 +567,45 @@ func (w *tableWriter) properties() []parquet.WriterProperty {
 	return props
 }
 
-// flush hands the built rows to the Parquet writer and cuts row groups and
-// parts by size. A row group is cut once the Arrow size of its rows reaches
+// flush hands the built rows to the encoder and cuts row groups and parts
+// by size. A row group is cut once the Arrow size of its rows reaches
 // RowGroupBytes (pqarrow's own byte counters only see pages already
 // flushed); the next one is started lazily, on the next rows, so no part
 // ends with an empty row group. A part ends with the row group that would
 // take it past PartBytes, counting that row group at its Arrow size (an
-// upper bound of its encoded size).
+// upper bound of its encoded size) and the part's bytes on disk, which
+// the encoder reports once it has encoded every record queued before.
 func (w *tableWriter) flush() error {
-	if w.fw == nil {
+	if w.err != nil {
+		return w.err
+	}
+	newRowGroup := false
+	if !w.partOpen {
 		if err := w.open(); err != nil {
 			return err
 		}
 	} else if w.cut && w.rows > 0 {
-		w.fw.NewBufferedRowGroup()
+		newRowGroup = true
 		w.cut, w.cutBytes = false, 0
 	}
 	if w.rows == 0 {
 		return nil
 	}
 	rec := w.builder().NewRecord()
-	defer rec.Release()
-	if err := w.fw.WriteBuffered(rec); err != nil {
-		return fmt.Errorf("table %s: %w", w.name, err)
+	for _, col := range rec.Columns() {
+		w.rgBytes += dataSize(col.Data())
 	}
 	w.total += int64(w.rows)
 	w.partRows[len(w.partRows)-1] += int64(w.rows)
 	w.rows = 0
-	for _, col := range rec.Columns() {
-		w.rgBytes += dataSize(col.Data())
+	if err := w.send(encodeOp{kind: opWrite, rec: rec, newRowGroup: newRowGroup}); err != nil {
+		return err
 	}
 	if w.rgBytes >= w.opts.RowGroupBytes {
-		onDisk, err := w.file.Seek(0, io.SeekCurrent)
+		onDisk, err := w.encoder.offset()
 		if err != nil {
-			return fmt.Errorf("table %s: %w", w.name, err)
+			w.err = err
+			return err
 		}
 		if onDisk+w.rgBytes >= w.opts.PartBytes {
 			w.rgBytes = 0
@@ -521,34 +616,41 @@ func (w *tableWriter) flush() error {
 	return nil
 }
 
+// closePart queues the end of the open part.
 func (w *tableWriter) closePart() error {
-	err := w.fw.Close() // flushes the last row group, writes the footer
-	w.fw, w.cut, w.cutBytes, w.rgBytes = nil, false, 0, 0
-	if err == nil {
-		err = omitDistinctCounts(w.file.File)
-	}
-	if cerr := w.file.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("table %s: %w", w.name, err)
-	}
-	return nil
+	w.partOpen, w.cut, w.cutBytes, w.rgBytes = false, false, 0, 0
+	return w.send(encodeOp{kind: opClose})
 }
 
+// close queues the last rows and the end of the last part, and ends the
+// encoder's queue; wait then waits for the encoder.
 func (w *tableWriter) close() error {
 	// A part that ended full with the last rows needs no successor; a
 	// table with no rows at all still gets its one (empty) part.
-	if w.fw != nil || w.rows > 0 || (len(w.partRows) == 0 && !w.opts.NoEmptyPart) {
-		if err := w.flush(); err != nil {
-			return err
-		}
+	var err error
+	if w.partOpen || w.rows > 0 || (len(w.partRows) == 0 && !w.opts.NoEmptyPart) {
+		err = w.flush()
 	}
 	w.release()
-	if w.fw != nil {
-		return w.closePart()
+	if err == nil && w.partOpen {
+		err = w.closePart()
 	}
-	return nil
+	if w.encoder != nil {
+		w.encoder.finish()
+	}
+	return err
+}
+
+// wait waits for the encoder to do what was queued and end, and returns
+// the writer's first error.
+func (w *tableWriter) wait() error {
+	if w.encoder != nil {
+		if err := w.encoder.wait(); err != nil && w.err == nil {
+			w.err = err
+		}
+		w.encoder = nil
+	}
+	return w.err
 }
 
 // release releases the record builder (and the columns bound to it).
@@ -560,13 +662,15 @@ func (w *tableWriter) release() {
 	w.cols = nil
 }
 
-// abort releases the writer's memory after a failure.
+// abort releases the writer's memory after a failure and stops its
+// encoder, which closes its part file unfinished (the Txn removes it).
 func (w *tableWriter) abort() {
 	w.release()
-	if w.fw != nil {
-		w.fw.Close()
-		w.fw = nil
+	if w.encoder != nil {
+		w.encoder.abort()
+		w.encoder = nil
 	}
+	w.partOpen = false
 }
 
 // dataSize is the bytes of an array's buffers, children included.

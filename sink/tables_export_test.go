@@ -8,3 +8,30 @@ func MaxOpenPartitions(t *Tables, name string) int {
 	}
 	return 0
 }
+
+// EncoderConfig is encoderConfig for the tests of package sink_test.
+type EncoderConfig struct {
+	// Serial encodes on the caller's goroutine.
+	Serial bool
+	// Depth is the encoders' queue length.
+	Depth int
+	// Before is called before each operation of an encoder.
+	Before func(kind string) error
+}
+
+func (c EncoderConfig) config() encoderConfig {
+	return encoderConfig{serial: c.Serial, depth: c.Depth, before: c.Before}
+}
+
+// NewTablesWith is NewTables encoding as c says.
+func NewTablesWith(txn *Txn, names []string, opts TableOptions, c EncoderConfig) *Tables {
+	return newTables(txn, names, opts, c.config())
+}
+
+// SetDefaultEncoding makes NewTables encode as c says, for runs of the
+// pipeline, until the returned function restores the default.
+func SetDefaultEncoding(c EncoderConfig) (restore func()) {
+	old := defaultEncoderConfig
+	defaultEncoderConfig = c.config()
+	return func() { defaultEncoderConfig = old }
+}

@@ -92,7 +92,9 @@ func dayName(day int64) string {
 // unpartitioned table's; and once the row groups buffered by the open
 // partitions reach RowGroupBytes in all (Arrow size), the least recently
 // used ones are closed until they fall below it, so the buffered row groups
-// take no more memory than one unpartitioned table's either. Archives in
+// take no more memory than one unpartitioned table's either (besides the
+// last row group of the partition evicted last, which its encoder may
+// still be writing: evicting the next one waits for it). Archives in
 // time order thus close a day's part soon after the day ends; only rows
 // that keep returning to many days at once make many small parts.
 type partitions struct {
@@ -100,8 +102,12 @@ type partitions struct {
 	txn  *Txn
 	opts TableOptions
 	info tableInfo
+	enc  encoderConfig
 
 	byDay map[int64]*tableWriter
+	// closing is the partition evicted last, whose encoder may still be
+	// writing its part.
+	closing *tableWriter
 	// open are the open partitions, least recently used first.
 	open []*tableWriter
 	// pending counts the rows in the open partitions' builders.
@@ -110,8 +116,8 @@ type partitions struct {
 	maxOpen int
 }
 
-func newPartitions(name string, txn *Txn, opts TableOptions, info tableInfo) *partitions {
-	return &partitions{name: name, txn: txn, opts: opts, info: info, byDay: map[int64]*tableWriter{}}
+func newPartitions(name string, txn *Txn, opts TableOptions, info tableInfo, enc encoderConfig) *partitions {
+	return &partitions{name: name, txn: txn, opts: opts, info: info, enc: enc, byDay: map[int64]*tableWriter{}}
 }
 
 // writer returns the open writer of the partition day, opening it (and
@@ -119,7 +125,7 @@ func newPartitions(name string, txn *Txn, opts TableOptions, info tableInfo) *pa
 func (p *partitions) writer(day int64) (*tableWriter, error) {
 	w := p.byDay[day]
 	if w == nil {
-		w = &tableWriter{name: p.name, partition: dayName(day), txn: p.txn, opts: p.opts, info: p.info, set: p}
+		w = &tableWriter{name: p.name, partition: dayName(day), txn: p.txn, opts: p.opts, info: p.info, enc: p.enc, set: p}
 		p.byDay[day] = w
 	}
 	if w.isOpen {
@@ -132,6 +138,14 @@ func (p *partitions) writer(day int64) (*tableWriter, error) {
 		if err := p.evict(p.open[0]); err != nil {
 			return nil, err
 		}
+	}
+	// A partition evicted before ends its encoder before it gets a new
+	// one, so that its parts are written one after the other.
+	if p.closing == w {
+		p.closing = nil
+	}
+	if err := w.wait(); err != nil {
+		return nil, err
 	}
 	w.isOpen = true
 	p.open = append(p.open, w)
@@ -170,27 +184,40 @@ func (p *partitions) rowAdded() error {
 	return nil
 }
 
-// evict closes the open partition w: its rows are written, its part
-// closed and its builder released.
+// evict closes the open partition w: its rows are queued, its part
+// closed, its builder released and its encoder's queue ended. The
+// partition evicted before is waited for first, so that at most one
+// evicted partition's row group is still being written.
 func (p *partitions) evict(w *tableWriter) error {
 	p.open = slices.DeleteFunc(p.open, func(o *tableWriter) bool { return o == w })
 	w.isOpen = false
 	p.pending -= w.rows
+	var err error
+	if c := p.closing; c != nil && c != w {
+		err = c.wait()
+	}
+	p.closing = w
 	if w.rows > 0 {
-		if err := w.flush(); err != nil {
-			return err
+		if ferr := w.flush(); err == nil {
+			err = ferr
 		}
 	}
 	w.release()
-	if w.fw != nil {
-		return w.closePart()
+	if w.partOpen && w.err == nil {
+		if cerr := w.closePart(); err == nil {
+			err = cerr
+		}
 	}
-	return nil
+	if w.encoder != nil {
+		w.encoder.finish()
+	}
+	return err
 }
 
 // close closes every open partition. A table with no rows at all gets one
 // part with its schema and no rows in the null partition, so that readers
-// of the partitions' parts see the columns.
+// of the partitions' parts see the columns. wait then waits for the
+// partitions' encoders.
 func (p *partitions) close() error {
 	if len(p.byDay) == 0 && p.opts.NoEmptyPart {
 		return nil
@@ -213,12 +240,25 @@ func (p *partitions) close() error {
 	return first
 }
 
-// abort releases the open partitions' memory.
+// wait waits for every partition's encoder and returns the first error,
+// the partitions taken in the order of writers.
+func (p *partitions) wait() error {
+	var first error
+	for _, w := range p.writers() {
+		if err := w.wait(); err != nil && first == nil {
+			first = err
+		}
+	}
+	p.closing = nil
+	return first
+}
+
+// abort releases the partitions' memory and stops their encoders.
 func (p *partitions) abort() {
-	for _, w := range p.open {
+	for _, w := range p.byDay {
 		w.abort()
 	}
-	p.open = nil
+	p.open, p.closing = nil, nil
 }
 
 // writers returns every partition's writer, the days in order and the null

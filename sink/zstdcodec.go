@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/parquet/compress"
@@ -13,6 +14,12 @@ import (
 // 0.8 GB of allocations and a quarter of a GB of extra RSS. Here one encoder
 // per level is kept and shared; EncodeAll is safe for concurrent use.
 // Decoding is Arrow's own.
+//
+// Each table encodes its pages on a goroutine of its own (see
+// tableWriter), so the shared encoder holds zstdConcurrency states: with
+// one, the tables' encoders took turns compressing. The bytes do not
+// depend on which state compresses a page (EncodeAll starts each page
+// afresh).
 type pooledZstd struct {
 	compress.Codec
 }
@@ -31,10 +38,17 @@ func zstdEncoder(level int) *zstd.Encoder {
 	defer zstdEncMu.Unlock()
 	enc, ok := zstdEncs[l]
 	if !ok {
-		enc, _ = zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(1))
+		enc, _ = zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(zstdConcurrency()))
 		zstdEncs[l] = enc
 	}
 	return enc
+}
+
+// zstdConcurrency is how many pages a shared encoder compresses at once:
+// one per table that may be written at once, and no more than the CPUs Go
+// uses (each state holds some 1 MiB of match tables at the default level).
+func zstdConcurrency() int {
+	return max(1, min(runtime.GOMAXPROCS(0), len(TableNames)))
 }
 
 // Encode compresses src at the default level.

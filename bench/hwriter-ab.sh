@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# A/B of two convbatch binaries' extract on the tiny and 1 GiB inputs
+# (issue 14, item 5): N interleaved runs each, wall/user/sys/maxRSS medians.
+set -uo pipefail
+A=$1; B=$2; N=${3:-3}
+D=/work/main/bench/data; O=${TMPDIR:-/tmp}/hwriter-ab
+mkdir -p $O
+for in in short-1000000.jsonl short-3000000.jsonl bench-1GiB.jsonl.zst; do
+  : > $O/A.txt; : > $O/B.txt
+  for i in $(seq $N); do
+    for bin in A B; do
+      exe=${!bin}; rm -rf $O/out-$bin
+      /usr/bin/time -a -o $O/$bin.txt -f '%e %U %S %M' $exe extract -o $O/out-$bin --tables usage,conversations --progress never $D/$in >/dev/null 2>&1
+    done
+  done
+  for bin in A B; do
+    python3 -c '
+import sys,statistics
+rows=[l.split() for l in open(sys.argv[1]) if l.strip() and l[0].isdigit()]
+med=lambda i: statistics.median(float(r[i]) for r in rows)
+print(f"{sys.argv[2]} {sys.argv[3]}: wall {med(0):.2f}s user {med(1):.2f}s sys {med(2):.2f}s rss {med(3)/1024:.0f} MiB  runs {[r[0] for r in rows]}")' $O/$bin.txt $in $bin
+  done
+done
