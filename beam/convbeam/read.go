@@ -97,9 +97,12 @@ type shardRead struct {
 	damaged  []stream.Range
 }
 
-// ProcessElement reads the shard and emits, in this order: the evidence of
-// each document keyed by id, each receipt keyed by its position with the
-// ids it references, and the shard's result.
+// ProcessElement reads the shard, uploads its files, and emits, in this
+// order: its documents' index records in blobs keyed by id bucket, each
+// receipt keyed by its position with its references keyed by the
+// referenced id's bucket, and the shard's result. Nothing is emitted
+// before the read is complete, so a zstd input read again (a frame that
+// failed its checksum) emits only the second read.
 func (f *readFn) ProcessElement(ctx context.Context, sh Shard, counts func(*LineCount) bool,
 	emitDocs func(int, []byte), emitRef func(int, RefTo), emitReceipt func(string, []byte), emitResult func(ShardResult)) error {
 	var before int64
