@@ -150,17 +150,7 @@ func regzip(t *testing.T, from, to string) {
 
 func unzstd(t *testing.T, from, to string) {
 	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := zstd.NewReader(nil)
-	defer d.Close()
-	plain, err := d.DecodeAll(b, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, plain, 0o644); err != nil {
+	if err := os.WriteFile(to, decompress(t, from), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
