@@ -130,25 +130,7 @@ func TestTablesEncodersSameBytes(t *testing.T) {
 			in := tc.in
 			write := func(name string, enc sink.EncoderConfig) map[string][]byte {
 				out := filepath.Join(dir, tc.name, name)
-				txn, err := sink.NewTxn(out)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tb := sink.NewTablesWith(txn, sink.TableNames, tc.opts, enc)
-				for i := range in.docs {
-					if err := tb.AddDocument(&in.docs[i]); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := tb.AddReceipts(in.receipts); err != nil {
-					t.Fatal(err)
-				}
-				if err := tb.Close(); err != nil {
-					t.Fatal(err)
-				}
-				if err := txn.Commit(); err != nil {
-					t.Fatal(err)
-				}
+				in.writeWith(t, out, func(txn *sink.Txn) *sink.Tables { return sink.NewTablesWith(txn, sink.TableNames, tc.opts, enc) })
 				return readTree(t, out)
 			}
 			before := runtime.NumGoroutine()

@@ -101,11 +101,18 @@ func newPartitionInput(docs, days int, ordered bool) *partitionInput {
 // write writes the input's tables into out and returns the Tables.
 func (in *partitionInput) write(t *testing.T, out string, opts sink.TableOptions) *sink.Tables {
 	t.Helper()
+	return in.writeWith(t, out, func(txn *sink.Txn) *sink.Tables { return sink.NewTables(txn, sink.TableNames, opts) })
+}
+
+// writeWith writes the input's tables into out with the Tables newTables
+// makes, and returns them.
+func (in *partitionInput) writeWith(t *testing.T, out string, newTables func(*sink.Txn) *sink.Tables) *sink.Tables {
+	t.Helper()
 	txn, err := sink.NewTxn(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := sink.NewTables(txn, sink.TableNames, opts)
+	tb := newTables(txn)
 	for i := range in.docs {
 		if err := tb.AddDocument(&in.docs[i]); err != nil {
 			t.Fatal(err)
