@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# A/B of two convbatch binaries' extract on the tiny and 1 GiB inputs
-# (issue 14, item 5): N interleaved runs each, wall/user/sys/maxRSS medians.
+# A/B of two convbatch binaries' extract (--tables usage,conversations) on
+# the tiny and 1 GiB inputs that `make bench` generates in bench/data: N
+# interleaved runs each, wall/user/sys/maxRSS medians. From the repo root:
+#   bash bench/ab-extract.sh /tmp/cb-old bin/convbatch 3
 set -uo pipefail
+cd "$(dirname "$0")/.."
 A=$1; B=$2; N=${3:-3}
-D=/work/main/bench/data; O=${TMPDIR:-/tmp}/hwriter-ab
+D=bench/data; O=${TMPDIR:-/tmp}/ab-extract
 mkdir -p $O
 for in in short-1000000.jsonl short-3000000.jsonl bench-1GiB.jsonl.zst; do
   : > $O/A.txt; : > $O/B.txt
