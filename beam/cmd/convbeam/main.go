@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -41,6 +42,7 @@ var (
 	maxDoc     = flag.Int64("max_doc_bytes", stream.DefaultMaxDocBytes, "size cap of one line, as convbatch run --max-doc-bytes")
 	strict     = flag.Bool("strict", false, "reject a byte-order mark instead of dropping it, as convbatch run --strict")
 	verbose    = flag.Bool("verbose", false, "log the runner's progress (Prism logs at INFO level)")
+	cpuprofile = flag.String("cpuprofile", "", "write a CPU profile of this process to this file (with Prism, the whole job)")
 )
 
 // Exit codes, as convbatch's: 0 clean, 1 completed with findings (rejects,
@@ -61,6 +63,20 @@ func main() {
 		beamlog.LogLevel = "warn"
 	}
 	beam.Init()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "convbeam: --cpuprofile:", err)
+			os.Exit(exitUsage)
+		}
+		code := run(context.Background())
+		pprof.StopCPUProfile()
+		f.Close()
+		os.Exit(code)
+	}
 	os.Exit(run(context.Background()))
 }
 
