@@ -134,13 +134,18 @@ func download(ctx context.Context, src, dst string) error {
 }
 
 // rename moves a file within one file system, making the local
-// destination's directory first.
+// destination's directory first. A move already made (from is gone, to is
+// there) is not made again: a runner may retry the publishing step after
+// it moved some files.
 func rename(ctx context.Context, from, to string) error {
 	fsys, err := filesystem.New(ctx, to)
 	if err != nil {
 		return err
 	}
 	defer fsys.Close()
+	if moved, err := alreadyMoved(ctx, fsys, from, to); err != nil || moved {
+		return err
+	}
 	if isLocal(to) {
 		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 			return err
@@ -149,7 +154,9 @@ func rename(ctx context.Context, from, to string) error {
 	return filesystem.Rename(ctx, fsys, from, to)
 }
 
-// concat writes the files parts, end to end, to dst, and removes them.
+// concat writes the files parts, end to end, to dst, and removes them
+// (only once dst is complete). When the first part is gone and dst is
+// there, a retried publishing step finds the work done.
 func concat(ctx context.Context, parts []string, dst string) error {
 	if len(parts) == 1 {
 		return rename(ctx, parts[0], dst)
@@ -159,6 +166,9 @@ func concat(ctx context.Context, parts []string, dst string) error {
 		return err
 	}
 	defer fsys.Close()
+	if moved, err := alreadyMoved(ctx, fsys, parts[0], dst); err != nil || moved {
+		return err
+	}
 	w, err := fsys.OpenWrite(ctx, dst)
 	if err != nil {
 		return err
@@ -185,6 +195,17 @@ func concat(ctx context.Context, parts []string, dst string) error {
 		}
 	}
 	return nil
+}
+
+// alreadyMoved reports whether from is gone and to is there.
+func alreadyMoved(ctx context.Context, fsys filesystem.Interface, from, to string) (bool, error) {
+	if _, err := fsys.Size(ctx, from); err == nil {
+		return false, nil
+	}
+	if _, err := fsys.Size(ctx, to); err != nil {
+		return false, fmt.Errorf("%s: neither it nor %s is there: %w", from, to, err)
+	}
+	return true, nil
 }
 
 // remove removes one file; one that is not there is no error.
