@@ -3,10 +3,8 @@ package pipeline
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -224,26 +222,13 @@ func eachRecord(path string, fn func(docindex.Record) error) error {
 }
 
 // readPending reads a file of pending receipts, one JSON per line, calling
-// fn for each; a missing file has none.
+// fn for each; a missing file has none. Errors name the file and line.
 func readPending(path string, fn func(*verify.PendingReceipt) error) error {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(f, 64<<10))
-	for {
+	return readLines(path, func(line []byte) error {
 		p := new(verify.PendingReceipt)
-		if err := dec.Decode(p); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if err := fn(p); err != nil {
+		if err := json.Unmarshal(line, p); err != nil {
 			return err
 		}
-	}
+		return fn(p)
+	})
 }
