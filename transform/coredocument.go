@@ -30,12 +30,13 @@ func (CoreDocument) Handle(d *Doc, res *Result) {
 			res.Column = column(d, int(t.Tokens[tok].Start))
 		}
 	}
-	d.ID = t.Lookup(0, "id")
+	d.indexRoot()
+	d.ID = d.root.get(fieldID)
 	if t.Kind(d.ID) != jsonscan.String || t.Tokens[d.ID].End-t.Tokens[d.ID].Start == 2 {
 		reject(codes.RejectBadID, d.ID)
 		return
 	}
-	d.Messages = t.Lookup(0, "messages")
+	d.Messages = d.root.get(fieldMessages)
 	if t.Kind(d.Messages) != jsonscan.Array {
 		reject(codes.RejectBadMessages, d.Messages)
 		return
@@ -48,36 +49,38 @@ func (CoreDocument) Handle(d *Doc, res *Result) {
 			return
 		}
 	}
-	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
-		if role := t.Lookup(m, "role"); t.Kind(role) != jsonscan.String {
-			reject(codes.RejectBadRole, max(role, m))
+	d.msgsIndexed = false // d.Messages is known now
+	msgs := d.messageList()
+	for i := range msgs {
+		if role := msgs[i].get(fieldRole); t.Kind(role) != jsonscan.String {
+			reject(codes.RejectBadRole, max(role, msgs[i].tok))
 			return
 		}
 	}
-	d.Extensions = t.Lookup(0, "extensions")
+	d.Extensions = d.root.get(fieldExtensions)
 	if k := t.Kind(d.Extensions); k != jsonscan.Null && k != jsonscan.Invalid {
 		if k != jsonscan.Array || !uniqueStrings(t, d.Extensions) {
 			reject(codes.RejectBadExtensions, d.Extensions)
 			return
 		}
 	}
-	if v := t.Lookup(0, "title"); !optional(t, v, jsonscan.String) {
+	if v := d.root.get(fieldTitle); !optional(t, v, jsonscan.String) {
 		reject(codes.RejectBadTitle, v)
 		return
 	}
-	if v := t.Lookup(0, "createdAt"); !optionalTime(t, v) {
+	if v := d.root.get(fieldCreatedAt); !optionalTime(t, v) {
 		reject(codes.RejectBadCreatedAt, v)
 		return
 	}
-	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
-		if v := t.Lookup(m, "createdAt"); !optionalTime(t, v) {
+	for i := range msgs {
+		if v := msgs[i].get(fieldCreatedAt); !optionalTime(t, v) {
 			reject(codes.RejectBadCreatedAt, v)
 			return
 		}
 	}
-	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
-		for _, name := range []string{"id", "kind"} {
-			if v := t.Lookup(m, name); !optional(t, v, jsonscan.String) {
+	for i := range msgs {
+		for _, f := range [...]field{fieldID, fieldKind} {
+			if v := msgs[i].get(f); !optional(t, v, jsonscan.String) {
 				reject(codes.RejectBadMessageField, v)
 				return
 			}
@@ -89,7 +92,7 @@ func (CoreDocument) Handle(d *Doc, res *Result) {
 			if i := knownExtension(t, e); i >= 0 {
 				res.Declared |= 1 << i
 			} else {
-				res.Unknown = append(res.Unknown, t.Str(e))
+				res.Unknown = append(res.Unknown, d.str(e))
 				res.Warn(codes.WarnUnknownExtension)
 			}
 		}

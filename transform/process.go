@@ -24,6 +24,14 @@ type Doc struct {
 	Agents []string
 
 	state any
+
+	// The members of the root object and of each message, indexed once
+	// (fields.go), and the scratch memory for escaped names.
+	root                     members
+	msgs                     []message
+	rootIndexed, msgsIndexed bool
+	scratch                  []byte
+	strs                     *strCache
 }
 
 // State returns the running handler's per-worker state (see Stateful), or
@@ -83,6 +91,7 @@ type Processor struct {
 	states   []any
 	tape     jsonscan.Tape
 	doc      Doc
+	strs     strCache
 }
 
 // NewProcessor returns a processor for handlers, which must come from
@@ -108,7 +117,9 @@ func (p *Processor) Process(rec *stream.Record, res *Result) {
 		}
 		return
 	}
-	p.doc = Doc{Rec: rec, Tape: &p.tape, ID: -1, Messages: -1, Extensions: -1, Agents: p.doc.Agents[:0]}
+	d := &p.doc
+	d.Rec, d.Tape, d.ID, d.Messages, d.Extensions, d.Agents = rec, &p.tape, -1, -1, -1, d.Agents[:0]
+	d.rootIndexed, d.msgsIndexed, d.strs = false, false, &p.strs
 	defer func() {
 		if v := recover(); v != nil {
 			res.Panic = fmt.Errorf("handler panic on line %d: %v", rec.Line, v)

@@ -77,6 +77,9 @@ type Rows struct {
 	ToolCalls    []ToolCallRow
 	// CanonicalBytes is the size of the document's canonical form.
 	CanonicalBytes int64
+
+	// The memory of Conversation's lists, kept for the next document.
+	extensions, skillIDs []string
 }
 
 // reset empties the rows for reuse, keeping their memory.
@@ -84,5 +87,5 @@ func (r *Rows) reset() {
 	for i := range r.Usage {
 		r.Usage[i].Tokens = r.Usage[i].Tokens[:0]
 	}
-	*r = Rows{Usage: r.Usage[:0], ToolCalls: r.ToolCalls[:0]}
+	*r = Rows{Usage: r.Usage[:0], ToolCalls: r.ToolCalls[:0], extensions: r.extensions, skillIDs: r.skillIDs}
 }

@@ -29,20 +29,24 @@ func (h UsageMetadata) Handle(d *Doc, res *Result) {
 	var convAgent Opt[string]
 	var convTime Opt[int64]
 	if h.Extract {
-		convAgent = optStr(t, t.Lookup(0, "agentId"))
-		convTime = optTime(t, t.Lookup(0, "createdAt"))
+		convAgent = d.optStr(d.rootField(fieldAgentID))
+		convTime = optTime(t, d.rootField(fieldCreatedAt))
 	}
-	idx := int32(0)
-	messages(d, func(m int32) {
-		defer func() { idx++ }()
-		tokens, cost, provider := present(t, m, "tokens"), present(t, m, "cost"), present(t, m, "provider")
+	msgs := d.messageList()
+	for i := range msgs {
+		m := &msgs[i]
+		tokens, cost, provider := m.present(t, fieldTokens), m.present(t, fieldCost), m.present(t, fieldProvider)
 		if tokens < 0 && cost < 0 && provider < 0 {
-			return
+			continue
 		}
 		used = true
-		row := UsageRow{MessageIndex: idx}
+		row := UsageRow{MessageIndex: int32(i)}
+		if n := len(res.Rows.Usage); h.Extract && n < cap(res.Rows.Usage) {
+			// The counters' memory of the row this one will replace.
+			row.Tokens = res.Rows.Usage[:n+1][n].Tokens[:0]
+		}
 		if provider >= 0 {
-			if row.Provider = optStr(t, provider); !row.Provider.Valid {
+			if row.Provider = d.optStr(provider); !row.Provider.Valid {
 				res.Warn(codes.WarnUsageWrongType)
 			}
 		}
@@ -61,7 +65,7 @@ func (h UsageMetadata) Handle(d *Doc, res *Result) {
 			} else {
 				row.TokensValid = true
 				for k := tokens + 1; k < t.Tokens[tokens].Next; k = t.Tokens[k+1].Next {
-					c := TokenCount{Name: t.Str(k)}
+					c := TokenCount{Name: d.str(k)}
 					switch v := k + 1; {
 					case t.Kind(v) != jsonscan.Number:
 						res.Warn(codes.WarnUsageWrongType)
@@ -83,14 +87,14 @@ func (h UsageMetadata) Handle(d *Doc, res *Result) {
 			}
 		}
 		if !h.Extract {
-			return
+			continue
 		}
-		row.MessageID = optStr(t, t.Lookup(m, "id"))
-		row.Role = t.Str(t.Lookup(m, "role"))
-		if row.AgentID = optStr(t, t.Lookup(m, "agentId")); !row.AgentID.Valid {
+		row.MessageID = optStr(t, m.get(fieldID))
+		row.Role = d.str(m.get(fieldRole))
+		if row.AgentID = d.optStr(m.get(fieldAgentID)); !row.AgentID.Valid {
 			row.AgentID = convAgent
 		}
-		if row.CreatedAt = optTime(t, t.Lookup(m, "createdAt")); !row.CreatedAt.Valid {
+		if row.CreatedAt = optTime(t, m.get(fieldCreatedAt)); !row.CreatedAt.Valid {
 			row.CreatedAt = convTime
 		}
 		conv := &res.Rows.Conversation
@@ -104,7 +108,7 @@ func (h UsageMetadata) Handle(d *Doc, res *Result) {
 			conv.CostTotal += row.Cost.V
 		}
 		res.Rows.Usage = append(res.Rows.Usage, row)
-	})
+	}
 	if used {
 		undeclared(res, extUsage)
 	}

@@ -111,18 +111,3 @@ func optTime(t *jsonscan.Tape, v int32) Opt[int64] {
 	us, ok := rfc3339.Micros(t.StrBytes(nil, v))
 	return Opt[int64]{V: us, Valid: ok}
 }
-
-// strList returns an array of strings (non-strings skipped) and whether v
-// was an array.
-func strList(t *jsonscan.Tape, v int32) ([]string, bool) {
-	if t.Kind(v) != jsonscan.Array {
-		return nil, false
-	}
-	out := []string{}
-	for e := v + 1; e < t.Tokens[v].Next; e = t.Tokens[e].Next {
-		if t.Kind(e) == jsonscan.String {
-			out = append(out, t.Str(e))
-		}
-	}
-	return out, true
-}
