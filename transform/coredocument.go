@@ -1,6 +1,8 @@
 package transform
 
 import (
+	"bytes"
+
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/internal/rfc3339"
 	"github.com/convbatch/convbatch/jsonscan"
@@ -130,12 +132,13 @@ func optionalTime(t *jsonscan.Tape, v int32) bool {
 }
 
 // uniqueStrings reports that array arr holds only strings, no two equal
-// after unescaping. Long arrays are checked with a map, so a line of a
-// million names costs linear time, not quadratic.
+// after unescaping. Short arrays are compared pairwise on the bytes, with
+// no string made; long ones are checked with a map, so a line of a million
+// names costs linear time, not quadratic.
 func uniqueStrings(t *jsonscan.Tape, arr int32) bool {
 	const pairwise = 16
 	var (
-		small [pairwise]string
+		small [pairwise][]byte
 		seen  map[string]struct{}
 		n     int
 	)
@@ -143,27 +146,31 @@ func uniqueStrings(t *jsonscan.Tape, arr int32) bool {
 		if t.Kind(e) != jsonscan.String {
 			return false
 		}
-		s := t.Str(e)
+		tok := &t.Tokens[e]
+		b := t.Data[tok.Start+1 : tok.End-1]
+		if tok.Escaped {
+			b = jsonscan.AppendUnescaped(nil, b)
+		}
 		if seen == nil {
 			for _, prev := range small[:n] {
-				if prev == s {
+				if bytes.Equal(prev, b) {
 					return false
 				}
 			}
 			if n < pairwise {
-				small[n] = s
+				small[n] = b
 				n++
 				continue
 			}
 			seen = make(map[string]struct{}, 2*pairwise)
 			for _, prev := range small[:n] {
-				seen[prev] = struct{}{}
+				seen[string(prev)] = struct{}{}
 			}
 		}
-		if _, dup := seen[s]; dup {
+		if _, dup := seen[string(b)]; dup {
 			return false
 		}
-		seen[s] = struct{}{}
+		seen[string(b)] = struct{}{}
 	}
 	return true
 }

@@ -82,10 +82,11 @@ type Rows struct {
 	extensions, skillIDs []string
 }
 
-// reset empties the rows for reuse, keeping their memory.
+// reset empties the rows for reuse, keeping their memory (a usage row's
+// counters are reused by the row that takes its place, see UsageMetadata).
 func (r *Rows) reset() {
-	for i := range r.Usage {
-		r.Usage[i].Tokens = r.Usage[i].Tokens[:0]
-	}
-	*r = Rows{Usage: r.Usage[:0], ToolCalls: r.ToolCalls[:0], extensions: r.extensions, skillIDs: r.skillIDs}
+	r.Usage = r.Usage[:0]
+	r.Conversation = ConversationRow{}
+	r.ToolCalls = r.ToolCalls[:0]
+	r.CanonicalBytes = 0
 }
