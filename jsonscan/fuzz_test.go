@@ -127,3 +127,17 @@ func BenchmarkJSONValid(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseShort parses a tiny document, where the per-token costs,
+// not the string scanning, set the pace.
+func BenchmarkParseShort(b *testing.B) {
+	doc := []byte(`{"id":"cd0356b597d97e37a","extensions":["usage-metadata"],"messages":[{"role":"user","content":"It works now."},{"role":"assistant","content":"Let me check.","tokens":{"input":1118,"output":279},"cost":0.007539,"provider":"anthropic"}]}`)
+	var tape Tape
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := tape.Parse(doc, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

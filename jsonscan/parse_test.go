@@ -581,7 +581,7 @@ func checkSyntaxAgrees(t *testing.T, data []byte) {
 	t.Helper()
 	var tape Tape
 	err := tape.Parse(data, 1<<30)
-	p := parser{t: &tape, data: data}
+	p := parser{data: data}
 	serr := p.syntax()
 	var perr *Error
 	if errors.As(err, &perr) && perr.Code == ErrInvalidUTF8 {

@@ -163,9 +163,10 @@ func (t *Tape) ParseKeepDuplicates(data []byte, maxDepth int) error {
 	if len(data) > MaxDocBytes {
 		return &Error{Code: ErrSyntax, Offset: MaxDocBytes, Msg: "document larger than the tape's 2 GiB limit"}
 	}
-	p := parser{t: t, data: data}
+	p := parser{data: data, toks: t.Tokens, escapes: t.Escapes, maxDepth: maxDepth}
 	i := p.skipWS(0)
 	i, err := p.value(i, 0)
+	t.Tokens, t.Escapes = p.toks, p.escapes
 	if err != nil {
 		if e, ok := err.(*Error); ok && e.Code == ErrTooDeep {
 			// A syntax error anywhere wins over the depth (docs/FORMAT.md).
