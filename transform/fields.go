@@ -1,6 +1,10 @@
 package transform
 
-import "github.com/convbatch/convbatch/jsonscan"
+import (
+	"slices"
+
+	"github.com/convbatch/convbatch/jsonscan"
+)
 
 // field is a member name the handlers read, of the root object or of a
 // message. Each object's members are matched against these names once per
@@ -174,8 +178,17 @@ func (d *Doc) messageList() []message {
 		d.msgs = d.msgs[:0]
 		if t.Kind(d.Messages) == jsonscan.Array {
 			for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
-				d.msgs = append(d.msgs, message{tok: m})
-				indexObject(t, m, &d.msgs[len(d.msgs)-1].members, &d.scratch)
+				// Extended and set in place: appending a message literal
+				// copies it from the stack with loads wider than the stores
+				// that built it, which stall.
+				n := len(d.msgs)
+				if n == cap(d.msgs) {
+					d.msgs = slices.Grow(d.msgs, 1)
+				}
+				d.msgs = d.msgs[:n+1]
+				msg := &d.msgs[n]
+				msg.tok = m
+				indexObject(t, m, &msg.members, &d.scratch)
 			}
 		}
 		d.msgsIndexed = true

@@ -1,6 +1,8 @@
 package transform
 
 import (
+	"slices"
+
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/jsonscan"
 )
@@ -40,11 +42,24 @@ func (h UsageMetadata) Handle(d *Doc, res *Result) {
 			continue
 		}
 		used = true
-		row := UsageRow{MessageIndex: int32(i)}
-		if n := len(res.Rows.Usage); h.Extract && n < cap(res.Rows.Usage) {
-			// The counters' memory of the row this one will replace.
-			row.Tokens = res.Rows.Usage[:n+1][n].Tokens[:0]
+		var scratch UsageRow
+		row := &scratch
+		if h.Extract {
+			// The row is made in place, reusing the counters' memory of the
+			// row it replaces: a row built aside and appended is copied
+			// with loads wider than the stores that set its fields, which
+			// stall.
+			n := len(res.Rows.Usage)
+			if n == cap(res.Rows.Usage) {
+				res.Rows.Usage = slices.Grow(res.Rows.Usage, 1)
+			}
+			res.Rows.Usage = res.Rows.Usage[:n+1]
+			row = &res.Rows.Usage[n]
+			tokens := row.Tokens[:0]
+			*row = UsageRow{}
+			row.Tokens = tokens
 		}
+		row.MessageIndex = int32(i)
 		if provider >= 0 {
 			if row.Provider = d.optStr(provider); !row.Provider.Valid {
 				res.Warn(codes.WarnUsageWrongType)
@@ -107,7 +122,6 @@ func (h UsageMetadata) Handle(d *Doc, res *Result) {
 		if row.Cost.Valid {
 			conv.CostTotal += row.Cost.V
 		}
-		res.Rows.Usage = append(res.Rows.Usage, row)
 	}
 	if used {
 		undeclared(res, extUsage)
