@@ -15,6 +15,15 @@ type parser struct {
 	toks     []Token
 	escapes  []int32
 	maxDepth int
+
+	// dups asks object to compare each object's member names as it reads
+	// them (Parse does, ParseKeepDuplicates does not). dupObj is the first
+	// object, in token order, found with a name repeated, and dupKey the
+	// name token of the later member, as duplicateIn picks it; slow lists
+	// the objects left to Tape.objectDuplicate.
+	dups           bool
+	dupObj, dupKey int32
+	slow           []int32
 }
 
 // strStop marks the bytes that end a run of plain string bytes: the quote,
@@ -291,6 +300,20 @@ func (p *parser) object(i, depth int) (int, error) {
 	}
 	d := p.data
 	idx := p.push(Object, i)
+	// The names read so far, compared as each new one is read, while the
+	// object has at most len(names) members and no name holds an escape;
+	// then the object is left to Tape.objectDuplicate (slow).
+	var names [16]int32
+	n := 0
+	const (
+		checking = iota
+		found
+		slow
+	)
+	state, dupKey := checking, int32(-1)
+	if !p.dups {
+		state = slow
+	}
 	i = p.skipWS(i + 1)
 	if i < len(d) && d[i] == '}' {
 		i++
@@ -302,6 +325,24 @@ func (p *parser) object(i, depth int) (int, error) {
 			var err error
 			if i, err = p.str(i); err != nil {
 				return i, err
+			}
+			if state == checking {
+				k := int32(len(p.toks) - 1)
+				kt := &p.toks[k]
+				if n == len(names) || kt.Escaped {
+					state = slow
+				} else {
+					name := d[kt.Start+1 : kt.End-1]
+					for _, j := range names[:n] {
+						jt := &p.toks[j]
+						if jt.End-jt.Start == kt.End-kt.Start && string(d[jt.Start+1:jt.End-1]) == string(name) {
+							state, dupKey = found, k
+							break
+						}
+					}
+					names[n] = k
+					n++
+				}
 			}
 			i = p.skipWS(i)
 			if i >= len(d) || d[i] != ':' {
@@ -328,6 +369,12 @@ func (p *parser) object(i, depth int) (int, error) {
 	}
 	tok := &p.toks[idx]
 	tok.End, tok.Next = int32(i), int32(len(p.toks))
+	switch {
+	case state == found && (p.dupObj < 0 || idx < p.dupObj):
+		p.dupObj, p.dupKey = idx, dupKey
+	case state == slow && p.dups:
+		p.slow = append(p.slow, idx)
+	}
 	return i, nil
 }
 
