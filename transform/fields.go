@@ -210,14 +210,15 @@ const maxInterned = 32
 
 // get returns b as a string, the one made before when it is cached.
 func (c *strCache) get(b []byte) string {
-	if len(b) > maxInterned {
+	n := len(b)
+	if n > maxInterned || n == 0 {
 		return string(b)
 	}
-	h := uint32(len(b))
-	for _, x := range b {
-		h = h*31 + uint32(x)
-	}
-	s := &c.slot[(h^h>>9)%uint32(len(c.slot))]
+	// The length and three bytes tell apart the values that repeat
+	// (user/assistant, input/output, the providers); a collision only costs
+	// a new string.
+	h := uint32(n)*0x9E3779B1 ^ uint32(b[0])*0x85EBCA77 ^ uint32(b[n-1])*0xC2B2AE3D ^ uint32(b[n/2])*0x27D4EB2F
+	s := &c.slot[(h^h>>15)%uint32(len(c.slot))]
 	if *s != string(b) {
 		*s = string(b)
 	}
