@@ -196,14 +196,17 @@ func (d *Doc) messageList() []message {
 	return d.msgs
 }
 
-// strCache interns short strings per worker: a direct-mapped table of the
-// strings made last, so that the values documents repeat (roles,
-// providers, token names, agent ids, extension names) are allocated once,
-// not once per message. A string is immutable, so sharing it between rows
-// and documents is safe.
+// strCache interns short strings per worker: a two-way set-associative
+// table of the strings made last, so that the values documents repeat
+// (roles, providers, token names, agent ids, extension names) are allocated
+// once, not once per message. A string is immutable, so sharing it between
+// rows and documents is safe.
 type strCache struct {
-	slot [512]string
+	slot [1 << strCacheBits]string
 }
+
+// strCacheBits is the log2 of the number of strings strCache keeps.
+const strCacheBits = 9
 
 // maxInterned is the longest string strCache keeps.
 const maxInterned = 32
@@ -214,15 +217,20 @@ func (c *strCache) get(b []byte) string {
 	if n > maxInterned || n == 0 {
 		return string(b)
 	}
-	// The length and three bytes tell apart the values that repeat
-	// (user/assistant, input/output, the providers); a collision only costs
-	// a new string.
-	h := uint32(n)*0x9E3779B1 ^ uint32(b[0])*0x85EBCA77 ^ uint32(b[n-1])*0xC2B2AE3D ^ uint32(b[n/2])*0x27D4EB2F
-	s := &c.slot[(h^h>>15)%uint32(len(c.slot))]
-	if *s != string(b) {
-		*s = string(b)
+	// The length and three bytes tell apart the values that repeat, and a
+	// collision only costs a new string. Fibonacci hashing: the top bits of
+	// the product mix all four inputs; they pick a set of two slots.
+	h := (uint32(n) | uint32(b[0])<<8 | uint32(b[n/2])<<16 | uint32(b[n-1])<<24) * 0x9E3779B1
+	set := c.slot[h>>(32-strCacheBits)&^1:][:2]
+	if set[0] == string(b) {
+		return set[0]
 	}
-	return *s
+	if set[1] == string(b) {
+		return set[1]
+	}
+	// The newest in the first slot, the one it displaces in the second.
+	set[1], set[0] = set[0], string(b)
+	return set[0]
 }
 
 // str returns string token i unescaped, interned when short (strCache).

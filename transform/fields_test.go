@@ -84,6 +84,20 @@ func TestStrCache(t *testing.T) {
 	if allocs := testing.AllocsPerRun(100, func() { c.get([]byte("assistant")) }); allocs != 0 {
 		t.Errorf("a cached string allocates %v times", allocs)
 	}
+	// The values documents repeat most must not evict one another.
+	common := [][]byte{}
+	for _, s := range append([]string{"user", "assistant", "system", "tool", "input", "output", "reasoning",
+		"cacheRead", "cacheWrite", "openai", "anthropic", "google", "mistral", "local", "azure-openai"}, KnownExtensions...) {
+		common = append(common, []byte(s))
+	}
+	var fresh strCache
+	if allocs := testing.AllocsPerRun(100, func() {
+		for _, b := range common {
+			fresh.get(b)
+		}
+	}); allocs != 0 {
+		t.Errorf("the common values collide: %v allocations a round", allocs)
+	}
 }
 
 // FuzzMemberIndex checks on arbitrary bytes that the member index of every
