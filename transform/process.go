@@ -116,6 +116,10 @@ func NewProcessor(handlers []Handler) *Processor {
 	return p
 }
 
+// maxKeptMessages is the most message index entries (80 bytes each) a
+// Processor keeps between documents.
+const maxKeptMessages = 1 << 16
+
 // Process runs the handlers on rec and fills res (after resetting it).
 // Blank lines and records already rejected while framing are left as they
 // are. A handler's panic is caught and reported in res.Panic.
@@ -130,6 +134,9 @@ func (p *Processor) Process(rec *stream.Record, res *Result) {
 	d := &p.doc
 	d.Rec, d.Tape, d.ID, d.Messages, d.Extensions, d.Agents = rec, &p.tape, -1, -1, -1, d.Agents[:0]
 	d.rootIndexed, d.msgsIndexed, d.strs = false, false, &p.strs
+	if cap(d.msgs) > maxKeptMessages {
+		d.msgs = nil // do not keep a hostile document's index for good
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			res.Panic = fmt.Errorf("handler panic on line %d: %v", rec.Line, v)

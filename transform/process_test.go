@@ -3,7 +3,11 @@ package transform
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/stream"
 )
 
 // fill sets every exported field of the struct v points to, recursively,
@@ -76,5 +80,32 @@ func TestResetClearsEveryField(t *testing.T) {
 	checkReset(t, reflect.ValueOf(&r).Elem(), "Result")
 	if cap(r.Warnings) == 0 || cap(r.Unknown) == 0 || cap(r.Rows.Usage) == 0 || cap(r.Rows.ToolCalls) == 0 {
 		t.Error("reset dropped the memory of the lists")
+	}
+}
+
+// TestProcessDropsHugeIndex checks that the message index of a document of
+// very many messages is not kept for the next document, and that a normal
+// one is.
+func TestProcessDropsHugeIndex(t *testing.T) {
+	for _, tc := range []struct {
+		messages int
+		kept     bool
+	}{{3, true}, {maxKeptMessages + 1, false}} {
+		doc := []byte(`{"id":"a","messages":[` + strings.Repeat(`{"role":"user"},`, tc.messages-1) + `{"role":"user"}]}`)
+		hs, err := Default().Resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := NewProcessor(hs)
+		var res Result
+		p.Process(&stream.Record{Kind: stream.KindLine, Data: doc, Raw: doc, Line: 1}, &res)
+		if res.Reject != codes.NoReject || len(p.doc.msgs) != tc.messages {
+			t.Fatalf("%d messages: reject %q, %d indexed", tc.messages, res.Reject, len(p.doc.msgs))
+		}
+		small := []byte(`{"id":"b","messages":[]}`)
+		p.Process(&stream.Record{Kind: stream.KindLine, Data: small, Raw: small, Line: 2}, &res)
+		if kept := cap(p.doc.msgs) > 0; kept != tc.kept {
+			t.Errorf("%d messages: index memory kept %v, want %v", tc.messages, kept, tc.kept)
+		}
 	}
 }
