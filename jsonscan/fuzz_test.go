@@ -44,6 +44,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		checkSyntaxAgrees(t, data)
+		checkDuplicatesAgree(t, data, err)
 		if (err == nil || perr.Code == ErrDuplicateKey) && !utf8.Valid(data) {
 			t.Fatalf("Parse accepted invalid UTF-8 (%v)", err)
 		}
@@ -124,6 +125,49 @@ func BenchmarkJSONValid(b *testing.B) {
 	for b.Loop() {
 		if !json.Valid(doc) {
 			b.Fatal("invalid")
+		}
+	}
+}
+
+// BenchmarkParseShort parses a tiny document, where the per-token costs,
+// not the string scanning, set the pace.
+func BenchmarkParseShort(b *testing.B) {
+	doc := []byte(`{"id":"cd0356b597d97e37a","extensions":["usage-metadata"],"messages":[{"role":"user","content":"It works now."},{"role":"assistant","content":"Let me check.","tokens":{"input":1118,"output":279},"cost":0.007539,"provider":"anthropic"}]}`)
+	var tape Tape
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := tape.Parse(doc, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// checkDuplicatesAgree checks Parse's result err against the search it
+// replaced: ParseKeepDuplicates, then every object in token order through
+// objectDuplicate, the first pair found reported.
+func checkDuplicatesAgree(t *testing.T, data []byte, err error) {
+	t.Helper()
+	var ref Tape
+	want := ref.ParseKeepDuplicates(data, 10000)
+	if want == nil {
+		for o := range ref.Tokens {
+			if ref.Tokens[o].Kind != Object {
+				continue
+			}
+			if k := ref.objectDuplicate(int32(o)); k >= 0 {
+				want = &Error{Code: ErrDuplicateKey, Offset: int(ref.Tokens[k].Start), Msg: "duplicate member name"}
+				break
+			}
+		}
+	}
+	switch {
+	case err == nil && want == nil:
+	case err == nil || want == nil:
+		t.Fatalf("%.60q: Parse = %v, reference %v", data, err, want)
+	default:
+		if *err.(*Error) != *want.(*Error) {
+			t.Fatalf("%.60q: Parse = %v, reference %v", data, err, want)
 		}
 	}
 }

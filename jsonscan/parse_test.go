@@ -168,6 +168,15 @@ var parseCases = []parseCase{
 	{"duplicate in 30 members escaped", bigObject(30, `,"k\u0063":2`), ErrDuplicateKey, noOff},
 	{"duplicate first and last of 40", `{"dup":0,` + bigObject(40, `,"dup":1`)[1:], ErrDuplicateKey, noOff},
 	{"duplicate not object root", `[{"a":1,"a":2}]`, ErrDuplicateKey, 8},
+	{"duplicate in outer and inner, outer first", `{"a":{"b":1,"b":2},"a":3}`, ErrDuplicateKey, 19},
+	{"duplicate in two siblings", `[{"x":1,"x":2},{"y":1,"y":2}]`, ErrDuplicateKey, 8},
+	{"duplicate in escaped object before plain one", `[{"\u0061":1,"a":2},{"y":1,"y":2}]`, ErrDuplicateKey, 13},
+	{"duplicate in plain object before escaped one", `[{"y":1,"y":2},{"\u0061":1,"a":2}]`, ErrDuplicateKey, 8},
+	{"duplicate before an escaped name", `{"a":1,"a":2,"\u0062":3}`, ErrDuplicateKey, 7},
+	{"duplicate inner of a 17-member object", `{"o":{"z":1,"z":2},` + bigObject(17, ``)[1:], ErrDuplicateKey, 12},
+	{"duplicate at the 17th member", bigObject(16, `,"ka":1`), ErrDuplicateKey, noOff},
+	{"no duplicate in 17 members", bigObject(17, ``), 0, 0},
+	{"syntax error after a duplicate", `{"a":1,"a":2,}`, ErrSyntax, 13},
 }
 
 func TestParse(t *testing.T) {
@@ -581,7 +590,7 @@ func checkSyntaxAgrees(t *testing.T, data []byte) {
 	t.Helper()
 	var tape Tape
 	err := tape.Parse(data, 1<<30)
-	p := parser{t: &tape, data: data}
+	p := parser{data: data}
 	serr := p.syntax()
 	var perr *Error
 	if errors.As(err, &perr) && perr.Code == ErrInvalidUTF8 {

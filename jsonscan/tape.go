@@ -71,6 +71,7 @@ type Tape struct {
 	scratchA []byte
 	scratchB []byte
 	keys     [][]byte
+	slow     []int32 // the parser's objects left to objectDuplicate
 }
 
 // Code classifies a parse failure. A Code is an error so that it can be
@@ -132,11 +133,12 @@ func (e *Error) Is(target error) bool {
 // Parse parses data as one JSON value into t, replacing what t held. The
 // tape's spans alias data, which must not change while the tape is used.
 // maxDepth <= 0 means DefaultMaxDepth.
+//
+// Two members of one object with the same name are an ErrDuplicateKey at
+// the later one, in the first object (in document order) that has such a
+// pair; it is reported only when the whole document is otherwise valid.
 func (t *Tape) Parse(data []byte, maxDepth int) error {
-	if err := t.ParseKeepDuplicates(data, maxDepth); err != nil {
-		return err
-	}
-	return t.checkDuplicates()
+	return t.parse(data, maxDepth, true)
 }
 
 // ParseKeepDuplicates is Parse without the search for duplicate member
@@ -144,6 +146,10 @@ func (t *Tape) Parse(data []byte, maxDepth int) error {
 // canonicalizer does while it sorts each object's members. Everything else
 // Parse checks, it checks.
 func (t *Tape) ParseKeepDuplicates(data []byte, maxDepth int) error {
+	return t.parse(data, maxDepth, false)
+}
+
+func (t *Tape) parse(data []byte, maxDepth int, dups bool) error {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
@@ -163,9 +169,11 @@ func (t *Tape) ParseKeepDuplicates(data []byte, maxDepth int) error {
 	if len(data) > MaxDocBytes {
 		return &Error{Code: ErrSyntax, Offset: MaxDocBytes, Msg: "document larger than the tape's 2 GiB limit"}
 	}
-	p := parser{t: t, data: data}
+	p := parser{data: data, toks: t.Tokens, escapes: t.Escapes, maxDepth: maxDepth,
+		dups: dups, dupObj: -1, slow: t.slow[:0]}
 	i := p.skipWS(0)
 	i, err := p.value(i, 0)
+	t.Tokens, t.Escapes, t.slow = p.toks, p.escapes, p.slow
 	if err != nil {
 		if e, ok := err.(*Error); ok && e.Code == ErrTooDeep {
 			// A syntax error anywhere wins over the depth (docs/FORMAT.md).
@@ -178,6 +186,9 @@ func (t *Tape) ParseKeepDuplicates(data []byte, maxDepth int) error {
 	i = p.skipWS(i)
 	if i != len(data) {
 		return p.fail(ErrSyntax, i, "unexpected data after the value")
+	}
+	if dups {
+		return t.duplicates(&p)
 	}
 	return nil
 }
@@ -271,53 +282,73 @@ func (t *Tape) Len(i int32) int {
 	return n
 }
 
-// checkDuplicates looks for two members with the same unescaped name in every
-// object of the tape.
-func (t *Tape) checkDuplicates() error {
-	for o := range t.Tokens {
-		if t.Tokens[o].Kind != Object {
-			continue
-		}
-		obj := int32(o)
-		end := t.Tokens[obj].Next
-		if end-obj < 5 { // fewer than two members
-			continue
-		}
-		t.keys = t.keys[:0]
-		escaped := false
-		for k := obj + 1; k < end; k = t.Tokens[k+1].Next {
-			tok := &t.Tokens[k]
-			escaped = escaped || tok.Escaped
-			t.keys = append(t.keys, t.Data[tok.Start+1:tok.End-1])
-		}
-		if escaped {
-			// Compare names after unescaping: "a" and "\u0061" are one name.
-			buf := t.scratchB[:0]
-			spans := make([][2]int, len(t.keys))
-			for j, raw := range t.keys {
-				s := len(buf)
-				if bytes.IndexByte(raw, '\\') >= 0 {
-					buf = AppendUnescaped(buf, raw)
-				} else {
-					buf = append(buf, raw...)
-				}
-				spans[j] = [2]int{s, len(buf)}
+// duplicates returns the ErrDuplicateKey of the first object, in token
+// order, with two members named alike. The parser compared the names of
+// most objects as it read them (parser.object); the objects it left (a name
+// with an escape, or more than 16 members) are checked here, those before
+// the first object it found a pair in.
+func (t *Tape) duplicates(p *parser) error {
+	obj, key := p.dupObj, p.dupKey
+	if len(p.slow) > 0 {
+		slices.Sort(p.slow)
+		for _, o := range p.slow {
+			if obj >= 0 && o > obj {
+				break
 			}
-			t.scratchB = buf
-			for j, sp := range spans {
-				t.keys[j] = buf[sp[0]:sp[1]]
+			if k := t.objectDuplicate(o); k >= 0 {
+				obj, key = o, k
+				break
 			}
-		}
-		if dup := duplicateIn(t.keys); dup >= 0 {
-			// Report the position of the later member of the pair.
-			k := obj + 1
-			for n := 0; n < dup; n++ {
-				k = t.Tokens[k+1].Next
-			}
-			return &Error{Code: ErrDuplicateKey, Offset: int(t.Tokens[k].Start), Msg: "duplicate member name"}
 		}
 	}
-	return nil
+	if obj < 0 {
+		return nil
+	}
+	// Report the position of the later member of the pair.
+	return &Error{Code: ErrDuplicateKey, Offset: int(t.Tokens[key].Start), Msg: "duplicate member name"}
+}
+
+// objectDuplicate returns the name token of the first member of object obj
+// whose name, unescaped, repeats an earlier member's, or -1.
+func (t *Tape) objectDuplicate(obj int32) int32 {
+	end := t.Tokens[obj].Next
+	if end-obj < 5 { // fewer than two members
+		return -1
+	}
+	t.keys = t.keys[:0]
+	escaped := false
+	for k := obj + 1; k < end; k = t.Tokens[k+1].Next {
+		tok := &t.Tokens[k]
+		escaped = escaped || tok.Escaped
+		t.keys = append(t.keys, t.Data[tok.Start+1:tok.End-1])
+	}
+	if escaped {
+		// Compare names after unescaping: "a" and "\u0061" are one name.
+		buf := t.scratchB[:0]
+		spans := make([][2]int, len(t.keys))
+		for j, raw := range t.keys {
+			s := len(buf)
+			if bytes.IndexByte(raw, '\\') >= 0 {
+				buf = AppendUnescaped(buf, raw)
+			} else {
+				buf = append(buf, raw...)
+			}
+			spans[j] = [2]int{s, len(buf)}
+		}
+		t.scratchB = buf
+		for j, sp := range spans {
+			t.keys[j] = buf[sp[0]:sp[1]]
+		}
+	}
+	dup := duplicateIn(t.keys)
+	if dup < 0 {
+		return -1
+	}
+	k := obj + 1
+	for n := 0; n < dup; n++ {
+		k = t.Tokens[k+1].Next
+	}
+	return k
 }
 
 // duplicateIn returns the index of a name that repeats an earlier one, or -1.

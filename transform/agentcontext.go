@@ -19,26 +19,33 @@ func (AgentContext) Manifest() Manifest {
 // Handle collects the agents and checks the declaration.
 func (h AgentContext) Handle(d *Doc, res *Result) {
 	t := d.Tape
+	d.indexRoot()
 	if h.Extract {
 		conv := &res.Rows.Conversation
-		conv.AgentID = optStr(t, t.Lookup(0, "agentId"))
-		conv.LeaderID = optStr(t, t.Lookup(0, "leaderId"))
-		conv.SwarmRole = optStr(t, t.Lookup(0, "swarmRole"))
-		conv.SkillIDs, conv.SkillIDsValid = strList(t, t.Lookup(0, "skillIds"))
+		conv.AgentID = d.optStr(d.root.get(fieldAgentID))
+		conv.LeaderID = d.optStr(d.root.get(fieldLeaderID))
+		conv.SwarmRole = d.optStr(d.root.get(fieldSwarmRole))
+		conv.SkillIDs, conv.SkillIDsValid = d.strList(res.Rows.skillIDs, d.root.get(fieldSkillIDs))
+		if conv.SkillIDsValid {
+			res.Rows.skillIDs = conv.SkillIDs
+		}
 	}
-	used := has(t, 0, "skillIds") || has(t, 0, "swarmRole")
+	used := d.root.get(fieldSkillIDs) >= 0 || d.root.get(fieldSwarmRole) >= 0
 	add := func(v int32) {
 		if v < 0 {
 			return
 		}
 		used = true
 		if t.Kind(v) == jsonscan.String {
-			d.Agents = append(d.Agents, t.Str(v))
+			d.Agents = append(d.Agents, d.str(v))
 		}
 	}
-	add(t.Lookup(0, "agentId"))
-	add(t.Lookup(0, "leaderId"))
-	messages(d, func(m int32) { add(t.Lookup(m, "agentId")) })
+	add(d.root.get(fieldAgentID))
+	add(d.root.get(fieldLeaderID))
+	msgs := d.messageList()
+	for i := range msgs {
+		add(msgs[i].get(fieldAgentID))
+	}
 	if used {
 		undeclared(res, extAgents)
 	}

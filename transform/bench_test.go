@@ -39,3 +39,35 @@ func BenchmarkCoreChecks(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkProcessShort runs the standard extracting handlers (as
+// `convbatch extract` does) on tiny documents of the short profile, where
+// the per-document costs of the handlers, not the bytes, set the pace.
+func BenchmarkProcessShort(b *testing.B) {
+	var buf bytes.Buffer
+	if _, err := gen.Generate(&buf, gen.Options{Conversations: 2000, Seed: 5, Profile: gen.ProfileShort, NoReceipts: true}); err != nil {
+		b.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
+	handlers, err := Standard(Options{Extract: true}).Resolve()
+	if err != nil {
+		b.Fatal(err)
+	}
+	proc := NewProcessor(handlers)
+	recs := make([]stream.Record, len(lines))
+	for i, l := range lines {
+		recs[i] = stream.Record{Kind: stream.KindLine, Raw: l, Data: l, Line: int64(i + 1)}
+	}
+	var res Result
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for i := range recs {
+			proc.Process(&recs[i], &res)
+			if res.Reject != codes.NoReject {
+				b.Fatalf("line %d rejected: %s", i+1, res.Reject)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/doc")
+}

@@ -18,10 +18,14 @@ func (ConversationExtract) Manifest() Manifest {
 func (ConversationExtract) Handle(d *Doc, res *Result) {
 	t := d.Tape
 	conv := &res.Rows.Conversation
-	conv.Title = optStr(t, t.Lookup(0, "title"))
-	conv.CreatedAt = optTime(t, t.Lookup(0, "createdAt"))
-	conv.Extensions, conv.ExtensionsValid = strList(t, d.Extensions)
-	conv.MessageCount = int32(t.Len(d.Messages))
+	d.indexRoot()
+	conv.Title = optStr(t, d.root.get(fieldTitle))
+	conv.CreatedAt = optTime(t, d.root.get(fieldCreatedAt))
+	conv.Extensions, conv.ExtensionsValid = d.strList(res.Rows.extensions, d.Extensions)
+	if conv.ExtensionsValid {
+		res.Rows.extensions = conv.Extensions
+	}
+	conv.MessageCount = int32(len(d.messageList()))
 	conv.ImageCount, conv.ImageBytes = int32(res.Images), res.ImageBytes
-	conv.HasReceipt = t.Lookup(0, "consensusReceipt") >= 0
+	conv.HasReceipt = d.root.get(fieldConsensusReceipt) >= 0
 }

@@ -1,6 +1,8 @@
 package transform
 
 import (
+	"bytes"
+
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/internal/rfc3339"
 	"github.com/convbatch/convbatch/jsonscan"
@@ -30,12 +32,13 @@ func (CoreDocument) Handle(d *Doc, res *Result) {
 			res.Column = column(d, int(t.Tokens[tok].Start))
 		}
 	}
-	d.ID = t.Lookup(0, "id")
+	d.indexRoot()
+	d.ID = d.root.get(fieldID)
 	if t.Kind(d.ID) != jsonscan.String || t.Tokens[d.ID].End-t.Tokens[d.ID].Start == 2 {
 		reject(codes.RejectBadID, d.ID)
 		return
 	}
-	d.Messages = t.Lookup(0, "messages")
+	d.Messages = d.root.get(fieldMessages)
 	if t.Kind(d.Messages) != jsonscan.Array {
 		reject(codes.RejectBadMessages, d.Messages)
 		return
@@ -48,36 +51,38 @@ func (CoreDocument) Handle(d *Doc, res *Result) {
 			return
 		}
 	}
-	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
-		if role := t.Lookup(m, "role"); t.Kind(role) != jsonscan.String {
-			reject(codes.RejectBadRole, max(role, m))
+	d.msgsIndexed = false // d.Messages is known now
+	msgs := d.messageList()
+	for i := range msgs {
+		if role := msgs[i].get(fieldRole); t.Kind(role) != jsonscan.String {
+			reject(codes.RejectBadRole, max(role, msgs[i].tok))
 			return
 		}
 	}
-	d.Extensions = t.Lookup(0, "extensions")
+	d.Extensions = d.root.get(fieldExtensions)
 	if k := t.Kind(d.Extensions); k != jsonscan.Null && k != jsonscan.Invalid {
 		if k != jsonscan.Array || !uniqueStrings(t, d.Extensions) {
 			reject(codes.RejectBadExtensions, d.Extensions)
 			return
 		}
 	}
-	if v := t.Lookup(0, "title"); !optional(t, v, jsonscan.String) {
+	if v := d.root.get(fieldTitle); !optional(t, v, jsonscan.String) {
 		reject(codes.RejectBadTitle, v)
 		return
 	}
-	if v := t.Lookup(0, "createdAt"); !optionalTime(t, v) {
+	if v := d.root.get(fieldCreatedAt); !optionalTime(t, v) {
 		reject(codes.RejectBadCreatedAt, v)
 		return
 	}
-	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
-		if v := t.Lookup(m, "createdAt"); !optionalTime(t, v) {
+	for i := range msgs {
+		if v := msgs[i].get(fieldCreatedAt); !optionalTime(t, v) {
 			reject(codes.RejectBadCreatedAt, v)
 			return
 		}
 	}
-	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
-		for _, name := range []string{"id", "kind"} {
-			if v := t.Lookup(m, name); !optional(t, v, jsonscan.String) {
+	for i := range msgs {
+		for _, f := range [...]field{fieldID, fieldKind} {
+			if v := msgs[i].get(f); !optional(t, v, jsonscan.String) {
 				reject(codes.RejectBadMessageField, v)
 				return
 			}
@@ -89,7 +94,7 @@ func (CoreDocument) Handle(d *Doc, res *Result) {
 			if i := knownExtension(t, e); i >= 0 {
 				res.Declared |= 1 << i
 			} else {
-				res.Unknown = append(res.Unknown, t.Str(e))
+				res.Unknown = append(res.Unknown, d.str(e))
 				res.Warn(codes.WarnUnknownExtension)
 			}
 		}
@@ -127,12 +132,13 @@ func optionalTime(t *jsonscan.Tape, v int32) bool {
 }
 
 // uniqueStrings reports that array arr holds only strings, no two equal
-// after unescaping. Long arrays are checked with a map, so a line of a
-// million names costs linear time, not quadratic.
+// after unescaping. Short arrays are compared pairwise on the bytes, with
+// no string made; long ones are checked with a map, so a line of a million
+// names costs linear time, not quadratic.
 func uniqueStrings(t *jsonscan.Tape, arr int32) bool {
 	const pairwise = 16
 	var (
-		small [pairwise]string
+		small [pairwise][]byte
 		seen  map[string]struct{}
 		n     int
 	)
@@ -140,27 +146,31 @@ func uniqueStrings(t *jsonscan.Tape, arr int32) bool {
 		if t.Kind(e) != jsonscan.String {
 			return false
 		}
-		s := t.Str(e)
+		tok := &t.Tokens[e]
+		b := t.Data[tok.Start+1 : tok.End-1]
+		if tok.Escaped {
+			b = jsonscan.AppendUnescaped(nil, b)
+		}
 		if seen == nil {
 			for _, prev := range small[:n] {
-				if prev == s {
+				if bytes.Equal(prev, b) {
 					return false
 				}
 			}
 			if n < pairwise {
-				small[n] = s
+				small[n] = b
 				n++
 				continue
 			}
 			seen = make(map[string]struct{}, 2*pairwise)
 			for _, prev := range small[:n] {
-				seen[prev] = struct{}{}
+				seen[string(prev)] = struct{}{}
 			}
 		}
-		if _, dup := seen[s]; dup {
+		if _, dup := seen[string(b)]; dup {
 			return false
 		}
-		seen[s] = struct{}{}
+		seen[string(b)] = struct{}{}
 	}
 	return true
 }

@@ -1,9 +1,6 @@
 package transform
 
-import (
-	"github.com/convbatch/convbatch/codes"
-	"github.com/convbatch/convbatch/jsonscan"
-)
+import "github.com/convbatch/convbatch/codes"
 
 // The registered extension names, which are also the names of their
 // handlers (docs/FORMAT.md, "The five registered extensions").
@@ -87,24 +84,3 @@ func undeclared(res *Result, ext int) {
 		res.Warn(codes.WarnUndeclaredExtension)
 	}
 }
-
-// messages calls f with each message object of the document.
-func messages(d *Doc, f func(m int32)) {
-	t := d.Tape
-	for m := d.Messages + 1; m < t.Tokens[d.Messages].Next; m = t.Tokens[m].Next {
-		f(m)
-	}
-}
-
-// present returns member name of object obj, or -1 when it is absent or
-// null (null counts as absent for optional members, as in the core rules).
-func present(t *jsonscan.Tape, obj int32, name string) int32 {
-	v := t.Lookup(obj, name)
-	if t.Kind(v) == jsonscan.Null {
-		return -1
-	}
-	return v
-}
-
-// has reports that object obj has member name.
-func has(t *jsonscan.Tape, obj int32, name string) bool { return t.Lookup(obj, name) >= 0 }

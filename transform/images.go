@@ -26,20 +26,21 @@ var (
 // Handle counts the images and their sizes.
 func (ImagesInline) Handle(d *Doc, res *Result) {
 	t := d.Tape
-	messages(d, func(m int32) {
-		content := t.Lookup(m, "content")
-		kind := t.Lookup(m, "kind")
+	msgs := d.messageList()
+	for i := range msgs {
+		content := msgs[i].get(fieldContent)
+		kind := msgs[i].get(fieldKind)
 		isImageKind := t.Kind(kind) == jsonscan.String && t.KeyEquals(kind, "image")
 		if t.Kind(content) != jsonscan.String {
 			if isImageKind {
 				res.Images++
 			}
-			return
+			continue
 		}
 		tok := t.Tokens[content]
 		s := t.Data[tok.Start+1 : tok.End-1]
 		if !isImageKind && !hasDataImagePrefix(s) {
-			return
+			continue
 		}
 		if tok.Escaped {
 			s = jsonscan.AppendUnescaped(nil, s)
@@ -51,11 +52,11 @@ func (ImagesInline) Handle(d *Doc, res *Result) {
 			}
 		}
 		if !isURI && !isImageKind {
-			return
+			continue
 		}
 		res.Images++
 		res.ImageBytes += Base64DecodedLen(payload)
-	})
+	}
 }
 
 // hasDataImagePrefix reports whether the raw (still escaped) string starts

@@ -24,6 +24,14 @@ type Doc struct {
 	Agents []string
 
 	state any
+
+	// The members of the root object and of each message, indexed once
+	// (fields.go), and the scratch memory for escaped names.
+	root                     members
+	msgs                     []message
+	rootIndexed, msgsIndexed bool
+	scratch                  []byte
+	strs                     *strCache
 }
 
 // State returns the running handler's per-worker state (see Stateful), or
@@ -66,11 +74,21 @@ type Result struct {
 	Rows Rows
 }
 
-// reset empties r for reuse.
+// reset empties r for reuse, keeping the memory of its lists. It clears
+// field by field, in place: `*r = Result{...}` built the zero Result on the
+// stack and copied it over, some 600 bytes twice per document (and through
+// the write barrier while the GC runs). TestResetClearsEveryField keeps it
+// complete.
 func (r *Result) reset() {
-	rows := r.Rows
-	rows.reset()
-	*r = Result{Warnings: r.Warnings[:0], Unknown: r.Unknown[:0], Rows: rows}
+	r.Reject, r.Column, r.ID = codes.NoReject, 0, ""
+	r.Warnings = r.Warnings[:0]
+	r.Declared = 0
+	r.Unknown = r.Unknown[:0]
+	r.Panic = nil
+	r.Hash, r.Hashed = [32]byte{}, false
+	r.Receipt = nil
+	r.Images, r.ImageBytes = 0, 0
+	r.Rows.reset()
 }
 
 // Warn records one occurrence of warning w.
@@ -83,6 +101,7 @@ type Processor struct {
 	states   []any
 	tape     jsonscan.Tape
 	doc      Doc
+	strs     strCache
 }
 
 // NewProcessor returns a processor for handlers, which must come from
@@ -97,6 +116,10 @@ func NewProcessor(handlers []Handler) *Processor {
 	return p
 }
 
+// maxKeptMessages is the most message index entries (80 bytes each) a
+// Processor keeps between documents.
+const maxKeptMessages = 1 << 16
+
 // Process runs the handlers on rec and fills res (after resetting it).
 // Blank lines and records already rejected while framing are left as they
 // are. A handler's panic is caught and reported in res.Panic.
@@ -108,7 +131,12 @@ func (p *Processor) Process(rec *stream.Record, res *Result) {
 		}
 		return
 	}
-	p.doc = Doc{Rec: rec, Tape: &p.tape, ID: -1, Messages: -1, Extensions: -1, Agents: p.doc.Agents[:0]}
+	d := &p.doc
+	d.Rec, d.Tape, d.ID, d.Messages, d.Extensions, d.Agents = rec, &p.tape, -1, -1, -1, d.Agents[:0]
+	d.rootIndexed, d.msgsIndexed, d.strs = false, false, &p.strs
+	if cap(d.msgs) > maxKeptMessages {
+		d.msgs = nil // do not keep a hostile document's index for good
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			res.Panic = fmt.Errorf("handler panic on line %d: %v", rec.Line, v)

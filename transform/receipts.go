@@ -37,8 +37,8 @@ func (h ConsensusReceipt) NewState() any {
 // Handle checks the receipt.
 func (h ConsensusReceipt) Handle(d *Doc, res *Result) {
 	t := d.Tape
-	env := t.Lookup(0, "consensusReceipt")
-	if env < 0 && t.Lookup(0, "consensusTranscripts") < 0 {
+	env := d.rootField(fieldConsensusReceipt)
+	if env < 0 && d.rootField(fieldConsensusTranscripts) < 0 {
 		return
 	}
 	undeclared(res, extConsensus)

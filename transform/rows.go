@@ -77,12 +77,16 @@ type Rows struct {
 	ToolCalls    []ToolCallRow
 	// CanonicalBytes is the size of the document's canonical form.
 	CanonicalBytes int64
+
+	// The memory of Conversation's lists, kept for the next document.
+	extensions, skillIDs []string
 }
 
-// reset empties the rows for reuse, keeping their memory.
+// reset empties the rows for reuse, keeping their memory (a usage row's
+// counters are reused by the row that takes its place, see UsageMetadata).
 func (r *Rows) reset() {
-	for i := range r.Usage {
-		r.Usage[i].Tokens = r.Usage[i].Tokens[:0]
-	}
-	*r = Rows{Usage: r.Usage[:0], ToolCalls: r.ToolCalls[:0]}
+	r.Usage = r.Usage[:0]
+	r.Conversation = ConversationRow{}
+	r.ToolCalls = r.ToolCalls[:0]
+	r.CanonicalBytes = 0
 }

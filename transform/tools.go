@@ -99,11 +99,12 @@ func (h ToolLinkage) Handle(d *Doc, res *Result) {
 		return st.buf[start:len(st.buf):len(st.buf)]
 	}
 	used := false
-	messages(d, func(m int32) {
+	msgs := d.messageList()
+	for mi := range msgs {
 		idx++
 		// A result answers an earlier call: the message's own toolCallId is
 		// looked up before its toolCalls are added.
-		if ref := t.Lookup(m, "toolCallId"); ref >= 0 {
+		if ref := msgs[mi].get(fieldToolCallID); ref >= 0 {
 			used = true
 			i := -1
 			if t.Kind(ref) == jsonscan.String {
@@ -121,7 +122,7 @@ func (h ToolLinkage) Handle(d *Doc, res *Result) {
 				}
 			}
 		}
-		if calls := t.Lookup(m, "toolCalls"); calls >= 0 {
+		if calls := msgs[mi].get(fieldToolCalls); calls >= 0 {
 			used = true
 			if t.Kind(calls) == jsonscan.Array {
 				for c := calls + 1; c < t.Tokens[calls].Next; c = t.Tokens[c].Next {
@@ -148,7 +149,7 @@ func (h ToolLinkage) Handle(d *Doc, res *Result) {
 				}
 			}
 		}
-	})
+	}
 	if used {
 		undeclared(res, extTools)
 	}

@@ -1,6 +1,8 @@
 package transform
 
 import (
+	"slices"
+
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/jsonscan"
 )
@@ -29,20 +31,37 @@ func (h UsageMetadata) Handle(d *Doc, res *Result) {
 	var convAgent Opt[string]
 	var convTime Opt[int64]
 	if h.Extract {
-		convAgent = optStr(t, t.Lookup(0, "agentId"))
-		convTime = optTime(t, t.Lookup(0, "createdAt"))
+		convAgent = d.optStr(d.rootField(fieldAgentID))
+		convTime = optTime(t, d.rootField(fieldCreatedAt))
 	}
-	idx := int32(0)
-	messages(d, func(m int32) {
-		defer func() { idx++ }()
-		tokens, cost, provider := present(t, m, "tokens"), present(t, m, "cost"), present(t, m, "provider")
+	msgs := d.messageList()
+	for i := range msgs {
+		m := &msgs[i]
+		tokens, cost, provider := m.present(t, fieldTokens), m.present(t, fieldCost), m.present(t, fieldProvider)
 		if tokens < 0 && cost < 0 && provider < 0 {
-			return
+			continue
 		}
 		used = true
-		row := UsageRow{MessageIndex: idx}
+		var scratch UsageRow
+		row := &scratch
+		if h.Extract {
+			// The row is made in place, reusing the counters' memory of the
+			// row it replaces: a row built aside and appended is copied
+			// with loads wider than the stores that set its fields, which
+			// stall.
+			n := len(res.Rows.Usage)
+			if n == cap(res.Rows.Usage) {
+				res.Rows.Usage = slices.Grow(res.Rows.Usage, 1)
+			}
+			res.Rows.Usage = res.Rows.Usage[:n+1]
+			row = &res.Rows.Usage[n]
+			tokens := row.Tokens[:0]
+			*row = UsageRow{}
+			row.Tokens = tokens
+		}
+		row.MessageIndex = int32(i)
 		if provider >= 0 {
-			if row.Provider = optStr(t, provider); !row.Provider.Valid {
+			if row.Provider = d.optStr(provider); !row.Provider.Valid {
 				res.Warn(codes.WarnUsageWrongType)
 			}
 		}
@@ -61,7 +80,7 @@ func (h UsageMetadata) Handle(d *Doc, res *Result) {
 			} else {
 				row.TokensValid = true
 				for k := tokens + 1; k < t.Tokens[tokens].Next; k = t.Tokens[k+1].Next {
-					c := TokenCount{Name: t.Str(k)}
+					c := TokenCount{Name: d.str(k)}
 					switch v := k + 1; {
 					case t.Kind(v) != jsonscan.Number:
 						res.Warn(codes.WarnUsageWrongType)
@@ -83,14 +102,14 @@ func (h UsageMetadata) Handle(d *Doc, res *Result) {
 			}
 		}
 		if !h.Extract {
-			return
+			continue
 		}
-		row.MessageID = optStr(t, t.Lookup(m, "id"))
-		row.Role = t.Str(t.Lookup(m, "role"))
-		if row.AgentID = optStr(t, t.Lookup(m, "agentId")); !row.AgentID.Valid {
+		row.MessageID = optStr(t, m.get(fieldID))
+		row.Role = d.str(m.get(fieldRole))
+		if row.AgentID = d.optStr(m.get(fieldAgentID)); !row.AgentID.Valid {
 			row.AgentID = convAgent
 		}
-		if row.CreatedAt = optTime(t, t.Lookup(m, "createdAt")); !row.CreatedAt.Valid {
+		if row.CreatedAt = optTime(t, m.get(fieldCreatedAt)); !row.CreatedAt.Valid {
 			row.CreatedAt = convTime
 		}
 		conv := &res.Rows.Conversation
@@ -103,8 +122,7 @@ func (h UsageMetadata) Handle(d *Doc, res *Result) {
 		if row.Cost.Valid {
 			conv.CostTotal += row.Cost.V
 		}
-		res.Rows.Usage = append(res.Rows.Usage, row)
-	})
+	}
 	if used {
 		undeclared(res, extUsage)
 	}

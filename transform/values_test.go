@@ -1,8 +1,10 @@
 package transform
 
 import (
+	"math"
 	"math/big"
 	"regexp"
+	"strconv"
 	"testing"
 )
 
@@ -16,6 +18,8 @@ func TestExactInt(t *testing.T) {
 		{"12.0", 12, true}, {"0.0", 0, true}, {"9223372036854775807", 9223372036854775807, true},
 		{"9223372036854775808", 0, false}, {"1e19", 0, false}, {"1.5", 0, false}, {"-1", 0, false}, {"1e-1", 0, false},
 		{"123e-2", 0, false}, {"1e400", 0, false}, {"-0.0e5", 0, true}, {"100000000000000000000e-2", 1000000000000000000, true},
+		{"999999999999999999", 999999999999999999, true}, {"1000000000000000000", 1000000000000000000, true},
+		{"007", 7, true}, {"", 0, false}, {"1-", 0, false},
 	} {
 		got, ok := ExactInt([]byte(tc.in))
 		if got != tc.want || ok != tc.ok {
@@ -49,3 +53,31 @@ func validNumber(s string) bool {
 }
 
 var numberRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]{1,4})?$`)
+
+// TestFloat checks Float, its fast path and strconv's, against
+// strconv.ParseFloat, bit for bit.
+func TestFloat(t *testing.T) {
+	for _, in := range []string{"0", "-0", "0.0", "-0.0", "1", "0.1", "0.007539", "0.01182", "1118",
+		"123456789012345", "1234567890123456", "0.123456789012345", "1.23456789012345", "-99.5",
+		"9007199254740993", "1e3", "1.5e-7", "1e400", "-1e400", "5e-324", "1.", ".5", "-", "", "1.2.3", "+1", "0x10", "1_0", "inf"} {
+		checkFloat(t, in)
+	}
+}
+
+func checkFloat(t *testing.T, in string) {
+	t.Helper()
+	got, ok := Float([]byte(in))
+	want, err := strconv.ParseFloat(in, 64)
+	if ok != (err == nil) || ok && math.Float64bits(got) != math.Float64bits(want) {
+		t.Fatalf("Float(%q) = %v %v, strconv %v %v", in, got, ok, want, err)
+	}
+}
+
+// FuzzFloat: Float gives strconv.ParseFloat's double, bit for bit, on any
+// input.
+func FuzzFloat(f *testing.F) {
+	for _, s := range []string{"0", "-0", "0.007539", "123456789012345", "1.5e-7", "1e400", ".5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkFloat(t, s) })
+}

@@ -106,12 +106,13 @@ func (c *Canonicalizer) isCanonical(t *jsonscan.Tape) (bool, error) {
 		tok := &t.Tokens[i]
 		switch tok.Kind {
 		case jsonscan.Object:
-			n := memberCount(t, int32(i))
-			want += 2 + 2*n - min(n, 1) // braces, a colon each, commas between
+			// Order first: most documents fail it at their first object.
 			sorted, err := c.sorted(t, int32(i))
 			if err != nil || !sorted {
 				return false, err
 			}
+			n := memberCount(t, int32(i))
+			want += 2 + 2*n - min(n, 1) // braces, a colon each, commas between
 		case jsonscan.Array:
 			n := t.Len(int32(i))
 			want += 2 + max(n-1, 0)
@@ -415,12 +416,15 @@ func (c *Canonicalizer) skipped(t *jsonscan.Tape, k int32) bool {
 // RFC 8785 requires.
 func (c *Canonicalizer) compareKeys(t *jsonscan.Tape, a, b int32) int {
 	ta, tb := &t.Tokens[a], &t.Tokens[b]
-	ka, kb := t.Data[ta.Start+1:ta.End-1], t.Data[tb.Start+1:tb.End-1]
 	// Most names differ in their first byte, an ASCII one that is not the
-	// start of an escape.
-	if len(ka) > 0 && len(kb) > 0 && ka[0] != kb[0] && ka[0]|kb[0] < utf8.RuneSelf && ka[0] != '\\' && kb[0] != '\\' {
-		return int(ka[0]) - int(kb[0])
+	// start of an escape: decided before slicing either name.
+	if ta.End-ta.Start > 2 && tb.End-tb.Start > 2 {
+		ca, cb := t.Data[ta.Start+1], t.Data[tb.Start+1]
+		if ca != cb && ca|cb < utf8.RuneSelf && ca != '\\' && cb != '\\' {
+			return int(ca) - int(cb)
+		}
 	}
+	ka, kb := t.Data[ta.Start+1:ta.End-1], t.Data[tb.Start+1:tb.End-1]
 	if ta.Escaped || tb.Escaped {
 		c.scratch = c.scratch[:0]
 		if ta.Escaped {

@@ -230,3 +230,33 @@ func TestTapeWithoutEscapeOffsets(t *testing.T) {
 		t.Fatalf("wrote %s", out)
 	}
 }
+
+// BenchmarkAppendTapeShort canonicalizes tiny parsed documents (the
+// transcript hash's work on short archives, without the SHA-256).
+func BenchmarkAppendTapeShort(b *testing.B) {
+	docs := []string{
+		`{"id":"cd0356b597d97e37a","extensions":["usage-metadata"],"messages":[{"role":"user","content":"It works now."},{"role":"assistant","content":"Let me check.","tokens":{"input":1118,"output":279},"cost":0.007539,"provider":"anthropic"}]}`,
+		`{"id":"c1f0b16df75c0c388","messages":[{"role":"user","content":"Why did the build fail?"}]}`,
+		`{"id":"c72d52506505d67c0","extensions":["usage-metadata"],"messages":[{"role":"assistant","content":"Please retry the last step.","tokens":{"input":1198,"output":155},"cost":0,"provider":"local"}]}`,
+	}
+	tapes := make([]jsonscan.Tape, len(docs))
+	for i, d := range docs {
+		if err := tapes[i].Parse([]byte(d), 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var c Canonicalizer
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range tapes {
+			out, err := c.AppendTape(buf[:0], &tapes[i], nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(out) > 0 && &out[0] != &tapes[i].Data[0] {
+				buf = out[:0]
+			}
+		}
+	}
+}
