@@ -27,6 +27,10 @@ import (
 // memory must not be reused.
 type recordBuilder struct {
 	schema *arrow.Schema
+	// cols are the builders of the utf8 and fixed-width columns (see
+	// columnBuilder), nil for the others; fields are Arrow's builders of
+	// the others (lists, maps, booleans), nil where cols is set.
+	cols   []columnBuilder
 	fields []array.Builder
 	// fixed tells the fields whose memory is recycled.
 	fixed []bool
@@ -48,7 +52,13 @@ func newRecordBuilder(schema *arrow.Schema) *recordBuilder {
 		if fixed {
 			mem = pool
 		}
-		b.fields = append(b.fields, array.NewBuilder(mem, f.Type))
+		cb := newColumnBuilder(f.Type, pool)
+		var ab array.Builder
+		if cb == nil {
+			ab = array.NewBuilder(mem, f.Type)
+		}
+		b.cols = append(b.cols, cb)
+		b.fields = append(b.fields, ab)
 		b.fixed = append(b.fixed, fixed)
 		b.dataLen = append(b.dataLen, 0)
 		b.childLen = append(b.childLen, 0)
@@ -71,9 +81,11 @@ func fixedWidth(t arrow.DataType) bool {
 // a doubling series (the fixed-width ones from the recycled buffers).
 func (b *recordBuilder) reserve() {
 	for i, f := range b.fields {
+		if c := b.cols[i]; c != nil {
+			c.reserve(b.rows, b.dataLen[i])
+			continue
+		}
 		switch f := f.(type) {
-		case *array.StringBuilder:
-			reserveStrings(f, b.rows, b.dataLen[i])
 		case *array.ListBuilder:
 			f.Reserve(b.rows)
 			if sb, ok := f.ValueBuilder().(*array.StringBuilder); ok {
@@ -101,9 +113,11 @@ func reserveStrings(sb *array.StringBuilder, rows, n int) {
 
 // measure records the sizes of the batch in field i, for reserve.
 func (b *recordBuilder) measure(i int) {
+	if c := b.cols[i]; c != nil {
+		b.dataLen[i] = c.dataLen()
+		return
+	}
 	switch f := b.fields[i].(type) {
-	case *array.StringBuilder:
-		b.dataLen[i] = f.DataLen()
 	case *array.ListBuilder:
 		vb := f.ValueBuilder()
 		b.childLen[i] = vb.Len()
@@ -118,8 +132,11 @@ func (b *recordBuilder) measure(i int) {
 	}
 }
 
-// Field returns the builder of column i.
+// Field returns Arrow's builder of column i, nil if Column is set.
 func (b *recordBuilder) Field(i int) array.Builder { return b.fields[i] }
+
+// Column returns this package's builder of column i, nil if Field is set.
+func (b *recordBuilder) Column(i int) columnBuilder { return b.cols[i] }
 
 // NewRecord returns the rows built so far as a record, which the caller
 // releases, and starts the next batch.
@@ -127,7 +144,11 @@ func (b *recordBuilder) NewRecord() arrow.Record {
 	cols := make([]arrow.Array, len(b.fields))
 	for i, f := range b.fields {
 		b.measure(i)
-		cols[i] = f.NewArray()
+		if c := b.cols[i]; c != nil {
+			cols[i] = c.newArray()
+		} else {
+			cols[i] = f.NewArray()
+		}
 	}
 	b.rows = cols[0].Len()
 	rec := array.NewRecord(b.schema, cols, int64(b.rows))
@@ -140,8 +161,12 @@ func (b *recordBuilder) NewRecord() arrow.Record {
 
 // Release releases the builders.
 func (b *recordBuilder) Release() {
-	for _, f := range b.fields {
-		f.Release()
+	for i, f := range b.fields {
+		if c := b.cols[i]; c != nil {
+			c.release()
+		} else {
+			f.Release()
+		}
 	}
 }
 

@@ -1,0 +1,281 @@
+package sink
+
+import (
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// The utf8 and fixed-width columns are built by the builders of this file
+// instead of Arrow's: appending a cell is a capacity check, a store and a
+// bit set, where an Arrow builder's Append makes three or four calls that
+// each check capacity again, one of them through a closure (a profile of
+// tiny documents, issue 12, showed Arrow's appends as most of the writer
+// goroutine's time in the sink).
+//
+// The arrays they make are the ones Arrow's builders make from the same
+// appends, down to the length of every buffer: the validity bitmap is
+// sized by the capacity, which grows as Arrow's does (to the next power of
+// two, at least 32 for fixed-width values), and the row groups are cut by
+// the sum of the buffers' lengths (dataSize), so the same lengths keep the
+// Parquet files byte for byte the same. TestColumnBuildersAsArrow checks
+// it against Arrow's builders.
+
+// columnBuilder is a builder of one of this file's kinds.
+type columnBuilder interface {
+	// reserve makes room for rows values, as an Arrow builder's Reserve
+	// on an empty builder; for utf8, dataLen bytes of values too.
+	reserve(rows, dataLen int)
+	// newArray returns the values appended as an array and starts anew.
+	newArray() arrow.Array
+	// dataLen is the bytes of the values appended, for utf8; 0 otherwise.
+	dataLen() int
+	// release returns the builder's memory.
+	release()
+}
+
+// minFixedCapacity is the least capacity of Arrow's fixed-width builders
+// (minBuilderCapacity in arrow/array).
+const minFixedCapacity = 32
+
+// fixedBuilder builds a column of fixed-width values (int32, int64,
+// float64; a timestamp as int64), nullable or not, in memory from mem,
+// the recycler: the record hands its buffers back to mem when released.
+type fixedBuilder[T int32 | int64 | float64] struct {
+	dtype arrow.DataType
+	mem   memory.Allocator
+	// bitmap and data are the validity bitmap and the values, vals the
+	// values typed; all nil while capacity is 0.
+	bitmap, data []byte
+	vals         []T
+	length       int
+	nulls        int
+	capacity     int
+}
+
+func newFixedBuilder[T int32 | int64 | float64](dtype arrow.DataType, mem memory.Allocator) *fixedBuilder[T] {
+	return &fixedBuilder[T]{dtype: dtype, mem: mem}
+}
+
+// grow makes room for n values, as Arrow's Reserve does.
+func (b *fixedBuilder[T]) grow(n int) {
+	var zero T
+	width := int(unsafe.Sizeof(zero))
+	newCap := bitutil.NextPowerOf2(n)
+	if b.capacity == 0 {
+		newCap = max(newCap, minFixedCapacity)
+		b.bitmap = b.mem.Allocate(bitutil.CeilByte(newCap) / 8)
+		b.data = b.mem.Allocate(newCap * width)
+	} else {
+		b.bitmap = b.mem.Reallocate(bitutil.CeilByte(newCap)/8, b.bitmap)
+		b.data = b.mem.Reallocate(max(newCap, minFixedCapacity)*width, b.data)
+	}
+	b.capacity = newCap
+	b.vals = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b.data))), len(b.data)/width)
+}
+
+func (b *fixedBuilder[T]) reserve(rows, _ int) {
+	if rows > 0 && b.length+rows > b.capacity {
+		b.grow(b.length + rows)
+	}
+}
+
+// append appends v.
+func (b *fixedBuilder[T]) append(v T) {
+	if b.length >= b.capacity {
+		b.grow(b.length + 1)
+	}
+	b.bitmap[b.length>>3] |= 1 << (b.length & 7)
+	b.vals[b.length] = v
+	b.length++
+}
+
+// appendNull appends a null.
+func (b *fixedBuilder[T]) appendNull() {
+	if b.length >= b.capacity {
+		b.grow(b.length + 1)
+	}
+	b.nulls++
+	b.length++
+}
+
+func (b *fixedBuilder[T]) newArray() arrow.Array {
+	bufs := []*memory.Buffer{nil, nil}
+	if b.capacity > 0 {
+		var zero T
+		data := b.data
+		// Arrow trims the values to the length, the bitmap not.
+		if n := b.length * int(unsafe.Sizeof(zero)); n > 0 && n < len(data) {
+			data = data[:n]
+		}
+		bufs[0] = memory.NewBufferWithAllocator(b.bitmap, b.mem)
+		bufs[1] = memory.NewBufferWithAllocator(data, b.mem)
+	}
+	d := array.NewData(b.dtype, b.length, bufs, nil, b.nulls, 0)
+	for _, buf := range bufs {
+		if buf != nil {
+			buf.Release() // the data holds them
+		}
+	}
+	a := array.MakeFromData(d)
+	d.Release()
+	b.bitmap, b.data, b.vals = nil, nil, nil
+	b.length, b.nulls, b.capacity = 0, 0, 0
+	return a
+}
+
+func (b *fixedBuilder[T]) dataLen() int { return 0 }
+
+func (b *fixedBuilder[T]) release() {
+	if b.capacity > 0 {
+		b.mem.Free(b.bitmap)
+		b.mem.Free(b.data)
+	}
+	b.bitmap, b.data, b.vals = nil, nil, nil
+	b.length, b.nulls, b.capacity = 0, 0, 0
+}
+
+// utf8Builder builds a utf8 column, nullable or not. Its bitmap and
+// offsets come from mem, the recycler; its values from Go's allocator,
+// anew for each array, because the Parquet writer keeps references into
+// them (the min and max of a column chunk's statistics) until the part's
+// footer is written.
+type utf8Builder struct {
+	mem memory.Allocator
+	// bitmap is the validity bitmap and offsets the offsets (length+1 of
+	// them once capacity is set, the first 0), both nil while capacity
+	// is 0; data the values.
+	bitmap, offsetBytes []byte
+	offsets             []int32
+	data                []byte
+	// reserved is the bytes of values reserved for the batch: Arrow's
+	// array of a batch with no bytes of values has a values buffer of
+	// that length.
+	reserved int
+	length   int
+	nulls    int
+	capacity int
+}
+
+func newUTF8Builder(mem memory.Allocator) *utf8Builder {
+	return &utf8Builder{mem: mem}
+}
+
+// grow makes room for n values, as Arrow's BinaryBuilder.Reserve does
+// (the capacity the next power of two, with no least one).
+func (b *utf8Builder) grow(n int) {
+	newCap := bitutil.NextPowerOf2(n)
+	if b.capacity == 0 {
+		b.bitmap = b.mem.Allocate(bitutil.CeilByte(newCap) / 8)
+		b.offsetBytes = b.mem.Allocate((newCap + 1) * 4)
+	} else {
+		b.bitmap = b.mem.Reallocate(bitutil.CeilByte(newCap)/8, b.bitmap)
+		b.offsetBytes = b.mem.Reallocate((newCap+1)*4, b.offsetBytes)
+	}
+	b.capacity = newCap
+	b.offsets = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b.offsetBytes))), newCap+1)
+}
+
+func (b *utf8Builder) reserve(rows, dataLen int) {
+	if rows > 0 && b.length+rows > b.capacity {
+		b.grow(b.length + rows)
+	}
+	if n := dataLen + dataLen/8; n > 0 {
+		if cap(b.data)-len(b.data) < n {
+			b.data = append(make([]byte, 0, len(b.data)+n), b.data...)
+		}
+		if len(b.data) == 0 {
+			b.reserved = n
+		}
+	}
+}
+
+// append appends s.
+func (b *utf8Builder) append(s string) {
+	if b.length >= b.capacity {
+		b.grow(b.length + 1)
+	}
+	b.data = append(b.data, s...)
+	b.bitmap[b.length>>3] |= 1 << (b.length & 7)
+	b.length++
+	b.offsets[b.length] = int32(len(b.data))
+}
+
+// appendBytes appends v.
+func (b *utf8Builder) appendBytes(v []byte) {
+	if b.length >= b.capacity {
+		b.grow(b.length + 1)
+	}
+	b.data = append(b.data, v...)
+	b.bitmap[b.length>>3] |= 1 << (b.length & 7)
+	b.length++
+	b.offsets[b.length] = int32(len(b.data))
+}
+
+// appendNull appends a null.
+func (b *utf8Builder) appendNull() {
+	if b.length >= b.capacity {
+		b.grow(b.length + 1)
+	}
+	b.nulls++
+	b.length++
+	b.offsets[b.length] = int32(len(b.data))
+}
+
+func (b *utf8Builder) newArray() arrow.Array {
+	var bufs []*memory.Buffer
+	if b.capacity == 0 {
+		// As Arrow's: no bitmap, one offset, no values.
+		bufs = []*memory.Buffer{nil, memory.NewBufferBytes(make([]byte, 4)), nil}
+	} else {
+		data := b.data
+		if len(data) == 0 {
+			data = data[:b.reserved]
+		}
+		bufs = []*memory.Buffer{
+			memory.NewBufferWithAllocator(b.bitmap, b.mem),
+			memory.NewBufferWithAllocator(b.offsetBytes[:(b.length+1)*4], b.mem),
+			memory.NewBufferBytes(data),
+		}
+	}
+	d := array.NewData(utf8Type, b.length, bufs, nil, b.nulls, 0)
+	if b.capacity > 0 {
+		bufs[0].Release() // the data holds them
+		bufs[1].Release()
+	}
+	a := array.MakeFromData(d)
+	d.Release()
+	b.bitmap, b.offsetBytes, b.offsets, b.data = nil, nil, nil, nil
+	b.reserved, b.length, b.nulls, b.capacity = 0, 0, 0, 0
+	return a
+}
+
+func (b *utf8Builder) dataLen() int { return len(b.data) }
+
+func (b *utf8Builder) release() {
+	if b.capacity > 0 {
+		b.mem.Free(b.bitmap)
+		b.mem.Free(b.offsetBytes)
+	}
+	b.bitmap, b.offsetBytes, b.offsets, b.data = nil, nil, nil, nil
+	b.length, b.nulls, b.capacity = 0, 0, 0
+}
+
+// newColumnBuilder returns this file's builder of a column of type t, or
+// nil for a type it does not build.
+func newColumnBuilder(t arrow.DataType, mem memory.Allocator) columnBuilder {
+	switch t.ID() {
+	case arrow.INT32:
+		return newFixedBuilder[int32](t, mem)
+	case arrow.INT64, arrow.TIMESTAMP:
+		return newFixedBuilder[int64](t, mem)
+	case arrow.FLOAT64:
+		return newFixedBuilder[float64](t, mem)
+	case arrow.STRING:
+		return newUTF8Builder(mem)
+	}
+	return nil
+}
