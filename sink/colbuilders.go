@@ -27,12 +27,14 @@ import (
 // columnBuilder is a builder of one of this file's kinds.
 type columnBuilder interface {
 	// reserve makes room for rows values, as an Arrow builder's Reserve
-	// on an empty builder; for utf8, dataLen bytes of values too.
-	reserve(rows, dataLen int)
+	// on an empty builder; for utf8, dataLen bytes of values too, and
+	// for a list of utf8 childRows strings of dataLen bytes.
+	reserve(rows, childRows, dataLen int)
 	// newArray returns the values appended as an array and starts anew.
 	newArray() arrow.Array
-	// dataLen is the bytes of the values appended, for utf8; 0 otherwise.
-	dataLen() int
+	// sizes are the strings in the lists appended and the bytes of the
+	// strings appended, for reserve; 0 where they do not apply.
+	sizes() (childRows, dataLen int)
 	// release returns the builder's memory.
 	release()
 }
@@ -77,7 +79,7 @@ func (b *fixedBuilder[T]) grow(n int) {
 	b.vals = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b.data))), len(b.data)/width)
 }
 
-func (b *fixedBuilder[T]) reserve(rows, _ int) {
+func (b *fixedBuilder[T]) reserve(rows, _, _ int) {
 	if rows > 0 && b.length+rows > b.capacity {
 		b.grow(b.length + rows)
 	}
@@ -127,7 +129,7 @@ func (b *fixedBuilder[T]) newArray() arrow.Array {
 	return a
 }
 
-func (b *fixedBuilder[T]) dataLen() int { return 0 }
+func (b *fixedBuilder[T]) sizes() (int, int) { return 0, 0 }
 
 func (b *fixedBuilder[T]) release() {
 	if b.capacity > 0 {
@@ -153,11 +155,13 @@ type utf8Builder struct {
 	data                []byte
 	// reserved is the bytes of values reserved for the batch: Arrow's
 	// array of a batch with no bytes of values has a values buffer of
-	// that length.
-	reserved int
-	length   int
-	nulls    int
-	capacity int
+	// that length. reservedRows tells that reserve was called: Arrow's
+	// array of no rows then has an empty bitmap, not none.
+	reserved     int
+	reservedRows bool
+	length       int
+	nulls        int
+	capacity     int
 }
 
 func newUTF8Builder(mem memory.Allocator) *utf8Builder {
@@ -179,7 +183,8 @@ func (b *utf8Builder) grow(n int) {
 	b.offsets = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b.offsetBytes))), newCap+1)
 }
 
-func (b *utf8Builder) reserve(rows, dataLen int) {
+func (b *utf8Builder) reserve(rows, _, dataLen int) {
+	b.reservedRows = true
 	if rows > 0 && b.length+rows > b.capacity {
 		b.grow(b.length + rows)
 	}
@@ -226,15 +231,18 @@ func (b *utf8Builder) appendNull() {
 }
 
 func (b *utf8Builder) newArray() arrow.Array {
+	data := b.data
+	if len(data) == 0 {
+		data = data[:b.reserved]
+	}
 	var bufs []*memory.Buffer
 	if b.capacity == 0 {
-		// As Arrow's: no bitmap, one offset, no values.
-		bufs = []*memory.Buffer{nil, memory.NewBufferBytes(make([]byte, 4)), nil}
-	} else {
-		data := b.data
-		if len(data) == 0 {
-			data = data[:b.reserved]
+		// As Arrow's: no bitmap (an empty one if reserved), one offset.
+		bufs = []*memory.Buffer{nil, memory.NewBufferBytes(make([]byte, 4)), memory.NewBufferBytes(data)}
+		if b.reservedRows {
+			bufs[0] = memory.NewBufferBytes(nil)
 		}
+	} else {
 		bufs = []*memory.Buffer{
 			memory.NewBufferWithAllocator(b.bitmap, b.mem),
 			memory.NewBufferWithAllocator(b.offsetBytes[:(b.length+1)*4], b.mem),
@@ -249,11 +257,11 @@ func (b *utf8Builder) newArray() arrow.Array {
 	a := array.MakeFromData(d)
 	d.Release()
 	b.bitmap, b.offsetBytes, b.offsets, b.data = nil, nil, nil, nil
-	b.reserved, b.length, b.nulls, b.capacity = 0, 0, 0, 0
+	b.reserved, b.reservedRows, b.length, b.nulls, b.capacity = 0, false, 0, 0, 0
 	return a
 }
 
-func (b *utf8Builder) dataLen() int { return len(b.data) }
+func (b *utf8Builder) sizes() (int, int) { return 0, len(b.data) }
 
 func (b *utf8Builder) release() {
 	if b.capacity > 0 {
@@ -276,6 +284,105 @@ func newColumnBuilder(t arrow.DataType, mem memory.Allocator) columnBuilder {
 		return newFixedBuilder[float64](t, mem)
 	case arrow.STRING:
 		return newUTF8Builder(mem)
+	case arrow.LIST:
+		if arrow.TypeEqual(t, utf8ListType) {
+			return newUTF8ListBuilder(mem)
+		}
 	}
 	return nil
+}
+
+// utf8ListBuilder builds a list<utf8> column, nullable or not: its
+// validity and offsets as Arrow's ListBuilder (the capacity at least 32),
+// its strings in a utf8Builder.
+type utf8ListBuilder struct {
+	mem                 memory.Allocator
+	bitmap, offsetBytes []byte
+	offsets             []int32
+	values              *utf8Builder
+	length              int
+	nulls               int
+	capacity            int
+}
+
+func newUTF8ListBuilder(mem memory.Allocator) *utf8ListBuilder {
+	return &utf8ListBuilder{mem: mem, values: newUTF8Builder(mem)}
+}
+
+// grow makes room for n lists, as Arrow's ListBuilder.Reserve does.
+func (b *utf8ListBuilder) grow(n int) {
+	newCap := max(bitutil.NextPowerOf2(n), minFixedCapacity)
+	if b.capacity == 0 {
+		b.bitmap = b.mem.Allocate(bitutil.CeilByte(newCap) / 8)
+		b.offsetBytes = b.mem.Allocate((newCap + 1) * 4)
+	} else {
+		b.bitmap = b.mem.Reallocate(bitutil.CeilByte(newCap)/8, b.bitmap)
+		b.offsetBytes = b.mem.Reallocate((newCap+1)*4, b.offsetBytes)
+	}
+	b.capacity = newCap
+	b.offsets = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b.offsetBytes))), newCap+1)
+}
+
+func (b *utf8ListBuilder) reserve(rows, childRows, dataLen int) {
+	if rows > 0 && b.length+rows > b.capacity {
+		b.grow(b.length + rows)
+	}
+	b.values.reserve(childRows, 0, dataLen)
+}
+
+// append appends the list, or a null if not valid.
+func (b *utf8ListBuilder) append(list []string, valid bool) {
+	if b.length >= b.capacity {
+		b.grow(b.length + 1)
+	}
+	if valid {
+		b.bitmap[b.length>>3] |= 1 << (b.length & 7)
+		for _, s := range list {
+			b.values.append(s)
+		}
+	} else {
+		b.nulls++
+	}
+	b.length++
+	b.offsets[b.length] = int32(b.values.length)
+}
+
+func (b *utf8ListBuilder) newArray() arrow.Array {
+	var bufs []*memory.Buffer
+	if b.capacity == 0 {
+		// As Arrow's: no bitmap, one offset.
+		bufs = []*memory.Buffer{nil, memory.NewBufferBytes(make([]byte, 4))}
+	} else {
+		bufs = []*memory.Buffer{
+			memory.NewBufferWithAllocator(b.bitmap, b.mem),
+			memory.NewBufferWithAllocator(b.offsetBytes[:(b.length+1)*4], b.mem),
+		}
+	}
+	values := b.values.newArray()
+	d := array.NewData(utf8ListType, b.length, bufs, []arrow.ArrayData{values.Data()}, b.nulls, 0)
+	values.Release()
+	if b.capacity > 0 {
+		bufs[0].Release() // the data holds them
+		bufs[1].Release()
+	}
+	a := array.MakeFromData(d)
+	d.Release()
+	b.bitmap, b.offsetBytes, b.offsets = nil, nil, nil
+	b.length, b.nulls, b.capacity = 0, 0, 0
+	return a
+}
+
+func (b *utf8ListBuilder) sizes() (int, int) {
+	_, n := b.values.sizes()
+	return b.values.length, n
+}
+
+func (b *utf8ListBuilder) release() {
+	if b.capacity > 0 {
+		b.mem.Free(b.bitmap)
+		b.mem.Free(b.offsetBytes)
+	}
+	b.values.release()
+	b.bitmap, b.offsetBytes, b.offsets = nil, nil, nil
+	b.length, b.nulls, b.capacity = 0, 0, 0
 }

@@ -15,7 +15,7 @@ import (
 // reserved as recordBuilder reserves them: equal values and nulls, and
 // buffers of the same lengths (the row groups are cut by their sum).
 func TestColumnBuildersAsArrow(t *testing.T) {
-	types := []arrow.DataType{int32Type, int64Type, float64Type, timestampType, utf8Type}
+	types := []arrow.DataType{int32Type, int64Type, float64Type, timestampType, utf8Type, utf8ListType}
 	cases := []struct {
 		name string
 		// batches are the rows of each batch; a row i is null when
@@ -38,12 +38,19 @@ func TestColumnBuildersAsArrow(t *testing.T) {
 				theirs := array.NewBuilder(memory.DefaultAllocator, typ)
 				defer mine.release()
 				defer theirs.Release()
-				rows, dataLen := 0, 0
+				rows, childRows, dataLen := 0, 0, 0
 				for bi, n := range tc.batches {
 					if bi > 0 {
-						mine.reserve(rows, dataLen)
+						// As recordBuilder reserved Arrow's builders.
+						mine.reserve(rows, childRows, dataLen)
 						theirs.Reserve(rows)
-						if sb, ok := theirs.(*array.StringBuilder); ok {
+						sb, ok := theirs.(*array.StringBuilder)
+						if lb, isList := theirs.(*array.ListBuilder); isList {
+							sb = lb.ValueBuilder().(*array.StringBuilder)
+							sb.Reserve(childRows)
+							ok = true
+						}
+						if ok {
 							sb.ReserveData(dataLen + dataLen/8)
 						}
 					}
@@ -51,10 +58,7 @@ func TestColumnBuildersAsArrow(t *testing.T) {
 						null := tc.nullEvery > 0 && i%tc.nullEvery == 0
 						appendBoth(t, mine, theirs, i, null)
 					}
-					dataLen = mine.dataLen()
-					if sb, ok := theirs.(*array.StringBuilder); ok && sb.DataLen() != dataLen {
-						t.Fatalf("batch %d: dataLen %d, Arrow's %d", bi, dataLen, sb.DataLen())
-					}
+					childRows, dataLen = mine.sizes()
 					a, b := mine.newArray(), theirs.NewArray()
 					if !array.Equal(a, b) || a.NullN() != b.NullN() || a.Len() != n {
 						t.Errorf("batch %d: %v, Arrow's %v", bi, a, b)
@@ -84,6 +88,8 @@ func appendBoth(t *testing.T, mine columnBuilder, theirs array.Builder, i int, n
 			b.appendNull()
 		case *utf8Builder:
 			b.appendNull()
+		case *utf8ListBuilder:
+			b.append(nil, false)
 		}
 		theirs.AppendNull()
 		return
@@ -110,12 +116,22 @@ func appendBoth(t *testing.T, mine columnBuilder, theirs array.Builder, i int, n
 			b.appendBytes([]byte(s))
 		}
 		theirs.(*array.StringBuilder).Append(s)
+	case *utf8ListBuilder:
+		// Lists of 0 to 2 strings, every third one empty.
+		list := []string{strconv.Itoa(i), strings.Repeat("y", i%4)}[:i%3]
+		b.append(list, true)
+		lb := theirs.(*array.ListBuilder)
+		lb.Append(true)
+		for _, s := range list {
+			lb.ValueBuilder().(*array.StringBuilder).Append(s)
+		}
 	default:
 		t.Fatalf("no builder of this package for %T", theirs)
 	}
 }
 
-// bufLens lists the lengths of d's buffers, nil ones as -1.
+// bufLens lists the lengths of d's buffers, nil ones as -1, and those of
+// its children's in brackets.
 func bufLens(d arrow.ArrayData) string {
 	var out []string
 	for _, b := range d.Buffers() {
@@ -124,6 +140,9 @@ func bufLens(d arrow.ArrayData) string {
 			n = b.Len()
 		}
 		out = append(out, strconv.Itoa(n))
+	}
+	for _, c := range d.Children() {
+		out = append(out, "["+bufLens(c)+"]")
 	}
 	return strings.Join(out, ",")
 }

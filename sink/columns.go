@@ -122,10 +122,8 @@ type boundColumn[R any] struct {
 	int64   *fixedBuilder[int64] // also kindOptTimestamp
 	float64 *fixedBuilder[float64]
 	bool    *array.BooleanBuilder
-	list    *array.ListBuilder
-	// listValues is list's value builder.
-	listValues *array.StringBuilder
-	custom     func(R)
+	list    *utf8ListBuilder
+	custom  func(R)
 }
 
 // bind binds every column to its builder in rb.
@@ -146,8 +144,7 @@ func (t *table[R]) bind(rb *recordBuilder) []boundColumn[R] {
 		case kindBool:
 			bc.bool = b.(*array.BooleanBuilder)
 		case kindUTF8List:
-			bc.list = b.(*array.ListBuilder)
-			bc.listValues = bc.list.ValueBuilder().(*array.StringBuilder)
+			bc.list = cb.(*utf8ListBuilder)
 		case kindCustom:
 			bc.custom = c.custom(b)
 		}
@@ -202,15 +199,7 @@ func appendRow[R any](cols []boundColumn[R], r R) {
 		case kindBool:
 			c.bool.Append(c.column.bool(r))
 		case kindUTF8List:
-			list, valid := c.utf8List(r)
-			if !valid {
-				c.list.AppendNull()
-				continue
-			}
-			c.list.Append(true)
-			for _, s := range list {
-				c.listValues.Append(s)
-			}
+			c.list.append(c.utf8List(r))
 		case kindCustom:
 			c.custom(r)
 		}

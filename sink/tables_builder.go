@@ -82,15 +82,10 @@ func fixedWidth(t arrow.DataType) bool {
 func (b *recordBuilder) reserve() {
 	for i, f := range b.fields {
 		if c := b.cols[i]; c != nil {
-			c.reserve(b.rows, b.dataLen[i])
+			c.reserve(b.rows, b.childLen[i], b.dataLen[i])
 			continue
 		}
 		switch f := f.(type) {
-		case *array.ListBuilder:
-			f.Reserve(b.rows)
-			if sb, ok := f.ValueBuilder().(*array.StringBuilder); ok {
-				reserveStrings(sb, b.childLen[i], b.dataLen[i])
-			}
 		case *array.MapBuilder:
 			f.Reserve(b.rows)
 			f.ValueBuilder().Reserve(b.childLen[i]) // the entries, keys and items
@@ -105,25 +100,13 @@ func (b *recordBuilder) reserve() {
 	}
 }
 
-// reserveStrings reserves rows strings of about n bytes in all.
-func reserveStrings(sb *array.StringBuilder, rows, n int) {
-	sb.Reserve(rows)
-	sb.ReserveData(n + n/8)
-}
-
 // measure records the sizes of the batch in field i, for reserve.
 func (b *recordBuilder) measure(i int) {
 	if c := b.cols[i]; c != nil {
-		b.dataLen[i] = c.dataLen()
+		b.childLen[i], b.dataLen[i] = c.sizes()
 		return
 	}
 	switch f := b.fields[i].(type) {
-	case *array.ListBuilder:
-		vb := f.ValueBuilder()
-		b.childLen[i] = vb.Len()
-		if sb, ok := vb.(*array.StringBuilder); ok {
-			b.dataLen[i] = sb.DataLen()
-		}
 	case *array.MapBuilder:
 		b.childLen[i] = f.KeyBuilder().Len()
 		if kb, ok := f.KeyBuilder().(*array.StringBuilder); ok {
