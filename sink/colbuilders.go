@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/convbatch/convbatch/transform"
 )
 
 // The utf8 and fixed-width columns are built by the builders of this file
@@ -55,7 +57,11 @@ type fixedBuilder[T int32 | int64 | float64] struct {
 	vals         []T
 	length       int
 	nulls        int
+	// capacity is the values there is room for, as Arrow's builder's;
+	// reservedRows tells that reserve was called (Arrow's array of no
+	// rows then has an empty bitmap, not none).
 	capacity     int
+	reservedRows bool
 }
 
 func newFixedBuilder[T int32 | int64 | float64](dtype arrow.DataType, mem memory.Allocator) *fixedBuilder[T] {
@@ -80,6 +86,7 @@ func (b *fixedBuilder[T]) grow(n int) {
 }
 
 func (b *fixedBuilder[T]) reserve(rows, _, _ int) {
+	b.reservedRows = true
 	if rows > 0 && b.length+rows > b.capacity {
 		b.grow(b.length + rows)
 	}
@@ -115,17 +122,18 @@ func (b *fixedBuilder[T]) newArray() arrow.Array {
 		}
 		bufs[0] = memory.NewBufferWithAllocator(b.bitmap, b.mem)
 		bufs[1] = memory.NewBufferWithAllocator(data, b.mem)
+	} else if b.reservedRows {
+		bufs[0] = memory.NewBufferBytes(nil)
 	}
 	d := array.NewData(b.dtype, b.length, bufs, nil, b.nulls, 0)
-	for _, buf := range bufs {
-		if buf != nil {
-			buf.Release() // the data holds them
-		}
+	if b.capacity > 0 {
+		bufs[0].Release() // the data holds them
+		bufs[1].Release()
 	}
 	a := array.MakeFromData(d)
 	d.Release()
 	b.bitmap, b.data, b.vals = nil, nil, nil
-	b.length, b.nulls, b.capacity = 0, 0, 0
+	b.length, b.nulls, b.capacity, b.reservedRows = 0, 0, 0, false
 	return a
 }
 
@@ -288,6 +296,10 @@ func newColumnBuilder(t arrow.DataType, mem memory.Allocator) columnBuilder {
 		if arrow.TypeEqual(t, utf8ListType) {
 			return newUTF8ListBuilder(mem)
 		}
+	case arrow.MAP:
+		if arrow.TypeEqual(t, tokensType) {
+			return newTokensBuilder(t.(*arrow.MapType), mem)
+		}
 	}
 	return nil
 }
@@ -385,4 +397,152 @@ func (b *utf8ListBuilder) release() {
 	b.values.release()
 	b.bitmap, b.offsetBytes, b.offsets = nil, nil, nil
 	b.length, b.nulls, b.capacity = 0, 0, 0
+}
+
+// tokensBuilder builds a map<utf8, int64> column of token counters, as
+// Arrow's MapBuilder does: the maps' validity and offsets as a list's
+// (capacity at least 32), their entries a struct, all valid, of a utf8
+// key and a nullable int64 item.
+type tokensBuilder struct {
+	dtype               *arrow.MapType
+	mem                 memory.Allocator
+	bitmap, offsetBytes []byte
+	offsets             []int32
+	length              int
+	nulls               int
+	capacity            int
+	// entries is the struct's validity (capacity at least 32), reserved
+	// tells that reserve was called.
+	entries         []byte
+	entriesCapacity int
+	reserved        bool
+	keys            *utf8Builder
+	items           *fixedBuilder[int64]
+}
+
+func newTokensBuilder(dtype *arrow.MapType, mem memory.Allocator) *tokensBuilder {
+	return &tokensBuilder{dtype: dtype, mem: mem, keys: newUTF8Builder(mem), items: newFixedBuilder[int64](dtype.ItemType(), mem)}
+}
+
+// grow makes room for n maps, as Arrow's MapBuilder.Reserve does.
+func (b *tokensBuilder) grow(n int) {
+	newCap := max(bitutil.NextPowerOf2(n), minFixedCapacity)
+	if b.capacity == 0 {
+		b.bitmap = b.mem.Allocate(bitutil.CeilByte(newCap) / 8)
+		b.offsetBytes = b.mem.Allocate((newCap + 1) * 4)
+	} else {
+		b.bitmap = b.mem.Reallocate(bitutil.CeilByte(newCap)/8, b.bitmap)
+		b.offsetBytes = b.mem.Reallocate((newCap+1)*4, b.offsetBytes)
+	}
+	b.capacity = newCap
+	b.offsets = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(b.offsetBytes))), newCap+1)
+}
+
+// growEntries makes room for n entries in the struct's validity, as
+// Arrow's StructBuilder.Reserve does.
+func (b *tokensBuilder) growEntries(n int) {
+	newCap := max(bitutil.NextPowerOf2(n), minFixedCapacity)
+	if b.entriesCapacity == 0 {
+		b.entries = b.mem.Allocate(bitutil.CeilByte(newCap) / 8)
+	} else {
+		b.entries = b.mem.Reallocate(bitutil.CeilByte(newCap)/8, b.entries)
+	}
+	b.entriesCapacity = newCap
+}
+
+func (b *tokensBuilder) reserve(rows, childRows, dataLen int) {
+	if rows > 0 && b.length+rows > b.capacity {
+		b.grow(b.length + rows)
+	}
+	b.reserved = true
+	if n := b.keys.length; childRows > 0 && n+childRows > b.entriesCapacity {
+		b.growEntries(n + childRows)
+	}
+	b.keys.reserve(childRows, 0, dataLen)
+	b.items.reserve(childRows, 0, 0)
+}
+
+// append appends the map of counters, or a null if not valid; an
+// invalid counter is a null item.
+func (b *tokensBuilder) append(counters []transform.TokenCount, valid bool) {
+	if b.length >= b.capacity {
+		b.grow(b.length + 1)
+	}
+	if valid {
+		b.bitmap[b.length>>3] |= 1 << (b.length & 7)
+		for _, c := range counters {
+			n := b.keys.length
+			if n >= b.entriesCapacity {
+				b.growEntries(n + 1)
+			}
+			b.entries[n>>3] |= 1 << (n & 7)
+			b.keys.append(c.Name)
+			if c.Valid {
+				b.items.append(c.Count)
+			} else {
+				b.items.appendNull()
+			}
+		}
+	} else {
+		b.nulls++
+	}
+	b.length++
+	b.offsets[b.length] = int32(b.keys.length)
+}
+
+func (b *tokensBuilder) newArray() arrow.Array {
+	var bufs []*memory.Buffer
+	if b.capacity == 0 {
+		// As Arrow's: no bitmap, one offset.
+		bufs = []*memory.Buffer{nil, memory.NewBufferBytes(make([]byte, 4))}
+	} else {
+		bufs = []*memory.Buffer{
+			memory.NewBufferWithAllocator(b.bitmap, b.mem),
+			memory.NewBufferWithAllocator(b.offsetBytes[:(b.length+1)*4], b.mem),
+		}
+	}
+	n := b.keys.length
+	var entries *memory.Buffer
+	if b.entriesCapacity > 0 {
+		entries = memory.NewBufferWithAllocator(b.entries, b.mem)
+	} else if b.reserved {
+		entries = memory.NewBufferBytes(nil)
+	}
+	keys, items := b.keys.newArray(), b.items.newArray()
+	sd := array.NewData(b.dtype.Elem(), n, []*memory.Buffer{entries}, []arrow.ArrayData{keys.Data(), items.Data()}, 0, 0)
+	keys.Release()
+	items.Release()
+	if b.entriesCapacity > 0 {
+		entries.Release() // the data holds it
+	}
+	d := array.NewData(b.dtype, b.length, bufs, []arrow.ArrayData{sd}, b.nulls, 0)
+	sd.Release()
+	if b.capacity > 0 {
+		bufs[0].Release()
+		bufs[1].Release()
+	}
+	a := array.MakeFromData(d)
+	d.Release()
+	b.bitmap, b.offsetBytes, b.offsets, b.entries = nil, nil, nil, nil
+	b.length, b.nulls, b.capacity, b.entriesCapacity, b.reserved = 0, 0, 0, 0, false
+	return a
+}
+
+func (b *tokensBuilder) sizes() (int, int) {
+	_, n := b.keys.sizes()
+	return b.keys.length, n
+}
+
+func (b *tokensBuilder) release() {
+	if b.capacity > 0 {
+		b.mem.Free(b.bitmap)
+		b.mem.Free(b.offsetBytes)
+	}
+	if b.entriesCapacity > 0 {
+		b.mem.Free(b.entries)
+	}
+	b.keys.release()
+	b.items.release()
+	b.bitmap, b.offsetBytes, b.offsets, b.entries = nil, nil, nil, nil
+	b.length, b.nulls, b.capacity, b.entriesCapacity, b.reserved = 0, 0, 0, 0, false
 }

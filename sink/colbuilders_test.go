@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/convbatch/convbatch/transform"
 )
 
 // TestColumnBuildersAsArrow checks that the column builders make the
@@ -15,7 +17,7 @@ import (
 // reserved as recordBuilder reserves them: equal values and nulls, and
 // buffers of the same lengths (the row groups are cut by their sum).
 func TestColumnBuildersAsArrow(t *testing.T) {
-	types := []arrow.DataType{int32Type, int64Type, float64Type, timestampType, utf8Type, utf8ListType}
+	types := []arrow.DataType{int32Type, int64Type, float64Type, timestampType, utf8Type, utf8ListType, tokensType}
 	cases := []struct {
 		name string
 		// batches are the rows of each batch; a row i is null when
@@ -49,6 +51,10 @@ func TestColumnBuildersAsArrow(t *testing.T) {
 							sb = lb.ValueBuilder().(*array.StringBuilder)
 							sb.Reserve(childRows)
 							ok = true
+						}
+						if mb, isMap := theirs.(*array.MapBuilder); isMap {
+							mb.ValueBuilder().Reserve(childRows) // the entries, keys and items
+							sb, ok = mb.KeyBuilder().(*array.StringBuilder), true
 						}
 						if ok {
 							sb.ReserveData(dataLen + dataLen/8)
@@ -90,6 +96,8 @@ func appendBoth(t *testing.T, mine columnBuilder, theirs array.Builder, i int, n
 			b.appendNull()
 		case *utf8ListBuilder:
 			b.append(nil, false)
+		case *tokensBuilder:
+			b.append(nil, false)
 		}
 		theirs.AppendNull()
 		return
@@ -124,6 +132,28 @@ func appendBoth(t *testing.T, mine columnBuilder, theirs array.Builder, i int, n
 		lb.Append(true)
 		for _, s := range list {
 			lb.ValueBuilder().(*array.StringBuilder).Append(s)
+		}
+	case *tokensBuilder:
+		// Maps of 0 to 2 counters, every third one empty, every fifth
+		// counter invalid.
+		var counters []transform.TokenCount
+		for j := range i % 3 {
+			counters = append(counters, transform.TokenCount{Name: "k" + strconv.Itoa(j), Count: int64(i), Valid: (i+j)%5 != 0})
+		}
+		b.append(counters, true)
+		// Appended as tokensCol appended them to Arrow's MapBuilder.
+		mb := theirs.(*array.MapBuilder)
+		eb := mb.ValueBuilder().(*array.StructBuilder)
+		kb, ib := mb.KeyBuilder().(*array.StringBuilder), mb.ItemBuilder().(*array.Int64Builder)
+		mb.Append(true)
+		for _, c := range counters {
+			eb.Append(true)
+			kb.Append(c.Name)
+			if c.Valid {
+				ib.Append(c.Count)
+			} else {
+				ib.AppendNull()
+			}
 		}
 	default:
 		t.Fatalf("no builder of this package for %T", theirs)

@@ -37,7 +37,8 @@ const (
 	kindUTF8List
 	// kindOptBytes is a nullable utf8 column read as bytes.
 	kindOptBytes
-	kindCustom
+	// kindTokens is a nullable map<utf8, int64> of token counters.
+	kindTokens
 )
 
 // column is one column of a table whose rows are of type R. Exactly the
@@ -62,9 +63,7 @@ type column[R any] struct {
 	bool       func(R) bool
 	utf8List   func(R) ([]string, bool)
 	optBytes   func(R) ([]byte, bool)
-	// custom returns the function appending a row's value to b, a builder
-	// of the field's type; it is called once per record builder.
-	custom func(b array.Builder) func(R)
+	tokens     func(R) ([]transform.TokenCount, bool)
 }
 
 // dict returns the column with dictionary encoding.
@@ -123,7 +122,7 @@ type boundColumn[R any] struct {
 	float64 *fixedBuilder[float64]
 	bool    *array.BooleanBuilder
 	list    *utf8ListBuilder
-	custom  func(R)
+	tokens  *tokensBuilder
 }
 
 // bind binds every column to its builder in rb.
@@ -145,8 +144,8 @@ func (t *table[R]) bind(rb *recordBuilder) []boundColumn[R] {
 			bc.bool = b.(*array.BooleanBuilder)
 		case kindUTF8List:
 			bc.list = cb.(*utf8ListBuilder)
-		case kindCustom:
-			bc.custom = c.custom(b)
+		case kindTokens:
+			bc.tokens = cb.(*tokensBuilder)
 		}
 		out[i] = bc
 	}
@@ -200,8 +199,8 @@ func appendRow[R any](cols []boundColumn[R], r R) {
 			c.bool.Append(c.column.bool(r))
 		case kindUTF8List:
 			c.list.append(c.utf8List(r))
-		case kindCustom:
-			c.custom(r)
+		case kindTokens:
+			c.tokens.append(c.column.tokens(r))
 		}
 	}
 }
@@ -286,8 +285,9 @@ func optBytesCol[R any](name string, get func(R) ([]byte, bool)) column[R] {
 	return column[R]{field: field(name, utf8Type, true), kind: kindOptBytes, optBytes: get}
 }
 
-// customCol is a column of any type, appended by the function bind returns
-// for the column's builder (called once per record builder).
-func customCol[R any](name string, t arrow.DataType, nullable bool, bind func(b array.Builder) func(R)) column[R] {
-	return column[R]{field: field(name, t, nullable), kind: kindCustom, custom: bind}
+// tokensMapCol is a map<utf8, int64> column of token counters, in their
+// order; get returns them and whether the map is valid (a null map when
+// not). An invalid counter is a null value.
+func tokensMapCol[R any](name string, get func(R) ([]transform.TokenCount, bool)) column[R] {
+	return column[R]{field: field(name, tokensType, true), kind: kindTokens, tokens: get}
 }

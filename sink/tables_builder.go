@@ -85,17 +85,8 @@ func (b *recordBuilder) reserve() {
 			c.reserve(b.rows, b.childLen[i], b.dataLen[i])
 			continue
 		}
-		switch f := f.(type) {
-		case *array.MapBuilder:
+		if b.fixed[i] {
 			f.Reserve(b.rows)
-			f.ValueBuilder().Reserve(b.childLen[i]) // the entries, keys and items
-			if kb, ok := f.KeyBuilder().(*array.StringBuilder); ok {
-				kb.ReserveData(b.dataLen[i] + b.dataLen[i]/8)
-			}
-		default:
-			if b.fixed[i] {
-				f.Reserve(b.rows)
-			}
 		}
 	}
 }
@@ -104,14 +95,6 @@ func (b *recordBuilder) reserve() {
 func (b *recordBuilder) measure(i int) {
 	if c := b.cols[i]; c != nil {
 		b.childLen[i], b.dataLen[i] = c.sizes()
-		return
-	}
-	switch f := b.fields[i].(type) {
-	case *array.MapBuilder:
-		b.childLen[i] = f.KeyBuilder().Len()
-		if kb, ok := f.KeyBuilder().(*array.StringBuilder); ok {
-			b.dataLen[i] = kb.DataLen()
-		}
 	}
 }
 
