@@ -20,11 +20,15 @@ import (
 // (issue 12). The buffers of fixed-width columns (integers, floats,
 // booleans, timestamps, values and validity bitmaps) come from a recycler,
 // which takes them back when the record is released after the Parquet
-// writer has encoded it. Strings and nested columns keep Go's allocator,
-// and are reserved for the size of the last batch instead: the Parquet
-// writer keeps references into string values (the min and max of a column
-// chunk's statistics, until the part's footer is written), so their
-// memory must not be reused.
+// writer has encoded it; so do the validity bitmaps and offsets of
+// strings, lists and maps. The string values keep Go's allocator, and are
+// reserved for the size of the last batch instead: the Parquet writer
+// keeps references into them (the min and max of a column chunk's
+// statistics, until the part's footer is written), so their memory must
+// not be reused.
+//
+// Every column but the booleans is built by this package's builders
+// (colbuilders.go), which make the arrays Arrow's builders would.
 type recordBuilder struct {
 	schema *arrow.Schema
 	// cols are the builders of the utf8 and fixed-width columns (see
