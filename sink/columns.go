@@ -15,9 +15,10 @@ import (
 // Appending runs per row on the writer goroutine. A column keeps its value
 // reader typed by kind, and a bound column its builder typed, so appending
 // a cell is a switch on the kind, one call of the reader and a direct call
-// of the builder's Append: no interface conversion or type assertion per
+// of the builder's append: no interface conversion or type assertion per
 // cell, and no second indirect call as a closure around the reader would
-// make.
+// make. The utf8 and fixed-width columns have builders of their own
+// (colbuilders.go), cheaper per cell than Arrow's.
 
 // kind is how a column's value is read and appended.
 type kind uint8
@@ -34,7 +35,10 @@ const (
 	kindBool
 	kindOptTimestamp
 	kindUTF8List
-	kindCustom
+	// kindOptBytes is a nullable utf8 column read as bytes.
+	kindOptBytes
+	// kindTokens is a nullable map<utf8, int64> of token counters.
+	kindTokens
 )
 
 // column is one column of a table whose rows are of type R. Exactly the
@@ -58,9 +62,8 @@ type column[R any] struct {
 	optFloat64 func(R) transform.Opt[float64]
 	bool       func(R) bool
 	utf8List   func(R) ([]string, bool)
-	// custom returns the function appending a row's value to b, a builder
-	// of the field's type; it is called once per record builder.
-	custom func(b array.Builder) func(R)
+	optBytes   func(R) ([]byte, bool)
+	tokens     func(R) ([]transform.TokenCount, bool)
 }
 
 // dict returns the column with dictionary encoding.
@@ -113,40 +116,36 @@ func (t *table[R]) dictionaryColumns() []string {
 // its kind once.
 type boundColumn[R any] struct {
 	*column[R]
-	utf8    *array.StringBuilder
-	int32   *array.Int32Builder
-	int64   *array.Int64Builder
-	float64 *array.Float64Builder
+	utf8    *utf8Builder
+	int32   *fixedBuilder[int32]
+	int64   *fixedBuilder[int64] // also kindOptTimestamp
+	float64 *fixedBuilder[float64]
 	bool    *array.BooleanBuilder
-	time    *array.TimestampBuilder
-	list    *array.ListBuilder
-	custom  func(R)
+	list    *utf8ListBuilder
+	tokens  *tokensBuilder
 }
 
 // bind binds every column to its builder in rb.
 func (t *table[R]) bind(rb *recordBuilder) []boundColumn[R] {
 	out := make([]boundColumn[R], len(t.columns))
 	for i := range t.columns {
-		c, b := &t.columns[i], rb.Field(i)
+		c, b, cb := &t.columns[i], rb.Field(i), rb.Column(i)
 		bc := boundColumn[R]{column: c}
 		switch c.kind {
-		case kindUTF8, kindOptUTF8:
-			bc.utf8 = b.(*array.StringBuilder)
+		case kindUTF8, kindOptUTF8, kindOptBytes:
+			bc.utf8 = cb.(*utf8Builder)
 		case kindInt32, kindOptInt32:
-			bc.int32 = b.(*array.Int32Builder)
-		case kindInt64, kindOptInt64:
-			bc.int64 = b.(*array.Int64Builder)
+			bc.int32 = cb.(*fixedBuilder[int32])
+		case kindInt64, kindOptInt64, kindOptTimestamp:
+			bc.int64 = cb.(*fixedBuilder[int64])
 		case kindFloat64, kindOptFloat64:
-			bc.float64 = b.(*array.Float64Builder)
+			bc.float64 = cb.(*fixedBuilder[float64])
 		case kindBool:
 			bc.bool = b.(*array.BooleanBuilder)
-		case kindOptTimestamp:
-			bc.time = b.(*array.TimestampBuilder)
 		case kindUTF8List:
-			bc.list = b.(*array.ListBuilder)
-			bc.utf8 = bc.list.ValueBuilder().(*array.StringBuilder)
-		case kindCustom:
-			bc.custom = c.custom(b)
+			bc.list = cb.(*utf8ListBuilder)
+		case kindTokens:
+			bc.tokens = cb.(*tokensBuilder)
 		}
 		out[i] = bc
 	}
@@ -159,57 +158,49 @@ func appendRow[R any](cols []boundColumn[R], r R) {
 		c := &cols[i]
 		switch c.kind {
 		case kindUTF8:
-			c.utf8.Append(c.column.utf8(r))
+			c.utf8.append(c.column.utf8(r))
 		case kindOptUTF8:
 			if v := c.optUTF8(r); v.Valid {
-				c.utf8.Append(v.V)
+				c.utf8.append(v.V)
 			} else {
-				c.utf8.AppendNull()
+				c.utf8.appendNull()
+			}
+		case kindOptBytes:
+			if v, ok := c.optBytes(r); ok {
+				c.utf8.appendBytes(v)
+			} else {
+				c.utf8.appendNull()
 			}
 		case kindInt32:
-			c.int32.Append(c.column.int32(r))
+			c.int32.append(c.column.int32(r))
 		case kindOptInt32:
 			if v := c.optInt32(r); v.Valid {
-				c.int32.Append(v.V)
+				c.int32.append(v.V)
 			} else {
-				c.int32.AppendNull()
+				c.int32.appendNull()
 			}
 		case kindInt64:
-			c.int64.Append(c.column.int64(r))
-		case kindOptInt64:
+			c.int64.append(c.column.int64(r))
+		case kindOptInt64, kindOptTimestamp:
 			if v := c.optInt64(r); v.Valid {
-				c.int64.Append(v.V)
+				c.int64.append(v.V)
 			} else {
-				c.int64.AppendNull()
+				c.int64.appendNull()
 			}
 		case kindFloat64:
-			c.float64.Append(c.column.float64(r))
+			c.float64.append(c.column.float64(r))
 		case kindOptFloat64:
 			if v := c.optFloat64(r); v.Valid {
-				c.float64.Append(v.V)
+				c.float64.append(v.V)
 			} else {
-				c.float64.AppendNull()
+				c.float64.appendNull()
 			}
 		case kindBool:
 			c.bool.Append(c.column.bool(r))
-		case kindOptTimestamp:
-			if v := c.optInt64(r); v.Valid {
-				c.time.Append(arrow.Timestamp(v.V))
-			} else {
-				c.time.AppendNull()
-			}
 		case kindUTF8List:
-			list, valid := c.utf8List(r)
-			if !valid {
-				c.list.AppendNull()
-				continue
-			}
-			c.list.Append(true)
-			for _, s := range list {
-				c.utf8.Append(s)
-			}
-		case kindCustom:
-			c.custom(r)
+			c.list.append(c.utf8List(r))
+		case kindTokens:
+			c.tokens.append(c.column.tokens(r))
 		}
 	}
 }
@@ -288,8 +279,15 @@ func utf8ListCol[R any](name string, nullable bool, get func(R) ([]string, bool)
 	return column[R]{field: field(name, utf8ListType, nullable), kind: kindUTF8List, utf8List: get}
 }
 
-// customCol is a column of any type, appended by the function bind returns
-// for the column's builder (called once per record builder).
-func customCol[R any](name string, t arrow.DataType, nullable bool, bind func(b array.Builder) func(R)) column[R] {
-	return column[R]{field: field(name, t, nullable), kind: kindCustom, custom: bind}
+// optBytesCol is a nullable utf8 column read as bytes: null where get
+// returns false.
+func optBytesCol[R any](name string, get func(R) ([]byte, bool)) column[R] {
+	return column[R]{field: field(name, utf8Type, true), kind: kindOptBytes, optBytes: get}
+}
+
+// tokensMapCol is a map<utf8, int64> column of token counters, in their
+// order; get returns them and whether the map is valid (a null map when
+// not). An invalid counter is a null value.
+func tokensMapCol[R any](name string, get func(R) ([]transform.TokenCount, bool)) column[R] {
+	return column[R]{field: field(name, tokensType, true), kind: kindTokens, tokens: get}
 }

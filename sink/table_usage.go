@@ -1,8 +1,6 @@
 package sink
 
 import (
-	"github.com/apache/arrow/go/v17/arrow/array"
-
 	"github.com/convbatch/convbatch/transform"
 )
 
@@ -34,28 +32,5 @@ var usageTable = newTable(TableUsage,
 // document order; the map is null when the message has no tokens object,
 // a value null when the counter is invalid.
 func tokensCol(name string) column[usageRow] {
-	return customCol(name, tokensType, true, func(b array.Builder) func(usageRow) {
-		mb := b.(*array.MapBuilder)
-		kb, ib := mb.KeyBuilder().(*array.StringBuilder), mb.ItemBuilder().(*array.Int64Builder)
-		// Each entry is appended to the entries' struct builder too: the
-		// map builder would otherwise catch the struct up on its next
-		// Append with a new []bool, an allocation per row.
-		eb := mb.ValueBuilder().(*array.StructBuilder)
-		return func(r usageRow) {
-			if !r.row.TokensValid {
-				mb.AppendNull()
-				return
-			}
-			mb.Append(true)
-			for _, c := range r.row.Tokens {
-				eb.Append(true)
-				kb.Append(c.Name)
-				if c.Valid {
-					ib.Append(c.Count)
-				} else {
-					ib.AppendNull()
-				}
-			}
-		}
-	})
+	return tokensMapCol(name, func(r usageRow) ([]transform.TokenCount, bool) { return r.row.Tokens, r.row.TokensValid })
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 
@@ -190,16 +189,7 @@ type docRow struct {
 // sha256Col is the nullable utf8 column of the document's transcript hash
 // in hex, null when the document has none.
 func sha256Col(name string) column[*docRow] {
-	return customCol(name, utf8Type, true, func(b array.Builder) func(*docRow) {
-		sb := b.(*array.StringBuilder)
-		return func(d *docRow) {
-			if !d.Hashed {
-				sb.AppendNull()
-				return
-			}
-			sb.BinaryBuilder.Append(d.sha256[:])
-		}
-	})
+	return optBytesCol(name, func(d *docRow) ([]byte, bool) { return d.sha256[:], d.Hashed })
 }
 
 // NewTables starts the named tables in txn. An unknown opts.PartitionBy

@@ -73,6 +73,28 @@ func BenchmarkTablesAddDocument(b *testing.B) {
 	}
 }
 
+// BenchmarkTablesAddTiny measures appending tiny documents to the usage
+// and conversations tables (no Parquet encoding, as in
+// BenchmarkTablesAddDocument): the writer goroutine's share of issue 12.
+func BenchmarkTablesAddTiny(b *testing.B) {
+	tables := NewTables(nil, []string{TableUsage, TableConversations}, TableOptions{BatchRows: 1 << 30})
+	defer tables.Abort()
+	d := tinyDoc()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%8192 == 8191 {
+			b.StopTimer()
+			resetBuilders(tables)
+			b.StartTimer()
+		}
+		d.Line = int64(i)
+		if err := tables.AddDocument(d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkTablesAddReceipts measures appending receipts rows.
 func BenchmarkTablesAddReceipts(b *testing.B) {
 	tables := NewTables(nil, []string{TableReceipts}, TableOptions{BatchRows: 1 << 30})

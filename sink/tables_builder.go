@@ -20,13 +20,21 @@ import (
 // (issue 12). The buffers of fixed-width columns (integers, floats,
 // booleans, timestamps, values and validity bitmaps) come from a recycler,
 // which takes them back when the record is released after the Parquet
-// writer has encoded it. Strings and nested columns keep Go's allocator,
-// and are reserved for the size of the last batch instead: the Parquet
-// writer keeps references into string values (the min and max of a column
-// chunk's statistics, until the part's footer is written), so their
-// memory must not be reused.
+// writer has encoded it; so do the validity bitmaps and offsets of
+// strings, lists and maps. The string values keep Go's allocator, and are
+// reserved for the size of the last batch instead: the Parquet writer
+// keeps references into them (the min and max of a column chunk's
+// statistics, until the part's footer is written), so their memory must
+// not be reused.
+//
+// Every column but the booleans is built by this package's builders
+// (colbuilders.go), which make the arrays Arrow's builders would.
 type recordBuilder struct {
 	schema *arrow.Schema
+	// cols are the builders of the utf8 and fixed-width columns (see
+	// columnBuilder), nil for the others; fields are Arrow's builders of
+	// the others (lists, maps, booleans), nil where cols is set.
+	cols   []columnBuilder
 	fields []array.Builder
 	// fixed tells the fields whose memory is recycled.
 	fixed []bool
@@ -48,7 +56,13 @@ func newRecordBuilder(schema *arrow.Schema) *recordBuilder {
 		if fixed {
 			mem = pool
 		}
-		b.fields = append(b.fields, array.NewBuilder(mem, f.Type))
+		cb := newColumnBuilder(f.Type, pool)
+		var ab array.Builder
+		if cb == nil {
+			ab = array.NewBuilder(mem, f.Type)
+		}
+		b.cols = append(b.cols, cb)
+		b.fields = append(b.fields, ab)
 		b.fixed = append(b.fixed, fixed)
 		b.dataLen = append(b.dataLen, 0)
 		b.childLen = append(b.childLen, 0)
@@ -71,55 +85,28 @@ func fixedWidth(t arrow.DataType) bool {
 // a doubling series (the fixed-width ones from the recycled buffers).
 func (b *recordBuilder) reserve() {
 	for i, f := range b.fields {
-		switch f := f.(type) {
-		case *array.StringBuilder:
-			reserveStrings(f, b.rows, b.dataLen[i])
-		case *array.ListBuilder:
+		if c := b.cols[i]; c != nil {
+			c.reserve(b.rows, b.childLen[i], b.dataLen[i])
+			continue
+		}
+		if b.fixed[i] {
 			f.Reserve(b.rows)
-			if sb, ok := f.ValueBuilder().(*array.StringBuilder); ok {
-				reserveStrings(sb, b.childLen[i], b.dataLen[i])
-			}
-		case *array.MapBuilder:
-			f.Reserve(b.rows)
-			f.ValueBuilder().Reserve(b.childLen[i]) // the entries, keys and items
-			if kb, ok := f.KeyBuilder().(*array.StringBuilder); ok {
-				kb.ReserveData(b.dataLen[i] + b.dataLen[i]/8)
-			}
-		default:
-			if b.fixed[i] {
-				f.Reserve(b.rows)
-			}
 		}
 	}
-}
-
-// reserveStrings reserves rows strings of about n bytes in all.
-func reserveStrings(sb *array.StringBuilder, rows, n int) {
-	sb.Reserve(rows)
-	sb.ReserveData(n + n/8)
 }
 
 // measure records the sizes of the batch in field i, for reserve.
 func (b *recordBuilder) measure(i int) {
-	switch f := b.fields[i].(type) {
-	case *array.StringBuilder:
-		b.dataLen[i] = f.DataLen()
-	case *array.ListBuilder:
-		vb := f.ValueBuilder()
-		b.childLen[i] = vb.Len()
-		if sb, ok := vb.(*array.StringBuilder); ok {
-			b.dataLen[i] = sb.DataLen()
-		}
-	case *array.MapBuilder:
-		b.childLen[i] = f.KeyBuilder().Len()
-		if kb, ok := f.KeyBuilder().(*array.StringBuilder); ok {
-			b.dataLen[i] = kb.DataLen()
-		}
+	if c := b.cols[i]; c != nil {
+		b.childLen[i], b.dataLen[i] = c.sizes()
 	}
 }
 
-// Field returns the builder of column i.
+// Field returns Arrow's builder of column i, nil if Column is set.
 func (b *recordBuilder) Field(i int) array.Builder { return b.fields[i] }
+
+// Column returns this package's builder of column i, nil if Field is set.
+func (b *recordBuilder) Column(i int) columnBuilder { return b.cols[i] }
 
 // NewRecord returns the rows built so far as a record, which the caller
 // releases, and starts the next batch.
@@ -127,7 +114,11 @@ func (b *recordBuilder) NewRecord() arrow.Record {
 	cols := make([]arrow.Array, len(b.fields))
 	for i, f := range b.fields {
 		b.measure(i)
-		cols[i] = f.NewArray()
+		if c := b.cols[i]; c != nil {
+			cols[i] = c.newArray()
+		} else {
+			cols[i] = f.NewArray()
+		}
 	}
 	b.rows = cols[0].Len()
 	rec := array.NewRecord(b.schema, cols, int64(b.rows))
@@ -140,8 +131,12 @@ func (b *recordBuilder) NewRecord() arrow.Record {
 
 // Release releases the builders.
 func (b *recordBuilder) Release() {
-	for _, f := range b.fields {
-		f.Release()
+	for i, f := range b.fields {
+		if c := b.cols[i]; c != nil {
+			c.release()
+		} else {
+			f.Release()
+		}
 	}
 }
 
