@@ -554,7 +554,7 @@ func (w *tableWriter) properties() []parquet.WriterProperty {
 	for _, col := range w.info.dictionaryColumns() {
 		props = append(props, parquet.WithDictionaryFor(col, true))
 	}
-	return props
+	return append(props, encodingProperties(w.info.tableSchema(), w.info.dictionaryColumns())...)
 }
 
 // flush hands the built rows to the encoder and cuts row groups and parts
