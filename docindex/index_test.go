@@ -330,6 +330,35 @@ func TestLookupCorruptPartition(t *testing.T) {
 	assertEmpty(t, dir)
 }
 
+// TestLookupFirstCorruptPartition: with several damaged partitions, read
+// by concurrent goroutines, Lookup reports the first one's, every time.
+func TestLookupFirstCorruptPartition(t *testing.T) {
+	for range 20 {
+		dir := t.TempDir()
+		x, err := New(WithDir(dir), WithBudget(0), WithPartitions(8))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 200 {
+			if err := x.Add(fmt.Sprint(i), h("x"), true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, p := range []int{3, 5, 6} {
+			if err := os.WriteFile(x.partPath(p), []byte(Magic+"\x05\x09"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = x.Lookup(nil)
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), x.partPath(3)) {
+			t.Fatalf("Lookup over damaged partitions 3, 5, 6: %v, want partition 3's error", err)
+		}
+		if err := x.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkLookup measures the end pass over one million documents
 // spilled to disk (1 op = the whole pass).
 func BenchmarkLookup(b *testing.B) {
