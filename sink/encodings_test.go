@@ -16,9 +16,10 @@ import (
 
 // TestColumnEncodings writes every table and checks, in each part's
 // column chunk metadata, the data encoding of its columns (see
-// encodings.go): delta encodings for ids, hashes and required integers,
-// dictionaries where declared, PLAIN for nullable integers (which arrow-go
-// v17 cannot read back delta-encoded), floats, lists and map values, and no
+// encodings.go): delta encodings for ids, hashes and required int64s,
+// dictionaries where declared, PLAIN for int32s, nullable int64s (which
+// arrow-go v17 cannot read back delta-encoded), floats, lists and map
+// values, and no
 // chunk that fell back from one to another.
 func TestColumnEncodings(t *testing.T) {
 	const (
@@ -29,7 +30,7 @@ func TestColumnEncodings(t *testing.T) {
 	)
 	want := map[string]string{
 		"usage/conversation_id":                 dlba,
-		"usage/message_index":                   dbp,
+		"usage/message_index":                   plain,
 		"usage/message_id":                      dlba,
 		"usage/role":                            dict,
 		"usage/provider":                        dict,
@@ -41,16 +42,18 @@ func TestColumnEncodings(t *testing.T) {
 		"usage/source_file":                     dict,
 		"usage/source_line":                     dbp,
 		"conversations/conversation_id":         dlba,
-		"conversations/message_count":           dbp,
+		"conversations/message_count":           plain,
 		"conversations/extensions.list.element": plain,
 		"conversations/tokens_input_total":      dbp,
 		"conversations/cost_total":              plain,
-		"conversations/image_count":             dbp,
+		"conversations/image_count":             plain,
 		"conversations/transcript_sha256":       dlba,
 		"conversations/has_receipt":             plain,
+		"conversations/image_bytes":             dbp,
+		"tool_calls/arguments_bytes":            dbp,
 		"tool_calls/call_id":                    dlba,
 		"receipts/quorum_k":                     plain,
-		"receipts/statements_valid":             dbp,
+		"receipts/statements_valid":             plain,
 		"receipts/reasons.list.element":         plain,
 		"transcripts/canonical_bytes":           plain,
 		"transcripts/sha256":                    dlba,
