@@ -230,6 +230,10 @@ func extractCommand() *command {
 					return 0, usageErr("extract: --tables none leaves nothing to extract (use verify)")
 				}
 				cfg.Minimal, cfg.Checks = true, transform.CheckExtensions
+				// Only run continues an OUT (--incremental), with the
+				// same handlers: an extract without all of them need
+				// not hash its inputs for their fingerprints.
+				cfg.NoInputDigest = !pipeline.EveryHandler(cfg)
 				res, err := execute(e, f, cfg)
 				if err != nil {
 					return 0, err
