@@ -3,7 +3,6 @@ package sink
 import (
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 
 	"github.com/convbatch/convbatch/transform"
-	"github.com/convbatch/convbatch/verify"
 )
 
 // TestColumnEncodings writes every table and checks, in each part's
@@ -60,37 +58,14 @@ func TestColumnEncodings(t *testing.T) {
 	}
 
 	out := t.TempDir()
-	txn, err := NewTxn(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables := NewTables(txn, TableNames, TableOptions{})
-	d := tinyDoc()
-	d.Rows.ToolCalls = []transform.ToolCallRow{{MessageIndex: 1, CallID: transform.Some("call-1"), Name: transform.Some("search"), ArgumentsBytes: 2}}
-	var receipts []verify.ReceiptResult
 	// Past one batch of values, with nulls in the nullable columns: the
 	// case arrow-go's delta int64 reader got wrong.
-	for i := range 3000 {
-		d.ID, d.Line = "c"+strconv.Itoa(i), int64(i+1)
+	tables := writeTinyTables(t, out, TableOptions{}, 3000, func(i int, d *Doc) {
 		d.Rows.Usage[0].TokensInput = transform.Opt[int64]{}
 		if i%3 == 0 {
 			d.Rows.Usage[0].TokensInput = transform.Some(int64(i))
 		}
-		if err := tables.AddDocument(d); err != nil {
-			t.Fatal(err)
-		}
-		receipts = append(receipts, verify.ReceiptResult{File: d.File, Line: d.Line, ConversationID: d.ID,
-			Algorithm: "ed25519", QuorumK: 1, QuorumN: 1, StatementsValid: 1, Status: verify.StatusValid, Reasons: []string{}})
-	}
-	if err := tables.AddReceipts(receipts); err != nil {
-		t.Fatal(err)
-	}
-	if err := tables.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := txn.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	})
 
 	seen := map[string]bool{}
 	for _, rel := range tables.Parts() {

@@ -21,32 +21,9 @@ func TestTablesLayoutSmallRows(t *testing.T) {
 	const docs = 120_000
 	opts := TableOptions{RowGroupBytes: 2 << 20}
 	out := t.TempDir()
-	txn, err := NewTxn(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables := NewTables(txn, TableNames, opts)
-	d := tinyDoc()
-	d.Rows.ToolCalls = []transform.ToolCallRow{{MessageIndex: 1, CallID: transform.Some("call-1"), Name: transform.Some("search"), ArgumentsBytes: 2}}
-	receipts := make([]verify.ReceiptResult, 0, docs)
-	for i := range docs {
-		d.ID, d.Line = "c"+strconv.Itoa(i), int64(i+1)
+	tables := writeTinyTables(t, out, opts, docs, func(i int, d *Doc) {
 		d.Hash[1], d.Hash[2] = byte(i), byte(i>>8)
-		if err := tables.AddDocument(d); err != nil {
-			t.Fatal(err)
-		}
-		receipts = append(receipts, verify.ReceiptResult{File: d.File, Line: d.Line, ConversationID: d.ID,
-			Algorithm: "ed25519", QuorumK: 1, QuorumN: 1, StatementsValid: 1, Status: verify.StatusValid, Reasons: []string{}})
-	}
-	if err := tables.AddReceipts(receipts); err != nil {
-		t.Fatal(err)
-	}
-	if err := tables.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := txn.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	opts.defaults()
 	// pqarrow checks the page size after every 1024 values, so a page can
 	// pass PageBytes by 1024 values (68 KiB for the hex hashes).
@@ -90,6 +67,40 @@ func TestTablesLayoutSmallRows(t *testing.T) {
 		}
 		r.Close()
 	}
+}
+
+// writeTinyTables writes n tiny documents (each with a tool call, varied by
+// vary before it is added) and a valid receipt for each to every table in
+// a transaction on out, commits it, and returns the tables.
+func writeTinyTables(t *testing.T, out string, opts TableOptions, n int, vary func(i int, d *Doc)) *Tables {
+	t.Helper()
+	txn, err := NewTxn(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := NewTables(txn, TableNames, opts)
+	d := tinyDoc()
+	d.Rows.ToolCalls = []transform.ToolCallRow{{MessageIndex: 1, CallID: transform.Some("call-1"), Name: transform.Some("search"), ArgumentsBytes: 2}}
+	receipts := make([]verify.ReceiptResult, 0, n)
+	for i := range n {
+		d.ID, d.Line = "c"+strconv.Itoa(i), int64(i+1)
+		vary(i, d)
+		if err := tables.AddDocument(d); err != nil {
+			t.Fatal(err)
+		}
+		receipts = append(receipts, verify.ReceiptResult{File: d.File, Line: d.Line, ConversationID: d.ID,
+			Algorithm: "ed25519", QuorumK: 1, QuorumN: 1, StatementsValid: 1, Status: verify.StatusValid, Reasons: []string{}})
+	}
+	if err := tables.AddReceipts(receipts); err != nil {
+		t.Fatal(err)
+	}
+	if err := tables.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return tables
 }
 
 // dataPages counts the data pages of column c in the row group and returns
