@@ -15,10 +15,11 @@ import (
 	"github.com/convbatch/convbatch/verify"
 )
 
+// LookupWorkers is the most goroutines Lookup reads partitions with.
+const LookupWorkers = 4
+
 // Defaults of an Index.
 const (
-	// LookupWorkers is the most goroutines Lookup reads partitions with.
-	LookupWorkers = 4
 	// DefaultPartitions is the number of hash partitions.
 	DefaultPartitions = 256
 	// DefaultBudget is the total of the in-memory partition buffers past

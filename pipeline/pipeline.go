@@ -265,18 +265,9 @@ func (c *Config) defaults() {
 		c.Archive = sink.ArchiveZstd
 	}
 	if c.Registry == nil {
-		extract := len(c.Tables) > 0 && c.OutDir != ""
 		c.sigCache = verify.NewSignatureCache(verify.DefaultSignatureCacheEntries)
-		opts := transform.Options{
-			Receipts: transform.ReceiptOptions{Keyring: c.Keyring, SignatureCache: c.sigCache},
-			Extract:  extract,
-			MaxDepth: c.MaxDepth,
-			Minimal:  c.Minimal,
-			Checks:   c.Checks,
-		}
-		if extract {
-			opts.Tables = c.Tables
-		}
+		opts := c.registryOptions()
+		opts.Receipts.SignatureCache = c.sigCache
 		c.Registry = transform.Standard(opts)
 	}
 	if c.BatchBytes == 0 {
@@ -290,6 +281,23 @@ func (c *Config) defaults() {
 	}
 }
 
+// registryOptions are the options of the default registry, but its
+// signature cache.
+func (c *Config) registryOptions() transform.Options {
+	extract := len(c.Tables) > 0 && c.OutDir != ""
+	opts := transform.Options{
+		Receipts: transform.ReceiptOptions{Keyring: c.Keyring},
+		Extract:  extract,
+		MaxDepth: c.MaxDepth,
+		Minimal:  c.Minimal,
+		Checks:   c.Checks,
+	}
+	if extract {
+		opts.Tables = c.Tables
+	}
+	return opts
+}
+
 // EveryHandler reports whether the default registry of cfg (Registry nil,
 // Minimal as set) has every handler a run with Minimal false would have.
 // An incremental run must have the same handlers as the runs OutDir holds
@@ -297,12 +305,10 @@ func (c *Config) defaults() {
 // Minimal: convbatch extract uses it to set NoInputDigest, since no run
 // can continue an extract whose handlers are not all of a run's.
 func EveryHandler(cfg Config) bool {
-	cfg.Registry = nil
-	cfg.defaults()
-	full := cfg
-	full.Registry, full.Minimal = nil, false
-	full.defaults()
-	return slices.Equal(cfg.Registry.Names(), full.Registry.Names())
+	opts := cfg.registryOptions()
+	full := opts
+	full.Minimal = false
+	return slices.Equal(transform.Standard(opts).Names(), transform.Standard(full).Names())
 }
 
 // Run executes the pass. It returns the result (its report also written to
