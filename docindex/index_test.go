@@ -300,24 +300,40 @@ func BenchmarkAdd(b *testing.B) {
 	}
 }
 
-// TestLookupCorruptPartition: a damaged partition file fails the lookup
-// with ErrCorrupt and its path, and Close still removes the staging.
-func TestLookupCorruptPartition(t *testing.T) {
-	dir := t.TempDir()
-	x, err := New(WithDir(dir), WithBudget(0), WithPartitions(4))
+// spilledIndex returns an index in dir with the given partitions, every
+// one of docs documents spilled to its partition file as it is added.
+func spilledIndex(t *testing.T, dir string, partitions, docs int) *Index {
+	t.Helper()
+	x, err := New(WithDir(dir), WithBudget(0), WithPartitions(partitions))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 50 {
+	for i := range docs {
 		if err := x.Add(fmt.Sprint(i), h("x"), true); err != nil {
 			t.Fatal(err)
 		}
 	}
-	name := x.partPath(2)
+	return x
+}
+
+// damage overwrites partition p's file with a record cut short, and
+// returns the file's path.
+func damage(t *testing.T, x *Index, p int) string {
+	t.Helper()
+	name := x.partPath(p)
 	if err := os.WriteFile(name, []byte(Magic+"\x05\x09"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = x.Lookup(map[string]*verify.Evidence{"1": new(verify.Evidence)})
+	return name
+}
+
+// TestLookupCorruptPartition: a damaged partition file fails the lookup
+// with ErrCorrupt and its path, and Close still removes the staging.
+func TestLookupCorruptPartition(t *testing.T) {
+	dir := t.TempDir()
+	x := spilledIndex(t, dir, 4, 50)
+	name := damage(t, x, 2)
+	_, err := x.Lookup(map[string]*verify.Evidence{"1": new(verify.Evidence)})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), name) {
 		t.Fatalf("Lookup over a damaged file: %v", err)
 	}
@@ -334,22 +350,11 @@ func TestLookupCorruptPartition(t *testing.T) {
 // by concurrent goroutines, Lookup reports the first one's, every time.
 func TestLookupFirstCorruptPartition(t *testing.T) {
 	for range 20 {
-		dir := t.TempDir()
-		x, err := New(WithDir(dir), WithBudget(0), WithPartitions(8))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range 200 {
-			if err := x.Add(fmt.Sprint(i), h("x"), true); err != nil {
-				t.Fatal(err)
-			}
-		}
+		x := spilledIndex(t, t.TempDir(), 8, 200)
 		for _, p := range []int{3, 5, 6} {
-			if err := os.WriteFile(x.partPath(p), []byte(Magic+"\x05\x09"), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			damage(t, x, p)
 		}
-		_, err = x.Lookup(nil)
+		_, err := x.Lookup(nil)
 		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), x.partPath(3)) {
 			t.Fatalf("Lookup over damaged partitions 3, 5, 6: %v, want partition 3's error", err)
 		}
