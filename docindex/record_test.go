@@ -3,6 +3,7 @@ package docindex
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -85,9 +86,17 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte(Magic + "\x03\x02abc"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd := NewReader(bytes.NewReader(data))
+		// The byte-by-byte path must read exactly what the buffered one
+		// does, and fail the same way.
+		slow := NewReader(bytes.NewReader(data))
+		slow.byteByByte = true
 		out := []byte(Magic)
 		for {
 			rec, err := rd.Next()
+			srec, serr := slow.Next()
+			if fmt.Sprint(err) != fmt.Sprint(serr) || !bytes.Equal(rec.ID, srec.ID) || rec.Hash != srec.Hash || rec.Hashable != srec.Hashable {
+				t.Fatalf("buffered read %q %x %v, %v; byte by byte %q %x %v, %v", rec.ID, rec.Hash, rec.Hashable, err, srec.ID, srec.Hash, srec.Hashable, serr)
+			}
 			if err == io.EOF {
 				if !bytes.Equal(out, data) {
 					t.Fatalf("re-encoded %q, read %q", out, data)
