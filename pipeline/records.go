@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"maps"
+	"math/bits"
 
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/sink"
@@ -97,10 +98,8 @@ func Tally(counts *sink.Counts, ctr *Counters, rec *stream.Record, res *transfor
 	if res.Receipt != nil {
 		ctr.StatementsInvalid += int64(res.Receipt.StatementsInvalid)
 	}
-	for i, name := range transform.KnownExtensions {
-		if res.Declared&(1<<i) != 0 {
-			ctr.Declared[name]++
-		}
+	for m := uint(res.Declared); m != 0; m &= m - 1 {
+		ctr.Declared[transform.KnownExtensions[bits.TrailingZeros(m)]]++
 	}
 	for _, name := range res.Unknown {
 		ctr.Unknown[name]++

@@ -18,8 +18,14 @@ const (
 	MaxZstdWindow = 2 << 30
 	// DefaultBatchBytes is the buffer size a batch aims for.
 	DefaultBatchBytes = 4 << 20
-	// DefaultBatchRecords caps the records in one batch.
-	DefaultBatchRecords = 4096
+	// DefaultBatchRecords caps the records in one batch. A batch's
+	// results are read again by the writer once the whole batch is
+	// processed; at 4096 tiny documents a batch, its records, results
+	// (504 bytes each) and rows were some 3.5 MiB, past a core's L2, and
+	// the writer found them cold. At 1024, extract of 3M tiny documents
+	// took 6% less time (4.70 -> 4.41 s, 5 interleaved runs) and run
+	// the same; archives of large documents fill DefaultBatchBytes first.
+	DefaultBatchRecords = 1024
 )
 
 type options struct {
