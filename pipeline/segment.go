@@ -120,9 +120,15 @@ type segFiles struct {
 	// receipts is created at the first receipt (nil when the input has
 	// none).
 	docs, receipts *os.File
-	dw, rw         *bufio.Writer
-	rec            []byte
+	rw             *bufio.Writer
+	// docBuf holds the index records not yet written to docs: records
+	// are encoded straight into it (through a bufio.Writer each was
+	// encoded, then copied, which was 3% of extract on tiny documents).
+	docBuf []byte
 }
+
+// docBufBytes is how many bytes of index records segFiles buffers.
+const docBufBytes = 256 << 10
 
 func createSegFiles(dir string) (*segFiles, error) {
 	s := &segFiles{dir: dir}
@@ -130,14 +136,26 @@ func createSegFiles(dir string) (*segFiles, error) {
 	if s.docs, err = os.Create(filepath.Join(dir, segDocs)); err != nil {
 		return nil, err
 	}
-	s.dw = bufio.NewWriterSize(s.docs, 256<<10)
-	s.dw.WriteString(docindex.Magic)
+	s.docBuf = append(make([]byte, 0, docBufBytes+4<<10), docindex.Magic...)
 	return s, nil
 }
 
 func (s *segFiles) addDoc(id string, hash [32]byte, hashed bool) error {
-	s.rec = docindex.AppendRecord(s.rec[:0], id, hash, hashed)
-	_, err := s.dw.Write(s.rec)
+	s.docBuf = docindex.AppendRecord(s.docBuf, id, hash, hashed)
+	if len(s.docBuf) < docBufBytes {
+		return nil
+	}
+	return s.flushDocs()
+}
+
+// flushDocs writes the buffered index records to docs.
+func (s *segFiles) flushDocs() error {
+	_, err := s.docs.Write(s.docBuf)
+	s.docBuf = s.docBuf[:0]
+	if cap(s.docBuf) > 2*docBufBytes {
+		// Grown by a very long id: not kept.
+		s.docBuf = make([]byte, 0, docBufBytes+4<<10)
+	}
 	return err
 }
 
@@ -160,7 +178,7 @@ func (s *segFiles) addReceipt(p *verify.PendingReceipt) error {
 // close flushes and closes both files.
 func (s *segFiles) close() error {
 	var first error
-	steps := []func() error{s.dw.Flush, s.docs.Close}
+	steps := []func() error{s.flushDocs, s.docs.Close}
 	if s.receipts != nil {
 		steps = append(steps, s.rw.Flush, s.receipts.Close)
 	}
