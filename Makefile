@@ -11,8 +11,11 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSIO
 
 .PHONY: build build-beam test test-beam lint lint-beam run fuzz fuzz-short bench sample clean
 
+# -buildvcs=auto: the revision goes into every Parquet part's created_by
+# (sink.CreatedBy) even where GOFLAGS says -buildvcs=false, as on the
+# project's build machines; outside a Git checkout it is left out.
 build:
-	$(GO) build -o $(BIN) ./cmd/convbatch
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/convbatch
 
 # convbeam, the job on Apache Beam: its own module beam/ (docs/SCALE-OUT.md).
 build-beam:
