@@ -122,8 +122,10 @@ type segFiles struct {
 	docs, receipts *os.File
 	rw             *bufio.Writer
 	// docBuf holds the index records not yet written to docs: records
-	// are encoded straight into it (through a bufio.Writer each was
-	// encoded, then copied, which was 3% of extract on tiny documents).
+	// are encoded straight into it. Through a bufio.Writer each was
+	// encoded into a scratch slice, then copied: 3% of the CPU of extract
+	// on tiny documents in a profile, though doing without the copy
+	// measured within the machine's noise of it.
 	docBuf []byte
 }
 
