@@ -1,5 +1,27 @@
 package sink
 
+import (
+	"testing"
+
+	"github.com/convbatch/convbatch/verify"
+)
+
+// FinishTables adds the receipts to tables, closes them and commits txn,
+// failing t at the first error: the end every test that writes tables
+// shares.
+func FinishTables(t testing.TB, txn *Txn, tables *Tables, receipts []verify.ReceiptResult) {
+	t.Helper()
+	if err := tables.AddReceipts(receipts); err != nil {
+		t.Fatal(err)
+	}
+	if err := tables.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // MaxOpenPartitions returns the most partitions of the named table that t
 // had open at once (0 when the table is not partitioned).
 func MaxOpenPartitions(t *Tables, name string) int {

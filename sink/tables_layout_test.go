@@ -91,15 +91,7 @@ func writeTinyTables(t *testing.T, out string, opts TableOptions, n int, vary fu
 		receipts = append(receipts, verify.ReceiptResult{File: d.File, Line: d.Line, ConversationID: d.ID,
 			Algorithm: "ed25519", QuorumK: 1, QuorumN: 1, StatementsValid: 1, Status: verify.StatusValid, Reasons: []string{}})
 	}
-	if err := tables.AddReceipts(receipts); err != nil {
-		t.Fatal(err)
-	}
-	if err := tables.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := txn.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	FinishTables(t, txn, tables, receipts)
 	return tables
 }
 

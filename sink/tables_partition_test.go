@@ -118,15 +118,7 @@ func (in *partitionInput) writeWith(t *testing.T, out string, newTables func(*si
 			t.Fatal(err)
 		}
 	}
-	if err := tb.AddReceipts(in.receipts); err != nil {
-		t.Fatal(err)
-	}
-	if err := tb.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := txn.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	sink.FinishTables(t, txn, tb, in.receipts)
 	return tb
 }
 

@@ -138,15 +138,7 @@ func writeTables(t *testing.T, names []string, docs []*sink.Doc, receipts []veri
 			t.Fatal(err)
 		}
 	}
-	if err := tables.AddReceipts(receipts); err != nil {
-		t.Fatal(err)
-	}
-	if err := tables.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := txn.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	sink.FinishTables(t, txn, tables, receipts)
 	return out
 }
 
