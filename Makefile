@@ -9,13 +9,20 @@ OUT      ?= out
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-.PHONY: build build-beam test test-beam lint lint-beam run fuzz fuzz-short bench sample clean
+.PHONY: build pgo build-beam test test-beam lint lint-beam run fuzz fuzz-short bench sample clean
 
 # -buildvcs=auto: the revision goes into every Parquet part's created_by
 # (sink.CreatedBy) even where GOFLAGS says -buildvcs=false, as on the
 # project's build machines; outside a Git checkout it is left out.
+# go build also picks up cmd/convbatch/default.pgo, the CPU profile of
+# profile-guided optimization (make pgo regenerates it).
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/convbatch
+
+# Regenerate cmd/convbatch/default.pgo from four profiled runs on generated
+# archives (scripts/pgo.sh says which, and when to refresh it).
+pgo:
+	GO=$(GO) bash scripts/pgo.sh
 
 # convbeam, the job on Apache Beam: its own module beam/ (docs/SCALE-OUT.md).
 build-beam:
