@@ -15,6 +15,13 @@
 -- extensions or skillIds is an empty array (ClickHouse has no nullable
 -- arrays), an absent tokens an empty map, and times are parsed with
 -- parseDateTime64BestEffortOrNull.
+-- {{transcript}} is NULL for the peer of convbatch's tables as measured
+-- (ClickHouse computes no transcript hash: transcript_sha256 is all null),
+-- or an expression per document for a like-for-like case: bench/run.sh's
+-- tiny-chdbhash-N passes the SHA-256 of the document re-serialized
+-- (toJSONString of every field read), so that ClickHouse also parses,
+-- writes back and hashes each document, as convbatch's transcript hash
+-- does with the RFC 8785 form (not the same bytes, so not the same hash).
 -- The archive is read once into a Memory table holding every document
 -- without the message contents (only what the two tables need), then each
 -- table is written from it, as duckdb_extract.sql does. The other plan, a
@@ -27,6 +34,7 @@ SELECT
   id, title, parseDateTime64BestEffortOrNull(createdAt, 3, 'UTC') AS created_at, extensions,
   agentId, skillIds, swarmRole, leaderId,
   consensusReceipt IS NOT NULL AS has_receipt,
+  CAST({{transcript}} AS Nullable(String)) AS transcript,
   _file AS filename,
   arrayMap(m -> CAST(tuple(
       m.id, m.role, m.agentId, m.provider, m.tokens, m.cost,
@@ -52,6 +60,10 @@ SETTINGS input_format_skip_unknown_fields = 1,
   input_format_json_read_numbers_as_strings = 1, input_format_json_read_bools_as_strings = 1,
   input_format_json_defaults_for_missing_elements_in_named_tuple = 1,
   input_format_max_bytes_to_read_for_schema_inference = 0,
+  -- For {{transcript}}: absent fields are left out of toJSONString, as
+  -- they are absent from the document (282 bytes against the line's 237
+  -- for the first tiny document; 380 with them written as null).
+  output_format_json_skip_null_value_in_named_tuples = 1,
   max_insert_block_size = 65536,
   -- read() instead of mmap: the same time, and the mapped file's pages do
   -- not count in the peak RSS (670 against 485 MiB on 256 MiB plain).
@@ -92,6 +104,7 @@ SELECT
   toInt32(arraySum(m -> length(m.callIds), msgs)) AS tool_call_count,
   toInt32(o.orphans) AS tool_result_orphans,
   has_receipt,
+  transcript AS transcript_sha256,
   filename AS source_file
 FROM docs AS d
 -- A tool result whose toolCallId is no call id of an earlier message: each

@@ -121,8 +121,8 @@ declare -A CMDS=(
   [extract-plain]="$BIN extract -o $WORK/out-extract-plain --tables usage,conversations --progress never $plain"
   [duckdb-zst]="node bench/duckdb.mjs bench/duckdb_extract.sql input=$zst out=$WORK/out-duckdb-zst"
   [duckdb-plain]="node bench/duckdb.mjs bench/duckdb_extract.sql input=$plain out=$WORK/out-duckdb-plain"
-  [chdb-zst]="node bench/chdb.mjs bench/chdb_extract.sql input=$(realpath "$zst") out=$(realpath "$WORK")/out-chdb-zst"
-  [chdb-plain]="node bench/chdb.mjs bench/chdb_extract.sql input=$(realpath "$plain") out=$(realpath "$WORK")/out-chdb-plain"
+  [chdb-zst]="node bench/chdb.mjs bench/chdb_extract.sql input=$(realpath "$zst") transcript=NULL out=$(realpath "$WORK")/out-chdb-zst"
+  [chdb-plain]="node bench/chdb.mjs bench/chdb_extract.sql input=$(realpath "$plain") transcript=NULL out=$(realpath "$WORK")/out-chdb-plain"
   [polars-plain]="node bench/polars.mjs input=$plain out=$WORK/out-polars-plain"
   [jq-zst]="set -o pipefail; zstd -dc $zst | jq -n -c -f bench/cost_by_provider.jq"
   [floor-zstd-dc]="zstd -dc $zst > /dev/null"
@@ -206,6 +206,9 @@ tiny_tsv="$WORK/tiny.tsv"
 declare -A TINY=()
 tiny_order=()
 tiny_docs=()
+# The document hash of tiny-chdbhash-N (bench/chdb_extract.sql, {{transcript}}):
+# SHA-256 of every field read, written back as JSON; no spaces (one word).
+CHDB_DOC_HASH='lower(hex(SHA256(toJSONString(tuple(id,title,createdAt,extensions,agentId,skillIds,swarmRole,leaderId,consensusReceipt,messages)))))'
 for n in $SHORT_DOCS; do
   f="$DATA/short-$n.jsonl"
   if [ ! -f "$f" ] || [ ! -f "$f.expect.json" ]; then
@@ -215,9 +218,11 @@ for n in $SHORT_DOCS; do
   abs=$(realpath "$f")
   TINY[tiny-extract-$n]="$BIN extract -o $WORK/out-tiny-extract-$n --tables usage,conversations --progress never $f"
   TINY[tiny-run-$n]="$BIN run -o $WORK/out-tiny-run-$n --tables none --archive none --progress never $f"
-  TINY[tiny-chdb-$n]="node bench/chdb.mjs bench/chdb_extract.sql input=$abs out=$(realpath "$WORK")/out-tiny-chdb-$n"
+  TINY[tiny-chdb-$n]="node bench/chdb.mjs bench/chdb_extract.sql input=$abs transcript=NULL out=$(realpath "$WORK")/out-tiny-chdb-$n"
+  # Like for like: ClickHouse also re-serializes and hashes every document.
+  TINY[tiny-chdbhash-$n]="node bench/chdb.mjs bench/chdb_extract.sql input=$abs 'transcript=$CHDB_DOC_HASH' out=$(realpath "$WORK")/out-tiny-chdbhash-$n"
   TINY[tiny-duckdb-$n]="node bench/duckdb.mjs bench/duckdb_extract.sql input=$f out=$WORK/out-tiny-duckdb-$n"
-  tiny_order+=("tiny-extract-$n" "tiny-run-$n" "tiny-chdb-$n" "tiny-duckdb-$n")
+  tiny_order+=("tiny-extract-$n" "tiny-run-$n" "tiny-chdb-$n" "tiny-chdbhash-$n" "tiny-duckdb-$n")
   tiny_docs+=("$n=$(stat -c %s "$f")")
 done
 for i in $(seq "$RUNS"); do
