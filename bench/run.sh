@@ -25,7 +25,9 @@
 #    documents (SHORT_DOCS), plain JSONL; `extract --tables
 #    usage,conversations`, `run --tables none --archive none`, ClickHouse
 #    (chDB, npm chdb, installed into bench/data/chdb) and DuckDB extracting
-#    the same two tables, RUNS times interleaved; row counts compared.
+#    the same two tables, and ClickHouse also hashing every document
+#    (tiny-chdbhash-N, for information), RUNS times interleaved; row counts
+#    compared.
 # Everything lands in bench/RESULTS.md (RESULTS overrides the path).
 set -euo pipefail
 cd "$(dirname "$0")/.."
