@@ -201,7 +201,7 @@ p("\n## Canonicalizer (bench/jcsbench)\n")
 jcs_runs = [open(f).read().strip() for f in a.jcs]
 jcs_ratios = [float(re.search(r"ratio ours/reference: ([0-9.]+)x", r).group(1)) for r in jcs_runs]
 jcs_mid = sorted(range(len(jcs_runs)), key=lambda k: jcs_ratios[k])[len(jcs_runs) // 2]
-p(f"`go run ./bench/jcsbench -in " + commands["duckdb-plain"].split("input=")[1].split()[0] + f" -mb 64 -rounds 5`, run {len(jcs_runs)} times; "
+p(f"`go run -pgo=cmd/convbatch/default.pgo ./bench/jcsbench -in " + commands["duckdb-plain"].split("input=")[1].split()[0] + f" -mb 64 -rounds 5`, run {len(jcs_runs)} times; "
   f"ratios {', '.join(f'{r:.1f}x' for r in jcs_ratios)}; the median run:\n")
 p("```")
 p(jcs_runs[jcs_mid])
@@ -288,4 +288,4 @@ p("\n## Commands\n")
 p("Run from the repository root; OUT directories are emptied before every run.\n")
 for n, cmd in commands.items():
     p(f"- `{n}`: `{cmd}`")
-p("- jcsbench: `go run ./bench/jcsbench -in " + commands["duckdb-plain"].split("input=")[1].split()[0] + " -mb 64 -rounds 5`")
+p("- jcsbench: `go run -pgo=cmd/convbatch/default.pgo ./bench/jcsbench -in " + commands["duckdb-plain"].split("input=")[1].split()[0] + " -mb 64 -rounds 5`")
