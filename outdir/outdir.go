@@ -25,7 +25,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -51,16 +53,49 @@ const (
 // ErrBusy is returned by Open when another process holds OUT's lock.
 var ErrBusy = errors.New("another convbatch run is writing this output directory")
 
+// ErrRefused marks an output directory that a run must not write: a link
+// or a file where OUT needs a directory, a journal that names a path
+// outside OUT, or a record (the manifests) that OUT's files do not match.
+// Nothing was written when it is returned; the message says what to do.
+var ErrRefused = errors.New("output directory refused")
+
 // Dir is an output directory opened for one run.
 type Dir struct {
 	root string
 	lock *os.File
+	// fs confines every rename and removal of a commit or a recovery to
+	// OUT: a path in the journal cannot name, nor a symbolic link lead
+	// to, a file outside it.
+	fs *os.Root
+	// crashAfter, when positive, stops apply after that many of its
+	// steps, as a kill would leave OUT: the tests inject a crash inside
+	// the real commit, not a copy of its steps.
+	crashAfter int
+}
+
+// errCrashed is what apply returns where crashAfter stopped it.
+var errCrashed = errors.New("crash injected")
+
+// stepDone counts one step of apply and returns errCrashed at the step
+// crashAfter names.
+func (d *Dir) stepDone() error {
+	if d.crashAfter > 0 {
+		if d.crashAfter--; d.crashAfter == 0 {
+			return errCrashed
+		}
+	}
+	return nil
 }
 
 // Open creates root and its state directory if needed, takes the lock (or
-// fails with ErrBusy), and recovers what a killed run left (Recover).
+// fails with ErrBusy), and recovers what a killed run left (Recover). A
+// symbolic link or a file where OUT needs a directory is refused first,
+// with ErrRefused, before anything is written.
 func Open(root string) (*Dir, error) {
 	d := &Dir{root: root}
+	if err := checkDirs(root, ownDirs()); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(d.path(StateDir), 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
@@ -76,6 +111,10 @@ func Open(root string) (*Dir, error) {
 		return nil, fmt.Errorf("output directory %s: lock: %w", root, err)
 	}
 	d.lock = f
+	if d.fs, err = os.OpenRoot(root); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("output directory: %w", err)
+	}
 	if err := d.Recover(); err != nil {
 		d.Close()
 		return nil, err
@@ -87,6 +126,10 @@ func Open(root string) (*Dir, error) {
 // directory stays: after a failed run it holds the inputs to resume from.
 func (d *Dir) Close() error {
 	err := os.RemoveAll(d.Tmp())
+	if d.fs != nil {
+		d.fs.Close()
+		d.fs = nil
+	}
 	if d.lock != nil {
 		if cerr := d.lock.Close(); err == nil {
 			err = cerr
@@ -176,29 +219,22 @@ type Rename struct {
 // retired ones, publishes the report, then removes the journal and the
 // staging directory.
 func (d *Dir) Commit(j *Journal) error {
-	to := make(map[string]bool, len(j.Renames))
+	if err := j.validate(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
 	for _, r := range append(j.Renames, Rename{From: j.Report, To: ReportFile}) {
-		if err := validRel(r.From); err != nil {
-			return fmt.Errorf("commit: %w", err)
-		}
-		if err := validRel(r.To); err != nil {
-			return fmt.Errorf("commit: %w", err)
-		}
-		if to[r.To] {
-			return fmt.Errorf("commit: %s published twice", r.To)
-		}
-		to[r.To] = true
 		if _, err := os.Lstat(filepath.Join(d.Staging(), filepath.FromSlash(r.From))); err != nil {
 			return fmt.Errorf("commit: staged file: %w", err)
 		}
 	}
-	for _, rel := range j.Removes {
-		if err := validRel(rel); err != nil {
-			return fmt.Errorf("commit: %w", err)
-		}
-		if to[rel] {
-			return fmt.Errorf("commit: %s both published and removed", rel)
-		}
+	// A link or a file where a published file's directory belongs would
+	// stop the commit half way, after its journal: it is refused before.
+	var dirs []string
+	for _, r := range j.Renames {
+		dirs = append(dirs, path.Dir(r.To))
+	}
+	if err := checkDirs(d.root, dirs); err != nil {
+		return err
 	}
 	// Every staged file is made durable before the journal names it: a
 	// power loss after the journal must find what it publishes.
@@ -216,10 +252,41 @@ func (d *Dir) Commit(j *Journal) error {
 	return d.apply(j, "rename")
 }
 
-// validRel refuses a path that is absolute or leaves its directory.
+// validRel refuses a path that is absolute, not in its clean form, or
+// leaves its directory.
 func validRel(rel string) error {
-	if rel == "" || strings.HasPrefix(rel, "/") || !filepath.IsLocal(filepath.FromSlash(rel)) {
+	if rel == "" || strings.HasPrefix(rel, "/") || path.Clean(rel) != rel || !filepath.IsLocal(filepath.FromSlash(rel)) {
 		return fmt.Errorf("path %q is not a relative path inside the directory", rel)
+	}
+	return nil
+}
+
+// validate checks every path of the journal: staged files relative to the
+// staging directory, published and removed ones inside the directories a
+// run owns (publishable), none published twice or both published and
+// removed. A journal read back from OUT is validated before any of it is
+// carried out.
+func (j *Journal) validate() error {
+	to := make(map[string]bool, len(j.Renames)+1)
+	for _, r := range append(slices.Clip(j.Renames), Rename{From: j.Report, To: ReportFile}) {
+		if err := validRel(r.From); err != nil {
+			return err
+		}
+		if err := publishable(r.To); err != nil {
+			return err
+		}
+		if to[r.To] {
+			return fmt.Errorf("%s published twice", r.To)
+		}
+		to[r.To] = true
+	}
+	for _, rel := range j.Removes {
+		if err := publishable(rel); err != nil {
+			return err
+		}
+		if to[rel] {
+			return fmt.Errorf("%s both published and removed", rel)
+		}
 	}
 	return nil
 }
@@ -244,52 +311,70 @@ func (d *Dir) writeJournal(j *Journal) error {
 
 // apply carries out a journal; every step may have been done already (a
 // recovery after a crash), so each is idempotent. hit names the crash
-// point reached after each rename or removal.
+// point reached after each rename or removal. Every path goes through
+// d.fs: nothing outside OUT is touched, whatever links OUT holds.
 func (d *Dir) apply(j *Journal, hit string) error {
-	staged := func(rel string) string { return filepath.Join(d.Staging(), filepath.FromSlash(rel)) }
+	staged := func(rel string) string { return path.Join(StateDir, stagingName, rel) }
 	report := staged(j.Report)
-	if _, err := os.Lstat(report); err == nil {
+	if _, err := d.fs.Lstat(report); err == nil {
 		// The report is not published yet: the rest may not be either.
-		if err := removeIfExists(d.path(ReportFile)); err != nil {
+		if err := d.removeIfExists(ReportFile); err != nil {
 			return fmt.Errorf("commit: %w", err)
+		}
+		if err := d.stepDone(); err != nil {
+			return err
 		}
 		dirs := map[string]bool{}
 		for _, r := range j.Renames {
-			dst := d.path(filepath.FromSlash(r.To))
-			if err := publish(staged(r.From), dst); err != nil {
+			if err := d.publish(staged(r.From), r.To); err != nil {
 				return fmt.Errorf("commit: %w", err)
 			}
-			dirs[filepath.Dir(dst)] = true
+			dirs[path.Dir(r.To)] = true
 			crashpoint.Hit(hit)
+			if err := d.stepDone(); err != nil {
+				return err
+			}
 		}
 		for _, rel := range j.Removes {
-			if err := removeIfExists(d.path(filepath.FromSlash(rel))); err != nil {
+			if err := d.removeIfExists(rel); err != nil {
 				return fmt.Errorf("commit: %w", err)
 			}
 			crashpoint.Hit(hit)
+			if err := d.stepDone(); err != nil {
+				return err
+			}
 		}
 		for dir := range dirs {
-			if err := syncDir(dir); err != nil {
+			if err := d.syncDir(dir); err != nil {
 				return fmt.Errorf("commit: %w", err)
 			}
 		}
-		if err := os.Rename(report, d.path(ReportFile)); err != nil {
+		if err := d.fs.Rename(report, ReportFile); err != nil {
 			return fmt.Errorf("commit: publish report: %w", err)
 		}
-		if err := syncDir(d.root); err != nil {
+		if err := d.syncDir("."); err != nil {
 			return fmt.Errorf("commit: %w", err)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("commit: %w", err)
 	}
 	crashpoint.Hit("report")
+	if err := d.stepDone(); err != nil {
+		return err
+	}
 	// The directories that retired files leave empty (a partition's).
 	for _, rel := range j.Removes {
-		d.pruneEmpty(filepath.Dir(d.path(filepath.FromSlash(rel))))
+		d.pruneEmpty(path.Dir(rel))
+	}
+	if err := d.stepDone(); err != nil {
+		return err
 	}
 	// The staging goes before the journal: once the report is published
 	// no later run may resume from it.
 	if err := d.ClearStaging(); err != nil {
+		return err
+	}
+	if err := d.stepDone(); err != nil {
 		return err
 	}
 	if err := removeIfExists(d.path(StateDir, journalName)); err != nil {
@@ -298,32 +383,54 @@ func (d *Dir) apply(j *Journal, hit string) error {
 	return nil
 }
 
-// publish renames a staged file into place; a file no longer staged was
-// published by the interrupted attempt, unless it is missing there too.
-func publish(from, to string) error {
-	err := os.Rename(from, to)
+// publish renames a staged file into place (both relative to OUT); a file
+// no longer staged was published by the interrupted attempt, unless it is
+// missing there too.
+func (d *Dir) publish(from, to string) error {
+	err := d.fs.Rename(from, to)
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Lstat(from); errors.Is(serr, fs.ErrNotExist) {
-			if _, derr := os.Lstat(to); derr == nil {
+		if _, serr := d.fs.Lstat(from); errors.Is(serr, fs.ErrNotExist) {
+			if _, derr := d.fs.Lstat(to); derr == nil {
 				return nil
 			}
 			return fmt.Errorf("%s: neither staged nor published", to)
 		}
 		// The destination's directory is missing.
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		if err := d.fs.MkdirAll(path.Dir(to), 0o755); err != nil {
 			return err
 		}
-		err = os.Rename(from, to)
+		err = d.fs.Rename(from, to)
 	}
 	return err
 }
 
-// pruneEmpty removes dir and its parents up to (not including) OUT while
-// they are empty: the directory of a retired partition.
-func (d *Dir) pruneEmpty(dir string) {
-	root := filepath.Clean(d.root)
-	for dir = filepath.Clean(dir); dir != root && strings.HasPrefix(dir, root+string(filepath.Separator)); dir = filepath.Dir(dir) {
-		if os.Remove(dir) != nil {
+// removeIfExists removes the file rel (relative to OUT), if it is there.
+func (d *Dir) removeIfExists(rel string) error {
+	if err := d.fs.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// syncDir makes the entries (renames) of OUT's directory rel durable.
+func (d *Dir) syncDir(rel string) error {
+	f, err := d.fs.Open(rel)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// pruneEmpty removes the directory rel (relative to OUT) and its parents,
+// up to (not including) OUT, while they are empty: the directory of a
+// retired partition.
+func (d *Dir) pruneEmpty(rel string) {
+	for ; rel != "." && rel != "/" && rel != ""; rel = path.Dir(rel) {
+		if d.fs.Remove(rel) != nil {
 			return
 		}
 	}
@@ -341,6 +448,9 @@ func (d *Dir) Recover() error {
 		var j Journal
 		if err := json.Unmarshal(b, &j); err != nil {
 			return fmt.Errorf("output directory %s: commit journal: %w", d.root, err)
+		}
+		if err := j.validate(); err != nil {
+			return fmt.Errorf("%w: %s: the commit journal %s was not written by convbatch (%v); nothing was touched: move it away, then rerun without --incremental to rebuild OUT", ErrRefused, d.root, d.path(StateDir, journalName), err)
 		}
 		if err := d.apply(&j, "recover"); err != nil {
 			return fmt.Errorf("output directory %s: finishing an interrupted commit: %w", d.root, err)
@@ -374,7 +484,7 @@ func (d *Dir) removeLegacy() error {
 			crashpoint.Hit("recover")
 		}
 	}
-	for _, sub := range []string{"archive", "tables", "rejects", "receipts"} {
+	for _, sub := range []string{DirArchive, DirTables, DirRejects, DirReceipts} {
 		err := filepath.WalkDir(d.path(sub), func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {

@@ -2,6 +2,7 @@ package outdir
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -55,7 +56,12 @@ func write(t *testing.T, path, body string) {
 // replaces one file, adds one and retires one.
 func setup(t *testing.T) (*Dir, *Journal) {
 	t.Helper()
-	root := t.TempDir()
+	return setupIn(t, t.TempDir())
+}
+
+// setupIn is setup with OUT at root.
+func setupIn(t *testing.T, root string) (*Dir, *Journal) {
+	t.Helper()
 	write(t, filepath.Join(root, "report.json"), "old report")
 	write(t, filepath.Join(root, "tables/u/part-00000.parquet"), "old part 0")
 	write(t, filepath.Join(root, "tables/u/part-00001.parquet"), "old part 1")
@@ -106,17 +112,30 @@ func TestCommit(t *testing.T) {
 	check(t, d)
 }
 
-// TestRecoverAfterEveryStep interrupts the commit after each of its steps
-// (by carrying out only a prefix of them, as a kill would leave OUT), then
-// recovers, twice (a recovery may itself be interrupted), and checks that
-// OUT ends as after an uninterrupted commit.
+// TestRecoverAfterEveryStep crashes the real commit after each of its
+// steps (Dir.crashAfter), checks what a reader sees then, recovers, twice
+// (a recovery may itself be interrupted), and checks that OUT ends as after
+// an uninterrupted commit.
 func TestRecoverAfterEveryStep(t *testing.T) {
-	for steps := 0; ; steps++ {
+	for steps := 1; ; steps++ {
 		d, j := setup(t)
-		if err := d.writeJournal(j); err != nil {
-			t.Fatal(err)
+		before := tree(t, d.Root())
+		d.crashAfter = steps
+		err := d.Commit(j)
+		crashed := errors.Is(err, errCrashed)
+		if err != nil && !crashed {
+			t.Fatalf("after %d steps: %v", steps, err)
 		}
-		done := partialApply(t, d, j, steps)
+		// A reader that waits for report.json never sees a mix: while any
+		// published file differs from before, the old report is gone.
+		now := tree(t, d.Root())
+		if rep, ok := now["report.json"]; ok && rep == before["report.json"] {
+			for _, f := range []string{"tables/u/part-00000.parquet", "tables/u/part-00001.parquet", "archive/a.jsonl.zst"} {
+				if now[f] != before[f] {
+					t.Fatalf("after %d steps: the old report.json is published beside the new %s", steps, f)
+				}
+			}
+		}
 		d.Close()
 		for range 2 {
 			d2, err := Open(d.Root())
@@ -126,45 +145,13 @@ func TestRecoverAfterEveryStep(t *testing.T) {
 			check(t, d2)
 			d2.Close()
 		}
-		if done {
+		if !crashed {
+			if steps < 5 {
+				t.Fatalf("the commit ended after %d steps: the crash injection reaches none of them", steps)
+			}
 			break
 		}
 	}
-}
-
-// partialApply carries out the first n steps of apply by hand and reports
-// whether that was all of them.
-func partialApply(t *testing.T, d *Dir, j *Journal, n int) bool {
-	t.Helper()
-	var steps []func() error
-	steps = append(steps, func() error { return removeIfExists(d.path(ReportFile)) })
-	for _, r := range j.Renames {
-		steps = append(steps, func() error {
-			return publish(filepath.Join(d.Staging(), filepath.FromSlash(r.From)), d.path(filepath.FromSlash(r.To)))
-		})
-	}
-	for _, rel := range j.Removes {
-		steps = append(steps, func() error { return removeIfExists(d.path(filepath.FromSlash(rel))) })
-	}
-	steps = append(steps,
-		func() error {
-			return os.Rename(filepath.Join(d.Staging(), filepath.FromSlash(j.Report)), d.path(ReportFile))
-		},
-		func() error {
-			for _, rel := range j.Removes {
-				d.pruneEmpty(filepath.Dir(d.path(filepath.FromSlash(rel))))
-			}
-			return nil
-		},
-		d.ClearStaging,
-		func() error { return removeIfExists(d.path(StateDir, journalName)) },
-	)
-	for i := 0; i < n && i < len(steps); i++ {
-		if err := steps[i](); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return n >= len(steps)
 }
 
 func TestOpenRemovesLeftovers(t *testing.T) {
@@ -222,4 +209,107 @@ func TestCommitRefusals(t *testing.T) {
 			t.Errorf("%s: a refused commit changed OUT: %s", tc.name, keys(after))
 		}
 	}
+}
+
+// TestRecoverRefusesHostileJournal: a journal that names a path outside
+// OUT, or outside the directories runs publish into, is refused by Open
+// before any of it is carried out; nothing outside OUT is touched.
+func TestRecoverRefusesHostileJournal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(j *Journal, outside string)
+	}{
+		{"remove ../", func(j *Journal, outside string) { j.Removes = append(j.Removes, "../"+outside+"/victim") }},
+		{"remove through ..", func(j *Journal, outside string) { j.Removes = append(j.Removes, "tables/../../"+outside+"/victim") }},
+		{"rename to ../", func(j *Journal, outside string) { j.Renames[0].To = "../" + outside + "/victim" }},
+		{"rename from ../", func(j *Journal, outside string) { j.Renames[0].From = "../../../" + outside + "/victim" }},
+		{"absolute", func(j *Journal, outside string) { j.Removes = append(j.Removes, "/tmp/victim") }},
+		{"a file of the user's", func(j *Journal, outside string) { j.Removes = append(j.Removes, "notes.txt") }},
+		{"the lock", func(j *Journal, outside string) { j.Renames[0].To = ".convbatch/lock" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			victim := filepath.Join(parent, "victim")
+			write(t, victim, "not convbatch's")
+			d, j := setupIn(t, filepath.Join(parent, "out"))
+			write(t, d.path("notes.txt"), "mine")
+			tc.edit(j, "..")
+			// Written as a crashed commit would leave it.
+			if err := d.writeJournal(j); err != nil {
+				t.Fatal(err)
+			}
+			before := tree(t, d.Root())
+			d.Close()
+			_, err := Open(d.Root())
+			if !errors.Is(err, ErrRefused) {
+				t.Fatalf("Open: %v, want ErrRefused", err)
+			}
+			if !strings.Contains(err.Error(), "journal") {
+				t.Errorf("the refusal does not name the journal: %v", err)
+			}
+			if b, err := os.ReadFile(victim); err != nil || string(b) != "not convbatch's" {
+				t.Errorf("the file outside OUT was touched: %q, %v", b, err)
+			}
+			if after := tree(t, d.Root()); keys(after) != keys(before) {
+				t.Errorf("a refused recovery changed OUT: %s, was %s", keys(after), keys(before))
+			}
+		})
+	}
+}
+
+// TestLinksWhereOUTNeedsADirectory: a symbolic link (even one that leads
+// inside OUT) or a file where OUT needs a directory is refused with
+// ErrRefused before anything is written, and never leaves OUT blocked.
+func TestLinksWhereOUTNeedsADirectory(t *testing.T) {
+	t.Run("OUT/tables at Open", func(t *testing.T) {
+		parent := t.TempDir()
+		elsewhere := filepath.Join(parent, "elsewhere")
+		os.MkdirAll(elsewhere, 0o755)
+		root := filepath.Join(parent, "out")
+		os.MkdirAll(root, 0o755)
+		if err := os.Symlink(elsewhere, filepath.Join(root, "tables")); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Open(root)
+		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "symbolic link") {
+			t.Fatalf("Open: %v, want a refusal naming the link", err)
+		}
+		if _, err := os.Lstat(filepath.Join(root, StateDir)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the refused Open wrote %s", StateDir)
+		}
+	})
+	t.Run("a file at OUT/.convbatch/state", func(t *testing.T) {
+		root := t.TempDir()
+		write(t, filepath.Join(root, StateDir, stateName), "x")
+		if _, err := Open(root); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "not a directory") {
+			t.Fatalf("Open: %v, want a refusal", err)
+		}
+	})
+	t.Run("a table's directory at Commit", func(t *testing.T) {
+		parent := t.TempDir()
+		elsewhere := filepath.Join(parent, "elsewhere")
+		os.MkdirAll(elsewhere, 0o755)
+		d, j := setupIn(t, filepath.Join(parent, "out"))
+		os.RemoveAll(d.path("tables/u"))
+		if err := os.Symlink(elsewhere, d.path("tables/u")); err != nil {
+			t.Fatal(err)
+		}
+		err := d.Commit(j)
+		if !errors.Is(err, ErrRefused) {
+			t.Fatalf("Commit: %v, want ErrRefused", err)
+		}
+		if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+			t.Errorf("the commit wrote %d files through the link", len(ents))
+		}
+		if _, err := os.Lstat(d.path(StateDir, journalName)); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("the refused commit left its journal: OUT is blocked")
+		}
+		d.Close()
+		os.Remove(d.path("tables/u"))
+		d2, err := Open(d.Root())
+		if err != nil {
+			t.Fatalf("Open after the link is removed: %v", err)
+		}
+		d2.Close()
+	})
 }

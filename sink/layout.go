@@ -3,6 +3,8 @@ package sink
 import (
 	"fmt"
 	"strings"
+
+	"github.com/convbatch/convbatch/outdir"
 )
 
 // The layout of a run's output directory (OUT). Every path is relative to
@@ -11,17 +13,17 @@ import (
 const (
 	// DirArchive holds the written-back archives, mirroring the inputs'
 	// relative paths (ArchiveFile).
-	DirArchive = "archive"
+	DirArchive = outdir.DirArchive
 	// DirTables holds one subdirectory of Parquet parts per table
 	// (TablePart).
-	DirTables = "tables"
+	DirTables = outdir.DirTables
 	// DirRejects holds the rejects index and the rejects' exact bytes.
-	DirRejects = "rejects"
+	DirRejects = outdir.DirRejects
 	// DirReceipts holds the resolved receipts.
-	DirReceipts = "receipts"
+	DirReceipts = outdir.DirReceipts
 
 	// ReportFile is the run report, written last.
-	ReportFile = "report.json"
+	ReportFile = outdir.ReportFile
 	// RejectsIndexFile is the rejects index, one Reject per line.
 	RejectsIndexFile = DirRejects + "/rejects.jsonl"
 	// RejectsDataFile holds the exact bytes of every reject, end to end.
@@ -29,7 +31,7 @@ const (
 	// ReceiptsFile lists every resolved receipt, one per line.
 	ReceiptsFile = DirReceipts + "/receipts.jsonl"
 	// DirReports keeps every run's report (RunReportFile).
-	DirReports = "reports"
+	DirReports = outdir.DirReports
 )
 
 // RunReportFile is the report of run number run, kept beside those of the
@@ -46,12 +48,9 @@ func RunFile(name string, run int) string {
 	return fmt.Sprintf("%s-r%06d%s", name[:dot], run, name[dot:])
 }
 
-// RunDirs returns the directories under OUT that runs own whole: a run
-// that is not incremental removes, when it commits, every file in them
-// that it did not write.
-func RunDirs() []string {
-	return []string{DirArchive, DirTables, DirRejects, DirReceipts, DirReports}
-}
+// RunDirs returns the directories under OUT that runs own whole
+// (outdir.RunDirs).
+func RunDirs() []string { return outdir.RunDirs() }
 
 // ArchiveFile returns the path of the archive written back for the input
 // whose relative path (stream.Input.Rel) is rel.
