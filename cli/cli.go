@@ -59,7 +59,7 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{runCommand(), extractCommand(), verifyCommand(), hashCommand(), conformanceCommand(), reportCommand(), genCommand(), versionCommand()}
+	return []*command{runCommand(), extractCommand(), verifyCommand(), hashCommand(), conformanceCommand(), reportCommand(), checkCommand(), genCommand(), versionCommand()}
 }
 
 func find(name string) *command {

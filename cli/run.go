@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/convbatch/convbatch/bytesize"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -41,6 +42,7 @@ type runFlags struct {
 	// incremental and replaceChanged: see registerOutputs.
 	incremental    bool
 	replaceChanged bool
+	checksum       bool
 }
 
 // registerOutputs adds the flags of commands that write an output directory.
@@ -48,7 +50,8 @@ func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.out, "out", "o", "", "output directory (required): archive/, rejects/, receipts/, report.json")
 	fs.StringVar(&f.archive, "archive", "zst", "write-back format, in any case: zst (.jsonl.zst; zstd is the same), jsonl, or none")
 	fs.StringVar(&f.tables, "tables", "all", "tables to write as Parquet under OUT/tables, in any case: all, none, or a list of usage,conversations,tool_calls,receipts,transcripts")
-	fs.BoolVar(&f.incremental, "incremental", false, "add to OUT instead of replacing it: skip the inputs OUT already holds (same path, size and time, or same SHA-256), commit the others as a new run, resolve receipts against every document OUT holds")
+	fs.BoolVar(&f.incremental, "incremental", false, "add to OUT instead of replacing it: skip the inputs OUT already holds (same path, size and time, or same SHA-256 under any path), commit the others as a new run, resolve receipts against every document OUT holds")
+	fs.BoolVar(&f.checksum, "checksum", false, "with --incremental: read every input OUT holds under its path and compare its SHA-256, instead of trusting the same size and modification time (rsync's --checksum)")
 	fs.BoolVar(&f.replaceChanged, "replace-changed", false, "with --incremental: take an input whose bytes changed since OUT committed it, retiring its earlier rows and archive (without it such an input is refused, exit 2)")
 	f.registerPartition(fs)
 }
@@ -148,8 +151,11 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	if f.replaceChanged && !f.incremental {
 		return cfg, usageErr("--replace-changed needs --incremental")
 	}
+	if f.checksum && !f.incremental {
+		return cfg, usageErr("--checksum needs --incremental")
+	}
 	cfg = pipeline.Config{
-		Incremental: f.incremental, ReplaceChanged: f.replaceChanged,
+		Incremental: f.incremental, ReplaceChanged: f.replaceChanged, Checksum: f.checksum,
 		Inputs: inputs, Skipped: skipped, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
 		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit,
@@ -317,10 +323,18 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		if errors.Is(err, pipeline.ErrChanged) || errors.Is(err, pipeline.ErrSettingsChanged) {
 			return nil, usageErr("%v; nothing was published", err)
 		}
+		if errors.Is(err, outdir.ErrRefused) {
+			return nil, usageErr("%v", err)
+		}
 		if e.ctx.Err() != nil {
 			return nil, fatalErr(fmt.Errorf("interrupted; nothing was published (a rerun resumes from the inputs it finished): %w", err))
 		}
 		return nil, fatalErr(fmt.Errorf("%w; nothing was published", err))
+	}
+	for _, c := range res.Skipped {
+		if c.As != "" {
+			fmt.Fprintf(e.stderr, "convbatch: %s: already committed as %s (run %d, same SHA-256), skipped\n", c.Path, c.As, c.Run)
+		}
 	}
 	if res.UpToDate {
 		fmt.Fprintf(e.stderr, "convbatch: every input is already in %s: nothing committed; the summary and exit code are those of run %d, the last committed\n", cfg.OutDir, res.Report.Run)

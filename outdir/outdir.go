@@ -20,9 +20,12 @@
 package outdir
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -204,7 +207,15 @@ type Journal struct {
 	// Report is the staged report (relative to the staging directory),
 	// published last as OUT/report.json.
 	Report string `json:"report"`
+	// Manifest, when set, is the run's record of itself: Commit fills its
+	// Files (every file of Renames and the report, with size and SHA-256)
+	// and Removed, stages it and publishes it as ManifestRel(Run) with the
+	// rest. It is not part of the journal file.
+	Manifest *Manifest `json:"-"`
 }
+
+// stagedManifest is the staged manifest's name in the staging directory.
+const stagedManifest = "manifest.json"
 
 // Rename publishes one staged file.
 type Rename struct {
@@ -237,13 +248,20 @@ func (d *Dir) Commit(j *Journal) error {
 		return err
 	}
 	// Every staged file is made durable before the journal names it: a
-	// power loss after the journal must find what it publishes.
-	staged := make([]string, 0, len(j.Renames)+1)
+	// power loss after the journal must find what it publishes. The
+	// manifest records each one's digest, read in the same pass.
+	staged := make([]string, 0, len(j.Renames)+2)
 	for _, r := range append(j.Renames, Rename{From: j.Report}) {
 		staged = append(staged, filepath.Join(d.Staging(), filepath.FromSlash(r.From)))
 	}
-	if err := syncFiles(staged); err != nil {
+	records, err := syncFiles(staged, j.Manifest != nil)
+	if err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	if j.Manifest != nil {
+		if err := d.stageManifest(j, records); err != nil {
+			return fmt.Errorf("commit: manifest: %w", err)
+		}
 	}
 	if err := d.writeJournal(j); err != nil {
 		return err
@@ -542,23 +560,19 @@ func WriteFileAtomic(name string, b []byte) error {
 }
 
 // syncFiles syncs the files, several at a time: a run over many inputs
-// stages many small files, and one fsync waits for the disk.
-func syncFiles(paths []string) error {
+// stages many small files, and one fsync waits for the disk. With digest
+// it also reads each file once and returns its size and SHA-256, by
+// position (Path left empty).
+func syncFiles(paths []string, digest bool) ([]FileRecord, error) {
 	const parallel = 16
+	records := make([]FileRecord, len(paths))
 	errs := make(chan error, len(paths))
 	sem := make(chan struct{}, parallel)
-	for _, p := range paths {
+	for i, p := range paths {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
-			f, err := os.Open(p)
-			if err == nil {
-				err = f.Sync()
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-			}
-			errs <- err
+			errs <- syncFile(p, digest, &records[i])
 		}()
 	}
 	for range parallel {
@@ -567,9 +581,65 @@ func syncFiles(paths []string) error {
 	close(errs)
 	for err := range errs {
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
+	return records, nil
+}
+
+// syncFile syncs the file at p and, with digest, fills rec's size and
+// SHA-256 from its bytes.
+func syncFile(p string, digest bool, rec *FileRecord) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if digest {
+		h := sha256.New()
+		n, err := io.Copy(h, f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		rec.Size, rec.SHA256 = n, hex.EncodeToString(h.Sum(nil))
+	}
+	return f.Sync()
+}
+
+// stageManifest completes j.Manifest from the staged files' records (in
+// the order of j.Renames, then the report) and j.Removes, writes it in the
+// staging directory and adds its rename to j.
+func (d *Dir) stageManifest(j *Journal, records []FileRecord) error {
+	m := j.Manifest
+	m.Format, m.Run = ManifestFormat, j.Run
+	to := ManifestRel(j.Run)
+	// A run that replaces OUT's contents is run 1 again: its manifest
+	// takes the place of the earlier run 1's, which the commit would
+	// otherwise retire.
+	j.Removes = slices.DeleteFunc(j.Removes, func(rel string) bool { return rel == to })
+	if m.Inputs == nil {
+		m.Inputs = []InputRecord{}
+	}
+	m.Files = make([]FileRecord, 0, len(records))
+	for i, r := range append(slices.Clip(j.Renames), Rename{To: ReportFile}) {
+		rec := records[i]
+		rec.Path = r.To
+		m.Files = append(m.Files, rec)
+	}
+	m.Removed = append([]string{}, j.Removes...)
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileSync(filepath.Join(d.Staging(), stagedManifest), append(b, '\n')); err != nil {
+		return err
+	}
+	for _, r := range j.Renames {
+		if r.To == to {
+			return fmt.Errorf("%s published twice", to)
+		}
+	}
+	j.Renames = append(j.Renames, Rename{From: stagedManifest, To: to})
 	return nil
 }
 

@@ -26,6 +26,7 @@ import (
 func (w *writer) finish(started time.Time) (*Result, error) {
 	res := &Result{Report: w.rep}
 	if w.out != nil {
+		res.Skipped = w.out.already
 		if err := w.foldResumed(len(w.cfg.Inputs)); err != nil {
 			return nil, err
 		}
@@ -252,26 +253,15 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 		w.rep.Tables[name] = tc
 	}
 
-	// Archives keep their names; in an incremental run a name that an
-	// earlier input holds gets the run's number.
-	taken := map[string]bool{}
-	for _, c := range o.state.inputs {
-		if !slices.ContainsFunc(o.replaced, func(r *committedInput) bool { return r == c }) {
-			for _, f := range c.Files {
-				taken[f] = true
-			}
-		}
-	}
+	// Archives keep their names; in an incremental run a name that OUT
+	// holds gets the run's number (archiveNames).
 	w.rep.Outputs.Archives = []string{}
+	names := w.archiveNames()
 	for idx, s := range w.seals {
 		if s == nil || s.Archive == "" {
 			continue
 		}
-		to := s.Archive
-		if taken[to] {
-			ext := cfg.Archive.Ext()
-			to = fmt.Sprintf("%s-r%06d%s", strings.TrimSuffix(to, ext), run, ext)
-		}
+		to := names[idx]
 		j.Renames = append(j.Renames, outdir.Rename{From: segRel(idx, sink.FlatName(s.Archive)), To: to})
 		w.rep.Inputs[idx].Archive = to
 		w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, to)
@@ -356,7 +346,76 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 	if err := txn.Commit(); err != nil {
 		return err
 	}
+	if j.Manifest, err = w.manifest(); err != nil {
+		return err
+	}
 	return o.dir.Commit(j)
+}
+
+// archiveNames returns where each sealed input's archive is published, by
+// input index. The inputs' names are distinct (stream.Expand sees to
+// that); in an incremental run a name that a committed input still holds
+// gets the run's number, "-rNNNNNN" before the extension, and "-2", "-3",
+// ... after that where even that name is taken, by OUT or by another
+// input of this run: no two inputs ever share an archive, however they
+// are named.
+func (w *writer) archiveNames() []string {
+	o := w.out
+	held, taken := map[string]bool{}, map[string]bool{}
+	for _, c := range o.state.inputs {
+		if !slices.Contains(o.replaced, c) {
+			for _, f := range c.Files {
+				held[f], taken[f] = true, true
+			}
+		}
+	}
+	// This run's own names come first: an input keeps its plain name
+	// wherever OUT does not hold it.
+	for _, s := range w.seals {
+		if s != nil && s.Archive != "" {
+			taken[s.Archive] = true
+		}
+	}
+	ext := w.cfg.Archive.Ext()
+	names := make([]string, len(w.seals))
+	mine := map[string]bool{}
+	for idx, s := range w.seals {
+		if s == nil || s.Archive == "" {
+			continue
+		}
+		to := s.Archive
+		if mine[to] || held[to] {
+			base := fmt.Sprintf("%s-r%06d", strings.TrimSuffix(to, ext), o.run)
+			to = base + ext
+			for n := 2; taken[to]; n++ {
+				to = fmt.Sprintf("%s-%d%s", base, n, ext)
+			}
+		}
+		taken[to], mine[to] = true, true
+		names[idx] = to
+	}
+	return names
+}
+
+// manifest is the run's record of itself for the commit to complete: its
+// settings, keyring and the inputs it took.
+func (w *writer) manifest() (*outdir.Manifest, error) {
+	settings, err := json.Marshal(w.out.settings())
+	if err != nil {
+		return nil, err
+	}
+	keyring, err := keyringDigest(w.cfg)
+	if err != nil {
+		return nil, err
+	}
+	m := &outdir.Manifest{Settings: settings, KeyringSHA256: keyring, Inputs: []outdir.InputRecord{}}
+	for _, s := range w.seals {
+		if s != nil {
+			fp := s.Fingerprint
+			m.Inputs = append(m.Inputs, outdir.InputRecord{Path: fp.Path, Size: fp.Size, ModTime: fp.ModTime, SHA256: fp.SHA256})
+		}
+	}
+	return m, nil
 }
 
 // stageState stages the state a later incremental run reads: this run's

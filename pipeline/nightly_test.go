@@ -16,6 +16,7 @@ import (
 
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 )
@@ -75,6 +76,9 @@ func snapshot(t *testing.T, out string) map[string]string {
 			}
 			b, _ = json.Marshal(m)
 		}
+		if strings.HasPrefix(rel, ".convbatch/state/manifests/") {
+			b = normalizeManifest(t, rel, b)
+		}
 		files[rel] = string(b)
 		return nil
 	})
@@ -82,6 +86,25 @@ func snapshot(t *testing.T, out string) map[string]string {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// normalizeManifest leaves out of a manifest the size and digest of the
+// reports it records, which hold the run's times, and what it retired,
+// which depends on what OUT held before.
+func normalizeManifest(t *testing.T, rel string, b []byte) []byte {
+	t.Helper()
+	var m outdir.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", rel, err)
+	}
+	for i, f := range m.Files {
+		if f.Path == sink.ReportFile || strings.HasPrefix(f.Path, sink.DirReports+"/") {
+			m.Files[i].Size, m.Files[i].SHA256 = 0, ""
+		}
+	}
+	m.Removed = nil
+	b, _ = json.Marshal(m)
+	return b
 }
 
 func sameSnapshots(t *testing.T, got, want map[string]string) {

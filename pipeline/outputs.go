@@ -72,7 +72,11 @@ func openOutDir(cfg *Config) (o *outDir, err error) {
 		o.tableOptions.Version = Version
 	}
 	if cfg.Incremental {
-		if o.state, err = loadState(d); err != nil {
+		rec, err := d.CheckRecord()
+		if err != nil {
+			return nil, err
+		}
+		if o.state, err = loadState(d, rec.LastRun); err != nil {
 			return nil, err
 		}
 		o.run = o.state.lastRun + 1
@@ -171,11 +175,23 @@ func (e *SettingsError) Unwrap() error { return ErrSettingsChanged }
 
 // classify sorts an incremental run's inputs: those OUT holds with the
 // same fingerprint are skipped (their path, size and modification time
-// match, or else their digest does); those whose bytes changed are refused,
-// or with ReplaceChanged retire their earlier outputs; the rest are new.
+// match, or else their digest does; with Config.Checksum always their
+// digest), and so is an input under another path whose bytes OUT already
+// holds; those whose bytes changed are refused, or with ReplaceChanged
+// retire their earlier outputs; the rest are new. An input is read to
+// decide only when its size is that of a committed input (or with
+// Checksum): same bytes have the same size.
 func (o *outDir) classify() error {
 	var keep []stream.Input
 	var changed []string
+	bySHA := map[string]*committedInput{}
+	sizes := map[int64]bool{}
+	for _, c := range o.state.inputs {
+		if c.SHA256 != "" {
+			bySHA[c.SHA256] = c
+			sizes[c.Size] = true
+		}
+	}
 	for _, in := range o.cfg.Inputs {
 		fp, ok, err := statFingerprint(in.Path)
 		if err != nil || !ok {
@@ -183,21 +199,25 @@ func (o *outDir) classify() error {
 			continue
 		}
 		c := o.state.byPath[in.Path]
-		if c == nil {
+		if c != nil && !o.cfg.Checksum && fp.sameFile(c.Fingerprint) {
+			o.already = append(o.already, sink.CommittedInput{Path: in.Path, Run: c.Run})
+			continue
+		}
+		if c == nil && !sizes[fp.Size] {
 			keep = append(keep, in)
 			continue
 		}
-		same := fp.sameFile(c.Fingerprint)
-		if !same {
-			if fp.SHA256, err = digestFile(in.Path); err != nil {
-				keep = append(keep, in)
-				continue
-			}
-			same = fp.SHA256 == c.SHA256 && fp.Size == c.Size
+		if fp.SHA256, err = digestFile(in.Path); err != nil {
+			keep = append(keep, in)
+			continue
 		}
-		switch {
-		case same:
+		switch same := bySHA[fp.SHA256]; {
+		case c != nil && fp.SHA256 == c.SHA256 && fp.Size == c.Size:
 			o.already = append(o.already, sink.CommittedInput{Path: in.Path, Run: c.Run})
+		case c == nil && same != nil && same.Size == fp.Size:
+			o.already = append(o.already, sink.CommittedInput{Path: in.Path, Run: same.Run, As: same.Path})
+		case c == nil:
+			keep = append(keep, in)
 		case o.cfg.ReplaceChanged:
 			o.replaced = append(o.replaced, c)
 			keep = append(keep, in)
@@ -216,14 +236,9 @@ func (o *outDir) classify() error {
 // by a killed run is resumed from only when its key is the same.
 func (o *outDir) stagingKey() (string, error) {
 	cfg := o.cfg
-	var keyring string
-	if cfg.Keyring != nil {
-		b, err := json.Marshal(cfg.Keyring)
-		if err != nil {
-			return "", err
-		}
-		sum := sha256.Sum256(b)
-		keyring = hex.EncodeToString(sum[:])
+	keyring, err := keyringDigest(cfg)
+	if err != nil {
+		return "", err
 	}
 	inputs := make([][2]string, len(cfg.Inputs))
 	for i, in := range cfg.Inputs {
@@ -248,6 +263,20 @@ func (o *outDir) stagingKey() (string, error) {
 }
 
 func (o *outDir) staging() string { return o.dir.Staging() }
+
+// keyringDigest is the SHA-256 of the run's keyring as JSON, lowercase
+// hex; "" without one.
+func keyringDigest(cfg *Config) (string, error) {
+	if cfg.Keyring == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(cfg.Keyring)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
 
 // resumed returns the seal of input idx when the run resumes it.
 func (o *outDir) resumed(idx int) *seal { return o.seals[idx] }

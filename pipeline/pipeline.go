@@ -21,6 +21,7 @@ import (
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/jsonscan"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
@@ -107,6 +108,10 @@ type Config struct {
 	// changed since it was committed, retiring its earlier outputs; without
 	// it Run refuses such an input with a *ChangedError.
 	ReplaceChanged bool
+	// Checksum makes an incremental run read every input that OUT holds
+	// under its path to compare its SHA-256, instead of trusting the same
+	// size and modification time (rsync's --checksum).
+	Checksum bool
 	// MemoryLimit, when > 0, is the Go runtime's soft memory limit for the
 	// run's bounded part; the memory that receipt resolution holds (the
 	// pending receipts and their references, which grow with the number
@@ -149,6 +154,10 @@ type Result struct {
 	// nothing, and Report is the last committed run's, as OutDir holds it.
 	// The retry of a run whose commit a recovery finished ends so.
 	UpToDate bool
+	// Skipped are the inputs this incremental run skipped because OutDir
+	// already holds them (the same as Report.AlreadyCommitted, but for
+	// an UpToDate run, whose Report is an earlier run's).
+	Skipped []sink.CommittedInput
 }
 
 // Progress counters, updated atomically while a run goes on.
@@ -330,13 +339,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var out *outDir
 	if cfg.OutDir != "" {
 		if out, err = openOutDir(&cfg); err != nil {
-			if errors.Is(err, ErrChanged) || errors.Is(err, ErrSettingsChanged) {
+			if errors.Is(err, ErrChanged) || errors.Is(err, ErrSettingsChanged) || errors.Is(err, outdir.ErrRefused) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 		}
 		defer out.close()
 		if res := out.upToDate(); res != nil {
+			res.Skipped = out.already
 			return res, nil
 		}
 	}

@@ -135,7 +135,7 @@ const docBufBytes = 256 << 10
 func createSegFiles(dir string) (*segFiles, error) {
 	s := &segFiles{dir: dir}
 	var err error
-	if s.docs, err = os.Create(filepath.Join(dir, segDocs)); err != nil {
+	if s.docs, err = createFile(filepath.Join(dir, segDocs)); err != nil {
 		return nil, err
 	}
 	s.docBuf = append(make([]byte, 0, docBufBytes+4<<10), docindex.Magic...)
@@ -163,7 +163,7 @@ func (s *segFiles) flushDocs() error {
 
 func (s *segFiles) addReceipt(p *verify.PendingReceipt) error {
 	if s.receipts == nil {
-		f, err := os.Create(filepath.Join(s.dir, segReceipts))
+		f, err := createFile(filepath.Join(s.dir, segReceipts))
 		if err != nil {
 			return err
 		}
@@ -251,4 +251,11 @@ func readPending(path string, fn func(*verify.PendingReceipt) error) error {
 		}
 		return fn(p)
 	})
+}
+
+// createFile creates (or truncates) the file at name, readable by all and
+// writable by its owner only (0644), whatever the umask lets through: the
+// state that later runs trust is never group- or world-writable.
+func createFile(name string) (*os.File, error) {
+	return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 }

@@ -8,11 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/convbatch/convbatch/outdir"
-	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -58,40 +55,30 @@ type state struct {
 	lastRun int
 }
 
-// loadState reads the committed state; an OUT without one (written by a
-// version before incremental runs, or empty) has no inputs, and its last
-// run is the highest numbered report kept.
-func loadState(d *outdir.Dir) (*state, error) {
-	st := &state{byPath: map[string]*committedInput{}}
+// loadState reads the committed state of an OUT whose record (checked:
+// every state file there at its size) ends with run lastRun; an OUT with
+// no run has none. A state file that cannot be parsed is refused by name
+// (outdir.ErrRefused), never read as empty.
+func loadState(d *outdir.Dir, lastRun int) (*state, error) {
+	st := &state{byPath: map[string]*committedInput{}, lastRun: lastRun}
+	if lastRun == 0 {
+		return st, nil
+	}
 	f, err := os.Open(d.State(stateInputs))
-	switch {
-	case err == nil:
-		defer f.Close()
-		dec := json.NewDecoder(bufio.NewReader(f))
-		for {
-			c := new(committedInput)
-			if err := dec.Decode(c); err == io.EOF {
-				break
-			} else if err != nil {
-				return nil, fmt.Errorf("output directory: %s: %w", d.State(stateInputs), err)
-			}
-			st.inputs = append(st.inputs, c)
-			st.byPath[c.Path] = c
-		}
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("output directory: %w", err)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", outdir.ErrRefused, err)
 	}
-	entries, err := os.ReadDir(d.Root() + "/" + sink.DirReports)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("output directory: %w", err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if n, ok := strings.CutPrefix(name, "run-"); ok {
-			if v, err := strconv.Atoi(strings.TrimSuffix(n, ".json")); err == nil && v > st.lastRun {
-				st.lastRun = v
-			}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReader(f))
+	for {
+		c := new(committedInput)
+		if err := dec.Decode(c); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("%w: %s is not parseable at byte %d (%v): rerun without --incremental to rebuild OUT", outdir.ErrRefused, d.State(stateInputs), dec.InputOffset(), err)
 		}
+		st.inputs = append(st.inputs, c)
+		st.byPath[c.Path] = c
 	}
 	return st, nil
 }

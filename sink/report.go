@@ -191,6 +191,9 @@ type CommittedInput struct {
 	Path string `json:"path"`
 	// Run is the run that committed it.
 	Run int `json:"run"`
+	// As is the path it was committed under, when that is another: the
+	// input is skipped because OUT holds its bytes (same SHA-256).
+	As string `json:"as,omitempty"`
 }
 
 // Outputs lists the run's output files.
