@@ -98,7 +98,9 @@ func TestRecordRefusesDamagedOUT(t *testing.T) {
 		{"a manifest not parseable", func(t *testing.T, out string) {
 			os.WriteFile(filepath.Join(out, ".convbatch/state/manifests/run-000002.json"), []byte("{"), 0o644)
 		}, ".convbatch/state/manifests/run-000002.json: bad-manifest"},
-		{"a manifest deleted", func(t *testing.T, out string) { os.Remove(filepath.Join(out, ".convbatch/state/manifests/run-000001.json")) }, ".convbatch/state/manifests/run-000001.json: missing"},
+		{"a manifest deleted", func(t *testing.T, out string) {
+			os.Remove(filepath.Join(out, ".convbatch/state/manifests/run-000001.json"))
+		}, ".convbatch/state/manifests/run-000001.json: missing"},
 		{"the manifests deleted", func(t *testing.T, out string) { os.RemoveAll(filepath.Join(out, ".convbatch/state/manifests")) }, ".convbatch/state/manifests/run-000001.json: missing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,4 +290,3 @@ func TestNothingWritableByOthers(t *testing.T) {
 		t.Errorf("group- or world-writable under umask 000:\n%s", strings.Join(bad, "\n"))
 	}
 }
-
