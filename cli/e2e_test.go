@@ -454,7 +454,13 @@ func TestInterruptPublishesNothing(t *testing.T) {
 	for range 50 {
 		pw.Write([]byte(`{"id":"i","messages":[{"role":"user","content":"SECRET-CONTENT"}]}` + "\n"))
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The run is ready once it has opened OUT (its lock, then its
+	// staging): the signal then finds it waiting on its input, whatever
+	// the machine's load, instead of after a guessed sleep.
+	waitFor(t, 20*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(out, ".convbatch", "staging", "run.json"))
+		return err == nil
+	})
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -478,6 +484,17 @@ func TestInterruptPublishesNothing(t *testing.T) {
 	})
 	if strings.Contains(errb.String(), "SECRET") {
 		t.Error("stderr echoes message content")
+	}
+}
+
+// waitFor polls cond every 10 ms until it holds, failing the test after
+// limit.
+func waitFor(t *testing.T, limit time.Duration, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(limit); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("not ready after %v", limit)
+		}
 	}
 }
 

@@ -21,9 +21,7 @@ import (
 // evidence arrives a night later goes from incomplete to valid, marked as
 // a re-resolution of night 1's receipt.
 func TestIncrementalNights(t *testing.T) {
-	if ok, why := duckdbtest.Available(); !ok {
-		t.Skip(why)
-	}
+	duckdbtest.Require(t)
 	dir := t.TempDir()
 	set := filepath.Join(dir, "set")
 	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 5, Faults: 0.05, Tamper: 0.2})

@@ -69,6 +69,15 @@ func Available() (bool, string) {
 	return state.skip == "", state.skip
 }
 
+// Require skips the test when DuckDB cannot run here, with the reason, and
+// fails it instead under CI=true, as every query does: a test that needs
+// DuckDB before its first query calls it, never Available with t.Skip
+// (which skipped under CI too).
+func Require(t testing.TB) {
+	t.Helper()
+	ready(t)
+}
+
 func ready(t testing.TB) *env {
 	t.Helper()
 	once.Do(func() { state = setup() })
