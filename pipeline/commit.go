@@ -147,15 +147,38 @@ func (w *writer) finishReport(started time.Time) error {
 	return nil
 }
 
+// commitPlan is a commit being put together: the journal it fills, the
+// transaction of the run-level files staged under staging/out, and each
+// input's published files (for the state).
+type commitPlan struct {
+	w          *writer
+	run        int
+	staging    string
+	txn        *sink.Txn
+	j          *outdir.Journal
+	inputFiles [][]string
+}
+
+// segRel is the staging-relative path of rel in input idx's segment.
+func (p *commitPlan) segRel(idx int, rel string) string {
+	return path.Join(filepath.Base(segDir(p.staging, idx)), rel)
+}
+
+// outRel is the staging-relative path of the run-level file rel.
+func outRel(rel string) string { return path.Join(stagingOut, rel) }
+
+// publish adds the rename of the staged file from to its place to in OUT.
+func (p *commitPlan) publish(from, to string) {
+	p.j.Renames = append(p.j.Renames, outdir.Rename{From: from, To: to})
+}
+
 // commit stages the run-level files (receipts, merged rejects, the
 // receipts table, the state, the reports), names every staged file's place
-// in OUT, and publishes them all through the output directory's journal.
+// in OUT, and publishes them all through the output directory's journal,
+// with the run's manifest.
 func (w *writer) commit(started time.Time, receipts, reresolved []verify.ReceiptResult, changed []*stateReceipt) error {
 	o := w.out
-	cfg := w.cfg
-	run := o.run
-	staging := o.staging()
-	outRoot := filepath.Join(staging, stagingOut)
+	outRoot := filepath.Join(o.staging(), stagingOut)
 	if err := os.RemoveAll(outRoot); err != nil {
 		return err
 	}
@@ -164,42 +187,81 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 		return err
 	}
 	defer txn.Abort()
-	j := &outdir.Journal{Run: run}
-	segRel := func(idx int, rel string) string {
-		return path.Join(filepath.Base(segDir(staging, idx)), rel)
+	p := &commitPlan{w: w, run: o.run, staging: o.staging(), txn: txn, j: &outdir.Journal{Run: o.run}, inputFiles: make([][]string, len(w.cfg.Inputs))}
+	steps := []func() error{
+		func() error { return p.placeTables(receipts, reresolved) },
+		p.placeArchives,
+		func() error { return p.stageRunFiles(append(slices.Clip(receipts), reresolved...)) },
+		func() error {
+			if len(o.replaced) == 0 {
+				return nil
+			}
+			// A replaced input's lines leave the earlier runs' rejects
+			// and receipts files, staged again without them.
+			return w.retireLines(txn, p.j)
+		},
+		func() error { return w.stageState(txn, p.j, receipts, changed, p.inputFiles, p.segRel) },
+		func() error { return p.stageReports(started) },
+		p.retire,
+		txn.Commit,
+		func() (err error) {
+			p.j.Manifest, err = w.manifest()
+			return err
+		},
 	}
-	outRel := func(rel string) string { return path.Join(stagingOut, rel) }
-
-	// The receipts table: each input's rows in parts of their own (a
-	// replaced input's are retired with it), then the re-resolved ones.
-	resolvedParts := make([]map[string][]sink.PartCounts, len(cfg.Inputs))
-	var rerParts map[string][]sink.PartCounts
-	if o.wantsReceiptsTable() {
-		next := 0
-		for idx, s := range w.seals {
-			if s == nil || s.Receipts == 0 {
-				continue
-			}
-			dir := filepath.Join(segDir(staging, idx), segReceiptsTable)
-			parts, err := writeReceiptsTable(dir, receipts[next:next+s.Receipts], o.tableOptions)
-			if err != nil {
-				return err
-			}
-			next += s.Receipts
-			resolvedParts[idx] = parts
-		}
-		if len(reresolved) > 0 {
-			if rerParts, err = writeReceiptsTable(filepath.Join(staging, "reresolved"), reresolved, o.tableOptions); err != nil {
-				return err
-			}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
 		}
 	}
+	return o.dir.Commit(p.j)
+}
 
-	// Parts are numbered in order within each directory they go to; an
-	// incremental run's names carry its number.
+// stageReceiptsTables writes the receipts table: each input's rows in
+// parts of their own, in its segment (a replaced input's are retired with
+// it), and the re-resolved ones apart. It returns their parts by input
+// index, and the re-resolved ones'.
+func (p *commitPlan) stageReceiptsTables(receipts, reresolved []verify.ReceiptResult) ([]map[string][]sink.PartCounts, map[string][]sink.PartCounts, error) {
+	w := p.w
+	resolved := make([]map[string][]sink.PartCounts, len(w.cfg.Inputs))
+	if !w.out.wantsReceiptsTable() {
+		return resolved, nil, nil
+	}
+	next := 0
+	for idx, s := range w.seals {
+		if s == nil || s.Receipts == 0 {
+			continue
+		}
+		dir := filepath.Join(segDir(p.staging, idx), segReceiptsTable)
+		parts, err := writeReceiptsTable(dir, receipts[next:next+s.Receipts], w.out.tableOptions)
+		if err != nil {
+			return nil, nil, err
+		}
+		next += s.Receipts
+		resolved[idx] = parts
+	}
+	if len(reresolved) == 0 {
+		return resolved, nil, nil
+	}
+	rer, err := writeReceiptsTable(filepath.Join(p.staging, "reresolved"), reresolved, w.out.tableOptions)
+	return resolved, rer, err
+}
+
+// placeTables names the place of every table part: the segments' parts,
+// then the receipts table's, numbered in order within each directory they
+// go to (an incremental run's names carry its number); a table with no
+// rows still gets one part, with its schema, unless an incremental OUT
+// holds parts of it already.
+func (p *commitPlan) placeTables(receipts, reresolved []verify.ReceiptResult) error {
+	w := p.w
+	cfg := w.cfg
+	resolvedParts, rerParts, err := p.stageReceiptsTables(receipts, reresolved)
+	if err != nil {
+		return err
+	}
 	prefix := ""
 	if cfg.Incremental {
-		prefix = fmt.Sprintf("r%06d-", run)
+		prefix = fmt.Sprintf("r%06d-", p.run)
 	}
 	next := map[string]int{}
 	place := func(rel string) string {
@@ -208,7 +270,6 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 		next[dir]++
 		return path.Join(dir, fmt.Sprintf("part-%s%05d.parquet", prefix, n))
 	}
-	inputFiles := make([][]string, len(cfg.Inputs))
 	w.rep.Tables = nil
 	if len(cfg.Tables) > 0 {
 		w.rep.Tables = map[string]sink.TableCounts{}
@@ -216,45 +277,47 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 	w.rep.Outputs.Tables = nil
 	for _, name := range cfg.Tables {
 		tc := sink.TableCounts{Parts: []sink.PartCounts{}}
-		add := func(from string, p sink.PartCounts, idx int) {
-			to := place(p.Path)
-			j.Renames = append(j.Renames, outdir.Rename{From: from, To: to})
-			tc.Rows += p.Rows
-			tc.Parts = append(tc.Parts, sink.PartCounts{Path: to, Rows: p.Rows})
+		add := func(from string, part sink.PartCounts, idx int) {
+			to := place(part.Path)
+			p.publish(from, to)
+			tc.Rows += part.Rows
+			tc.Parts = append(tc.Parts, sink.PartCounts{Path: to, Rows: part.Rows})
 			w.rep.Outputs.Tables = append(w.rep.Outputs.Tables, to)
 			if idx >= 0 {
-				inputFiles[idx] = append(inputFiles[idx], to)
+				p.inputFiles[idx] = append(p.inputFiles[idx], to)
 			}
 		}
 		for idx, s := range w.seals {
 			if s == nil {
 				continue
 			}
-			for _, p := range s.Tables[name] {
-				add(segRel(idx, sink.FlatName(p.Path)), p, idx)
+			for _, part := range s.Tables[name] {
+				add(p.segRel(idx, sink.FlatName(part.Path)), part, idx)
 			}
-			for _, p := range resolvedParts[idx][name] {
-				add(segRel(idx, path.Join(segReceiptsTable, sink.FlatName(p.Path))), p, idx)
+			for _, part := range resolvedParts[idx][name] {
+				add(p.segRel(idx, path.Join(segReceiptsTable, sink.FlatName(part.Path))), part, idx)
 			}
 		}
-		for _, p := range rerParts[name] {
-			add(path.Join("reresolved", sink.FlatName(p.Path)), p, -1)
+		for _, part := range rerParts[name] {
+			add(path.Join("reresolved", sink.FlatName(part.Path)), part, -1)
 		}
 		if len(tc.Parts) == 0 && (!cfg.Incremental || !hasFiles(filepath.Join(cfg.OutDir, sink.DirTables, name))) {
-			// A dataset with no rows still gets one part, with its schema.
-			empty, err := writeEmptyTable(txn, name, o.tableOptions)
+			empty, err := writeEmptyTable(p.txn, name, w.out.tableOptions)
 			if err != nil {
 				return err
 			}
-			for _, p := range empty {
-				add(outRel(p.Path), p, -1)
+			for _, part := range empty {
+				add(outRel(part.Path), part, -1)
 			}
 		}
 		w.rep.Tables[name] = tc
 	}
+	return nil
+}
 
-	// Archives keep their names; in an incremental run a name that OUT
-	// holds gets the run's number (archiveNames).
+// placeArchives names the place of every archive (archiveNames).
+func (p *commitPlan) placeArchives() error {
+	w := p.w
 	w.rep.Outputs.Archives = []string{}
 	names := w.archiveNames()
 	for idx, s := range w.seals {
@@ -262,50 +325,48 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 			continue
 		}
 		to := names[idx]
-		j.Renames = append(j.Renames, outdir.Rename{From: segRel(idx, sink.FlatName(s.Archive)), To: to})
+		p.publish(p.segRel(idx, sink.FlatName(s.Archive)), to)
 		w.rep.Inputs[idx].Archive = to
 		w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, to)
-		inputFiles[idx] = append([]string{to}, inputFiles[idx]...)
+		p.inputFiles[idx] = append([]string{to}, p.inputFiles[idx]...)
 	}
+	return nil
+}
 
-	// Rejects and receipts: one file each for the run.
+// stageRunFiles stages the run's rejects (the segments' merged) and its
+// receipts, one file each (with the run's number in an incremental run).
+func (p *commitPlan) stageRunFiles(receipts []verify.ReceiptResult) error {
+	w := p.w
 	rejIndex, rejData, rcpts := sink.RejectsIndexFile, sink.RejectsDataFile, sink.ReceiptsFile
-	if cfg.Incremental {
-		rejIndex, rejData, rcpts = sink.RunFile(rejIndex, run), sink.RunFile(rejData, run), sink.RunFile(rcpts, run)
+	if w.cfg.Incremental {
+		rejIndex, rejData, rcpts = sink.RunFile(rejIndex, p.run), sink.RunFile(rejData, p.run), sink.RunFile(rcpts, p.run)
 	}
 	var segs []sink.RejectSegment
 	for idx, s := range w.seals {
 		if s != nil {
-			dir := segDir(staging, idx)
+			dir := segDir(p.staging, idx)
 			segs = append(segs, sink.RejectSegment{Index: filepath.Join(dir, sink.FlatName(sink.RejectsIndexFile)), Data: filepath.Join(dir, sink.FlatName(sink.RejectsDataFile))})
 		}
 	}
-	if err := sink.MergeRejects(txn, rejIndex, rejData, segs); err != nil {
+	if err := sink.MergeRejects(p.txn, rejIndex, rejData, segs); err != nil {
 		return err
 	}
-	if err := sink.WriteReceipts(txn, rcpts, append(slices.Clip(receipts), reresolved...)); err != nil {
+	if err := sink.WriteReceipts(p.txn, rcpts, receipts); err != nil {
 		return err
 	}
 	w.rep.Outputs.RejectsIndex, w.rep.Outputs.RejectsData, w.rep.Outputs.Receipts = rejIndex, rejData, rcpts
 	for _, rel := range []string{rejIndex, rejData, rcpts} {
-		j.Renames = append(j.Renames, outdir.Rename{From: outRel(rel), To: rel})
+		p.publish(outRel(rel), rel)
 	}
+	return nil
+}
 
-	// A replaced input's lines leave the earlier runs' rejects and
-	// receipts files, which are staged again without them.
-	if len(o.replaced) > 0 {
-		if err := w.retireLines(txn, j); err != nil {
-			return err
-		}
-	}
-
-	// The state: this run's documents, receipts and inputs.
-	if err := w.stageState(txn, j, receipts, changed, inputFiles, segRel); err != nil {
-		return err
-	}
-
-	// The reports, the run's kept one and report.json, published last.
-	w.rep.Run = run
+// stageReports completes the report and stages it twice: as the run's
+// kept report and as report.json, which the commit publishes last.
+func (p *commitPlan) stageReports(started time.Time) error {
+	w := p.w
+	o := w.out
+	w.rep.Run = p.run
 	w.rep.AlreadyCommitted = o.already
 	for _, c := range o.replaced {
 		w.rep.Replaced = append(w.rep.Replaced, sink.CommittedInput{Path: c.Path, Run: c.Run})
@@ -313,43 +374,40 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 	if err := w.finishReport(started); err != nil {
 		return err
 	}
-	runReport := sink.RunReportFile(run)
-	if err := sink.WriteReport(txn, runReport, w.rep); err != nil {
+	runReport := sink.RunReportFile(p.run)
+	if err := sink.WriteReport(p.txn, runReport, w.rep); err != nil {
 		return err
 	}
-	if err := sink.WriteReport(txn, sink.ReportFile, w.rep); err != nil {
+	if err := sink.WriteReport(p.txn, sink.ReportFile, w.rep); err != nil {
 		return err
 	}
-	j.Renames = append(j.Renames, outdir.Rename{From: outRel(runReport), To: runReport})
-	j.Report = outRel(sink.ReportFile)
+	p.publish(outRel(runReport), runReport)
+	p.j.Report = outRel(sink.ReportFile)
+	return nil
+}
 
-	// What the commit retires.
-	if cfg.Incremental {
-		// A retired file that this run publishes again (the replaced
-		// input's archive name) is overwritten, not removed.
-		published := map[string]bool{}
-		for _, r := range j.Renames {
-			published[r.To] = true
-		}
-		for _, c := range o.replaced {
-			for _, f := range append(slices.Clip(c.Files), outdir.StateRel(c.Docs)) {
-				if !published[f] {
-					j.Removes = append(j.Removes, f)
-				}
+// retire names the files the commit removes: an incremental run's
+// replaced inputs' files (but those it publishes again, which are
+// overwritten), or, for a run that replaces OUT, every file of the run
+// directories and the state that it does not publish.
+func (p *commitPlan) retire() (err error) {
+	w := p.w
+	if !w.cfg.Incremental {
+		p.j.Removes, err = staleFiles(w.cfg.OutDir, p.j)
+		return err
+	}
+	published := map[string]bool{}
+	for _, r := range p.j.Renames {
+		published[r.To] = true
+	}
+	for _, c := range w.out.replaced {
+		for _, f := range append(slices.Clip(c.Files), outdir.StateRel(c.Docs)) {
+			if !published[f] {
+				p.j.Removes = append(p.j.Removes, f)
 			}
 		}
-	} else {
-		if j.Removes, err = staleFiles(cfg.OutDir, j); err != nil {
-			return err
-		}
 	}
-	if err := txn.Commit(); err != nil {
-		return err
-	}
-	if j.Manifest, err = w.manifest(); err != nil {
-		return err
-	}
-	return o.dir.Commit(j)
+	return nil
 }
 
 // archiveNames returns where each sealed input's archive is published, by
