@@ -4,14 +4,35 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/internal/duckdbtest"
 	"github.com/convbatch/convbatch/sink"
 )
+
+// latestVerdictQuery is docs/TABLES.md's query for the receipts by their
+// current verdict over an incremental OUT, as given there.
+const latestVerdictQuery = `SELECT status, count(*) AS receipts FROM (
+  SELECT status FROM read_parquet('OUT/tables/receipts/**/*.parquet', filename = true)
+  QUALIFY row_number() OVER (PARTITION BY source_file, source_line
+                             ORDER BY regexp_extract(filename, '[^/]*$') DESC) = 1
+) GROUP BY status ORDER BY status`
+
+// nonZero returns m without its zero counts.
+func nonZero(m map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range m {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
 
 // TestIncrementalNights runs gen's three nights of two files one night at
 // a time with --incremental (each night naming every night's directory so
@@ -78,7 +99,19 @@ func TestIncrementalNights(t *testing.T) {
 	sqls = append(sqls, fmt.Sprintf(`select status, reresolves_run, filename like '%%part-r000001-%%' as night1
 		from %s where source_file = %s and source_line = %d order by filename`,
 		ds(inc, sink.TableReceipts), duckdbtest.Literal(lateFile), late.Line))
+	// The query docs/TABLES.md gives for the receipts by current verdict.
+	sqls = append(sqls, strings.ReplaceAll(latestVerdictQuery, "OUT/", filepath.ToSlash(inc)+"/"))
 	res := duckdbtest.QueryAll(t, sqls...)
+	var rep sink.Report
+	readJSON(t, filepath.Join(inc, "report.json"), &rep)
+	got := map[string]int64{}
+	for _, r := range res[len(res)-1].Rows {
+		got[r["status"].(string)] = duckdbtest.Int(t, r["receipts"])
+	}
+	res = res[:len(res)-1]
+	if rep.Cumulative == nil || rep.Cumulative.Runs != exp.Nights || !maps.Equal(got, nonZero(rep.Cumulative.Receipts)) {
+		t.Errorf("receipts by current verdict: DuckDB %v, report.json's cumulative %+v", got, rep.Cumulative)
+	}
 	for i, name := range sink.TableNames {
 		r := res[i].Rows[0]
 		if n := duckdbtest.Int(t, r["n"]); n == 0 || duckdbtest.Int(t, r["extra"]) != 0 || duckdbtest.Int(t, r["missing"]) != 0 {

@@ -290,3 +290,22 @@ func TestNothingWritableByOthers(t *testing.T) {
 		t.Errorf("group- or world-writable under umask 000:\n%s", strings.Join(bad, "\n"))
 	}
 }
+
+// TestReportCumulative: over an OUT of two nights, `convbatch report`'s
+// table ends with what OUT holds over both, as report.json counts it.
+func TestReportCumulative(t *testing.T) {
+	out, _ := twoNights(t, t.TempDir())
+	var rep sink.Report
+	readJSON(t, filepath.Join(out, "report.json"), &rep)
+	c := rep.Cumulative
+	if c == nil || c.Runs != 2 || c.Inputs != 2 || c.Documents != 40 {
+		t.Fatalf("cumulative %+v, want 2 runs, 2 inputs, 40 documents", c)
+	}
+	r := convbatch(t, nil, "report", out)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	last := lines[len(lines)-1]
+	want := "OUT holds 2 runs, 2 inputs, 40 documents, 0 rejects"
+	if r.code != 0 || !strings.HasPrefix(last, want) || !strings.Contains(last, "usage ") {
+		t.Errorf("exit %d, last line %q, want it to start %q", r.code, last, want)
+	}
+}

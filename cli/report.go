@@ -95,6 +95,9 @@ func reportCommand() *command {
 				if err := write(rep); err != nil {
 					return 0, fatalErr(fmt.Errorf("report: %w", err))
 				}
+				if format == "table" {
+					writeCumulative(e.stdout, args[0])
+				}
 				return ExitOK, nil
 			}
 		},

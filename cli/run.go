@@ -245,6 +245,7 @@ func extractCommand() *command {
 					return 0, err
 				}
 				printSummary(e.stderr, "extract", res.Report, cfg.OutDir)
+				printCumulative(e.stderr, res.Report)
 				return findingsCode(res.Report), nil
 			}
 		},
@@ -283,6 +284,7 @@ func runCommand() *command {
 					return 0, err
 				}
 				printSummary(e.stderr, "run", res.Report, cfg.OutDir)
+				printCumulative(e.stderr, res.Report)
 				return findingsCode(res.Report), nil
 			}
 		},
@@ -337,6 +339,11 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		}
 	}
 	if res.UpToDate {
+		// The summary is the last committed run's, but for what this
+		// run skipped: every input it was given.
+		rep := *res.Report
+		rep.AlreadyCommitted = res.Skipped
+		res.Report = &rep
 		fmt.Fprintf(e.stderr, "convbatch: every input is already in %s: nothing committed; the summary and exit code are those of run %d, the last committed\n", cfg.OutDir, res.Report.Run)
 	}
 	if res.Resumed > 0 {

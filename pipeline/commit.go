@@ -120,7 +120,38 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 	if w.out == nil {
 		return res, w.finishReport(started)
 	}
-	return res, w.commit(started, receipts, reresolved, changed)
+	var verdicts map[string]int64
+	if incremental {
+		verdicts = currentVerdicts(earlier, changed, receipts)
+	}
+	return res, w.commit(started, receipts, reresolved, changed, verdicts)
+}
+
+// currentVerdicts counts every receipt an incremental OUT holds once the
+// run is committed by its current verdict: the earlier receipts' latest
+// (changed, where this run resolved them again) and this run's.
+func currentVerdicts(earlier, changed []*stateReceipt, receipts []verify.ReceiptResult) map[string]int64 {
+	type key struct {
+		origin int
+		file   string
+		line   int64
+	}
+	now := make(map[key]verify.Status, len(changed))
+	for _, r := range changed {
+		now[key{r.Origin, r.Pending.File, r.Pending.Line}] = r.Status
+	}
+	counts := map[string]int64{}
+	for _, r := range earlier {
+		st, ok := now[key{r.Origin, r.Pending.File, r.Pending.Line}]
+		if !ok {
+			st = r.Status
+		}
+		counts[string(st)]++
+	}
+	for i := range receipts {
+		counts[string(receipts[i].Status)]++
+	}
+	return counts
 }
 
 // concerns reports whether the evidence gathered from this run's documents
@@ -157,6 +188,8 @@ type commitPlan struct {
 	txn        *sink.Txn
 	j          *outdir.Journal
 	inputFiles [][]string
+	// inputRows are each input's rows by table, for the state.
+	inputRows []map[string]int64
 }
 
 // segRel is the staging-relative path of rel in input idx's segment.
@@ -176,7 +209,7 @@ func (p *commitPlan) publish(from, to string) {
 // receipts table, the state, the reports), names every staged file's place
 // in OUT, and publishes them all through the output directory's journal,
 // with the run's manifest.
-func (w *writer) commit(started time.Time, receipts, reresolved []verify.ReceiptResult, changed []*stateReceipt) error {
+func (w *writer) commit(started time.Time, receipts, reresolved []verify.ReceiptResult, changed []*stateReceipt, verdicts map[string]int64) error {
 	o := w.out
 	outRoot := filepath.Join(o.staging(), stagingOut)
 	if err := os.RemoveAll(outRoot); err != nil {
@@ -187,7 +220,8 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 		return err
 	}
 	defer txn.Abort()
-	p := &commitPlan{w: w, run: o.run, staging: o.staging(), txn: txn, j: &outdir.Journal{Run: o.run}, inputFiles: make([][]string, len(w.cfg.Inputs))}
+	p := &commitPlan{w: w, run: o.run, staging: o.staging(), txn: txn, j: &outdir.Journal{Run: o.run},
+		inputFiles: make([][]string, len(w.cfg.Inputs)), inputRows: make([]map[string]int64, len(w.cfg.Inputs))}
 	steps := []func() error{
 		func() error { return p.placeTables(receipts, reresolved) },
 		p.placeArchives,
@@ -200,8 +234,8 @@ func (w *writer) commit(started time.Time, receipts, reresolved []verify.Receipt
 			// and receipts files, staged again without them.
 			return w.retireLines(txn, p.j)
 		},
-		func() error { return w.stageState(txn, p.j, receipts, changed, p.inputFiles, p.segRel) },
-		func() error { return p.stageReports(started) },
+		func() error { return p.stageState(receipts, changed) },
+		func() error { return p.stageReports(started, verdicts) },
 		p.retire,
 		txn.Commit,
 		func() (err error) {
@@ -285,6 +319,10 @@ func (p *commitPlan) placeTables(receipts, reresolved []verify.ReceiptResult) er
 			w.rep.Outputs.Tables = append(w.rep.Outputs.Tables, to)
 			if idx >= 0 {
 				p.inputFiles[idx] = append(p.inputFiles[idx], to)
+				if p.inputRows[idx] == nil {
+					p.inputRows[idx] = map[string]int64{}
+				}
+				p.inputRows[idx][name] += part.Rows
 			}
 		}
 		for idx, s := range w.seals {
@@ -363,7 +401,7 @@ func (p *commitPlan) stageRunFiles(receipts []verify.ReceiptResult) error {
 
 // stageReports completes the report and stages it twice: as the run's
 // kept report and as report.json, which the commit publishes last.
-func (p *commitPlan) stageReports(started time.Time) error {
+func (p *commitPlan) stageReports(started time.Time, verdicts map[string]int64) error {
 	w := p.w
 	o := w.out
 	w.rep.Run = p.run
@@ -371,6 +409,11 @@ func (p *commitPlan) stageReports(started time.Time) error {
 	for _, c := range o.replaced {
 		w.rep.Replaced = append(w.rep.Replaced, sink.CommittedInput{Path: c.Path, Run: c.Run})
 	}
+	cum, err := p.cumulative(verdicts)
+	if err != nil {
+		return err
+	}
+	w.rep.Cumulative = cum
 	if err := w.finishReport(started); err != nil {
 		return err
 	}
@@ -384,6 +427,49 @@ func (p *commitPlan) stageReports(started time.Time) error {
 	p.publish(outRel(runReport), runReport)
 	p.j.Report = outRel(sink.ReportFile)
 	return nil
+}
+
+// cumulative sums what OUT holds once the run is committed: for a run that
+// replaces OUT, this run's counts; for an incremental one, the previous
+// report's cumulative counts plus this run's, less the replaced inputs'
+// (from the state), with every receipt by its current verdict (verdicts:
+// the earlier receipts' latest and this run's, from finish).
+func (p *commitPlan) cumulative(verdicts map[string]int64) (*sink.Cumulative, error) {
+	w := p.w
+	cum := &sink.Cumulative{Runs: p.run, Rows: map[string]int64{}, Receipts: map[string]int64{}}
+	if w.cfg.Incremental && p.run > 1 {
+		b, err := os.ReadFile(filepath.Join(w.cfg.OutDir, sink.ReportFile))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", outdir.ErrRefused, err)
+		}
+		var prev sink.Report
+		if err := json.Unmarshal(b, &prev); err != nil || prev.Cumulative == nil {
+			return nil, fmt.Errorf("%w: %s holds no cumulative counts (%v): rerun without --incremental to rebuild OUT", outdir.ErrRefused, filepath.Join(w.cfg.OutDir, sink.ReportFile), err)
+		}
+		cum.Inputs, cum.Counts = prev.Cumulative.Inputs, prev.Cumulative.Counts
+		for t, n := range prev.Cumulative.Rows {
+			cum.Rows[t] = n
+		}
+		for _, c := range w.out.replaced {
+			cum.Inputs--
+			cum.Counts.Sub(c.Counts)
+			for t, n := range c.Rows {
+				cum.Rows[t] -= n
+			}
+		}
+	}
+	cum.Inputs += int64(len(w.rep.Inputs))
+	cum.Counts.Add(w.rep.Totals)
+	for t, tc := range w.rep.Tables {
+		cum.Rows[t] += tc.Rows
+	}
+	if verdicts == nil {
+		verdicts = map[string]int64{string(verify.StatusValid): w.rep.Receipts.Valid, string(verify.StatusInvalid): w.rep.Receipts.Invalid, string(verify.StatusIncomplete): w.rep.Receipts.Incomplete}
+	}
+	for _, st := range []verify.Status{verify.StatusValid, verify.StatusInvalid, verify.StatusIncomplete} {
+		cum.Receipts[string(st)] = verdicts[string(st)]
+	}
+	return cum, nil
 }
 
 // retire names the files the commit removes: an incremental run's
@@ -480,7 +566,8 @@ func (w *writer) manifest() (*outdir.Manifest, error) {
 // documents' index records (moved from the segments), its receipts with
 // their pending form and verdict (and the earlier receipts whose verdict
 // changed), and the list of committed inputs.
-func (w *writer) stageState(txn *sink.Txn, j *outdir.Journal, receipts []verify.ReceiptResult, changed []*stateReceipt, inputFiles [][]string, segRel func(int, string) string) error {
+func (p *commitPlan) stageState(receipts []verify.ReceiptResult, changed []*stateReceipt) error {
+	w, txn, j, inputFiles, segRel := p.w, p.txn, p.j, p.inputFiles, p.segRel
 	o := w.out
 	run := o.run
 	pending := w.resolver.Receipts()
@@ -523,7 +610,7 @@ func (w *writer) stageState(txn *sink.Txn, j *outdir.Journal, receipts []verify.
 		if files == nil {
 			files = []string{}
 		}
-		list = append(list, &committedInput{Fingerprint: s.Fingerprint, Run: run, Rel: w.cfg.Inputs[idx].Rel, Files: files, Docs: docs})
+		list = append(list, &committedInput{Fingerprint: s.Fingerprint, Run: run, Rel: w.cfg.Inputs[idx].Rel, Files: files, Docs: docs, Counts: w.rep.Inputs[idx].Counts, Rows: p.inputRows[idx]})
 	}
 	settings, err := json.Marshal(o.settings())
 	if err != nil {

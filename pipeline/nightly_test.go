@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -315,6 +316,29 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 			t.Errorf("table %s: %d rows incrementally, %d in one run, or they differ", table, len(got), len(want))
 		}
 	}
+	// The last night's cumulative counts are those of the one run, but
+	// for the receipts table's extra rows of re-resolved verdicts.
+	var last sink.Report
+	b, _ := os.ReadFile(filepath.Join(inc, sink.ReportFile))
+	if err := json.Unmarshal(b, &last); err != nil || last.Cumulative == nil {
+		t.Fatalf("report.json without cumulative counts: %v", err)
+	}
+	c, oc := last.Cumulative, oneRes.Report.Cumulative
+	if c.Runs != 3 || oc.Runs != 1 || c.Inputs != oc.Inputs || c.Counts != oc.Counts {
+		t.Errorf("cumulative: %d runs, %d inputs, %+v; one run: %d, %d, %+v", c.Runs, c.Inputs, c.Counts, oc.Runs, oc.Inputs, oc.Counts)
+	}
+	for _, table := range sink.TableNames {
+		want := oc.Rows[table]
+		if table == sink.TableReceipts {
+			want += reresolved
+		}
+		if c.Rows[table] != want {
+			t.Errorf("cumulative rows of %s: %d, want %d", table, c.Rows[table], want)
+		}
+	}
+	if or := oneRes.Report.Receipts; c.Receipts["valid"] != or.Valid || c.Receipts["invalid"] != or.Invalid || c.Receipts["incomplete"] != or.Incomplete {
+		t.Errorf("receipts by current verdict %v, one run's %d valid, %d invalid, %d incomplete", c.Receipts, or.Valid, or.Invalid, or.Incomplete)
+	}
 	// Every night's report is kept; a night with nothing new commits
 	// nothing and leaves OUT as it was.
 	before := snapshot(t, inc)
@@ -364,13 +388,19 @@ func TestIncrementalChangedInput(t *testing.T) {
 		t.Errorf("replaced %+v", res.Report.Replaced)
 	}
 	one := filepath.Join(dir, "one")
-	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: one, Workers: 2, Tables: tables}); err != nil {
+	oneRes, err := Run(context.Background(), Config{Inputs: inputs, OutDir: one, Workers: 2, Tables: tables})
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, table := range tables {
 		if got, want := datasetRows(t, inc, table), datasetRows(t, one, table); !slices.Equal(got, want) {
 			t.Errorf("table %s: %d rows after the replacement, %d in one run, or they differ", table, len(got), len(want))
 		}
+	}
+	// The retired input's counts left OUT's cumulative counts with it.
+	c, oc := res.Report.Cumulative, oneRes.Report.Cumulative
+	if c.Runs != 2 || c.Inputs != oc.Inputs || c.Counts != oc.Counts || !maps.Equal(c.Rows, oc.Rows) || !maps.Equal(c.Receipts, oc.Receipts) {
+		t.Errorf("cumulative after the replacement %+v, one run's %+v", c, oc)
 	}
 	archives, _ := filepath.Glob(filepath.Join(inc, "archive", "*"))
 	if len(archives) != 2 {

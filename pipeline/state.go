@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -46,6 +47,11 @@ type committedInput struct {
 	// Docs is its documents' index records, relative to the state
 	// directory.
 	Docs string `json:"docs"`
+	// Counts are its lines, documents, rejects and blank lines, and Rows
+	// its rows by table, taken off OUT's cumulative counts when a later
+	// run retires it.
+	Counts sink.Counts       `json:"counts"`
+	Rows   map[string]int64 `json:"rows,omitempty"`
 }
 
 // state is what OUT holds of earlier runs.

@@ -23,6 +23,15 @@ type Counts struct {
 	BytesIn int64 `json:"bytes_in"`
 }
 
+// Sub takes o off c.
+func (c *Counts) Sub(o Counts) {
+	c.Lines -= o.Lines
+	c.Documents -= o.Documents
+	c.Rejects -= o.Rejects
+	c.Blank -= o.Blank
+	c.BytesIn -= o.BytesIn
+}
+
 // Add adds o to c.
 func (c *Counts) Add(o Counts) {
 	c.Lines += o.Lines
@@ -112,6 +121,9 @@ type Report struct {
 	Replaced []CommittedInput `json:"replaced,omitempty"`
 	// Totals are the counts over all inputs.
 	Totals Counts `json:"totals"`
+	// Cumulative sums what OUT holds after this run, over every run it
+	// holds (for a run that is not incremental, this run's counts).
+	Cumulative *Cumulative `json:"cumulative,omitempty"`
 	// RejectsByReason counts rejects by reason code (docs/FORMAT.md).
 	RejectsByReason map[string]int64 `json:"rejects_by_reason"`
 	// Warnings counts warnings by code (docs/FORMAT.md).
@@ -183,6 +195,23 @@ type Receipts struct {
 	// verified-signature cache answered (hits) and made (misses); absent
 	// when the run had no cache.
 	SignatureCache *verify.SignatureCacheStats `json:"signature_cache,omitempty"`
+}
+
+// Cumulative is what an output directory holds over all its committed
+// runs: the sum of the runs' counts, less what later runs retired.
+type Cumulative struct {
+	// Runs is the number of runs OUT holds (the last one's number).
+	Runs int `json:"runs"`
+	// Inputs counts the inputs whose outputs OUT holds.
+	Inputs int64 `json:"inputs"`
+	// Counts are their lines, documents, rejects and blank lines.
+	Counts
+	// Rows counts the rows of each table, over every part OUT holds
+	// (a receipt re-resolved by a later run has a row for each verdict).
+	Rows map[string]int64 `json:"rows"`
+	// Receipts counts every receipt OUT holds by its current verdict
+	// (valid, invalid, incomplete): its latest row.
+	Receipts map[string]int64 `json:"receipts"`
 }
 
 // CommittedInput is an input an earlier run committed.
