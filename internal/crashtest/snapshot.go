@@ -88,6 +88,11 @@ func Snapshot(dir string) (map[string][]byte, error) {
 				return fmt.Errorf("%s: %w", rel, err)
 			}
 		}
+		if isManifest(rel) {
+			if b, err = NormalizeManifest(b); err != nil {
+				return fmt.Errorf("%s: %w", rel, err)
+			}
+		}
 		snap[rel] = b
 		return nil
 	})
@@ -100,6 +105,33 @@ func Snapshot(dir string) (map[string][]byte, error) {
 // isReport reports whether rel is a report Snapshot normalizes.
 func isReport(rel string) bool {
 	return rel == "report.json" || strings.HasPrefix(rel, "reports/") && strings.HasSuffix(rel, ".json")
+}
+
+// isManifest reports whether rel is a run's manifest.
+func isManifest(rel string) bool {
+	return strings.HasPrefix(rel, ".convbatch/state/manifests/") && strings.HasSuffix(rel, ".json")
+}
+
+// NormalizeManifest returns the manifest b without the sizes and digests
+// of the reports it records (their times differ from run to run, as
+// ReportTimeKeys say), re-marshalled with sorted keys.
+func NormalizeManifest(b []byte) ([]byte, error) {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	files, _ := m["files"].([]any)
+	for _, f := range files {
+		if rec, ok := f.(map[string]any); ok {
+			if p, _ := rec["path"].(string); isReport(p) {
+				delete(rec, "size")
+				delete(rec, "sha256")
+			}
+		}
+	}
+	return json.Marshal(m)
 }
 
 // NormalizeReport returns the JSON document b with the ReportTimeKeys
