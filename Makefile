@@ -8,6 +8,10 @@ OUT      ?= out
 # used: another version reports other findings).
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+# gotestsum runs go test and ends with every skipped test and its reason
+# (=== Skipped), then "DONE N tests, N skipped": no skip goes unseen.
+GOTESTSUM_VERSION := v1.13.0
+GOTESTSUM ?= $(GO) run gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
 
 .PHONY: build pgo build-beam test test-beam lint lint-beam run fuzz fuzz-short bench sample clean
 
@@ -40,13 +44,14 @@ lint-beam:
 # The Beam module's tests, on Prism (in-process; needs loopback). Prism logs
 # at INFO to stderr; the tests' own output is in go test's.
 test-beam: lint-beam
-	cd beam && $(GO) test -count=1 ./...
+	cd beam && $(GOTESTSUM) --format pkgname -- -count=1 ./...
 
-# The test command of the README and of CI: vet, staticcheck, every test,
-# and each fuzz target for a few seconds; then the same for the Beam module.
+# The test command of the README and of CI: vet, staticcheck, every test
+# (each fuzz target's seed corpus among them), listing every skip with its
+# reason; then the same for the Beam module. Fuzzing proper is make fuzz
+# (CI runs it for 4s a target after make test).
 test: lint
-	$(GO) test -count=1 ./...
-	$(MAKE) --no-print-directory fuzz FUZZTIME=4s
+	$(GOTESTSUM) --format pkgname -- -count=1 ./...
 	$(MAKE) --no-print-directory test-beam
 
 # The main job on the bundled sample archive.
