@@ -238,11 +238,18 @@ func TestReportFormats(t *testing.T) {
 		t.Fatalf("by %v", rep.By)
 	}
 	byProv := map[string]int64{}
+	last := ""
 	for _, row := range rep.Rows {
 		day := row["day"].(string)
 		if day != "unknown" && (len(day) != 10 || day[4] != '-' || day[7] != '-') {
 			t.Fatalf("day %q", day)
 		}
+		// With day among the keys the rows are a time series: oldest first,
+		// unknown last.
+		if day < last && last != "unknown" || last == "unknown" && day != "unknown" {
+			t.Fatalf("day %s after %s: rows are not by day", day, last)
+		}
+		last = day
 		byProv[row["provider"].(string)] += int64(row["messages"].(float64))
 	}
 	var provs []string

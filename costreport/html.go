@@ -119,6 +119,7 @@ type htmlTable struct {
 	Rows    [][]htmlCell
 	Total   []htmlCell
 	NumRows int
+	Order   string
 }
 
 type htmlCell struct {
@@ -130,7 +131,10 @@ type htmlCell struct {
 // costs padded to one number of decimals.
 func tableOf(title string, r *Report) htmlTable {
 	fields := r.Fields()
-	t := htmlTable{Title: title, NumRows: len(r.Rows)}
+	t := htmlTable{Title: title, NumRows: len(r.Rows), Order: "by cost, highest first"}
+	if slices.Contains(r.Keys, Day) {
+		t.Order = "by day, oldest first (unknown last), then by cost"
+	}
 	for _, f := range fields {
 		t.Header = append(t.Header, htmlCell{Text: f, Numeric: numericField(f)})
 	}
@@ -217,7 +221,7 @@ tfoot td { font-weight: bold; border-top: 2px solid #999; background: #fff; posi
 {{.SVG}}<figcaption>{{.Caption}}</figcaption>
 </figure>
 {{end}}{{range .Tables}}<h2>{{.Title}}</h2>
-<p class="note">{{.NumRows}} row{{if ne .NumRows 1}}s{{end}}, by cost, highest first.</p>
+<p class="note">{{.NumRows}} row{{if ne .NumRows 1}}s{{end}}, {{.Order}}.</p>
 <div class="scroll">
 <table>
 <thead><tr>{{range .Header}}<th{{if .Numeric}} class="n"{{end}}>{{.Text}}</th>{{end}}</tr></thead>

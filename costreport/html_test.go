@@ -52,6 +52,7 @@ func TestWriteHTML(t *testing.T) {
 	for _, want := range []string{
 		"Cost per day", "Top 10 agents by cost", "Tokens by provider",
 		"Cost by provider", "Cost by agent", "Cost by day and provider", "Cost by role",
+		"rows, by day, oldest first (unknown last), then by cost.", "rows, by cost, highest first.",
 		"&lt;script&gt;", "p&amp;q", "1.3500001", // the exact total, 1.25 + 1e-7 + 0.1
 		"font-family:'Liberation Sans',Arial,Helvetica,sans-serif;",
 	} {
