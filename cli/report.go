@@ -48,7 +48,9 @@ func reportCommand() *command {
 			"the same number of decimals.",
 			"",
 			"--format html writes one self-contained page (no network fetches; inline",
-			"SVG charts): cost per UTC day stacked by provider, the top 10 agents by cost,",
+			"SVG charts): the cost over time stacked by provider (a bar per UTC day, week,",
+			"month, quarter or year, the finest that fits; the cost of messages with no",
+			"created_at is a line under the chart, not a bar), the top 10 agents by cost,",
 			"tokens by provider, their tables, and the --by table when it is another.",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {

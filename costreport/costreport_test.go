@@ -55,6 +55,12 @@ func dec(s string) costreport.Decimal {
 // in row groups of 2 rows so that batches cross row groups.
 func writeUsage(t *testing.T, path string, rows []usageRow) {
 	t.Helper()
+	writeUsageGroups(t, path, rows, 2)
+}
+
+// writeUsageGroups is writeUsage with row groups of groupRows rows.
+func writeUsageGroups(t *testing.T, path string, rows []usageRow, groupRows int64) {
+	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +69,7 @@ func writeUsage(t *testing.T, path string, rows []usageRow) {
 		t.Fatal(err)
 	}
 	schema := sink.Schema(sink.TableUsage)
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(2))
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(groupRows))
 	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		t.Fatal(err)
