@@ -2,23 +2,21 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"image/color"
 	"image/png"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/internal/chartcheck"
 )
 
 // reportJSON is the shape of report --format json.
@@ -238,11 +236,18 @@ func TestReportFormats(t *testing.T) {
 		t.Fatalf("by %v", rep.By)
 	}
 	byProv := map[string]int64{}
+	last := ""
 	for _, row := range rep.Rows {
 		day := row["day"].(string)
 		if day != "unknown" && (len(day) != 10 || day[4] != '-' || day[7] != '-') {
 			t.Fatalf("day %q", day)
 		}
+		// With day among the keys the rows are a time series: oldest first,
+		// unknown last.
+		if day < last && last != "unknown" || last == "unknown" && day != "unknown" {
+			t.Fatalf("day %s after %s: rows are not by day", day, last)
+		}
+		last = day
 		byProv[row["provider"].(string)] += int64(row["messages"].(float64))
 	}
 	var provs []string
@@ -300,7 +305,10 @@ func TestReportErrors(t *testing.T) {
 	if r := convbatch(t, nil, "report", "--format", "json", out); r.code != 0 || !strings.Contains(r.stdout, `"provider": "p"`) {
 		t.Fatalf("report: exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
-	if r := convbatch(t, nil, "report", "--format", "html", out); r.code != 0 || !strings.HasPrefix(r.stdout, "<!DOCTYPE html>") || strings.Count(r.stdout, "<svg ") != 3 {
+	// The one message has no created_at: no chart over time, a line
+	// saying so and its cost, and the two other charts.
+	if r := convbatch(t, nil, "report", "--format", "html", out); r.code != 0 || !strings.HasPrefix(r.stdout, "<!DOCTYPE html>") || strings.Count(r.stdout, "<svg ") != 2 ||
+		!strings.Contains(r.stdout, "Not on the chart: 1 message with no created_at, costing 0.5 (100.0 % of the total)") {
 		t.Fatalf("report --format html: exit %d: %.300s %s", r.code, r.stdout, r.stderr)
 	}
 
@@ -386,50 +394,17 @@ func TestReportByConversation(t *testing.T) {
 	}
 }
 
-// chromium returns the path of a headless-capable Chromium, skipping the
-// test when none is installed, except in CI (CI=true), where the browser
-// check must run: .ci/run installs Debian's chromium package.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium is not installed; CI must install it (Debian package chromium)")
-	}
-	t.Skip("chromium is not installed (Debian: apt-get install chromium)")
-	return ""
-}
-
-// runChromium runs headless Chromium on url with extra flags and returns
-// its standard output. It fetches nothing: networking features are off
-// and the page names no URL.
-func runChromium(t *testing.T, bin, url string, flags ...string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir()}, flags...)
-	cmd := exec.CommandContext(ctx, bin, append(args, url)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %v: %v\n%s", flags, err, stderr.String())
-	}
-	return stdout.Bytes()
-}
-
 // TestReportHTMLInChromium: report --format html on a run of the bundled
 // sample (both in process) is one page that fetches nothing, and a real
 // browser draws its three SVG charts: the DOM holds them with their paths,
-// and the screenshot shows the charts' colors on a page that is not blank.
+// the screenshot shows the charts' colors on a page that is not blank,
+// and, measured in the browser with the page's font and with a wider
+// fallback, no label leaves its chart or lies under a bar or another
+// label and no bar is under 2 px (chartcheck; costreport's
+// TestWriteHTMLInChromium does the same on an archive of 1,000 days).
 // CONVBATCH_KEEP_SCREENSHOT=FILE keeps the screenshot for a look.
 func TestReportHTMLInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := chartcheck.Chromium(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	var stdout, stderr bytes.Buffer
@@ -451,7 +426,7 @@ func TestReportHTMLInChromium(t *testing.T) {
 	}
 	url := "file://" + file
 
-	dom := string(runChromium(t, bin, url, "--dump-dom"))
+	dom := string(chartcheck.Run(t, bin, url, "--dump-dom"))
 	svgs := regexp.MustCompile(`(?s)<svg\b.*?</svg>`).FindAllString(dom, -1)
 	if len(svgs) != 3 {
 		t.Fatalf("the browser's DOM holds %d svg charts, want 3", len(svgs))
@@ -464,14 +439,22 @@ func TestReportHTMLInChromium(t *testing.T) {
 			t.Errorf("chart %d has no text", i)
 		}
 	}
-	for _, h := range []string{"Cost per day", "Top 10 agents by cost", "Tokens by provider", "Cost by provider"} {
+	for _, h := range []string{"Cost over time", "Top 10 agents by cost", "Tokens by provider", "Cost by provider"} {
 		if !strings.Contains(dom, h) {
 			t.Errorf("DOM lacks %q", h)
 		}
 	}
+	for _, l := range chartcheck.Measure(t, bin, []byte(page), chartcheck.Options{Fonts: []string{"DejaVu Sans"}}) {
+		if len(l.Charts) != 3 {
+			t.Errorf("font %q: %d charts measured, want 3", l.Font, len(l.Charts))
+		}
+		for _, p := range chartcheck.Check(l.Charts) {
+			t.Errorf("font %q: %s", l.Font, p)
+		}
+	}
 
 	shot := filepath.Join(dir, "cost.png")
-	runChromium(t, bin, url, "--screenshot="+shot, "--window-size=1280,2000", "--hide-scrollbars")
+	chartcheck.Run(t, bin, url, "--screenshot="+shot, "--window-size=1280,2000", "--hide-scrollbars")
 	f, err := os.Open(shot)
 	if err != nil {
 		t.Fatal(err)

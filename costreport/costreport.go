@@ -198,7 +198,8 @@ type Report struct {
 	Keys []Key
 	// Rows holds one row per group, by cost descending, then by key values
 	// (source_line as a number; equal costs are equal decimals, so the
-	// order is the same whatever the order of the rows read).
+	// order is the same whatever the order of the rows read). With the Day
+	// key, rows are by day first, oldest first, UnknownDay last.
 	Rows []Row
 	// Total sums every row.
 	Total Row
@@ -211,9 +212,12 @@ type Report struct {
 
 // Fields returns the names of the key columns of each row: each key's
 // Fields, in the order of Keys.
-func (r *Report) Fields() []string {
+func (r *Report) Fields() []string { return keyFields(r.Keys) }
+
+// keyFields returns each key's Fields, in the order of keys.
+func keyFields(keys []Key) []string {
 	var out []string
-	for _, k := range r.Keys {
+	for _, k := range keys {
 		out = append(out, k.Fields()...)
 	}
 	return out
@@ -704,8 +708,10 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// Report returns the totals: one row per group, sorted by cost descending
-// and then by key values (source_line as a number), and the total row.
+// Report returns the totals: one row per group, and the total row. Rows
+// are sorted by cost descending and then by key values (source_line as a
+// number); a grouping with the Day key is sorted by day first, oldest
+// first and UnknownDay last, so that it reads as a time series.
 func (a *Aggregator) Report() (*Report, error) {
 	if a.err != nil {
 		return nil, a.err
@@ -726,7 +732,13 @@ func (a *Aggregator) Report() (*Report, error) {
 	for _, g := range a.groups {
 		rows = append(rows, *g)
 	}
+	day := slices.Index(keyFields(a.keys), string(Day))
 	slices.SortFunc(rows, func(x, y Row) int {
+		if day >= 0 {
+			if c := compareDays(x.Values[day], y.Values[day]); c != 0 {
+				return c
+			}
+		}
 		if c := y.Cost.Cmp(x.Cost); c != 0 {
 			return c
 		}
@@ -744,4 +756,21 @@ func (a *Aggregator) Report() (*Report, error) {
 		return 0
 	})
 	return &Report{Keys: slices.Clone(a.keys), Rows: rows, Total: a.total, Parts: a.parts, Overview: ov}, nil
+}
+
+// compareDays orders day labels by date, UnknownDay last. Labels are
+// YYYY-MM-DD with a year of four digits or more, so the longer is later.
+func compareDays(x, y string) int {
+	switch {
+	case x == y:
+		return 0
+	case x == UnknownDay:
+		return 1
+	case y == UnknownDay:
+		return -1
+	}
+	if c := cmp.Compare(len(x), len(y)); c != 0 {
+		return c
+	}
+	return strings.Compare(x, y)
 }

@@ -55,6 +55,12 @@ func dec(s string) costreport.Decimal {
 // in row groups of 2 rows so that batches cross row groups.
 func writeUsage(t *testing.T, path string, rows []usageRow) {
 	t.Helper()
+	writeUsageGroups(t, path, rows, 2)
+}
+
+// writeUsageGroups is writeUsage with row groups of groupRows rows.
+func writeUsageGroups(t *testing.T, path string, rows []usageRow, groupRows int64) {
+	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +69,7 @@ func writeUsage(t *testing.T, path string, rows []usageRow) {
 		t.Fatal(err)
 	}
 	schema := sink.Schema(sink.TableUsage)
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(2))
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(groupRows))
 	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		t.Fatal(err)
@@ -169,11 +175,19 @@ func TestAggregate(t *testing.T) {
 			{Values: []string{"a2"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
 			{Values: []string{costreport.None}, Messages: 2, TokensInput: 2, TokensOutput: 10, Cost: dec("0.2500001")},
 		}},
+		// By day: oldest first, whatever the cost, the unknown day last.
 		{"day", []costreport.Row{
-			{Values: []string{"2026-03-01"}, Messages: 2, TokensInput: 102, TokensOutput: 13, Cost: dec("0.5000001")},
 			{Values: []string{"1969-12-31"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
-			{Values: []string{costreport.UnknownDay}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: dec("0.25")},
+			{Values: []string{"2026-03-01"}, Messages: 2, TokensInput: 102, TokensOutput: 13, Cost: dec("0.5000001")},
 			{Values: []string{"2026-03-02"}, Messages: 1, TokensInput: 1, TokensOutput: 0, Cost: dec("0")},
+			{Values: []string{costreport.UnknownDay}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: dec("0.25")},
+		}},
+		// Within a day, by cost, then by the other keys.
+		{"provider,day", []costreport.Row{
+			{Values: []string{"anthropic", "1969-12-31"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
+			{Values: []string{"openai", "2026-03-01"}, Messages: 2, TokensInput: 102, TokensOutput: 13, Cost: dec("0.5000001")},
+			{Values: []string{"openai", "2026-03-02"}, Messages: 1, TokensInput: 1, TokensOutput: 0, Cost: dec("0")},
+			{Values: []string{costreport.None, costreport.UnknownDay}, Messages: 1, TokensInput: 0, TokensOutput: 7, Cost: dec("0.25")},
 		}},
 		{"role,conversation", []costreport.Row{
 			{Values: []string{"assistant", "c1", "in.jsonl", "1"}, Messages: 2, TokensInput: 101, TokensOutput: 10, Cost: dec("0.5")},
@@ -254,7 +268,7 @@ func TestFormats(t *testing.T) {
 	if err := json.Unmarshal(j.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Rows) != len(rep.Rows) || got.Rows[0]["provider"] != "openai" || got.Rows[0]["day"] != "2026-03-01" || got.Total["messages"] != 5.0 {
+	if len(got.Rows) != len(rep.Rows) || got.Rows[0]["provider"] != "anthropic" || got.Rows[0]["day"] != "1969-12-31" || got.Total["messages"] != 5.0 {
 		t.Fatalf("json %s", j.String())
 	}
 	if !strings.HasPrefix(strings.TrimSpace(strings.Split(j.String(), "\"rows\"")[1]), ": [\n    {\n      \"provider\"") {

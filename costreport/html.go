@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"gonum.org/v1/plot"
@@ -53,10 +52,15 @@ const chartWidth vg.Length = 720
 // WriteHTML writes the report as one self-contained HTML page: no script,
 // no stylesheet, font or image fetched from anywhere; the charts are
 // inline SVG drawn with gonum.org/v1/plot. With an Overview (WithOverview)
-// the page shows the totals, three charts (cost per UTC day stacked by
-// provider, the TopAgents agents by cost, input and output tokens by
-// provider) and their tables, then the report's own grouping when it is
-// not one of them. Without one it holds the totals and the report's table.
+// the page shows the totals, three charts and their tables, then the
+// report's own grouping when it is not one of them: the cost over time
+// stacked by provider, on a time axis with one bar per UTC day, week,
+// month, quarter or year (the finest that leaves each bar 6 CSS pixels
+// of room), the cost of rows without a created_at in a line apart; the
+// TopAgents agents by cost; input and output tokens by provider. Names
+// are written above their bars, left-aligned, so a browser font wider
+// than Liberation Sans cannot push them out of the chart or under a bar.
+// Without an Overview the page holds the totals and the report's table.
 // Costs in the tables are exact (see Row.Cost); the charts draw them as
 // doubles. The page is the same bytes for the same table.
 func (r *Report) WriteHTML(w io.Writer) error {
@@ -69,19 +73,12 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	}
 	if ov := r.Overview; ov != nil {
 		if len(ov.ByProvider.Rows) > 0 {
-			for _, c := range []struct {
-				title, caption string
-				draw           func(*Overview) (string, error)
-			}{
-				{"Cost per day", "Cost per UTC day of created_at, stacked by provider.", dayChart},
-				{fmt.Sprintf("Top %d agents by cost", TopAgents), "The agents (agent_id) with the highest cost; (none) is a null agent_id.", agentChart},
-				{"Tokens by provider", "Sum of tokens_input and tokens_output per provider.", tokenChart},
-			} {
-				svg, err := c.draw(ov)
+			for _, draw := range []func(*Overview) (htmlChart, error){timeChart, agentChart, tokenChart} {
+				c, err := draw(ov)
 				if err != nil {
-					return fmt.Errorf("html: %s chart: %w", strings.ToLower(c.title), err)
+					return fmt.Errorf("html: %s chart: %w", strings.ToLower(c.Title), err)
 				}
-				page.Charts = append(page.Charts, htmlChart{Title: c.title, Caption: c.caption, SVG: template.HTML(svg)})
+				page.Charts = append(page.Charts, c)
 			}
 		}
 		page.Tables = append(page.Tables,
@@ -108,9 +105,14 @@ type htmlPage struct {
 	Tables                                    []htmlTable
 }
 
+// htmlChart is one chart of the page: its SVG ("" for none), what it
+// shows, and a note on what it leaves out.
 type htmlChart struct {
-	Title, Caption string
-	SVG            template.HTML
+	Title, Caption, Note string
+	// Bars is the direction of the chart's bars, vertical or horizontal,
+	// written as the figure's data-bars attribute for the browser test.
+	Bars string
+	SVG  template.HTML
 }
 
 type htmlTable struct {
@@ -119,6 +121,7 @@ type htmlTable struct {
 	Rows    [][]htmlCell
 	Total   []htmlCell
 	NumRows int
+	Order   string
 }
 
 type htmlCell struct {
@@ -130,7 +133,10 @@ type htmlCell struct {
 // costs padded to one number of decimals.
 func tableOf(title string, r *Report) htmlTable {
 	fields := r.Fields()
-	t := htmlTable{Title: title, NumRows: len(r.Rows)}
+	t := htmlTable{Title: title, NumRows: len(r.Rows), Order: "by cost, highest first"}
+	if slices.Contains(r.Keys, Day) {
+		t.Order = "by day, oldest first (unknown last), then by cost"
+	}
 	for _, f := range fields {
 		t.Header = append(t.Header, htmlCell{Text: f, Numeric: numericField(f)})
 	}
@@ -194,6 +200,7 @@ h2 { font-size: 19px; margin: 32px 0 8px; }
 figure { margin: 0; }
 figure svg { display: block; max-width: 100%; height: auto; }
 figcaption { color: #555; font-size: 13px; margin-top: 4px; }
+.apart { font-size: 14px; margin: 6px 0 0; padding: 6px 10px; border-left: 3px solid #bab0ac; background: #f7f7f7; }
 .scroll { max-height: 520px; overflow: auto; border: 1px solid #ddd; border-radius: 6px; }
 table { border-collapse: collapse; font-size: 14px; width: 100%; }
 th, td { padding: 4px 10px; text-align: left; white-space: nowrap; }
@@ -213,11 +220,12 @@ tfoot td { font-weight: bold; border-top: 2px solid #999; background: #fff; posi
 <div><b>{{.TokensOutput}}</b><span>output tokens</span></div>
 </div>
 {{range .Charts}}<h2>{{.Title}}</h2>
-<figure>
+<figure data-bars="{{.Bars}}">
 {{.SVG}}<figcaption>{{.Caption}}</figcaption>
-</figure>
+{{if .Note}}<p class="apart">{{.Note}}</p>
+{{end}}</figure>
 {{end}}{{range .Tables}}<h2>{{.Title}}</h2>
-<p class="note">{{.NumRows}} row{{if ne .NumRows 1}}s{{end}}, by cost, highest first.</p>
+<p class="note">{{.NumRows}} row{{if ne .NumRows 1}}s{{end}}, {{.Order}}.</p>
 <div class="scroll">
 <table>
 <thead><tr>{{range .Header}}<th{{if .Numeric}} class="n"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
@@ -260,230 +268,222 @@ func providerColor(names []string, i int) color.Color {
 	return palette[i%len(palette)]
 }
 
-// dayChart draws the cost per day, a bar per day stacked by provider.
-func dayChart(ov *Overview) (string, error) {
-	names, as := chartProviders(ov)
-	var days []string
-	seen := map[string]bool{}
-	for _, row := range ov.ByDayProvider.Rows {
-		if d := row.Values[0]; !seen[d] {
-			seen[d] = true
-			days = append(days, d)
-		}
-	}
-	slices.SortFunc(days, func(a, b string) int {
-		// Dates in order, the unknown day last.
-		switch {
-		case a == b:
-			return 0
-		case a == UnknownDay:
-			return 1
-		case b == UnknownDay:
-			return -1
-		}
-		return strings.Compare(a, b)
-	})
-	days, dense := fillDays(days)
-	dayIndex := map[string]int{}
-	for i, d := range days {
-		dayIndex[d] = i
-	}
-	cost := make([]plotter.Values, len(names))
-	for i := range cost {
-		cost[i] = make(plotter.Values, len(days))
-	}
-	for _, row := range ov.ByDayProvider.Rows {
-		p := slices.Index(names, as[row.Values[1]])
-		cost[p][dayIndex[row.Values[0]]] += row.Cost.Float64()
-	}
+// minSlot is the least room a bar of the cost-over-time chart has on its
+// time axis: 4.5 points, 6 CSS pixels, so that each bar (80 % of it) is
+// at least 4.8 pixels wide on a page 960 pixels wide.
+const minSlot vg.Length = 4.5
 
+// timeChart draws the cost over time, stacked by provider, on a time axis:
+// one bar per day, week, month, quarter or year, the finest that gives
+// each bar minSlot. Rows without a date are not drawn; the note says
+// their cost.
+func timeChart(ov *Overview) (htmlChart, error) {
+	names, as := chartProviders(ov)
+	lw := legendWidth(names)
+	plotW := chartWidth - lw - 70
+	ts := binCosts(ov.ByDayProvider.Rows, names, as, int(plotW/minSlot))
+	chart := htmlChart{
+		Title: "Cost over time",
+		Bars:  "vertical",
+		Note:  undatedNote(ts.undated, ov.ByDayProvider.Total),
+	}
+	if len(ts.edges) == 0 {
+		chart.Caption = "No message with usage has a created_at: there is no time to draw the cost over."
+		return chart, nil
+	}
+	chart.Caption = fmt.Sprintf("Cost per %s of created_at, stacked by provider.", ts.period.name())
 	const h = 300
 	p := newPlot()
 	p.Add(grid(false))
 	p.Y.Min = 0
 	p.Y.Label.Text = "cost"
-	plotW := chartWidth - legendWidth(names) - 70
-	barW := max(plotW/vg.Length(len(days))*0.75, 0.5)
-	barW = min(barW, 40)
-	var below *plotter.BarChart
+	p.X.Label.Text = "one bar per " + ts.period.name()
+	p.X.Tick.Marker = timeTicker(ts.period, plotW, p.X.Tick.Label.Width)
+	p.X.Padding = 0
+	bars := &periodBars{ts: &ts}
 	var legend []legendEntry
 	for i, name := range names {
-		bars, err := plotter.NewBarChart(cost[i], barW)
-		if err != nil {
-			return "", err
-		}
-		bars.Color = providerColor(names, i)
-		bars.LineStyle.Width = 0
-		if below != nil {
-			bars.StackOn(below)
-		}
-		below = bars
-		p.Add(bars)
-		legend = append(legend, legendEntry{printable(name), bars})
+		bars.colors = append(bars.colors, providerColor(names, i))
+		legend = append(legend, legendEntry{shorten(printable(name), legendChars), swatch{bars.colors[i]}})
 	}
-	// At most one label every 70 points: a date is about 55 wide.
-	step := max(1, int(math.Ceil(float64(len(days))*70/float64(plotW))))
-	labels := make([]string, len(days))
-	for i, d := range days {
-		if i%step == 0 {
-			labels[i] = d
-		}
-	}
-	if last := len(days) - 1; days[last] == UnknownDay {
-		// Always name the bar of rows without a date, clearing a label
-		// too close to it.
-		for i := max(0, last-step+1); i < last; i++ {
-			labels[i] = ""
-		}
-		labels[last] = UnknownDay
-	}
-	p.NominalX(labels...)
-	p.X.Padding = 0
-	if !dense {
-		p.X.Label.Text = "days with usage (days between them without any are left out)"
-	}
-	headroom(p, cost, true)
-	return render(p, legend, h)
-}
-
-// maxDays is the longest span of days the day chart draws every day of;
-// past it, it draws the days with usage only.
-const maxDays = 400
-
-// fillDays returns sorted YYYY-MM-DD days (UnknownDay last) with every
-// missing day between the first and the last added, and true, when that
-// makes at most maxDays; else days unchanged and false.
-func fillDays(days []string) ([]string, bool) {
-	known := days
-	if len(known) > 0 && known[len(known)-1] == UnknownDay {
-		known = known[:len(known)-1]
-	}
-	if len(known) < 2 {
-		return days, true
-	}
-	first, err1 := time.Parse(time.DateOnly, known[0])
-	last, err2 := time.Parse(time.DateOnly, known[len(known)-1])
-	if err1 != nil || err2 != nil || last.Sub(first) >= maxDays*24*time.Hour {
-		return days, false
-	}
-	var out []string
-	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
-		out = append(out, d.Format(time.DateOnly))
-	}
-	if len(known) < len(days) {
-		out = append(out, UnknownDay)
-	}
-	return out, true
-}
-
-// headroom sets the value axis to end a little above the highest bar (of
-// the stack of values, when stacked), so no bar touches the frame.
-func headroom(p *plot.Plot, values []plotter.Values, stacked bool) {
-	var top float64
-	for i := range values[0] {
-		var sum float64
-		for _, vs := range values {
-			if stacked {
-				sum += max(vs[i], 0)
-			} else {
-				sum = max(sum, vs[i])
-			}
-		}
-		top = max(top, sum)
-	}
-	p.Y.Max = 1 // an axis from 0 to 1 when every value is 0
-	if top > 0 {
+	p.Add(bars)
+	// The axis ends a little above the highest bar, so no bar touches the
+	// frame; it runs from 0 to 1 when every cost is 0.
+	p.Y.Max = 1
+	if _, _, _, top := bars.DataRange(); top > 0 {
 		p.Y.Max = top * 1.08
 	}
+	svg, err := render(p, legend, h)
+	chart.SVG = template.HTML(svg)
+	return chart, err
+}
+
+// undatedNote says what the cost chart leaves out: the rows without a
+// created_at, with their share of the total cost; "" when there are none.
+func undatedNote(undated, total Row) string {
+	if undated.Messages == 0 {
+		return ""
+	}
+	share := ""
+	if t := total.Cost.Float64(); t > 0 {
+		share = fmt.Sprintf(" (%s %% of the total)", strconv.FormatFloat(100*undated.Cost.Float64()/t, 'f', 1, 64))
+	}
+	what := "messages"
+	if undated.Messages == 1 {
+		what = "message"
+	}
+	return fmt.Sprintf("Not on the chart: %s %s with no created_at, costing %s%s; the table %q lists them as day %s.",
+		group3(undated.Messages), what, undated.Cost.String(), share, "Cost by day and provider", UnknownDay)
 }
 
 // agentChart draws the TopAgents agents by cost, horizontal bars with the
 // exact cost at their end, the first at the top.
-func agentChart(ov *Overview) (string, error) {
+func agentChart(ov *Overview) (htmlChart, error) {
 	rows := ov.ByAgent.Rows[:min(TopAgents, len(ov.ByAgent.Rows))]
-	n := len(rows)
-	values := make(plotter.Values, n)
-	names := make([]string, n)
-	xys := make(plotter.XYs, n)
-	labels := make([]string, n)
-	var top float64
-	for i, row := range rows {
-		j := n - 1 - i // the first row at the top
-		values[j] = row.Cost.Float64()
-		names[j] = shorten(printable(row.Values[0]), 32)
-		xys[j] = plotter.XY{X: values[j], Y: float64(j)}
-		labels[j] = row.Cost.String()
-		top = max(top, values[j])
+	var names, labels []string
+	var values []float64
+	for _, row := range rows {
+		names = append(names, shorten(printable(row.Values[0]), 40))
+		values = append(values, row.Cost.Float64())
+		labels = append(labels, row.Cost.String())
 	}
-	h := vg.Length(50 + 26*n)
 	p := newPlot()
-	p.Add(grid(true))
 	p.X.Label.Text = "cost"
-	bars, err := plotter.NewBarChart(values, 16)
-	if err != nil {
-		return "", err
-	}
-	bars.Horizontal = true
-	bars.Color = palette[0]
-	bars.LineStyle.Width = 0
-	p.Add(bars)
-	lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
-	if err != nil {
-		return "", err
-	}
-	for i := range lbl.TextStyle {
-		lbl.TextStyle[i].Font = font.From(sans, 9.5)
-		lbl.TextStyle[i].YAlign = draw.YCenter
-		lbl.TextStyle[i].Handler = plot.DefaultTextHandler
-	}
-	lbl.Offset = vg.Point{X: 4}
-	p.Add(lbl)
-	p.NominalY(names...)
-	p.Y.Padding = 0
-	p.X.Min, p.X.Max = 0, 1 // from 0 to 1 when every cost is 0
-	if top > 0 {
-		p.X.Max = top * 1.2 // room for the labels
-	}
-	return render(p, nil, h)
+	svg, err := rowChart(p, names, []rowSeries{{values: values, labels: labels, color: palette[0]}}, nil)
+	return htmlChart{
+		Title:   fmt.Sprintf("Top %d agents by cost", TopAgents),
+		Caption: "The agents (agent_id) with the highest cost; (none) is a null agent_id.",
+		Bars:    "horizontal",
+		SVG:     template.HTML(svg),
+	}, err
 }
 
 // tokenChart draws the input and output tokens of each provider the charts
-// name, side by side.
-func tokenChart(ov *Overview) (string, error) {
+// name, a pair of horizontal bars each.
+func tokenChart(ov *Overview) (htmlChart, error) {
 	names, as := chartProviders(ov)
-	in := make(plotter.Values, len(names))
-	out := make(plotter.Values, len(names))
+	in := make([]float64, len(names))
+	out := make([]float64, len(names))
 	for _, row := range ov.ByProvider.Rows {
 		i := slices.Index(names, as[row.Values[0]])
 		in[i] += float64(row.TokensInput)
 		out[i] += float64(row.TokensOutput)
 	}
-	const h = 280
+	labelsOf := func(vs []float64) []string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, roughly(v))
+		}
+		return out
+	}
+	shown := make([]string, len(names))
+	for i, n := range names {
+		shown[i] = shorten(printable(n), 40)
+	}
 	p := newPlot()
-	p.Add(grid(false))
-	p.Y.Min = 0
-	p.Y.Label.Text = "tokens"
-	legendNames := []string{"input", "output"}
-	plotW := chartWidth - legendWidth(legendNames) - 70
-	w := min(plotW/vg.Length(len(names))*0.35, 36)
+	p.X.Label.Text = "tokens"
+	series := []rowSeries{
+		{name: "input", values: in, labels: labelsOf(in), color: palette[0]},
+		{name: "output", values: out, labels: labelsOf(out), color: palette[1]},
+	}
+	svg, err := rowChart(p, shown, series, []string{"input", "output"})
+	return htmlChart{
+		Title:   "Tokens by provider",
+		Caption: "Sum of tokens_input and tokens_output per provider.",
+		Bars:    "horizontal",
+		SVG:     template.HTML(svg),
+	}, err
+}
+
+// rowSeries is one bar of each row of a rowChart.
+type rowSeries struct {
+	name   string
+	values []float64
+	labels []string // the value written at the end of each bar
+	color  color.Color
+}
+
+// Geometry of a rowChart, in points.
+const (
+	rowBar  vg.Length = 11 // the thickness of a bar
+	rowName vg.Length = 16 // the room of a row's name, above its bars
+	rowGap  vg.Length = 9  // between a row's bars and the next row's name
+)
+
+// rowChart draws one row per name, the first at the top: the name above,
+// left-aligned at the value axis' 0, and below it a horizontal bar of each
+// series with its label at its end. A name starts at a fixed point and
+// runs to the right over empty room, so a browser font wider than the
+// chart font lengthens it but cannot push it out of the chart or under a
+// bar. With legend names, the series are named in a legend on the right.
+func rowChart(p *plot.Plot, names []string, series []rowSeries, legendNames []string) (string, error) {
+	n := len(names)
+	pitch := rowName + rowBar*vg.Length(len(series)) + rowGap
+	h := 50 + pitch*vg.Length(n)
+	p.Add(grid(true))
+	p.HideY()
+	var xmax float64
+	nameXYs := make(plotter.XYs, n)
 	var legend []legendEntry
-	for i, vs := range []plotter.Values{in, out} {
-		bars, err := plotter.NewBarChart(vs, w)
+	for k, sr := range series {
+		values := make(plotter.Values, n)
+		xys := make(plotter.XYs, n)
+		labels := make([]string, n)
+		for i := range names {
+			j := n - 1 - i // the first row at the top
+			values[j] = sr.values[i]
+			labels[j] = sr.labels[i]
+			xys[j] = plotter.XY{X: max(sr.values[i], 0), Y: float64(j)}
+			nameXYs[j] = plotter.XY{X: 0, Y: float64(j)}
+			xmax = max(xmax, sr.values[i])
+		}
+		bars, err := plotter.NewBarChart(values, rowBar)
 		if err != nil {
 			return "", err
 		}
-		bars.Color = palette[i]
+		bars.Horizontal = true
+		bars.Color = sr.color
 		bars.LineStyle.Width = 0
-		bars.Offset = w * (vg.Length(i) - 0.5)
+		// A row's center is between its name and its bars; the bars
+		// hang below it, the first series on top.
+		bars.Offset = pitch/2 - rowName - rowBar*(vg.Length(k)+0.5)
 		p.Add(bars)
-		legend = append(legend, legendEntry{legendNames[i], bars})
+		lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+		if err != nil {
+			return "", err
+		}
+		for i := range lbl.TextStyle {
+			lbl.TextStyle[i].Font = font.From(sans, 9.5)
+			lbl.TextStyle[i].YAlign = draw.YCenter
+			lbl.TextStyle[i].Handler = plot.DefaultTextHandler
+		}
+		lbl.Offset = vg.Point{X: 4, Y: bars.Offset}
+		p.Add(lbl)
+		if legendNames != nil {
+			legend = append(legend, legendEntry{legendNames[k], bars})
+		}
 	}
-	headroom(p, []plotter.Values{in, out}, false)
-	labels := make([]string, len(names))
-	for i, n := range names {
-		labels[i] = shorten(printable(n), 18)
+	names2 := make([]string, n)
+	for i, name := range names {
+		names2[n-1-i] = name
 	}
-	p.NominalX(labels...)
+	nameLabels, err := plotter.NewLabels(plotter.XYLabels{XYs: nameXYs, Labels: names2})
+	if err != nil {
+		return "", err
+	}
+	for i := range nameLabels.TextStyle {
+		nameLabels.TextStyle[i].Font = font.From(sans, 10)
+		nameLabels.TextStyle[i].YAlign = draw.YBottom
+		nameLabels.TextStyle[i].Handler = plot.DefaultTextHandler
+	}
+	nameLabels.Offset = vg.Point{Y: pitch/2 - rowName + 3}
+	p.Add(nameLabels)
+	p.Y.Min, p.Y.Max = -0.5, float64(n)-0.5
+	p.Y.Padding = 0
+	p.X.Min, p.X.Max = 0, 1 // from 0 to 1 when every value is 0
+	if xmax > 0 {
+		p.X.Max = xmax * 1.25 // room for the labels at the bars' ends
+	}
 	return render(p, legend, h)
 }
 
@@ -543,6 +543,12 @@ func readable(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64) + suffix
 }
 
+// roughly writes v to three significant digits, as readable does (48.2M).
+func roughly(v float64) string {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return readable(r)
+}
+
 // shorten cuts s to at most n characters, ending in an ellipsis when cut.
 func shorten(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
@@ -551,6 +557,9 @@ func shorten(s string, n int) string {
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
 }
+
+// legendChars is the longest name a legend shows, in characters.
+const legendChars = 24
 
 // legendEntry is one line of a chart's legend.
 type legendEntry struct {
@@ -574,9 +583,11 @@ func legendWidth(names []string) vg.Length {
 	}
 	var w vg.Length
 	for _, n := range names {
-		w = max(w, legendStyle.TextStyle.Width(" "+printable(n)))
+		w = max(w, legendStyle.TextStyle.Width(" "+shorten(printable(n), legendChars)))
 	}
-	return w + legendStyle.ThumbnailWidth + 16
+	// A fifth more than the chart font needs, for a browser drawing the
+	// names in a wider fallback font.
+	return w*1.2 + legendStyle.ThumbnailWidth + 16
 }
 
 // render draws p, and its legend to the right of it, as an SVG element to
@@ -589,7 +600,10 @@ func render(p *plot.Plot, legend []legendEntry, h vg.Length) (string, error) {
 		names = append(names, e.name)
 	}
 	lw := legendWidth(names)
-	p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
+	// A margin all round the plot, for labels at its ends drawn wider
+	// by a browser than the chart font measures them.
+	const margin = 8
+	p.Draw(draw.Crop(dc, margin, -max(lw, margin), 0, 0))
 	if len(legend) > 0 {
 		l := legendStyle
 		for _, e := range legend {
