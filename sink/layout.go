@@ -58,6 +58,9 @@ func ArchiveFile(rel string, format ArchiveFormat) string {
 	return DirArchive + "/" + rel + format.Ext()
 }
 
+// TableDir returns the directory of the table's parts (and partitions).
+func TableDir(table string) string { return DirTables + "/" + table }
+
 // TablePart returns the path of the table's Parquet part number part.
 func TablePart(table string, part int) string {
 	return fmt.Sprintf("%s/%s/part-%05d.parquet", DirTables, table, part)
