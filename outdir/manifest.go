@@ -232,7 +232,7 @@ func (rec *Record) Check(root string, digests bool) []Problem {
 			continue
 		}
 		if digests {
-			sum, err := fileSHA256(p)
+			sum, err := FileSHA256(p)
 			if err != nil {
 				problems = append(problems, Problem{Path: rel, Kind: ProblemUnreadable, Detail: err.Error()})
 			} else if sum != f.SHA256 {
@@ -275,8 +275,9 @@ func (rec *Record) unexpected(root string) []Problem {
 	return problems
 }
 
-// fileSHA256 returns the SHA-256 of the file at p, lowercase hex.
-func fileSHA256(p string) (string, error) {
+// FileSHA256 returns the SHA-256 of the file at p, lowercase hex (what
+// `sha256sum` prints).
+func FileSHA256(p string) (string, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return "", err
@@ -284,7 +285,7 @@ func fileSHA256(p string) (string, error) {
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: %w", p, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

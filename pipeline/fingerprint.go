@@ -3,11 +3,11 @@ package pipeline
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"hash"
 	"io"
 	"os"
 
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/stream"
 )
 
@@ -47,18 +47,7 @@ func (fp Fingerprint) sameFile(o Fingerprint) bool {
 }
 
 // digestFile reads the file at path to compute its digest.
-func digestFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+func digestFile(path string) (string, error) { return outdir.FileSHA256(path) }
 
 // hashingReader hashes what is read through it.
 type hashingReader struct {
