@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"errors"
 	"flag"
 	"os"
@@ -11,15 +12,28 @@ import (
 	"testing"
 )
 
-// TestCommand builds convbeam and runs it on the bundled sample: a clean
+// TestCommand builds convbeam as `make build-beam` does, stripped of its
+// ELF symbol table and DWARF, and runs it on the bundled sample: a clean
 // run exits 0 with its summary, a second run into the same output and a
 // run without --input are usage errors, an unknown flag is two lines, and
 // --help lists Beam's flags too.
+//
+// Stripped, Beam's worker can resolve a DoFn or function by name only if
+// it is registered (register.go): its fallback reads the ELF symbol table
+// (core/util/symtab), and fails on this binary. On Prism the worker runs
+// in this process and decodes every transform of the pipeline, so this
+// run fails if anything is left unregistered.
 func TestCommand(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "convbeam")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if f, err := elf.Open(bin); err == nil {
+		if _, err := f.Symbols(); !errors.Is(err, elf.ErrNoSymbols) {
+			t.Errorf("the binary has an ELF symbol table (%v): not built stripped", err)
+		}
+		f.Close()
 	}
 	sample, _ := filepath.Abs("../../../testdata/sample.jsonl.zst")
 	out := filepath.Join(dir, "out")
