@@ -30,7 +30,7 @@ pgo:
 
 # convbeam, the job on Apache Beam: its own module beam/ (docs/SCALE-OUT.md).
 build-beam:
-	cd beam && $(GO) build -o ../bin/convbeam ./cmd/convbeam
+	cd beam && $(GO) build -ldflags="-s -w" -o ../bin/convbeam ./cmd/convbeam
 
 # vet and staticcheck over the module.
 lint:

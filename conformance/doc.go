@@ -16,5 +16,6 @@
 // expectation. The committed vectors are built by
 // conformance/internal/vectorgen (one file per group; the receipt vectors
 // are tables of name, mutation and reasons) and written by
-// conformance/internal/mkvectors; the command is `convbatch conformance`.
+// conformance/internal/mkvectors. Builtin returns them as embedded in the
+// binary; the command is `convbatch conformance`.
 package conformance

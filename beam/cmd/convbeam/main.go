@@ -9,8 +9,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -55,8 +57,52 @@ const (
 	exitFatal    = 3
 )
 
+// help opens --help, before every flag's line.
+const help = `convbeam runs the convbatch job as an Apache Beam pipeline, on Prism
+(in-process, the default), Flink, Spark or Dataflow: see docs/SCALE-OUT.md.
+
+Usage:
+  convbeam --input GLOB[,GLOB...] --output DIR [--keys FILE] [--tables LIST]
+           [--archive zst|jsonl|none] [--shard_bytes N] [--max_doc_bytes N] [--strict]
+           [--runner prism|flink|spark|dataflow] [runner flags]
+
+Flags (convbeam's and Beam's, in name order):
+`
+
+// helpHint ends every usage error.
+const helpHint = "see 'convbeam --help'"
+
+// parseFlags parses args (without the program name) into fs, which in
+// main is flag.CommandLine, where Beam defines its own runner and worker
+// flags. A usage error prints two lines on stderr, the error and where the
+// help is, instead of the flag package's dump of every flag, Beam's
+// included; --help (or -h, -help) prints the whole help on stdout. It
+// returns false and the exit code when convbeam should stop there.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
+	fs.Init("convbeam", flag.ContinueOnError)
+	// Parse would print its error and call Usage, both on the output:
+	// what to print is decided below.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, help)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return exitOK, false
+	case err != nil:
+		fmt.Fprintf(stderr, "convbeam: %v\nusage: convbeam --input GLOB[,GLOB...] --output DIR [flags]; %s\n", err, helpHint)
+		return exitUsage, false
+	}
+	fs.SetOutput(stderr)
+	return 0, true
+}
+
 func main() {
-	flag.Parse()
+	if code, ok := parseFlags(flag.CommandLine, os.Args[1:], os.Stdout, os.Stderr); !ok {
+		os.Exit(code)
+	}
 	if !*verbose {
 		// Prism logs every job state and stage at INFO through slog, which
 		// beam.Init sets up at this level.
@@ -82,7 +128,7 @@ func main() {
 
 func run(ctx context.Context) int {
 	if *input == "" || *output == "" {
-		fmt.Fprintln(os.Stderr, "convbeam: --input and --output are required (see -help)")
+		fmt.Fprintf(os.Stderr, "convbeam: --input and --output are required (%s)\n", helpHint)
 		return exitUsage
 	}
 	s, err := convbeam.NewSettings(ctx, *output, *keys, *tables, *archive)
