@@ -91,6 +91,12 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int,
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 		return exitOK, false
+	case err == nil && fs.NArg() > 0:
+		// Go's flag package stops at the first argument that is not a
+		// flag: an unquoted glob the shell expanded would keep its first
+		// file and drop the rest, and every flag after it, in silence.
+		err = fmt.Errorf("unexpected argument %q: convbeam takes flags only (quote a glob: --input 'data/*.jsonl'; several with commas)", fs.Arg(0))
+		fallthrough
 	case err != nil:
 		fmt.Fprintf(stderr, "convbeam: %v\nusage: convbeam --input GLOB[,GLOB...] --output DIR [flags]; %s\n", err, helpHint)
 		return exitUsage, false

@@ -103,6 +103,8 @@ func TestParseFlags(t *testing.T) {
 			"convbeam: invalid value \"x\" for flag -shard_bytes: parse error\nusage: convbeam --input GLOB[,GLOB...] --output DIR [flags]; see 'convbeam --help'\n", ""},
 		{"no value", []string{"--output"}, exitUsage, false, nil,
 			"convbeam: flag needs an argument: -output\nusage: convbeam --input GLOB[,GLOB...] --output DIR [flags]; see 'convbeam --help'\n", ""},
+		{"an argument", []string{"--output", "d/a", "d/b.jsonl", "--shard_bytes", "5"}, exitUsage, false, nil,
+			"convbeam: unexpected argument \"d/b.jsonl\": convbeam takes flags only (quote a glob: --input 'data/*.jsonl'; several with commas)\nusage: convbeam --input GLOB[,GLOB...] --output DIR [flags]; see 'convbeam --help'\n", "d/a"},
 		{"--help", []string{"--help"}, exitOK, false, []string{"Usage:\n  convbeam --input GLOB", "\n  -output string\n", "\n  -shard_bytes int\n"}, "", ""},
 		{"-h", []string{"-h"}, exitOK, false, []string{"Usage:\n  convbeam --input GLOB", "\n  -output string\n"}, "", ""},
 		{"help after a flag", []string{"--output", "o", "-help"}, exitOK, false, []string{"\n  -shard_bytes int\n"}, "", "o"},
