@@ -51,7 +51,7 @@ func genCommand() *command {
 			fs.BoolVar(&noRcpt, "no-receipts", false, "write no consensus receipts (and no FILE.keys.json)")
 			fs.StringVar(&maxDoc, "max-doc-bytes", "64MiB", "the cap the archive will be run with; too-large faults need 4MiB or less")
 			fs.StringVar(&prof, "profile", "default", "default: realistic conversations (~24 KB); short: one or two short messages a document (~65-270 bytes), a few valid receipts, no faults; needs --conversations")
-			fs.IntVar(&nights, "nights", 0, "write a set of files over N nights into the directory -o: night-N/a.jsonl.zst ..., whose receipts also reference documents of other files and nights; keys.json and expect.json (the expectations of one run over nights 1..k)")
+			fs.IntVar(&nights, "nights", 0, "write a set of files over N nights into the directory -o: night-N/a.jsonl.zst ..., whose receipts also reference documents of other files and nights; keys.json and expect.json (the expectations of one run over nights 1..k), which a run over the directory skips as sidecars")
 			fs.IntVar(&perN, "files-per-night", 2, "with --nights: files a night (1 to 26), each of --conversations documents")
 			fs.StringVar(&prog, "progress", "auto", "progress line on stderr: auto (redrawn in place when stderr is a terminal), always (elsewhere a line every 10s), never")
 			return func(e *env, args []string) (int, error) {
