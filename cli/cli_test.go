@@ -84,14 +84,14 @@ func TestSummaryWording(t *testing.T) {
 	}
 	sample := filepath.Join("..", "testdata", "sample.jsonl.zst")
 	r = convbatch(t, nil, "run", "-o", filepath.Join(dir, "o2"), sample)
-	if !strings.Contains(r.stderr, "receipts: 43 valid, 0 invalid, 0 incomplete (no --keys: checked for self-consistency only)") {
+	if !strings.Contains(r.stderr, "receipts: 40 valid, 0 invalid, 0 incomplete (no --keys: checked for self-consistency only)") {
 		t.Errorf("without --keys: %q", r.stderr)
 	}
 	if !regexp.MustCompile(`; [0-9.]+ MiB read in [0-9.]+m?s( \([0-9.]+ [KMG]iB/s\))?; outputs in `).MatchString(r.stderr) {
 		t.Errorf("bytes, time and rate: %q", r.stderr)
 	}
 	r = convbatch(t, nil, "run", "-o", filepath.Join(dir, "o3"), "--keys", sample+".keys.json", sample)
-	if !strings.Contains(r.stderr, "receipts: 43 valid, 0 invalid, 0 incomplete;") {
+	if !strings.Contains(r.stderr, "receipts: 40 valid, 0 invalid, 0 incomplete;") {
 		t.Errorf("with --keys: %q", r.stderr)
 	}
 	r = convbatch(t, nil, "verify", in)
@@ -138,6 +138,9 @@ func TestMessages(t *testing.T) {
 		{[]string{"gen", "-o", g, "--conversations", "5", "--tamper", "-0.1"}, 2, []string{"--tamper -0.1: want a share from 0 to 1"}, "--faults"},
 		{[]string{"gen", "-o", g, "--bytes", "1XB"}, 2, []string{`--bytes "1XB" is not a size`, "64MiB"}, ""},
 		{[]string{"gen", "-o", g, "--conversations", "5", "--max-doc-bytes", "1KiB"}, 2, []string{`--max-doc-bytes "1KiB": want a size from 16KiB`}, ""},
+		{[]string{"gen", "-o", g, "--conversations", "5", "--dates", "yesterday"}, 2, []string{`--dates "yesterday": want night or spread`}, ""},
+		{[]string{"gen", "-o", g, "--conversations", "5", "--dates", ""}, 2, []string{`--dates "": want night or spread`}, ""},
+		{[]string{"gen", "-o", dir, "--nights", "2", "--conversations", "50", "--dates", "weekly"}, 2, []string{`--dates "weekly": want night or spread`}, ""},
 		{[]string{"run", "-o", out, "--max-doc-bytes", "10XB", in}, 2, []string{`--max-doc-bytes "10XB" is not a size`, "64MiB", "powers of 1024"}, ""},
 		{[]string{"run", "-o", out, "--zstd-max-window", "1 parsec", in}, 2, []string{`--zstd-max-window "1 parsec" is not a size`, "64MiB"}, ""},
 		{[]string{"run", "-o", out, "--memory-limit", "lots", in}, 2, []string{`--memory-limit "lots" is not a size`}, ""},

@@ -28,15 +28,17 @@ func genCommand() *command {
 		prof   string
 		nights int
 		perN   int
+		dates  string
 	)
 	return &command{
 		name:    "gen",
 		summary: "write a deterministic synthetic archive and FILE.expect.json with the counts a correct run reports",
-		usage:   "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE] [--tamper RATE] [--profile short]\n  convbatch gen -o DIR --nights N [--files-per-night F] --conversations N [--seed S] [--faults RATE] [--tamper RATE]",
+		usage:   "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE] [--tamper RATE] [--dates night|spread] [--profile short]\n  convbatch gen -o DIR --nights N [--files-per-night F] --conversations N [--seed S] [--faults RATE] [--tamper RATE] [--dates night|spread]",
 		example: joinLines(
 			"  convbatch gen -o sample.jsonl.zst --conversations 200 --seed 1",
 			"  convbatch gen -o big.jsonl.zst --bytes 1GiB",
-			"  convbatch gen -o faulty.jsonl --conversations 1000 --faults 0.05 --max-doc-bytes 1MiB",
+			"  convbatch gen -o faulty.jsonl --conversations 1000 --faults 0.05 --max-doc-bytes 1MiB   # dates spread over years",
+			"  convbatch gen -o years.jsonl.zst --conversations 2000 --dates spread   # years of dates, no faults",
 			"  convbatch gen -o audit.jsonl.zst --conversations 2000 --tamper 0.2   # then: convbatch verify --keys audit.jsonl.zst.keys.json audit.jsonl.zst",
 			"  convbatch gen -o tiny.jsonl --conversations 3000000 --profile short   # tiny documents, a few receipts",
 			"  convbatch gen -o nights --nights 3 --files-per-night 2 --conversations 200   # nights/night-1/a.jsonl.zst ..., keys.json, expect.json",
@@ -46,12 +48,13 @@ func genCommand() *command {
 			fs.IntVar(&convs, "conversations", 0, "number of conversations to write")
 			fs.StringVar(&size, "bytes", "", "or: write until the uncompressed archive reaches SIZE (e.g. 1GiB)")
 			fs.Uint64Var(&seed, "seed", 1, "random seed; the same seed gives the same bytes")
-			fs.Float64Var(&faults, "faults", 0, "share of lines (0 to 1) that are faults: every reject reason, CRLF, blank lines, a BOM")
+			fs.Float64Var(&faults, "faults", 0, "share of lines (0 to 1) that are faults: every reject reason, CRLF, blank lines, a BOM; dates spread unless --dates night")
 			fs.Float64Var(&tamper, "tamper", 0, "share of receipts (0 to 1) broken in one of the ways docs/FORMAT.md lists")
 			fs.BoolVar(&noRcpt, "no-receipts", false, "write no consensus receipts (and no FILE.keys.json)")
 			fs.StringVar(&maxDoc, "max-doc-bytes", "64MiB", "the cap the archive will be run with; too-large faults need 4MiB or less")
+			fs.StringVar(&dates, "dates", "", "times of documents, messages and receipts: night (default: a night's export dated 2026-11-29, night N of --nights N-1 days later, from the evening before to past midnight, in order, spelled 2026-11-29T14:03:27.123Z; 98 in 100 documents dated) or spread (default with --faults: years 2023-2026 in every RFC 3339 spelling, 3 in 10 documents undated)")
 			fs.StringVar(&prof, "profile", "default", "default: realistic conversations (~24 KB); short: one or two short messages a document (~65-270 bytes), a few valid receipts, no faults; needs --conversations")
-			fs.IntVar(&nights, "nights", 0, "write a set of files over N nights into the directory -o: night-N/a.jsonl.zst ..., whose receipts also reference documents of other files and nights; keys.json and expect.json (the expectations of one run over nights 1..k)")
+			fs.IntVar(&nights, "nights", 0, "write a set of files over N nights into the directory -o: night-N/a.jsonl.zst ..., whose receipts also reference documents of other files and nights; keys.json and expect.json (the expectations of one run over nights 1..k), which a run over the directory skips as sidecars")
 			fs.IntVar(&perN, "files-per-night", 2, "with --nights: files a night (1 to 26), each of --conversations documents")
 			fs.StringVar(&prog, "progress", "auto", "progress line on stderr: auto (redrawn in place when stderr is a terminal), always (elsewhere a line every 10s), never")
 			return func(e *env, args []string) (int, error) {
@@ -61,9 +64,13 @@ func genCommand() *command {
 				if len(args) > 0 {
 					return 0, usageErr("gen: unexpected arguments %q", args)
 				}
+				if fs.Changed("dates") && gen.Dates(dates) != gen.DatesNight && gen.Dates(dates) != gen.DatesSpread {
+					return 0, usageErr("gen: --dates %q: want night or spread", dates)
+				}
 				if fs.Changed("nights") || fs.Changed("files-per-night") {
 					return genNights(e, fs, out, gen.NightsOptions{
 						Nights: nights, FilesPerNight: perN, Conversations: convs, Seed: seed, Faults: faults, Tamper: tamper,
+						Dates: gen.Dates(dates),
 					}, maxDoc)
 				}
 				if !strings.HasSuffix(out, ".jsonl") && !strings.HasSuffix(out, ".jsonl.zst") {
@@ -72,7 +79,7 @@ func genCommand() *command {
 				if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 					return 0, fatalErr(err)
 				}
-				opts := gen.Options{Conversations: convs, Seed: seed, Faults: faults, Tamper: tamper, NoReceipts: noRcpt, Profile: gen.Profile(prof)}
+				opts := gen.Options{Conversations: convs, Seed: seed, Faults: faults, Tamper: tamper, NoReceipts: noRcpt, Profile: gen.Profile(prof), Dates: gen.Dates(dates)}
 				convsSet, bytesSet := fs.Changed("conversations"), fs.Changed("bytes")
 				if convsSet && bytesSet {
 					return 0, usageErr("gen: give --conversations N or --bytes SIZE, not both")
@@ -127,9 +134,9 @@ func genCommand() *command {
 					return 0, fatalErr(err)
 				}
 				r := exp.Receipts
-				fmt.Fprintf(e.stderr, "convbatch gen: %s (%s, %s, %d blank, %s), %s uncompressed; wrote %s, %s.expect.json",
+				fmt.Fprintf(e.stderr, "convbatch gen: %s (%s, %s, %d blank, %s), %s uncompressed, %s; wrote %s, %s.expect.json",
 					plural(exp.Lines, "line", "lines"), plural(exp.Documents, "document", "documents"), plural(exp.Rejects, "reject", "rejects"),
-					exp.Blank, plural(r.Valid+r.Invalid+r.Incomplete, "receipt", "receipts"), bytesize.Format(exp.BytesIn), out, out)
+					exp.Blank, plural(r.Valid+r.Invalid+r.Incomplete, "receipt", "receipts"), bytesize.Format(exp.BytesIn), datesText(exp.Dates, exp.Day), out, out)
 				if !noRcpt {
 					fmt.Fprintf(e.stderr, " and %s.keys.json", out)
 				}
@@ -200,8 +207,25 @@ func genNights(e *env, fs *pflag.FlagSet, out string, opts gen.NightsOptions, ma
 	}
 	a := ne.All
 	r := a.Receipts
-	fmt.Fprintf(e.stderr, "convbatch gen: %d files over %s (%s, %s, %d cross-file), %s uncompressed; wrote %s/night-*/, keys.json and expect.json\n",
+	dated := datesText(ne.Dates, "")
+	if ne.Dates == gen.DatesNight {
+		first, last := ne.Files[0].Day, ne.Files[len(ne.Files)-1].Day
+		dated = "dated around " + first
+		if last != first {
+			dated += " to " + last
+		}
+	}
+	fmt.Fprintf(e.stderr, "convbatch gen: %d files over %s (%s, %s, %d cross-file), %s uncompressed, %s; wrote %s/night-*/, keys.json and expect.json\n",
 		len(ne.Files), plural(int64(ne.Nights), "night", "nights"), plural(a.Documents, "document", "documents"),
-		plural(r.Valid+r.Invalid+r.Incomplete, "receipt", "receipts"), len(ne.CrossFile), bytesize.Format(a.BytesIn), out)
+		plural(r.Valid+r.Invalid+r.Incomplete, "receipt", "receipts"), len(ne.CrossFile), bytesize.Format(a.BytesIn), dated, out)
 	return ExitOK, nil
+}
+
+// datesText says in gen's summary how an archive is dated: "dated around DAY"
+// for a night's archive, "dates spread over years" for the spread.
+func datesText(d gen.Dates, day string) string {
+	if d == gen.DatesNight {
+		return "dated around " + day
+	}
+	return "dates spread over years"
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -144,5 +145,69 @@ func TestIncrementalNights(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("receipts-r000002.jsonl has no re-resolution of %s:%d", late.File, late.Line)
+	}
+}
+
+// TestGenNightsDirRuns is issue 24's case: a run over the directory that
+// gen --nights wrote reads exactly its archives; the keyring, the set's
+// expect.json and every file's sidecar are listed as skipped sidecars,
+// and the counts and the exit code are those expect.json gives (findings
+// only from the receipts gen tampered with).
+func TestGenNightsDirRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tamper string
+		want   int
+	}{
+		{"clean", "0", ExitOK},
+		{"tampered", "0.3", ExitFindings},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			set := filepath.Join(dir, "nights")
+			if code, stderr := mainRun(t, "gen", "-o", set, "--nights", "2", "--files-per-night", "2", "--conversations", "50",
+				"--seed", "3", "--tamper", tc.tamper); code != ExitOK {
+				t.Fatalf("gen: exit %d: %s", code, stderr)
+			}
+			var exp gen.NightsExpect
+			readJSON(t, filepath.Join(set, "expect.json"), &exp)
+			if (exp.All.Receipts.Invalid > 0) != (tc.want == ExitFindings) || exp.All.Rejects != 0 {
+				t.Fatalf("gen's set: %d invalid receipts, %d rejects; the case wants exit %d", exp.All.Receipts.Invalid, exp.All.Rejects, tc.want)
+			}
+			out := filepath.Join(dir, "out")
+			code, stderr := mainRun(t, "run", "--progress", "never", "-o", out, "--keys", filepath.Join(set, exp.Keys), set)
+			if code != tc.want {
+				t.Fatalf("run over %s: exit %d, want %d: %s", set, code, tc.want, stderr)
+			}
+			var rep sink.Report
+			readJSON(t, filepath.Join(out, sink.ReportFile), &rep)
+			var inputs, wantInputs []string
+			for _, in := range rep.Inputs {
+				inputs = append(inputs, in.Path)
+			}
+			wantSkipped := []sink.SkippedFile{{Path: filepath.Join(set, "expect.json"), Reason: "sidecar"}, {Path: filepath.Join(set, "keys.json"), Reason: "sidecar"}}
+			for _, f := range exp.Files {
+				p := filepath.Join(set, filepath.FromSlash(f.Path))
+				wantInputs = append(wantInputs, p)
+				wantSkipped = append(wantSkipped, sink.SkippedFile{Path: p + ".expect.json", Reason: "sidecar"})
+			}
+			if !slices.Equal(inputs, wantInputs) {
+				t.Errorf("inputs %q, want the archives %q", inputs, wantInputs)
+			}
+			if !slices.Equal(rep.Skipped, wantSkipped) {
+				t.Errorf("skipped %+v, want %+v", rep.Skipped, wantSkipped)
+			}
+			for _, s := range wantSkipped {
+				if !strings.Contains(stderr, "skipped "+s.Path+" (sidecar: ") {
+					t.Errorf("stderr does not name %s:\n%s", s.Path, stderr)
+				}
+			}
+			a, r := exp.All, rep.Receipts
+			if rep.Totals.Documents != a.Documents || rep.Totals.Rejects != 0 || rep.Totals.Lines != a.Lines ||
+				r.Valid != a.Receipts.Valid || r.Invalid != a.Receipts.Invalid || r.Incomplete != a.Receipts.Incomplete {
+				t.Errorf("run: %+v, receipts %d valid, %d invalid, %d incomplete; expect.json: %d lines, %d documents, receipts %+v",
+					rep.Totals, r.Valid, r.Invalid, r.Incomplete, a.Lines, a.Documents, a.Receipts)
+			}
+		})
 	}
 }

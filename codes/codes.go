@@ -161,7 +161,8 @@ const (
 	// below it is read or listed.
 	SkipDotDirectory
 	// SkipSidecar: a *.expect.json or *.keys.json file, which convbatch gen
-	// writes beside an archive.
+	// writes beside an archive, or a file named expect.json or keys.json,
+	// which gen --nights writes at the top of its directory.
 	SkipSidecar
 	// SkipUnknownType: the name ends in none of the input extensions.
 	SkipUnknownType

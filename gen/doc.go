@@ -15,6 +15,17 @@
 // expected; a clean archive (Faults == 0) produces no warning but
 // tool-result-orphan (tool messages answering no call, counted per message).
 //
+// Times follow Options.Dates (dates.go). By default an archive is a
+// night's export (DatesNight): conversations start on Options.Day
+// (DefaultDay, 2026-11-29; a few the evening before), their messages
+// follow each other by seconds to minutes, receipts are signed minutes
+// after their conversation, every time is spelled as exporting apps write
+// it (2026-11-29T14:03:27.123Z), and 98 documents in 100 have a
+// createdAt. With Faults > 0, or DatesSpread, times are spread over
+// 2023-2026 in every RFC 3339 spelling, 3 documents in 10 without one:
+// the worst case for anything that groups by day. A night's times are
+// drawn from a random stream of their own.
+//
 // Unless NoReceipts, about 20% of the plain documents carry a signed
 // consensus receipt (docs/FORMAT.md, "Consensus receipts"): 3 to 7
 // statements by distinct agents of a 12-agent pool (Ed25519 or ML-DSA-65,
@@ -49,7 +60,8 @@
 //
 // WriteNights (nights.go; convbatch gen --nights N --files-per-night F)
 // writes what a nightly job sees over N nights: DIR/night-N/a.jsonl.zst,
-// b.jsonl.zst, ... sharing one keyring DIR/keys.json. Each file also holds
+// b.jsonl.zst, ... sharing one keyring DIR/keys.json, night N dated N-1
+// days after night 1 (with DatesNight). Each file also holds
 // a few small evidence documents, and its receipts reference evidence of
 // other files: of the same night, of earlier nights and of the next night,
 // whose receipts are incomplete (transcript-missing) until that night's

@@ -155,7 +155,10 @@ func (g *generator) baseDoc() *fdoc {
 	}
 	if r.IntN(2) == 0 {
 		g.tmp = append(g.tmp[:0], '"')
-		g.tmp = appendTime(g.tmp, r)
+		if g.clock != nil {
+			g.clock.start()
+		}
+		g.tmp = g.appendTime(g.tmp)
 		g.tmp = append(g.tmp, '"')
 		d.top = append(d.top, fmember{`"createdAt"`, string(g.tmp)})
 	}

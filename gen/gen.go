@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/convbatch/convbatch/codes"
 )
@@ -67,6 +68,14 @@ type Options struct {
 	// ProfileShort (tiny documents; it needs Conversations and refuses
 	// Faults and Tamper).
 	Profile Profile
+	// Dates selects the times the archive carries: a night's
+	// (DatesNight, the default) or the hostile spread (DatesSpread, the
+	// default when Faults > 0). The profile short has no createdAt; its
+	// receipts' signed_at follow Dates.
+	Dates Dates
+	// Day is the UTC day of a night's archive (DatesNight); its time of
+	// day is ignored. The zero time means DefaultDay.
+	Day time.Time
 
 	// cross, set by WriteNights only, makes this archive one file of a
 	// set: it writes evidence documents that other files' receipts
@@ -87,6 +96,12 @@ type Progress struct {
 type Expect struct {
 	// Seed is Options.Seed.
 	Seed uint64 `json:"seed"`
+	// Dates is the archive's Dates: night or spread.
+	Dates Dates `json:"dates"`
+	// Day is the UTC day (YYYY-MM-DD) of a night's archive, "" for the
+	// spread and for the expectations over a set's files (NightsExpect:
+	// NightsFile.Day gives each file's).
+	Day string `json:"day,omitempty"`
 	// MaxDocBytes is the cap the counts assume (Options.MaxDocBytes or the
 	// default).
 	MaxDocBytes int64 `json:"max_doc_bytes"`
@@ -214,6 +229,11 @@ func generate(w io.Writer, opts Options) (*Expect, []crossReceipt, error) {
 	if maxDoc < MinMaxDocBytes {
 		return nil, nil, fmt.Errorf("gen: MaxDocBytes %d is below the minimum %d", maxDoc, MinMaxDocBytes)
 	}
+	dates, err := resolveDates(opts.Dates, opts.Faults)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Dates = dates
 	bw, ok := w.(*bufio.Writer)
 	if !ok || bw.Size() < 64<<10 {
 		bw = bufio.NewWriterSize(w, 256<<10)
@@ -233,7 +253,7 @@ func generate(w io.Writer, opts Options) (*Expect, []crossReceipt, error) {
 	if g.keys != nil {
 		g.startWorkers(max(1, runtime.GOMAXPROCS(0)))
 	}
-	err := g.run()
+	err = g.run()
 	g.stopWorkers()
 	if err != nil {
 		return nil, nil, err
@@ -262,6 +282,7 @@ type generator struct {
 	agents   []string   // agentNames, then the receipt agents
 	noAgent  int        // index of "" in byAgent
 
+	clock      *clock  // a night's times (DatesNight); nil: the spread
 	keys       *keySet // nil: no receipts
 	q          []*pend // the window of lines not yet written
 	jobs       chan *receiptJob
@@ -299,6 +320,9 @@ func newGenerator(w *bufio.Writer, opts Options, maxDoc int64) *generator {
 		warnings: map[codes.Warning]int64{},
 	}
 	g.idSalt = g.r.Uint64()
+	if opts.Dates == DatesNight {
+		g.clock = newClock(opts.Seed, dayMillis(opts.Day))
+	}
 	g.agents = agentNames[:]
 	if !opts.NoReceipts {
 		if opts.cross != nil {
@@ -488,6 +512,10 @@ func (g *generator) blank(line []byte) {
 func (g *generator) finish() *Expect {
 	e := g.exp
 	e.Seed = g.opts.Seed
+	e.Dates = g.opts.Dates
+	if g.clock != nil {
+		e.Day = dayString(g.clock.day)
+	}
 	e.MaxDocBytes = g.maxDoc
 	e.RejectsByReason = map[string]int64{}
 	for r, n := range g.reasons {

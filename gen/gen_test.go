@@ -412,6 +412,7 @@ func check(t *testing.T, data []byte, e *Expect) {
 		Messages: ta.messages, Tools: ta.tools, Images: ta.images,
 		Receipts: with, ReceiptsWithoutKeys: without, ReceiptList: list, Transcripts: ta.transcripts,
 	}
+	got.Dates, got.Day = datesOf(ta.docList, e.Dates, e.Day)
 	if !reflect.DeepEqual(&got, e) {
 		a, _ := json.MarshalIndent(e, "", " ")
 		b, _ := json.MarshalIndent(&got, "", " ")

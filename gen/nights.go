@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // A set of files (WriteNights) is what a nightly job sees over several
@@ -95,9 +96,15 @@ type NightsOptions struct {
 	// Seed selects the set; each file has a seed derived from it and its
 	// place, and every file uses the keyring of Seed.
 	Seed uint64
-	// Faults, Tamper and MaxDocBytes apply to every file, as in Options.
+	// Faults, Tamper, MaxDocBytes and Dates apply to every file, as in
+	// Options.
 	Faults, Tamper float64
 	MaxDocBytes    int64
+	Dates          Dates
+	// Day is the UTC day of night 1 in a set of night's archives
+	// (DatesNight), night N's the day N-1 days later; the zero time means
+	// DefaultDay.
+	Day time.Time
 }
 
 // NightsFile is one file of a set.
@@ -109,6 +116,9 @@ type NightsFile struct {
 	Path string `json:"path"`
 	// Seed is the file's own seed (Options.Seed).
 	Seed uint64 `json:"seed"`
+	// Day is the UTC day (YYYY-MM-DD) of the file's times with
+	// DatesNight, "" with DatesSpread.
+	Day string `json:"day,omitempty"`
 }
 
 // NightsExpect is what WriteNights writes to DIR/expect.json.
@@ -116,6 +126,8 @@ type NightsExpect struct {
 	Seed          uint64 `json:"seed"`
 	Nights        int    `json:"nights"`
 	FilesPerNight int    `json:"files_per_night"`
+	// Dates is the files' Dates: night or spread.
+	Dates Dates `json:"dates"`
 	// Keys is the keyring of every file, relative to the set's
 	// directory (keys.json).
 	Keys string `json:"keys"`
@@ -170,17 +182,28 @@ type nightsFileResult struct {
 // NightsFiles returns the files of a set without writing them.
 func NightsFiles(opts NightsOptions) []NightsFile {
 	width := len(strconv.Itoa(opts.Nights))
+	dates, _ := resolveDates(opts.Dates, opts.Faults)
 	var files []NightsFile
 	for n := 1; n <= opts.Nights; n++ {
 		for i := 0; i < opts.FilesPerNight; i++ {
-			files = append(files, NightsFile{
+			nf := NightsFile{
 				Night: n,
 				Path:  fmt.Sprintf("night-%0*d/%c.jsonl.zst", width, n, 'a'+i),
 				Seed:  mix(opts.Seed ^ mix(uint64(n)<<8|uint64(i)) ^ evidenceStream),
-			})
+			}
+			if dates == DatesNight {
+				nf.Day = nightDay(opts.Day, n).Format(time.DateOnly)
+			}
+			files = append(files, nf)
 		}
 	}
 	return files
+}
+
+// nightDay returns the UTC day of night n (from 1) of a set whose first
+// night is day (DefaultDay when zero).
+func nightDay(day time.Time, n int) time.Time {
+	return time.UnixMilli(dayMillis(day)).UTC().AddDate(0, 0, n-1)
 }
 
 // WriteNights writes a set of files under dir: for each night N,
@@ -207,12 +230,21 @@ func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
 	case opts.Conversations < MinNightsConversations:
 		return nil, fmt.Errorf("gen: Conversations %d: want at least %d per file", opts.Conversations, MinNightsConversations)
 	}
+	dates, err := resolveDates(opts.Dates, opts.Faults)
+	if err != nil {
+		return nil, err
+	}
+	opts.Dates = dates
 	files := NightsFiles(opts)
 	keys := newKeySet(opts.Seed)
 	evidence := make([][]*evidenceDoc, len(files))
 	for f := range files {
+		var day int64 // spread
+		if dates == DatesNight {
+			day = nightDay(opts.Day, files[f].Night).UnixMilli()
+		}
 		for k := 0; k < evidencePerFile; k++ {
-			ev, err := newEvidence(opts.Seed, f, k)
+			ev, err := newEvidence(opts.Seed, f, k, day)
 			if err != nil {
 				return nil, err
 			}
@@ -240,7 +272,7 @@ func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
 		}
 		o := Options{
 			Conversations: opts.Conversations, Seed: nf.Seed, Faults: opts.Faults, Tamper: opts.Tamper,
-			MaxDocBytes: opts.MaxDocBytes, cross: c,
+			MaxDocBytes: opts.MaxDocBytes, Dates: dates, Day: nightDay(opts.Day, n), cross: c,
 		}
 		path := filepath.Join(dir, filepath.FromSlash(nf.Path))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -252,9 +284,11 @@ func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
 		}
 		results[f] = nightsFileResult{NightsFile: nf, exp: exp, receipts: rcpts}
 	}
-	ne := &NightsExpect{Seed: opts.Seed, Nights: opts.Nights, FilesPerNight: F, Keys: "keys.json", Files: files}
+	ne := &NightsExpect{Seed: opts.Seed, Nights: opts.Nights, FilesPerNight: F, Dates: dates, Keys: "keys.json", Files: files}
 	for n := 1; n <= opts.Nights; n++ {
-		ne.Through = append(ne.Through, combine(results, n, opts.Seed))
+		e := combine(results, n, opts.Seed)
+		e.Dates = dates
+		ne.Through = append(ne.Through, e)
 	}
 	ne.All = ne.Through[opts.Nights-1]
 	ne.CrossFile = crossList(results, opts.Nights)
@@ -285,8 +319,9 @@ func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
 
 // newEvidence returns the k-th evidence document of file f: a
 // conversation of 2 to 4 user and assistant messages, sometimes a title,
-// always a createdAt, no extension.
-func newEvidence(seed uint64, f, k int) (*evidenceDoc, error) {
+// always a createdAt (on the day starting at day, Unix ms, in a night's
+// archive; the spread's when day is 0), no extension.
+func newEvidence(seed uint64, f, k int, day int64) (*evidenceDoc, error) {
 	r := rand.New(rand.NewPCG(seed^mix(uint64(f)<<8|uint64(k)), evidenceStream))
 	id := string(appendHex64([]byte("ev-"), mix(seed+uint64(f)*evidencePerFile+uint64(k))))
 	var d, m objBuilder
@@ -296,7 +331,13 @@ func newEvidence(seed uint64, f, k int) (*evidenceDoc, error) {
 	}
 	d.key("createdAt")
 	d.buf = append(d.buf, '"')
-	d.buf = appendTime(d.buf, r)
+	if day != 0 {
+		c := newClock(seed^mix(uint64(f)<<8|uint64(k)), day)
+		c.start()
+		d.buf = appendISO(d.buf, c.t)
+	} else {
+		d.buf = appendTime(d.buf, r)
+	}
 	d.buf = append(d.buf, '"')
 	d.end()
 	n := 2 + r.IntN(3)

@@ -148,6 +148,9 @@ type receiptPlan struct {
 	envAlg  int
 	reserve int
 	starts  []int // offsets of the top-level members of the base document
+	// end is the time of the conversation's last message in a night's
+	// archive (Unix ms); 0 when it has no timeline (the short profile).
+	end int64
 }
 
 // jobRef is one reference of a receipt being built.
@@ -171,6 +174,10 @@ type receiptJob struct {
 	seed    uint64
 	keys    *keySet
 	maxLine int
+	// night is set in a night's archive (DatesNight), whose day starts
+	// at day (Unix ms): signed_at is then drawn by signedAt.
+	night bool
+	day   int64
 
 	line        []byte
 	selfSum     [32]byte
@@ -476,7 +483,11 @@ func (j *receiptJob) buildEnvelope(r *rand.Rand, payload []byte, envKey *sigKey,
 	ob.str("payload_hash", hex.EncodeToString(sum[:]))
 	ob.key("signed_at")
 	ob.buf = append(ob.buf, '"')
-	ob.buf = appendTime(ob.buf, r)
+	if j.night {
+		ob.buf = appendISO(ob.buf, signedAt(rand.New(rand.NewPCG(j.seed, clockStream)), j.plan.end, j.day))
+	} else {
+		ob.buf = appendTime(ob.buf, r)
+	}
 	ob.buf = append(ob.buf, '"')
 	ob.end()
 	ob.key("metadata")
@@ -721,6 +732,9 @@ func (g *generator) submit(p *pend, plan *receiptPlan, refs []jobRef, tamper int
 	j := &receiptJob{
 		base: p.data, plan: plan, refs: refs, tamper: tamper, seed: g.r.Uint64(),
 		keys: g.keys, maxLine: int(g.maxDoc) - 1, done: make(chan struct{}),
+	}
+	if g.clock != nil {
+		j.night, j.day = true, g.clock.day
 	}
 	p.job = j
 	g.jobs <- j

@@ -333,6 +333,7 @@ func (g *shortGen) writeReceipt(sr *shortReceipt) error {
 	j := &receiptJob{
 		base: append([]byte(nil), g.line...), plan: plan, refs: refs, tamper: tamperNone, seed: pr.Uint64(),
 		keys: g.keys, maxLine: int(g.maxDoc) - 1, done: make(chan struct{}),
+		night: g.opts.Dates == DatesNight, day: dayMillis(g.opts.Day),
 	}
 	j.run()
 	if j.err != nil {
@@ -350,6 +351,10 @@ func (g *shortGen) writeReceipt(sr *shortReceipt) error {
 func (g *shortGen) finish() *Expect {
 	e := g.exp
 	e.Seed = g.opts.Seed
+	e.Dates = g.opts.Dates
+	if e.Dates == DatesNight {
+		e.Day = dayString(dayMillis(g.opts.Day))
+	}
 	e.MaxDocBytes = g.maxDoc
 	e.RejectsByReason = map[string]int64{}
 	e.Warnings = map[string]int64{}

@@ -97,9 +97,17 @@ func trimShape(name string) string {
 }
 
 // isSidecar reports files that convbatch writes beside archives and that a
-// directory walk must not take for documents.
+// directory walk must not take for documents: FILE.expect.json and
+// FILE.keys.json beside an archive FILE, and expect.json and keys.json,
+// which gen --nights writes at the top of its directory (the same
+// suffixes with no archive name before them).
 func isSidecar(name string) bool {
-	return strings.HasSuffix(name, ".expect.json") || strings.HasSuffix(name, ".keys.json")
+	for _, s := range []string{"expect.json", "keys.json"} {
+		if name == s || strings.HasSuffix(name, "."+s) {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrNoInput is returned by Expand when an argument names nothing readable.
@@ -143,8 +151,8 @@ func skipReason(name string, dir, regular bool) (codes.Skip, bool) {
 // Expand turns command-line arguments into inputs, in argument order; a
 // directory contributes every file of a known shape below it in lexical path
 // order, a glob its sorted matches. Both pass over dot-files, convbatch's
-// *.expect.json and *.keys.json sidecars and files of no input shape (see
-// ExpandAll, which lists them).
+// sidecars (*.expect.json, *.keys.json, expect.json, keys.json) and files
+// of no input shape (see ExpandAll, which lists them).
 //
 // Inputs whose names (Input.Rel) would be the same are told apart by
 // Disambiguate, other inputs keep their names; the same file named twice,

@@ -168,6 +168,14 @@ func TestMatchInput(t *testing.T) {
 		{"s3://b/x.json", "x", ShapeJSON, false, 0},
 		{"/data/.hidden.jsonl", "", 0, true, codes.SkipDotFile},
 		{"/data/a.keys.json", "", 0, true, codes.SkipSidecar},
+		{"/data/a.jsonl.zst.expect.json", "", 0, true, codes.SkipSidecar},
+		// gen --nights's directory-wide keyring and expectations.
+		{"/data/nights/keys.json", "", 0, true, codes.SkipSidecar},
+		{"/data/nights/expect.json", "", 0, true, codes.SkipSidecar},
+		// Names that only end in the same letters are inputs.
+		{"/data/monkeys.json", "monkeys", ShapeJSON, false, 0},
+		{"/data/expect.jsonl", "expect", ShapeJSONL, false, 0},
+		{"/data/keys.jsonl.zst", "keys", ShapeJSONLZstd, false, 0},
 		{"/data/notes.txt", "", 0, true, codes.SkipUnknownType},
 	} {
 		in, sk, ok := MatchInput(tc.path, 7)
