@@ -37,6 +37,7 @@ type runFlags struct {
 	cpuProfile string
 	memProfile string
 	keys       string
+	maxKeyring string
 	memLimit   string
 	noOutputs  bool
 	// incremental and replaceChanged: see registerOutputs.
@@ -67,6 +68,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, withKeys bool) {
 	fs.IntVarP(&f.workers, "workers", "j", runtime.NumCPU(), "worker goroutines")
 	if withKeys {
 		fs.StringVar(&f.keys, "keys", "", "keyring (JSON) pinning receipt keys; without it receipts are checked for self-consistency only")
+		fs.StringVar(&f.maxKeyring, "max-keyring-bytes", "64MiB", "size cap of the --keys file; a larger keyring is refused")
 	}
 	fs.StringVar(&f.maxDoc, "max-doc-bytes", "64MiB", "size cap of one document line; longer lines are rejects")
 	fs.StringVar(&f.zstdWindow, "zstd-max-window", "128MiB", "largest zstd window accepted in inputs (up to 2GiB, for zstd --long=31)")
@@ -143,9 +145,15 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		memLimit = 0
 	}
 	var keyring *verify.Keyring
-	if f.keys != "" {
-		if keyring, err = verify.LoadKeyring(f.keys); err != nil {
-			return cfg, usageErr("--keys: %v", err)
+	if f.maxKeyring != "" {
+		maxKeyring, err := parseSize("--max-keyring-bytes", f.maxKeyring, 1, math.MaxInt64, "a size of at least 1 byte")
+		if err != nil {
+			return cfg, err
+		}
+		if f.keys != "" {
+			if keyring, err = verify.LoadKeyringContext(e.ctx, f.keys, verify.WithMaxKeyringBytes(maxKeyring)); err != nil {
+				return cfg, keyringErr(e, err)
+			}
 		}
 	}
 	if f.replaceChanged && !f.incremental {

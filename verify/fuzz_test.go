@@ -2,6 +2,8 @@ package verify
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,6 +79,58 @@ func FuzzParseKeyring(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzKeyringDifferential: the streaming decoder accepts exactly the
+// keyrings the whole-document parse accepts (parseKeyringWhole, the
+// decoder before it streamed) and decodes them alike; read through
+// pieces of any size, it gives what it gives from the bytes, error text
+// included.
+func FuzzKeyringDifferential(f *testing.F) {
+	// Small seeds: the fuzzer minimizes what it finds, slowly when large.
+	for _, doc := range keyringCases(f) {
+		if len(doc) <= 16<<10 {
+			f.Add([]byte(doc), uint8(1))
+		}
+	}
+	f.Add(bigKeyring(3), uint8(7))
+	f.Fuzz(func(t *testing.T, b []byte, piece uint8) {
+		kr, err := ParseKeyring(b)
+		want, werr := parseKeyringWhole(b)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("streaming: %v; whole document: %v", err, werr)
+		}
+		if err == nil {
+			if d := sameKeyring(kr, want); d != "" {
+				t.Fatal(d)
+			}
+		}
+		r := &pieceReader{b: b, n: int(piece%64) + 1}
+		kr2, err2 := DecodeKeyring(context.Background(), r, WithMaxKeyringBytes(int64(len(b)+1)))
+		if (err2 == nil) != (err == nil) || err != nil && err2.Error() != err.Error() {
+			t.Fatalf("read in pieces of %d: %v; from the bytes: %v", r.n, err2, err)
+		}
+		if err == nil {
+			if d := sameKeyring(kr2, kr); d != "" {
+				t.Fatalf("read in pieces of %d: %s", r.n, d)
+			}
+		}
+	})
+}
+
+// pieceReader reads b n bytes at a time.
+type pieceReader struct {
+	b []byte
+	n int
+}
+
+func (r *pieceReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.n)], r.b)
+	r.b = r.b[n:]
+	return n, nil
 }
 
 // FuzzPlainNumber: wherever plainNumber says a literal is its own canonical

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+
+	"github.com/convbatch/convbatch/verify"
 )
 
 // join joins a directory path or URL and names with slashes.
@@ -82,6 +84,30 @@ func readAll(ctx context.Context, p string) ([]byte, error) {
 	}
 	defer fsys.Close()
 	return filesystem.Read(ctx, fsys, p)
+}
+
+// loadKeyring reads the keyring at p with convbatch's size cap
+// (verify.DefaultMaxKeyringBytes) and ctx: a local file as convbatch run
+// reads it (a regular file only), one on object storage as a stream.
+func loadKeyring(ctx context.Context, p string) (*verify.Keyring, error) {
+	if isLocal(p) {
+		return verify.LoadKeyringContext(ctx, p)
+	}
+	fsys, err := filesystem.New(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("keyring: %w", err)
+	}
+	defer fsys.Close()
+	r, err := fsys.OpenRead(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("keyring: %w", err)
+	}
+	defer r.Close()
+	kr, err := verify.DecodeKeyring(ctx, r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return kr, nil
 }
 
 // upload copies the local file src to dst on dst's file system.

@@ -68,12 +68,9 @@ type readFn struct {
 func (f *readFn) Setup(ctx context.Context) error {
 	var kr *verify.Keyring
 	if f.S.Keys != "" {
-		b, err := readAll(ctx, f.S.Keys)
-		if err != nil {
-			return fmt.Errorf("keyring: %w", err)
-		}
-		if kr, err = verify.ParseKeyring(b); err != nil {
-			return fmt.Errorf("keyring %s: %w", f.S.Keys, err)
+		var err error
+		if kr, err = loadKeyring(ctx, f.S.Keys); err != nil {
+			return err
 		}
 	}
 	f.cache = verify.NewSignatureCache(verify.DefaultSignatureCacheEntries)
