@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -264,18 +262,13 @@ func (o *outDir) stagingKey() (string, error) {
 
 func (o *outDir) staging() string { return o.dir.Staging() }
 
-// keyringDigest is the SHA-256 of the run's keyring as JSON, lowercase
-// hex; "" without one.
+// keyringDigest is the digest of the run's keyring (verify.Keyring.Digest:
+// its keys' bytes, not only their names); "" without one.
 func keyringDigest(cfg *Config) (string, error) {
 	if cfg.Keyring == nil {
 		return "", nil
 	}
-	b, err := json.Marshal(cfg.Keyring)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return cfg.Keyring.Digest(), nil
 }
 
 // resumed returns the seal of input idx when the run resumes it.

@@ -3,12 +3,16 @@ package verify
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strconv"
 
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/jsonscan"
@@ -320,4 +324,33 @@ func (kr *Keyring) PinsEnvelope(alg string, raw []byte) bool {
 // PinsAgent reports whether the keyring pins this key for agent.
 func (kr *Keyring) PinsAgent(agent, alg string, raw []byte) bool {
 	return contains(kr.Agents[agent], alg, raw)
+}
+
+// Digest returns the SHA-256 of the keyring's content, lowercase hex:
+// every envelope key and every agent's keys (sorted by agent), each by its
+// algorithm and its decoded key bytes. Two keyrings that pin the same keys
+// have the same digest whatever their files' spelling; keyrings that pin
+// other keys, even under the same names, do not.
+func (k *Keyring) Digest() string {
+	h := sha256.New()
+	writeKeys := func(tag string, keys []Key) {
+		fmt.Fprintf(h, "%s %d\n", tag, len(keys))
+		for _, key := range keys {
+			raw := key.raw
+			if raw == nil && key.PublicKey != "" {
+				raw = []byte(key.PublicKey) // built in code, not parsed
+			}
+			fmt.Fprintf(h, "%q %d %x\n", key.Algorithm, len(raw), raw)
+		}
+	}
+	writeKeys("envelope", k.EnvelopeKeys)
+	agents := make([]string, 0, len(k.Agents))
+	for a := range k.Agents {
+		agents = append(agents, a)
+	}
+	slices.Sort(agents)
+	for _, a := range agents {
+		writeKeys(strconv.Quote(a), k.Agents[a])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -343,3 +343,33 @@ func TestKeyringWindow(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyringDigest: the digest covers the keys' bytes, not only their
+// names and algorithms, and not the file's spelling.
+func TestKeyringDigest(t *testing.T) {
+	parse := func(s string) *Keyring {
+		t.Helper()
+		k, err := ParseKeyring([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	a, b := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)), base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{2}, 32))
+	one := fmt.Sprintf(`{"agents":{"x":[{"algorithm":"ed25519","public_key":%q}]}}`, a)
+	for _, tc := range []struct {
+		name  string
+		other string
+		same  bool
+	}{
+		{"the same file", one, true},
+		{"other spacing and order", fmt.Sprintf(`{ "agents" : { "x" : [ { "public_key" : %q , "algorithm" : "ed25519" } ] } }`, a), true},
+		{"another key under the same name", fmt.Sprintf(`{"agents":{"x":[{"algorithm":"ed25519","public_key":%q}]}}`, b), false},
+		{"the key under another name", fmt.Sprintf(`{"agents":{"y":[{"algorithm":"ed25519","public_key":%q}]}}`, a), false},
+		{"the key as an envelope key", fmt.Sprintf(`{"envelope_keys":[{"algorithm":"ed25519","public_key":%q}],"agents":{}}`, a), false},
+	} {
+		if got := parse(one).Digest() == parse(tc.other).Digest(); got != tc.same {
+			t.Errorf("%s: same digest %v, want %v", tc.name, got, tc.same)
+		}
+	}
+}
