@@ -50,7 +50,7 @@ type committedInput struct {
 	// Counts are its lines, documents, rejects and blank lines, and Rows
 	// its rows by table, taken off OUT's cumulative counts when a later
 	// run retires it.
-	Counts sink.Counts       `json:"counts"`
+	Counts sink.Counts      `json:"counts"`
 	Rows   map[string]int64 `json:"rows,omitempty"`
 }
 
