@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -307,5 +308,135 @@ func TestReportCumulative(t *testing.T) {
 	want := "OUT holds 2 runs, 2 inputs, 40 documents, 0 rejects"
 	if r.code != 0 || !strings.HasPrefix(last, want) || !strings.Contains(last, "usage ") {
 		t.Errorf("exit %d, last line %q, want it to start %q", r.code, last, want)
+	}
+}
+
+// genTo writes a gen archive of n conversations at path.
+func genTo(t *testing.T, path string, n int, seed uint64) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if _, err := gen.WriteFile(path, gen.Options{Conversations: n, Seed: seed}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cumulative reads OUT's cumulative counts.
+func cumulative(t *testing.T, out string) *sink.Cumulative {
+	t.Helper()
+	var rep sink.Report
+	readJSON(t, filepath.Join(out, "report.json"), &rep)
+	if rep.Cumulative == nil {
+		t.Fatal("report.json has no cumulative counts")
+	}
+	return rep.Cumulative
+}
+
+// archivedDocuments counts the lines of every archive under OUT (written
+// back as jsonl).
+func archivedDocuments(t *testing.T, out string) int {
+	t.Helper()
+	n := 0
+	m, _ := filepath.Glob(filepath.Join(out, "archive", "*"))
+	for _, p := range m {
+		b, _ := os.ReadFile(p)
+		n += bytes.Count(b, []byte("\n"))
+	}
+	return n
+}
+
+// TestBytesHeldOnce: the sequences a review found to lose or duplicate
+// documents once inputs are known by their bytes. In each, OUT ends with
+// every document it is given exactly once, and its cumulative counts say
+// so.
+func TestBytesHeldOnce(t *testing.T) {
+	run := func(t *testing.T, args ...string) {
+		t.Helper()
+		if r := convbatch(t, nil, append([]string{"run", "--incremental", "--archive", "jsonl"}, args...)...); r.code != 0 {
+			t.Fatalf("run %v: exit %d: %s", args, r.code, r.stderr)
+		}
+	}
+	t.Run("renamed, and the old name replaced", func(t *testing.T) {
+		dir := t.TempDir()
+		out, a, b := filepath.Join(dir, "out"), filepath.Join(dir, "in/a.jsonl"), filepath.Join(dir, "in/b.jsonl")
+		genTo(t, a, 50, 1)
+		run(t, "-o", out, a)
+		os.Rename(a, b)
+		genTo(t, a, 30, 2)
+		run(t, "-o", out, "--replace-changed", a, b)
+		if c := cumulative(t, out); c.Documents != 80 || archivedDocuments(t, out) != 80 {
+			t.Errorf("OUT holds %d documents (%d archived), want 80: the renamed input's bytes were lost with the replaced one", c.Documents, archivedDocuments(t, out))
+		}
+	})
+	t.Run("changed into another input's bytes", func(t *testing.T) {
+		dir := t.TempDir()
+		out, a, b := filepath.Join(dir, "out"), filepath.Join(dir, "in/a.jsonl"), filepath.Join(dir, "in/b.jsonl")
+		genTo(t, a, 50, 1)
+		genTo(t, b, 30, 2)
+		run(t, "-o", out, a, b)
+		bb, _ := os.ReadFile(b)
+		os.WriteFile(a, bb, 0o644)
+		r := convbatch(t, nil, "run", "--incremental", "--archive", "jsonl", "-o", out, "--replace-changed", a, b)
+		if r.code != 0 || !strings.Contains(r.stderr, a+": already committed as "+b) {
+			t.Fatalf("exit %d, want 0 saying a is held as b: %s", r.code, r.stderr)
+		}
+		if c := cumulative(t, out); c.Documents != 30 || c.Inputs != 1 || archivedDocuments(t, out) != 30 {
+			t.Errorf("OUT holds %d documents of %d inputs (%d archived), want b's 30 once", c.Documents, c.Inputs, archivedDocuments(t, out))
+		}
+	})
+	t.Run("standard input on two nights", func(t *testing.T) {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "out")
+		var want int64
+		for n, count := range []int{20, 30} {
+			p := filepath.Join(dir, fmt.Sprintf("n%d.jsonl", n))
+			genTo(t, p, count, uint64(n+1))
+			b, _ := os.ReadFile(p)
+			if r := convbatch(t, bytes.NewReader(b), "run", "--incremental", "--archive", "jsonl", "-o", out, "-"); r.code != 0 {
+				t.Fatalf("night %d: exit %d: %s", n+1, r.code, r.stderr)
+			}
+			want += int64(count)
+		}
+		p := filepath.Join(dir, "n3.jsonl")
+		genTo(t, p, 10, 3)
+		run(t, "-o", out, p)
+		want += 10
+		c := cumulative(t, out)
+		if c.Documents != want || int64(archivedDocuments(t, out)) != want {
+			t.Errorf("OUT holds %d documents (%d archived), want %d: an archive of standard input was overwritten", c.Documents, archivedDocuments(t, out), want)
+		}
+		lines := 0
+		m, _ := filepath.Glob(filepath.Join(out, "receipts", "*.jsonl"))
+		for _, f := range m {
+			b, _ := os.ReadFile(f)
+			lines += bytes.Count(b, []byte("\n"))
+		}
+		if got := c.Receipts["valid"] + c.Receipts["invalid"] + c.Receipts["incomplete"]; got != int64(lines) || lines == 0 {
+			t.Errorf("receipts by current verdict %v, want the %d receipts OUT holds", c.Receipts, lines)
+		}
+	})
+}
+
+// TestNoWriteThroughStagingLinks: a link planted in the staging of a
+// killed run is neither written through nor published.
+func TestNoWriteThroughStagingLinks(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	genTo(t, a, 10, 1)
+	genTo(t, b, 10, 2)
+	out := filepath.Join(dir, "out")
+	cmd := processCommand(t, "run", "-o", out, a, b)
+	cmd.Env = append(cmd.Env, "CONVBATCH_CRASH=seal:1")
+	cmd.Run() // killed at the first seal: the staging stays, to resume from
+	victim := filepath.Join(dir, "victim.txt")
+	os.WriteFile(victim, []byte("not convbatch's"), 0o644)
+	if err := os.Symlink(victim, filepath.Join(out, ".convbatch/staging/run.json.tmp")); err != nil {
+		t.Fatal(err)
+	}
+	runOK(t, "run", "-o", out, a, b)
+	if got, _ := os.ReadFile(victim); string(got) != "not convbatch's" {
+		t.Errorf("the run wrote through a link in its staging: %q", got)
+	}
+	if c := convbatch(t, nil, "check", out); c.code != 0 {
+		t.Errorf("check: exit %d: %s", c.code, c.stdout)
 	}
 }

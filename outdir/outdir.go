@@ -234,8 +234,13 @@ func (d *Dir) Commit(j *Journal) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	for _, r := range append(j.Renames, Rename{From: j.Report, To: ReportFile}) {
-		if _, err := os.Lstat(filepath.Join(d.Staging(), filepath.FromSlash(r.From))); err != nil {
+		p := filepath.Join(d.Staging(), filepath.FromSlash(r.From))
+		st, err := os.Lstat(p)
+		if err != nil {
 			return fmt.Errorf("commit: staged file: %w", err)
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%w: the staged %s is not a regular file (%s): convbatch publishes no link; remove %s, then rerun", ErrRefused, p, st.Mode().Type(), d.Staging())
 		}
 	}
 	// A link or a file where a published file's directory belongs would
@@ -529,9 +534,10 @@ func removeIfExists(p string) error {
 	return nil
 }
 
-// writeFileSync writes b to name and syncs it.
+// writeFileSync writes b to name, a new file (whatever was there, a link
+// included, is removed first and never followed), and syncs it.
 func writeFileSync(name string, b []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := createNew(name)
 	if err != nil {
 		return err
 	}
@@ -553,10 +559,29 @@ func WriteFileAtomic(name string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(name+".tmp", b, 0o644); err != nil {
+	f, err := createNew(name + ".tmp")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
 	return os.Rename(name+".tmp", name)
+}
+
+// createNew creates the file name afresh, 0644: what was there is removed
+// first, and O_EXCL makes the open fail rather than follow a link that
+// appears in between, so that nothing is ever written through a link
+// planted in OUT.
+func createNew(name string) (*os.File, error) {
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 }
 
 // syncFiles syncs the files, several at a time: a run over many inputs

@@ -123,6 +123,9 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 	var verdicts map[string]int64
 	if incremental {
 		verdicts = currentVerdicts(earlier, changed, receipts)
+		for st, n := range w.out.state.unlistedVerdicts {
+			verdicts[st] += n
+		}
 	}
 	return res, w.commit(started, receipts, reresolved, changed, verdicts)
 }
@@ -505,12 +508,19 @@ func (p *commitPlan) retire() (err error) {
 // are named.
 func (w *writer) archiveNames() []string {
 	o := w.out
+	// Every file OUT's record holds is taken (an archive of standard
+	// input too, which the state does not list), but for the files of
+	// the inputs this run replaces.
 	held, taken := map[string]bool{}, map[string]bool{}
-	for _, c := range o.state.inputs {
-		if !slices.Contains(o.replaced, c) {
-			for _, f := range c.Files {
-				held[f], taken[f] = true, true
-			}
+	if o.record != nil {
+		for f := range o.record.Files {
+			held[f], taken[f] = true, true
+		}
+	}
+	for _, c := range o.replaced {
+		for _, f := range c.Files {
+			delete(held, f)
+			delete(taken, f)
 		}
 	}
 	// This run's own names come first: an input keeps its plain name
@@ -591,8 +601,9 @@ func (p *commitPlan) stageState(receipts []verify.ReceiptResult, changed []*stat
 	j.Renames = append(j.Renames, outdir.Rename{From: path.Join(stagingOut, outdir.StateRel(stateReceipts(run))), To: outdir.StateRel(stateReceipts(run))})
 	var list []*committedInput
 	if w.cfg.Incremental {
+		retired := o.replacedSet()
 		for _, c := range o.state.inputs {
-			if !slices.Contains(o.replaced, c) {
+			if !retired[c] {
 				list = append(list, c)
 			}
 		}

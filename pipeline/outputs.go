@@ -48,6 +48,9 @@ type outDir struct {
 	// committed inputs it retires.
 	already  []sink.CommittedInput
 	replaced []*committedInput
+	// record is what OUT's manifests promise (an incremental run's; nil
+	// for a run that replaces OUT).
+	record *outdir.Record
 	// tableOptions are Config.TableOptions with the version set.
 	tableOptions sink.TableOptions
 }
@@ -74,6 +77,7 @@ func openOutDir(cfg *Config) (o *outDir, err error) {
 		if err != nil {
 			return nil, err
 		}
+		o.record = rec
 		if o.state, err = loadState(d, rec.LastRun); err != nil {
 			return nil, err
 		}
@@ -174,19 +178,29 @@ func (e *SettingsError) Unwrap() error { return ErrSettingsChanged }
 // classify sorts an incremental run's inputs: those OUT holds with the
 // same fingerprint are skipped (their path, size and modification time
 // match, or else their digest does; with Config.Checksum always their
-// digest), and so is an input under another path whose bytes OUT already
-// holds; those whose bytes changed are refused, or with ReplaceChanged
-// retire their earlier outputs; the rest are new. An input is read to
-// decide only when its size is that of a committed input (or with
-// Checksum): same bytes have the same size.
+// digest), and so is an input whose bytes OUT holds under another path
+// that it keeps; those whose bytes changed are refused, or with
+// ReplaceChanged retire their earlier outputs (and are then skipped too
+// when their new bytes are held under another path); the rest are new.
+// An input is read to decide only when OUT holds its path, or its size is
+// that of a committed input (or with Checksum): same bytes, same size.
+//
+// It works in two passes, so that bytes count as held only under a path
+// this run keeps: the first decides the inputs OUT holds under their own
+// path, the second looks the others up by digest among the committed
+// inputs that are not being replaced.
 func (o *outDir) classify() error {
+	type pending struct {
+		in stream.Input
+		fp Fingerprint
+		c  *committedInput // the committed input at its path; nil if none
+	}
 	var keep []stream.Input
+	var byDigest []pending
 	var changed []string
-	bySHA := map[string]*committedInput{}
 	sizes := map[int64]bool{}
 	for _, c := range o.state.inputs {
 		if c.SHA256 != "" {
-			bySHA[c.SHA256] = c
 			sizes[c.Size] = true
 		}
 	}
@@ -209,16 +223,14 @@ func (o *outDir) classify() error {
 			keep = append(keep, in)
 			continue
 		}
-		switch same := bySHA[fp.SHA256]; {
-		case c != nil && fp.SHA256 == c.SHA256 && fp.Size == c.Size:
-			o.already = append(o.already, sink.CommittedInput{Path: in.Path, Run: c.Run})
-		case c == nil && same != nil && same.Size == fp.Size:
-			o.already = append(o.already, sink.CommittedInput{Path: in.Path, Run: same.Run, As: same.Path})
+		switch {
 		case c == nil:
-			keep = append(keep, in)
+			byDigest = append(byDigest, pending{in, fp, nil})
+		case fp.SHA256 == c.SHA256 && fp.Size == c.Size:
+			o.already = append(o.already, sink.CommittedInput{Path: in.Path, Run: c.Run})
 		case o.cfg.ReplaceChanged:
 			o.replaced = append(o.replaced, c)
-			keep = append(keep, in)
+			byDigest = append(byDigest, pending{in, fp, c})
 		default:
 			changed = append(changed, in.Path)
 		}
@@ -226,8 +238,39 @@ func (o *outDir) classify() error {
 	if len(changed) > 0 {
 		return &ChangedError{Paths: changed}
 	}
+	retired := o.replacedSet()
+	held := map[string]*committedInput{}
+	for _, c := range o.state.inputs {
+		if c.SHA256 != "" && !retired[c] {
+			held[c.SHA256] = c
+		}
+	}
+	for _, p := range byDigest {
+		if same := held[p.fp.SHA256]; same != nil && same.Size == p.fp.Size {
+			// A replaced input whose new bytes OUT holds elsewhere is
+			// retired and not taken again: its bytes stay held once.
+			o.already = append(o.already, sink.CommittedInput{Path: p.in.Path, Run: same.Run, As: same.Path})
+			continue
+		}
+		keep = append(keep, p.in)
+	}
+	// The inputs keep their order on the command line.
+	order := make(map[string]int, len(o.cfg.Inputs))
+	for i, in := range o.cfg.Inputs {
+		order[in.Path] = i
+	}
+	slices.SortStableFunc(keep, func(a, b stream.Input) int { return order[a.Path] - order[b.Path] })
 	o.cfg.Inputs = keep
 	return nil
+}
+
+// replacedSet returns the committed inputs this run retires, as a set.
+func (o *outDir) replacedSet() map[*committedInput]bool {
+	set := make(map[*committedInput]bool, len(o.replaced))
+	for _, c := range o.replaced {
+		set[c] = true
+	}
+	return set
 }
 
 // stagingKey identifies what the run will write: a staging directory left

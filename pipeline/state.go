@@ -59,6 +59,10 @@ type state struct {
 	inputs  []*committedInput
 	byPath  map[string]*committedInput
 	lastRun int
+	// unlistedVerdicts counts, by latest verdict, the earlier receipts of
+	// inputs the state does not list (standard input), which earlier
+	// Receipts leaves out; set by earlierReceipts.
+	unlistedVerdicts map[string]int64
 }
 
 // loadState reads the committed state of an OUT whose record (checked:
@@ -110,6 +114,7 @@ func (st *state) earlierReceipts(d *outdir.Dir, replaced map[string]bool) ([]*st
 		line   int64
 	}
 	at := map[key]int{}
+	unlisted := map[key]verify.Status{}
 	var out []*stateReceipt
 	for run := 1; run <= st.lastRun; run++ {
 		err := readLines(d.State(stateReceipts(run)), func(b []byte) error {
@@ -121,7 +126,13 @@ func (st *state) earlierReceipts(d *outdir.Dir, replaced map[string]bool) ([]*st
 				return errors.New("receipt without its pending form")
 			}
 			c := st.byPath[r.Pending.File]
-			if c == nil || c.Run != r.Origin || replaced[r.Pending.File] {
+			if c == nil {
+				// Standard input's: never listed, never resolved again,
+				// but held (its latest verdict counted).
+				unlisted[key{r.Origin, r.Pending.File, r.Pending.Line}] = r.Status
+				return nil
+			}
+			if c.Run != r.Origin || replaced[r.Pending.File] {
 				return nil
 			}
 			k := key{r.Origin, r.Pending.File, r.Pending.Line}
@@ -136,6 +147,10 @@ func (st *state) earlierReceipts(d *outdir.Dir, replaced map[string]bool) ([]*st
 		if err != nil {
 			return nil, fmt.Errorf("output directory: receipts of run %d: %w", run, err)
 		}
+	}
+	st.unlistedVerdicts = map[string]int64{}
+	for _, status := range unlisted {
+		st.unlistedVerdicts[string(status)]++
 	}
 	return out, nil
 }
