@@ -44,6 +44,9 @@ type runFlags struct {
 	incremental    bool
 	replaceChanged bool
 	checksum       bool
+	// command is the command's name, for the usage errors that point to
+	// its help.
+	command string
 }
 
 // registerOutputs adds the flags of commands that write an output directory.
@@ -83,10 +86,10 @@ func (f *runFlags) register(fs *pflag.FlagSet, withKeys bool) {
 func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	var cfg pipeline.Config
 	if f.out == "" && !f.noOutputs {
-		return cfg, usageErr("-o/--out is required")
+		return cfg, usageErr("-o/--out is required (see 'convbatch help %s')", f.command)
 	}
 	if len(args) == 0 {
-		return cfg, usageErr("no INPUT given (a file, a directory, a glob, or - for standard input)")
+		return cfg, usageErr("no INPUT given: a file, a directory, a glob, or - for standard input (see 'convbatch help %s')", f.command)
 	}
 	if f.workers < 1 {
 		return cfg, usageErr("--workers %d: must be at least 1", f.workers)
@@ -152,7 +155,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		}
 		if f.keys != "" {
 			if keyring, err = verify.LoadKeyringContext(e.ctx, f.keys, verify.WithMaxKeyringBytes(maxKeyring)); err != nil {
-				return cfg, keyringErr(e, err)
+				return cfg, keyringErr(e, f.keys, err)
 			}
 		}
 	}
@@ -209,7 +212,7 @@ func checkOutDir(out string, args []string, inputs []stream.Input) error {
 }
 
 func extractCommand() *command {
-	f := &runFlags{}
+	f := &runFlags{command: "extract"}
 	return &command{
 		name:    "extract",
 		summary: "write the tables only, computing only what they need",
@@ -261,7 +264,7 @@ func extractCommand() *command {
 }
 
 func runCommand() *command {
-	f := &runFlags{}
+	f := &runFlags{command: "run"}
 	return &command{
 		name:    "run",
 		summary: "the nightly job: check every line, write the archives back, rejects and report.json",

@@ -16,7 +16,7 @@ import (
 )
 
 func verifyCommand() *command {
-	f := &runFlags{noOutputs: true}
+	f := &runFlags{noOutputs: true, command: "verify"}
 	var asJSON bool
 	return &command{
 		name:    "verify",
@@ -106,7 +106,7 @@ func sortedByCount(m map[string]int64) []string {
 }
 
 func hashCommand() *command {
-	f := &runFlags{noOutputs: true}
+	f := &runFlags{noOutputs: true, command: "hash"}
 	return &command{
 		name:    "hash",
 		summary: "print each document's transcript hash (SHA-256 of its RFC 8785 form) and id, like sha256sum",
