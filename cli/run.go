@@ -255,6 +255,7 @@ func extractCommand() *command {
 				if err != nil {
 					return 0, err
 				}
+				printDamaged(e.stderr, res.Report)
 				printSummary(e.stderr, "extract", res.Report, cfg.OutDir)
 				printCumulative(e.stderr, res.Report)
 				return findingsCode(res.Report), nil
@@ -294,6 +295,7 @@ func runCommand() *command {
 				if err != nil {
 					return 0, err
 				}
+				printDamaged(e.stderr, res.Report)
 				printSummary(e.stderr, "run", res.Report, cfg.OutDir)
 				printCumulative(e.stderr, res.Report)
 				return findingsCode(res.Report), nil

@@ -56,6 +56,7 @@ func verifyCommand() *command {
 						return 0, fatalErr(err)
 					}
 				}
+				printDamaged(e.stderr, res.Report)
 				printAudit(e.stderr, res)
 				return findingsCode(res.Report), nil
 			}
@@ -152,10 +153,12 @@ func hashCommand() *command {
 				if err != nil {
 					return 0, err
 				}
+				printDamaged(e.stderr, res.Report)
 				if res.Report.Totals.Rejects > 0 {
 					fmt.Fprintf(e.stderr, "convbatch hash: %s rejected (not documents): run convbatch run or verify for details\n", plural(res.Report.Totals.Rejects, "line", "lines"))
 				}
-				if unhashable > 0 || res.Report.Totals.Rejects > 0 {
+				// A damaged input is a finding here too, as the exit codes say.
+				if unhashable > 0 || res.Report.HasFindings() {
 					return ExitFindings, nil
 				}
 				return ExitOK, nil
