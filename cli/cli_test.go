@@ -202,3 +202,43 @@ func TestArchiveFormatNames(t *testing.T) {
 		t.Errorf("--archive gz: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestUsageErrorsNameHelp: a missing -o or INPUT names the command's help,
+// and a keyring refused names the file and says what it must be, without
+// quoting it.
+func TestUsageErrorsNameHelp(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.jsonl")
+	writeFile(t, in, `{"id":"a","messages":[]}`+"\n")
+	notUTF8 := filepath.Join(dir, "x.json")
+	putFile(t, notUTF8, []byte("\xff{\"secret\":1}"))
+	notKeyring := filepath.Join(dir, "k.json")
+	putFile(t, notKeyring, []byte(`{"secret_field": []}`))
+	missing := filepath.Join(dir, "missing.json")
+	out := filepath.Join(dir, "out")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", in}, "convbatch: -o/--out is required (see 'convbatch help run')\n"},
+		{[]string{"extract", in}, "convbatch: -o/--out is required (see 'convbatch help extract')\n"},
+		{[]string{"run", "-o", out}, "convbatch: no INPUT given: a file, a directory, a glob, or - for standard input (see 'convbatch help run')\n"},
+		{[]string{"hash"}, "convbatch: no INPUT given: a file, a directory, a glob, or - for standard input (see 'convbatch help hash')\n"},
+		{[]string{"gen", "--conversations", "1"}, "convbatch: gen: -o/--out is required (see 'convbatch help gen')\n"},
+		{[]string{"run", "-o", out, "--keys", notUTF8, in}, "convbatch: --keys " + notUTF8 + ": not a keyring: invalid UTF-8 at byte 0 (the keyring is a JSON file; see docs/FORMAT.md#keyring---keys-file)\n"},
+		{[]string{"verify", "--keys", notKeyring, in}, "convbatch: --keys " + notKeyring + ": keyring: unknown field \"secret_field\" (see docs/FORMAT.md#keyring---keys-file)\n"},
+		{[]string{"extract", "-o", out, "--keys", missing, in}, "convbatch: --keys " + missing + ": cannot read it: no such file or directory\n"},
+		{[]string{"verify", "--keys", dir, in}, "convbatch: --keys: keyring " + dir + " is a directory, not a regular file\n"},
+	} {
+		r := convbatch(t, nil, tc.args...)
+		if r.code != ExitUsage || r.stderr != tc.want || r.stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, r.code, r.stderr, tc.want)
+		}
+		if strings.Contains(r.stderr, "secret\"") {
+			t.Errorf("%v: the error quotes the file: %q", tc.args, r.stderr)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a usage error created %s", out)
+	}
+}

@@ -59,7 +59,7 @@ func genCommand() *command {
 			fs.StringVar(&prog, "progress", "auto", "progress line on stderr: auto (redrawn in place when stderr is a terminal), always (elsewhere a line every 10s), never")
 			return func(e *env, args []string) (int, error) {
 				if out == "" {
-					return 0, usageErr("gen: -o/--out is required")
+					return 0, usageErr("gen: -o/--out is required (see 'convbatch help gen')")
 				}
 				if len(args) > 0 {
 					return 0, usageErr("gen: unexpected arguments %q", args)

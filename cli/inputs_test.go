@@ -14,8 +14,10 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/internal/pqtest"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/stream"
 )
 
 // mainRun calls Main in-process and returns its exit code and stderr.
@@ -204,7 +206,8 @@ func TestGzipInputs(t *testing.T) {
 
 // TestSkippedListed is issue 13's case: a directory holding a.jsonl.gz and
 // b.jsonl reads both, and every file it passes over is named, with its
-// reason, on stderr and in report.json; past a few, stderr counts them.
+// reason, in report.json; stderr counts them by reason in one line, however
+// many (issue 24: not one line a file, night after night).
 func TestSkippedListed(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
@@ -234,10 +237,10 @@ func TestSkippedListed(t *testing.T) {
 	if !reflect.DeepEqual(rep.Skipped, want) {
 		t.Errorf("report skipped %+v, want %+v", rep.Skipped, want)
 	}
-	for _, s := range want {
-		if !strings.Contains(stderr, "skipped "+s.Path+" ("+s.Reason+": ") {
-			t.Errorf("stderr does not name %s (%s):\n%s", s.Path, s.Reason, stderr)
-		}
+	line := "convbatch: skipped 4 files and directories (1 dot-file, 1 dot-directory, 1 sidecar, 1 unknown-type); " +
+		filepath.Join(out, sink.ReportFile) + " lists them (reasons: docs/FORMAT.md#skipped-files)\n"
+	if !strings.HasPrefix(stderr, line) || strings.Count(stderr, "convbatch: skipped") != 1 {
+		t.Errorf("stderr:\n%s\nwant one line:\n%s", stderr, line)
 	}
 
 	// Nothing skipped: an empty list, not an absent one.
@@ -247,12 +250,47 @@ func TestSkippedListed(t *testing.T) {
 		t.Errorf("no skipped files: exit %d, stderr %q, report has no empty list", code, stderr)
 	}
 
-	// Many: the first ten by name, the rest counted by reason.
+	// Many, for a command without OUT: still one line, which says where
+	// they are listed, and they are listed there.
 	for i := range 14 {
 		putFile(t, filepath.Join(data, fmt.Sprintf("n%02d.csv", i)), []byte("x"))
 	}
-	code, stderr = mainRun(t, "verify", "--progress", "never", data)
-	if code != ExitOK || strings.Count(stderr, "convbatch: skipped ") != 10 || !strings.Contains(stderr, "and 8 more skipped (8 unknown-type)") {
-		t.Errorf("many skipped: exit %d:\n%s", code, stderr)
+	r := convbatch(t, nil, "verify", "--progress", "never", "--json", data)
+	line = "convbatch: skipped 18 files and directories (1 dot-file, 1 dot-directory, 1 sidecar, 15 unknown-type); --json lists them (reasons: docs/FORMAT.md#skipped-files)\n"
+	var vrep sink.Report
+	if err := json.Unmarshal([]byte(r.stdout), &vrep); err != nil {
+		t.Fatal(err)
+	}
+	if r.code != ExitOK || !strings.HasPrefix(r.stderr, line) || strings.Count(r.stderr, "convbatch: skipped") != 1 || len(vrep.Skipped) != 18 {
+		t.Errorf("many skipped: exit %d, %d in --json, stderr:\n%s\nwant one line:\n%s", r.code, len(vrep.Skipped), r.stderr, line)
+	}
+}
+
+// TestSkippedLine: the one line says how many, by reason in the
+// documented order, whether files or directories, and where the list is.
+func TestSkippedLine(t *testing.T) {
+	sk := func(reasons ...codes.Skip) []stream.Skipped {
+		var out []stream.Skipped
+		for i, r := range reasons {
+			out = append(out, stream.Skipped{Path: fmt.Sprintf("p%d", i), Reason: r})
+		}
+		return out
+	}
+	const tail = " lists them (reasons: docs/FORMAT.md#skipped-files)\n"
+	for _, tc := range []struct {
+		skipped []stream.Skipped
+		want    string
+	}{
+		{nil, ""},
+		{sk(codes.SkipSidecar), "convbatch: skipped 1 file (1 sidecar); W" + tail},
+		{sk(codes.SkipDotDirectory), "convbatch: skipped 1 directory (1 dot-directory); W" + tail},
+		{sk(codes.SkipSidecar, codes.SkipDotFile, codes.SkipSidecar), "convbatch: skipped 3 files (1 dot-file, 2 sidecar); W" + tail},
+		{sk(codes.SkipUnknownType, codes.SkipDirectory, codes.SkipNotRegular), "convbatch: skipped 3 files and directories (1 unknown-type, 1 directory, 1 not-regular); W" + tail},
+	} {
+		var b bytes.Buffer
+		printSkipped(&b, tc.skipped, "W")
+		if b.String() != tc.want {
+			t.Errorf("%v: %q, want %q", tc.skipped, b.String(), tc.want)
+		}
 	}
 }

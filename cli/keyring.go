@@ -3,19 +3,50 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
+	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/verify"
 )
 
-// keyringErr is the error of a --keys file that could not be loaded: an
-// interrupt while it was read is the run's interrupt (exit 3); one over
-// the cap says which flag raises it; any other is a usage error.
-func keyringErr(e *env, err error) error {
+// keyringDoc is where the keyring's format is described.
+const keyringDoc = "docs/FORMAT.md#keyring---keys-file"
+
+// keyringErr is the error of the --keys file path that could not be
+// loaded: an interrupt while it was read is the run's interrupt (exit 3);
+// every other is a usage error that names the file and says what to do.
+// One over the cap says which flag raises it, one that is not a regular
+// file says what it is (verify names the file in both); one that cannot
+// be read says why; one that is not JSON is "not a keyring", with the
+// parser's reason and byte offset; JSON that is not a keyring has verify's
+// reason, which names the entry. The cause is wrapped in every case.
+func keyringErr(e *env, path string, err error) error {
+	var pe *fs.PathError
+	var je *jsonscan.Error
+	var msg string
 	switch {
 	case e.ctx.Err() != nil:
 		return fatalErr(fmt.Errorf("interrupted while reading the keyring: %w", err))
 	case errors.Is(err, verify.ErrKeyringTooLarge):
 		return usageErr("--keys: %v; raise --max-keyring-bytes to read it", err)
+	case errors.Is(err, verify.ErrKeyringNotRegular):
+		return usageErr("--keys: %v", err)
+	case errors.As(err, &pe):
+		msg = fmt.Sprintf("--keys %s: cannot read it: %v", path, pe.Err)
+	case errors.As(err, &je):
+		msg = fmt.Sprintf("--keys %s: not a keyring: %s at byte %d (the keyring is a JSON file; see %s)", path, je.Msg, je.Offset, keyringDoc)
+	default:
+		msg = fmt.Sprintf("--keys %s: %v (see %s)", path, err, keyringDoc)
 	}
-	return usageErr("--keys: %v", err)
+	return &exitError{code: ExitUsage, err: &wrapped{msg: msg, err: err}}
 }
+
+// wrapped is an error with a message of its own that still unwraps to its
+// cause, for messages that reword the cause instead of prefixing it.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return w.err }

@@ -88,7 +88,7 @@ func TestKeyringErr(t *testing.T) {
 		{"other", context.Background(), os.ErrNotExist, ExitUsage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := keyringErr(&env{ctx: tc.ctx}, tc.err)
+			err := keyringErr(&env{ctx: tc.ctx}, "k.json", tc.err)
 			ee, ok := err.(*exitError)
 			if !ok || ee.code != tc.code {
 				t.Errorf("%v: want exit %d", err, tc.code)

@@ -44,6 +44,13 @@ type runFlags struct {
 	incremental    bool
 	replaceChanged bool
 	checksum       bool
+	// quiet, asJSON and findingsExit: see registerReporting.
+	quiet        bool
+	asJSON       bool
+	findingsExit int
+	// command is the command's name, for the summary and the usage
+	// errors that point to its help.
+	command string
 }
 
 // registerOutputs adds the flags of commands that write an output directory.
@@ -83,10 +90,13 @@ func (f *runFlags) register(fs *pflag.FlagSet, withKeys bool) {
 func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	var cfg pipeline.Config
 	if f.out == "" && !f.noOutputs {
-		return cfg, usageErr("-o/--out is required")
+		return cfg, usageErr("-o/--out is required (see 'convbatch help %s')", f.command)
 	}
 	if len(args) == 0 {
-		return cfg, usageErr("no INPUT given (a file, a directory, a glob, or - for standard input)")
+		return cfg, usageErr("no INPUT given: a file, a directory, a glob, or - for standard input (see 'convbatch help %s')", f.command)
+	}
+	if f.findingsExit < 0 || f.findingsExit > 255 {
+		return cfg, usageErr("--findings-exit-code %d: want an exit code from 0 to 255", f.findingsExit)
 	}
 	if f.workers < 1 {
 		return cfg, usageErr("--workers %d: must be at least 1", f.workers)
@@ -152,7 +162,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		}
 		if f.keys != "" {
 			if keyring, err = verify.LoadKeyringContext(e.ctx, f.keys, verify.WithMaxKeyringBytes(maxKeyring)); err != nil {
-				return cfg, keyringErr(e, err)
+				return cfg, keyringErr(e, f.keys, err)
 			}
 		}
 	}
@@ -169,7 +179,13 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit,
 		TableOptions: sink.TableOptions{PartitionBy: partition},
 	}
-	printSkipped(e.stderr, skipped)
+	if !f.quiet {
+		where := "--json"
+		if f.out != "" {
+			where = filepath.Join(f.out, sink.ReportFile)
+		}
+		printSkipped(e.stderr, skipped, where)
+	}
 	return cfg, nil
 }
 
@@ -209,7 +225,7 @@ func checkOutDir(out string, args []string, inputs []stream.Input) error {
 }
 
 func extractCommand() *command {
-	f := &runFlags{}
+	f := &runFlags{command: "extract"}
 	return &command{
 		name:    "extract",
 		summary: "write the tables only, computing only what they need",
@@ -234,6 +250,7 @@ func extractCommand() *command {
 			fs.StringVar(&f.tables, "tables", "all", "tables to write, in any case: all, or a list of usage,conversations,tool_calls,receipts,transcripts")
 			f.registerPartition(fs)
 			f.register(fs, true)
+			f.registerReporting(fs, jsonSummaryHelp)
 			return func(e *env, args []string) (int, error) {
 				f.archive = string(sink.ArchiveNone)
 				cfg, err := f.config(e, args)
@@ -252,16 +269,14 @@ func extractCommand() *command {
 				if err != nil {
 					return 0, err
 				}
-				printSummary(e.stderr, "extract", res.Report, cfg.OutDir)
-				printCumulative(e.stderr, res.Report)
-				return findingsCode(res.Report), nil
+				return f.finish(e, res, cfg.OutDir)
 			}
 		},
 	}
 }
 
 func runCommand() *command {
-	f := &runFlags{}
+	f := &runFlags{command: "run"}
 	return &command{
 		name:    "run",
 		summary: "the nightly job: check every line, write the archives back, rejects and report.json",
@@ -282,6 +297,7 @@ func runCommand() *command {
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			f.registerOutputs(fs)
 			f.register(fs, true)
+			f.registerReporting(fs, jsonSummaryHelp)
 			return func(e *env, args []string) (int, error) {
 				cfg, err := f.config(e, args)
 				if err != nil {
@@ -291,9 +307,7 @@ func runCommand() *command {
 				if err != nil {
 					return 0, err
 				}
-				printSummary(e.stderr, "run", res.Report, cfg.OutDir)
-				printCumulative(e.stderr, res.Report)
-				return findingsCode(res.Report), nil
+				return f.finish(e, res, cfg.OutDir)
 			}
 		},
 	}
@@ -320,7 +334,11 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		}
 		total += in.Size
 	}
-	m := newMeter(e.stderr, f.progress, runFields(cfg.Progress, total))
+	mode := f.progress
+	if f.quiet {
+		mode = "never"
+	}
+	m := newMeter(e.stderr, mode, runFields(cfg.Progress, total))
 	m.start()
 	res, err := pipeline.Run(e.ctx, cfg)
 	m.stop()
@@ -341,32 +359,28 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		}
 		return nil, fatalErr(fmt.Errorf("%w; nothing was published", err))
 	}
-	for _, c := range res.Skipped {
-		if c.As != "" {
-			fmt.Fprintf(e.stderr, "convbatch: %s: already committed as %s (run %d, same SHA-256), skipped\n", c.Path, c.As, c.Run)
-		}
-	}
 	if res.UpToDate {
 		// The summary is the last committed run's, but for what this
 		// run skipped: every input it was given.
 		rep := *res.Report
 		rep.AlreadyCommitted = res.Skipped
 		res.Report = &rep
+	}
+	if f.quiet {
+		return res, nil
+	}
+	for _, c := range res.Skipped {
+		if c.As != "" {
+			fmt.Fprintf(e.stderr, "convbatch: %s: already committed as %s (run %d, same SHA-256), skipped\n", c.Path, c.As, c.Run)
+		}
+	}
+	if res.UpToDate {
 		fmt.Fprintf(e.stderr, "convbatch: every input is already in %s: nothing committed; the summary and exit code are those of run %d, the last committed\n", cfg.OutDir, res.Report.Run)
 	}
 	if res.Resumed > 0 {
 		fmt.Fprintf(e.stderr, "convbatch: resumed %s that an interrupted run had finished\n", plural(int64(res.Resumed), "input", "inputs"))
 	}
 	return res, nil
-}
-
-// findingsCode is ExitFindings when the run found rejects, damaged inputs
-// or invalid receipts, else ExitOK.
-func findingsCode(rep *sink.Report) int {
-	if rep.HasFindings() {
-		return ExitFindings
-	}
-	return ExitOK
 }
 
 func writeMemProfile(path string) error {

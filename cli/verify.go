@@ -16,8 +16,7 @@ import (
 )
 
 func verifyCommand() *command {
-	f := &runFlags{noOutputs: true}
-	var asJSON bool
+	f := &runFlags{noOutputs: true, command: "verify"}
 	return &command{
 		name:    "verify",
 		summary: "audit receipts and transcript hashes; writes no archive or tables",
@@ -33,7 +32,7 @@ func verifyCommand() *command {
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			f.register(fs, true)
-			fs.BoolVar(&asJSON, "json", false, "print a machine report (report plus every receipt) on stdout")
+			f.registerReporting(fs, "print a machine report on stdout: one JSON object, the report plus every receipt (receipt_list) and the summary (summary)")
 			return func(e *env, args []string) (int, error) {
 				cfg, err := f.config(e, args)
 				if err != nil {
@@ -45,19 +44,23 @@ func verifyCommand() *command {
 				if err != nil {
 					return 0, err
 				}
-				if asJSON {
+				findings := res.Report.HasFindings()
+				code := f.exitCode(findings)
+				if f.asJSON {
 					out := struct {
 						*sink.Report
 						ReceiptList []verify.ReceiptResult `json:"receipt_list"`
-					}{res.Report, res.Receipts}
-					enc := json.NewEncoder(e.stdout)
-					enc.SetIndent("", "  ")
-					if err := enc.Encode(out); err != nil {
-						return 0, fatalErr(err)
+						Summary     *summary               `json:"summary"`
+					}{res.Report, res.Receipts, newSummary("verify", res, "", findings, code)}
+					if err := writeJSON(e.stdout, out); err != nil {
+						return 0, err
 					}
 				}
-				printAudit(e.stderr, res)
-				return findingsCode(res.Report), nil
+				printDamaged(e.stderr, res.Report)
+				if !f.quiet {
+					printAudit(e.stderr, res)
+				}
+				return code, nil
 			}
 		},
 	}
@@ -92,6 +95,39 @@ func printAudit(w io.Writer, res *pipeline.Result) {
 	}
 }
 
+// endHashJSON ends the object hash --json streams on w, whose hashes
+// array is open when started: the list of skipped files, then the
+// summary.
+func endHashJSON(w io.Writer, started bool, skipped []sink.SkippedFile, s *summary) error {
+	head := "\n],\n"
+	if !started {
+		head = "{\n\"hashes\": [],\n"
+	}
+	if skipped == nil {
+		skipped = []sink.SkippedFile{}
+	}
+	sk, err := json.Marshal(skipped)
+	if err != nil {
+		return fatalErr(fmt.Errorf("--json: %w", err))
+	}
+	sum, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fatalErr(fmt.Errorf("--json: %w", err))
+	}
+	if _, err := fmt.Fprintf(w, "%s\"skipped\": %s,\n\"summary\": %s\n}\n", head, sk, sum); err != nil {
+		return fatalErr(fmt.Errorf("--json: %w", err))
+	}
+	return nil
+}
+
+// hashEntry is one document of hash --json.
+type hashEntry struct {
+	SHA256 string `json:"sha256"`
+	ID     string `json:"id"`
+	Input  string `json:"input"`
+	Line   int64  `json:"line"`
+}
+
 func sortedByCount(m map[string]int64) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -106,7 +142,7 @@ func sortedByCount(m map[string]int64) []string {
 }
 
 func hashCommand() *command {
-	f := &runFlags{noOutputs: true}
+	f := &runFlags{noOutputs: true, command: "hash"}
 	return &command{
 		name:    "hash",
 		summary: "print each document's transcript hash (SHA-256 of its RFC 8785 form) and id, like sha256sum",
@@ -121,6 +157,7 @@ func hashCommand() *command {
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			f.register(fs, false)
+			f.registerReporting(fs, `print one JSON object on stdout instead of the lines: {"hashes": [{"sha256", "id", "input", "line"}, ...], "skipped": [...], "summary": {...}}`)
 			return func(e *env, args []string) (int, error) {
 				cfg, err := f.config(e, args)
 				if err != nil {
@@ -129,11 +166,29 @@ func hashCommand() *command {
 				cfg.Minimal, cfg.Checks = true, transform.CheckTranscripts
 				var line []byte
 				unhashable := 0
+				hashes := 0
 				cfg.OnDocument = func(d pipeline.Document) error {
 					if !d.Hashed {
 						unhashable++
-						fmt.Fprintf(e.stderr, "convbatch hash: %s:%d: no transcript hash (transcript-unhashable)\n", d.Input, d.Line)
+						if !f.quiet {
+							fmt.Fprintf(e.stderr, "convbatch hash: %s:%d: no transcript hash (transcript-unhashable)\n", d.Input, d.Line)
+						}
 						return nil
+					}
+					if f.asJSON {
+						// The object is streamed, its hashes first, so that
+						// it holds none of them in memory.
+						b, err := json.Marshal(hashEntry{SHA256: hex.EncodeToString(d.Hash[:]), ID: d.ID, Input: d.Input, Line: d.Line})
+						if err != nil {
+							return err
+						}
+						line = append(line[:0], ",\n  "...)
+						if hashes == 0 {
+							line = append(line[:0], "{\n\"hashes\": [\n  "...)
+						}
+						hashes++
+						_, err = e.stdout.Write(append(line, b...))
+						return err
 					}
 					line = line[:0]
 					id := d.ID
@@ -152,13 +207,19 @@ func hashCommand() *command {
 				if err != nil {
 					return 0, err
 				}
-				if res.Report.Totals.Rejects > 0 {
+				// Damaged inputs are findings here too, as the exit codes say.
+				findings := unhashable > 0 || res.Report.HasFindings()
+				code := f.exitCode(findings)
+				printDamaged(e.stderr, res.Report)
+				if res.Report.Totals.Rejects > 0 && !f.quiet {
 					fmt.Fprintf(e.stderr, "convbatch hash: %s rejected (not documents): run convbatch run or verify for details\n", plural(res.Report.Totals.Rejects, "line", "lines"))
 				}
-				if unhashable > 0 || res.Report.Totals.Rejects > 0 {
-					return ExitFindings, nil
+				if f.asJSON {
+					if err := endHashJSON(e.stdout, hashes > 0, res.Report.Skipped, newSummary("hash", res, "", findings, code)); err != nil {
+						return 0, err
+					}
 				}
-				return ExitOK, nil
+				return code, nil
 			}
 		},
 	}
