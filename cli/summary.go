@@ -77,6 +77,9 @@ type summary struct {
 	// hash.
 	OutDir string `json:"out_dir,omitempty"`
 	Report string `json:"report,omitempty"`
+	// Cumulative is what OUT holds over all its runs (report.json's
+	// cumulative); absent for verify and hash.
+	Cumulative *sink.Cumulative `json:"cumulative,omitempty"`
 	// Findings says whether the run completed with findings; ExitCode is
 	// the code the command exits with (--findings-exit-code when Findings).
 	Findings bool `json:"findings"`
@@ -117,6 +120,7 @@ func newSummary(command string, res *pipeline.Result, out string, findings bool,
 		s.Run = 0
 	} else {
 		s.OutDir, s.Report = out, filepath.Join(out, sink.ReportFile)
+		s.Cumulative = res.Report.Cumulative
 	}
 	for _, sk := range rep.Skipped {
 		s.SkippedByReason[sk.Reason]++

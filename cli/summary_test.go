@@ -235,14 +235,15 @@ type jsonSummary struct {
 	Transcripts *struct {
 		Hashed, Unhashable int64
 	} `json:"transcripts"`
-	SkippedByReason map[string]int `json:"skipped_by_reason"`
-	BytesIn         int64          `json:"bytes_in"`
-	BytesRead       int64          `json:"bytes_read"`
-	DurationSeconds float64        `json:"duration_seconds"`
-	OutDir          string         `json:"out_dir"`
-	Report          string         `json:"report"`
-	Findings        bool           `json:"findings"`
-	ExitCode        int            `json:"exit_code"`
+	SkippedByReason map[string]int   `json:"skipped_by_reason"`
+	BytesIn         int64            `json:"bytes_in"`
+	BytesRead       int64            `json:"bytes_read"`
+	DurationSeconds float64          `json:"duration_seconds"`
+	OutDir          string           `json:"out_dir"`
+	Report          string           `json:"report"`
+	Cumulative      *sink.Cumulative `json:"cumulative"`
+	Findings        bool             `json:"findings"`
+	ExitCode        int              `json:"exit_code"`
 }
 
 // TestJSONSummary: --json prints one JSON object on stdout, the summary
@@ -319,6 +320,9 @@ func TestJSONSummary(t *testing.T) {
 				}
 				if r.code != want {
 					t.Errorf("exit %d with %v, want %d", r.code, extra, want)
+				}
+				if hasOut := c == "run" || c == "extract"; hasOut != (s.Cumulative != nil) || hasOut && s.Cumulative.Documents != ref.Totals.Documents {
+					t.Errorf("cumulative %+v for %s, want report.json's totals where there is an OUT", s.Cumulative, c)
 				}
 				if len(s.DamagedInputs) != 1 || s.DamagedInputs[0].Path != f.damagedFile || s.DamagedInputs[0].Reason != "zstd-checksum" || s.DamagedInputs[0].Offset != f.damagedAt {
 					t.Errorf("damaged_inputs %+v", s.DamagedInputs)
