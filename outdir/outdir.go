@@ -652,7 +652,7 @@ func (d *Dir) stageManifest(j *Journal, records []FileRecord) error {
 		m.Files = append(m.Files, rec)
 	}
 	m.Removed = append([]string{}, j.Removes...)
-	b, err := json.MarshalIndent(m, "", " ")
+	b, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
