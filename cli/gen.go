@@ -14,6 +14,20 @@ import (
 	"github.com/convbatch/convbatch/gen"
 )
 
+// genUsage and genExample are gen's --help.
+var (
+	genUsage   = "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE] [--tamper RATE] [--dates night|spread] [--profile short]\n  convbatch gen -o DIR --nights N [--files-per-night F] --conversations N [--seed S] [--faults RATE] [--tamper RATE] [--dates night|spread]"
+	genExample = joinLines(
+		"  convbatch gen -o sample.jsonl.zst --conversations 200 --seed 1",
+		"  convbatch gen -o big.jsonl.zst --bytes 1GiB",
+		"  convbatch gen -o faulty.jsonl --conversations 1000 --faults 0.05 --max-doc-bytes 1MiB   # dates spread over years",
+		"  convbatch gen -o years.jsonl.zst --conversations 2000 --dates spread   # years of dates, no faults",
+		"  convbatch gen -o audit.jsonl.zst --conversations 2000 --tamper 0.2   # then: convbatch verify --keys audit.jsonl.zst.keys.json audit.jsonl.zst",
+		"  convbatch gen -o tiny.jsonl --conversations 3000000 --profile short   # tiny documents, a few receipts",
+		"  convbatch gen -o nights --nights 3 --files-per-night 2 --conversations 200   # nights/night-1/a.jsonl.zst ..., keys.json, expect.json",
+	)
+)
+
 func genCommand() *command {
 	var (
 		out    string
@@ -33,16 +47,8 @@ func genCommand() *command {
 	return &command{
 		name:    "gen",
 		summary: "write a deterministic synthetic archive and FILE.expect.json with the counts a correct run reports",
-		usage:   "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE] [--tamper RATE] [--dates night|spread] [--profile short]\n  convbatch gen -o DIR --nights N [--files-per-night F] --conversations N [--seed S] [--faults RATE] [--tamper RATE] [--dates night|spread]",
-		example: joinLines(
-			"  convbatch gen -o sample.jsonl.zst --conversations 200 --seed 1",
-			"  convbatch gen -o big.jsonl.zst --bytes 1GiB",
-			"  convbatch gen -o faulty.jsonl --conversations 1000 --faults 0.05 --max-doc-bytes 1MiB   # dates spread over years",
-			"  convbatch gen -o years.jsonl.zst --conversations 2000 --dates spread   # years of dates, no faults",
-			"  convbatch gen -o audit.jsonl.zst --conversations 2000 --tamper 0.2   # then: convbatch verify --keys audit.jsonl.zst.keys.json audit.jsonl.zst",
-			"  convbatch gen -o tiny.jsonl --conversations 3000000 --profile short   # tiny documents, a few receipts",
-			"  convbatch gen -o nights --nights 3 --files-per-night 2 --conversations 200   # nights/night-1/a.jsonl.zst ..., keys.json, expect.json",
-		),
+		usage:   genUsage,
+		example: genExample,
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVarP(&out, "out", "o", "", "archive to write: .jsonl or .jsonl.zst (required)")
 			fs.IntVar(&convs, "conversations", 0, "number of conversations to write")
@@ -106,13 +112,8 @@ func genCommand() *command {
 					}
 					opts.Bytes = n
 				}
-				for _, r := range []struct {
-					flag, of string
-					v        float64
-				}{{"--faults", "lines", faults}, {"--tamper", "receipts", tamper}} {
-					if !(r.v >= 0 && r.v <= 1) {
-						return 0, usageErr("gen: %s %v: want a share from 0 to 1, such as 0.05 for 5%% of the %s", r.flag, r.v, r.of)
-					}
+				if err := checkShares(faults, tamper); err != nil {
+					return 0, err
 				}
 				md, err := parseSize("gen: --max-doc-bytes", maxDoc, gen.MinMaxDocBytes, 1<<31-1,
 					"a size from 16KiB to 2147483647 bytes (under 2GiB); too-large faults need 4MiB or less")
@@ -145,6 +146,19 @@ func genCommand() *command {
 			}
 		},
 	}
+}
+
+// checkShares refuses a --faults or --tamper outside 0 to 1.
+func checkShares(faults, tamper float64) error {
+	for _, r := range []struct {
+		flag, of string
+		v        float64
+	}{{"--faults", "lines", faults}, {"--tamper", "receipts", tamper}} {
+		if !(r.v >= 0 && r.v <= 1) {
+			return usageErr("gen: %s %v: want a share from 0 to 1, such as 0.05 for 5%% of the %s", r.flag, r.v, r.of)
+		}
+	}
+	return nil
 }
 
 // genFields returns the progress fields of gen writing opts: the share of
