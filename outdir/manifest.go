@@ -109,6 +109,7 @@ const (
 	ProblemPending    = "commit-pending"
 )
 
+// String is the problem as check prints it: PATH: KIND (DETAIL).
 func (p Problem) String() string {
 	return fmt.Sprintf("%s: %s (%s)", p.Path, p.Kind, p.Detail)
 }
