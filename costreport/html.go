@@ -448,14 +448,9 @@ func rowChart(p *plot.Plot, names []string, series []rowSeries, legendNames []st
 		// hang below it, the first series on top.
 		bars.Offset = pitch/2 - rowName - rowBar*(vg.Length(k)+0.5)
 		p.Add(bars)
-		lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+		lbl, err := textLabels(xys, labels, 9.5, draw.YCenter)
 		if err != nil {
 			return "", err
-		}
-		for i := range lbl.TextStyle {
-			lbl.TextStyle[i].Font = font.From(sans, 9.5)
-			lbl.TextStyle[i].YAlign = draw.YCenter
-			lbl.TextStyle[i].Handler = plot.DefaultTextHandler
 		}
 		lbl.Offset = vg.Point{X: 4, Y: bars.Offset}
 		p.Add(lbl)
@@ -467,14 +462,9 @@ func rowChart(p *plot.Plot, names []string, series []rowSeries, legendNames []st
 	for i, name := range names {
 		names2[n-1-i] = name
 	}
-	nameLabels, err := plotter.NewLabels(plotter.XYLabels{XYs: nameXYs, Labels: names2})
+	nameLabels, err := textLabels(nameXYs, names2, 10, draw.YBottom)
 	if err != nil {
 		return "", err
-	}
-	for i := range nameLabels.TextStyle {
-		nameLabels.TextStyle[i].Font = font.From(sans, 10)
-		nameLabels.TextStyle[i].YAlign = draw.YBottom
-		nameLabels.TextStyle[i].Handler = plot.DefaultTextHandler
 	}
 	nameLabels.Offset = vg.Point{Y: pitch/2 - rowName + 3}
 	p.Add(nameLabels)
@@ -631,4 +621,19 @@ func inlineSVG(s string) string {
 	s = xmlPreamble.ReplaceAllString(s, `<svg role="img" `)
 	s = xmlns.ReplaceAllString(s, "")
 	return strings.ReplaceAll(s, "font-family:Liberation Sans;", "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")
+}
+
+// textLabels are labels at xys in the sans font at size points, aligned
+// vertically by yAlign.
+func textLabels(xys plotter.XYs, labels []string, size vg.Length, yAlign draw.YAlignment) (*plotter.Labels, error) {
+	l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
+	if err != nil {
+		return nil, err
+	}
+	for i := range l.TextStyle {
+		l.TextStyle[i].Font = font.From(sans, size)
+		l.TextStyle[i].YAlign = yAlign
+		l.TextStyle[i].Handler = plot.DefaultTextHandler
+	}
+	return l, nil
 }
