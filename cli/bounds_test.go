@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -45,7 +46,7 @@ func TestZstdBombRejectBounded(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (a reject): %s", code, stderr)
 	}
-	bin, err := os.Stat(filepath.Join(out, sink.RejectsDataFile))
+	bin, err := os.Stat(filepath.Join(out, outdir.RejectsDataFile))
 	if err != nil || bin.Size() != 4096 {
 		t.Fatalf("rejects.bin: %v, %d bytes, want 4096", err, bin.Size())
 	}
@@ -60,7 +61,7 @@ func TestZstdBombRejectBounded(t *testing.T) {
 		t.Fatalf("reject %+v, want %+v", rejects[0], want)
 	}
 	var rep sink.Report
-	b, err := os.ReadFile(filepath.Join(out, sink.ReportFile))
+	b, err := os.ReadFile(filepath.Join(out, outdir.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestZstdDamagedFrameReadPast(t *testing.T) {
 		t.Fatalf("exit %d, want 1: %s", code, stderr)
 	}
 	var rep sink.Report
-	b, err := os.ReadFile(filepath.Join(out, sink.ReportFile))
+	b, err := os.ReadFile(filepath.Join(out, outdir.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -17,7 +18,7 @@ import (
 // nothing when that has no cumulative counts (an OUT of an earlier
 // version) or OUT holds one run (the table says it all).
 func writeCumulative(w io.Writer, out string) {
-	b, err := os.ReadFile(filepath.Join(out, sink.ReportFile))
+	b, err := os.ReadFile(filepath.Join(out, outdir.ReportFile))
 	if err != nil {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 )
@@ -42,7 +43,7 @@ func putFile(t *testing.T, path string, content []byte) {
 // readRejects returns the entries of OUT/rejects/rejects.jsonl.
 func readRejects(t *testing.T, out string) []sink.Reject {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, sink.RejectsIndexFile))
+	b, err := os.ReadFile(filepath.Join(out, outdir.RejectsIndexFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestSameFileNames(t *testing.T) {
 		t.Fatalf("exit %d, want %d (one reject per input): %s", code, ExitFindings, stderr)
 	}
 	var rep sink.Report
-	readJSON(t, filepath.Join(out, sink.ReportFile), &rep)
+	readJSON(t, filepath.Join(out, outdir.ReportFile), &rep)
 	wantArchives := []string{"archive/d1/day.jsonl.zst", "archive/d2/day.jsonl.zst", "archive/solo.jsonl.zst"}
 	var got []string
 	for i, in := range rep.Inputs {
@@ -165,7 +166,7 @@ func TestGzipInputs(t *testing.T) {
 		t.Fatalf("exit %d, want %d (damaged c.jsonl.gz): %s", code, ExitFindings, stderr)
 	}
 	var rep sink.Report
-	readJSON(t, filepath.Join(out, sink.ReportFile), &rep)
+	readJSON(t, filepath.Join(out, outdir.ReportFile), &rep)
 	if len(rep.Inputs) != 3 {
 		t.Fatalf("inputs %+v", rep.Inputs)
 	}
@@ -230,7 +231,7 @@ func TestSkippedListed(t *testing.T) {
 		{Path: filepath.Join(data, "notes.txt"), Reason: "unknown-type"},
 	}
 	var rep sink.Report
-	readJSON(t, filepath.Join(out, sink.ReportFile), &rep)
+	readJSON(t, filepath.Join(out, outdir.ReportFile), &rep)
 	if len(rep.Inputs) != 2 || rep.Totals.Documents != 2 {
 		t.Fatalf("inputs %+v", rep.Inputs)
 	}
@@ -238,14 +239,14 @@ func TestSkippedListed(t *testing.T) {
 		t.Errorf("report skipped %+v, want %+v", rep.Skipped, want)
 	}
 	line := "convbatch: skipped 4 files and directories (1 dot-file, 1 dot-directory, 1 sidecar, 1 unknown-type); " +
-		filepath.Join(out, sink.ReportFile) + " lists them (reasons: docs/FORMAT.md#skipped-files)\n"
+		filepath.Join(out, outdir.ReportFile) + " lists them (reasons: docs/FORMAT.md#skipped-files)\n"
 	if !strings.HasPrefix(stderr, line) || strings.Count(stderr, "convbatch: skipped") != 1 {
 		t.Errorf("stderr:\n%s\nwant one line:\n%s", stderr, line)
 	}
 
 	// Nothing skipped: an empty list, not an absent one.
 	code, stderr = mainRun(t, "run", "--progress", "never", "-o", out, filepath.Join(data, "b.jsonl"))
-	raw, _ := os.ReadFile(filepath.Join(out, sink.ReportFile))
+	raw, _ := os.ReadFile(filepath.Join(out, outdir.ReportFile))
 	if code != ExitOK || strings.Contains(stderr, "skipped") || !bytes.Contains(raw, []byte(`"skipped": []`)) {
 		t.Errorf("no skipped files: exit %d, stderr %q, report has no empty list", code, stderr)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -44,7 +45,7 @@ func TestExtractComputesOnlyWhatIsAsked(t *testing.T) {
 		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
 	}
 	var runRep sink.Report
-	readJSON(t, filepath.Join(runOut, sink.ReportFile), &runRep)
+	readJSON(t, filepath.Join(runOut, outdir.ReportFile), &runRep)
 	if runRep.Totals.Rejects == 0 || runRep.Receipts.Invalid == 0 || runRep.Warnings["statement-agent-unknown"] == 0 || runRep.Warnings["transcript-unhashable"] == 0 {
 		t.Fatalf("the archive should have rejects, invalid receipts and receipt warnings: %+v, %+v, %v", runRep.Totals, runRep.Receipts, runRep.Warnings)
 	}
@@ -80,7 +81,7 @@ func TestExtractComputesOnlyWhatIsAsked(t *testing.T) {
 				t.Fatalf("extract: exit %d: %s", r.code, r.stderr)
 			}
 			var rep sink.Report
-			readJSON(t, filepath.Join(out, sink.ReportFile), &rep)
+			readJSON(t, filepath.Join(out, outdir.ReportFile), &rep)
 			if got := strings.Join(rep.Settings.Handlers, ","); got != tc.handlers {
 				t.Errorf("handlers = %s, want %s", got, tc.handlers)
 			}
@@ -174,7 +175,7 @@ func TestHashAndVerifyHandlers(t *testing.T) {
 		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
 	}
 	var runRep sink.Report
-	readJSON(t, filepath.Join(runOut, sink.ReportFile), &runRep)
+	readJSON(t, filepath.Join(runOut, outdir.ReportFile), &runRep)
 	// images-inline does not run, and it warns about nothing: verify's
 	// findings are run's.
 	if !reflect.DeepEqual(rep.Warnings, runRep.Warnings) || !reflect.DeepEqual(noCacheStats(rep.Receipts), noCacheStats(runRep.Receipts)) ||

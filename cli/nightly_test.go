@@ -13,6 +13,7 @@ import (
 
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/internal/duckdbtest"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -180,7 +181,7 @@ func TestGenNightsDirRuns(t *testing.T) {
 				t.Fatalf("run over %s: exit %d, want %d: %s", set, code, tc.want, stderr)
 			}
 			var rep sink.Report
-			readJSON(t, filepath.Join(out, sink.ReportFile), &rep)
+			readJSON(t, filepath.Join(out, outdir.ReportFile), &rep)
 			var inputs, wantInputs []string
 			for _, in := range rep.Inputs {
 				inputs = append(inputs, in.Path)
@@ -198,7 +199,7 @@ func TestGenNightsDirRuns(t *testing.T) {
 				t.Errorf("skipped %+v, want %+v", rep.Skipped, wantSkipped)
 			}
 			// stderr counts them in one line; report.json names them.
-			line := fmt.Sprintf("convbatch: skipped %d files (%d sidecar); %s lists them", len(wantSkipped), len(wantSkipped), filepath.Join(out, sink.ReportFile))
+			line := fmt.Sprintf("convbatch: skipped %d files (%d sidecar); %s lists them", len(wantSkipped), len(wantSkipped), filepath.Join(out, outdir.ReportFile))
 			if !strings.Contains(stderr, line) || strings.Count(stderr, "convbatch: skipped") != 1 {
 				t.Errorf("stderr does not say %q once:\n%s", line, stderr)
 			}

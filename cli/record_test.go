@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -243,7 +244,7 @@ func TestArchiveNamesNeverCollide(t *testing.T) {
 	var reps []sink.Report
 	for n := 1; n <= 2; n++ {
 		var rep sink.Report
-		readJSON(t, filepath.Join(out, sink.RunReportFile(n)), &rep)
+		readJSON(t, filepath.Join(out, outdir.RunReportFile(n)), &rep)
 		reps = append(reps, rep)
 	}
 	got := map[string]string{}

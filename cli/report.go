@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/convbatch/convbatch/costreport"
-	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/outdir"
 )
 
 func reportCommand() *command {
@@ -119,7 +119,7 @@ func checkReportDir(dir string) error {
 	if err != nil {
 		return fatalErr(fmt.Errorf("report: %w", err))
 	}
-	if _, err := os.Stat(filepath.Join(dir, sink.ReportFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, outdir.ReportFile)); err == nil {
 		return nil
 	}
 	abs, err := filepath.Abs(dir)
@@ -127,7 +127,7 @@ func checkReportDir(dir string) error {
 		return fatalErr(fmt.Errorf("report: %w", err))
 	}
 	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
-		if _, err := os.Stat(filepath.Join(p, sink.ReportFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(p, outdir.ReportFile)); err == nil {
 			rel, err := filepath.Rel(abs, p)
 			if err != nil || filepath.IsAbs(dir) {
 				rel = p

@@ -182,14 +182,14 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	if !f.quiet {
 		where := "--json"
 		if f.out != "" {
-			where = filepath.Join(f.out, sink.ReportFile)
+			where = filepath.Join(f.out, outdir.ReportFile)
 		}
 		printSkipped(e.stderr, skipped, where)
 	}
 	return cfg, nil
 }
 
-// checkOutDir is pipeline.CheckOutDir with its refusals as usage errors
+// checkOutDir is outdir.CheckOutDir with its refusals as usage errors
 // that name the -o flag.
 func checkOutDir(out string, args []string, inputs []stream.Input) error {
 	// The nearest existing path of out must be a directory: a file there
@@ -208,17 +208,17 @@ func checkOutDir(out string, args []string, inputs []stream.Input) error {
 			break
 		}
 	}
-	err := pipeline.CheckOutDir(out, args, inputs)
-	var oe *pipeline.OutDirError
+	err := outdir.CheckOutDir(out, args, inputs)
+	var oe *outdir.OutDirError
 	if !errors.As(err, &oe) {
 		return err
 	}
 	switch oe.Err {
-	case pipeline.ErrOutDirInInput:
+	case outdir.ErrOutDirInInput:
 		return usageErr("-o %q lies inside the input directory %q: a later run over %q would read the outputs as inputs", out, oe.Input, oe.Input)
-	case pipeline.ErrInputInOutDir:
+	case outdir.ErrInputInOutDir:
 		return usageErr("input %q lies inside the output directory %q", oe.Input, out)
-	case pipeline.ErrOutDirForeign:
+	case outdir.ErrOutDirForeign:
 		return usageErr("-o %q exists, is not empty and holds no convbatch report.json: choose a new or empty directory", out)
 	}
 	return usageErr("-o %q: %v", out, oe.Err)
@@ -348,7 +348,7 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		}
 	}
 	if err != nil {
-		if errors.Is(err, pipeline.ErrChanged) || errors.Is(err, pipeline.ErrSettingsChanged) {
+		if errors.Is(err, outdir.ErrChanged) || errors.Is(err, outdir.ErrSettingsChanged) {
 			return nil, usageErr("%v; nothing was published", err)
 		}
 		if errors.Is(err, outdir.ErrRefused) {
@@ -427,7 +427,7 @@ func printSummary(w io.Writer, what string, rep *sink.Report, out string) {
 		fmt.Fprintf(w, "; %s already in OUT, skipped", plural(int64(n), "input", "inputs"))
 	}
 	if out != "" {
-		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, sink.ReportFile))
+		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, outdir.ReportFile))
 	}
 	fmt.Fprintln(w)
 }

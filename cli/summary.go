@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/transform"
@@ -119,7 +120,7 @@ func newSummary(command string, res *pipeline.Result, out string, findings bool,
 	if out == "" {
 		s.Run = 0
 	} else {
-		s.OutDir, s.Report = out, filepath.Join(out, sink.ReportFile)
+		s.OutDir, s.Report = out, filepath.Join(out, outdir.ReportFile)
 		s.Cumulative = res.Report.Cumulative
 	}
 	for _, sk := range rep.Skipped {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -176,7 +177,7 @@ func TestDamagedNamed(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	runOK(t, "run", "--progress", "never", "-o", out, f.damaged)
 	var rep sink.Report
-	readJSON(t, filepath.Join(out, sink.ReportFile), &rep)
+	readJSON(t, filepath.Join(out, outdir.ReportFile), &rep)
 	if e := rep.Inputs[0].Error; e == nil || e.Reason != "zstd-checksum" || e.Offset != f.damagedAt {
 		t.Fatalf("report: input %+v, error %+v; the fixture expects zstd-checksum at %d", rep.Inputs[0], e, f.damagedAt)
 	}
@@ -262,7 +263,7 @@ func TestJSONSummary(t *testing.T) {
 	refOut := filepath.Join(t.TempDir(), "ref")
 	runOK(t, "run", "--progress", "never", "-o", refOut, f.findings, f.damaged)
 	var withOut, noOut sink.Report
-	readJSON(t, filepath.Join(refOut, sink.ReportFile), &withOut)
+	readJSON(t, filepath.Join(refOut, outdir.ReportFile), &withOut)
 	v := convbatch(t, nil, "verify", "--progress", "never", "--json", f.findings, f.damaged)
 	if err := json.Unmarshal([]byte(v.stdout), &noOut); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -357,7 +358,7 @@ func newAggregator(keys []Key, o options) *Aggregator {
 // for a run with --partition-by day), in name order. It returns an error
 // wrapping ErrNoUsageTable when there are none.
 func Parts(out string) ([]string, error) {
-	dir := filepath.Join(out, filepath.FromSlash(sink.TableDir(sink.TableUsage)))
+	dir := filepath.Join(out, filepath.FromSlash(outdir.TableDir(sink.TableUsage)))
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("%w in %s (expected %s from convbatch run or extract with the usage table)", ErrNoUsageTable, out, filepath.Join(dir, "part-*.parquet"))

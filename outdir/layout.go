@@ -10,10 +10,12 @@ import (
 	"strings"
 )
 
-// The directories of OUT that runs publish into, relative to OUT: the
-// datasets (DirArchive, DirTables, DirRejects, DirReceipts), the kept
-// reports (DirReports) and convbatch's own state. Package sink names the
-// files inside them.
+// The layout of OUT: the directories runs publish into, relative to OUT
+// and slash-separated (as sink.Txn.Create and the report's Outputs take
+// them): the datasets (DirArchive, DirTables, DirRejects, DirReceipts), the
+// kept reports (DirReports) and convbatch's own state, and the files in
+// them. docs/FORMAT.md describes what each file holds. No other package
+// builds a path inside OUT.
 const (
 	// DirArchive holds the written-back archives.
 	DirArchive = "archive"
@@ -23,9 +25,46 @@ const (
 	DirRejects = "rejects"
 	// DirReceipts holds the resolved receipts.
 	DirReceipts = "receipts"
-	// DirReports keeps every run's report.
+	// DirReports keeps every run's report (RunReportFile).
 	DirReports = "reports"
+
+	// RejectsIndexFile is the rejects index, one Reject per line.
+	RejectsIndexFile = DirRejects + "/rejects.jsonl"
+	// RejectsDataFile holds the exact bytes of every reject, end to end.
+	RejectsDataFile = DirRejects + "/rejects.bin"
+	// ReceiptsFile lists every resolved receipt, one per line.
+	ReceiptsFile = DirReceipts + "/receipts.jsonl"
 )
+
+// RunReportFile is the report of run number run, kept beside those of the
+// earlier runs.
+func RunReportFile(run int) string {
+	return fmt.Sprintf("%s/run-%06d.json", DirReports, run)
+}
+
+// RunFile returns the name of a per-run file of an incremental run: name
+// (RejectsIndexFile, RejectsDataFile or ReceiptsFile) with -rNNNNNN
+// before its extension, so that it sits beside the earlier runs' files.
+func RunFile(name string, run int) string {
+	dot := strings.LastIndex(name, ".")
+	return fmt.Sprintf("%s-r%06d%s", name[:dot], run, name[dot:])
+}
+
+// ArchiveFile returns the path of the archive written back for the input
+// whose relative path (stream.Input.Rel) is rel, in the format whose file
+// extension is ext (sink.ArchiveFormat.Ext).
+func ArchiveFile(rel, ext string) string {
+	return DirArchive + "/" + rel + ext
+}
+
+// TableDir returns the directory of the table's parts (and partitions).
+func TableDir(table string) string { return DirTables + "/" + table }
+
+// TablePath returns where in OUT a table's file goes whose path within
+// the tables' directory (as the Parquet writer names its parts:
+// "usage/part-00000.parquet", "usage/day=2026-11-29/part-00000.parquet")
+// is rel.
+func TablePath(rel string) string { return DirTables + "/" + rel }
 
 // RunDirs returns the directories under OUT that runs own whole: a run
 // that is not incremental removes, when it commits, every file in them

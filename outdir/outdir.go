@@ -1,14 +1,23 @@
-// Package outdir keeps a run's output directory (OUT) consistent across
-// crashes: one run at a time writes it (a lock), everything a run writes
-// is staged under OUT/.convbatch/staging, outside the dataset directories,
-// and a commit publishes the staged files with a journal written before the
-// first rename and report.json renamed last, as Hadoop's output committer
-// does with _SUCCESS. Open recovers what a killed run left: it finishes an
-// interrupted commit from its journal (every staged file was complete
-// before the journal was written, so a commit is always rolled forward,
-// never back) and removes the killed run's temporaries. Staged inputs are
-// kept for the next run to resume from; the pipeline decides whether they
-// match it.
+// Package outdir owns a run's output directory (OUT): the names and
+// places of everything a run publishes (layout.go), the lock, the journal
+// and recovery (outdir.go), the manifests that let OUT check itself
+// (manifest.go), the rules a command applies to OUT before it runs
+// (check.go), and a run's life in OUT (Run): its incremental state and the
+// classification of its inputs (run.go, state.go, fingerprint.go), the
+// staging segment of each input and its seal (segment.go), and the commit
+// as a sequence of named steps (commit.go). No other package builds a path
+// inside OUT.
+//
+// OUT stays consistent across crashes: one run at a time writes it (a
+// lock), everything a run writes is staged under OUT/.convbatch/staging,
+// outside the dataset directories, and a commit publishes the staged files
+// with a journal written before the first rename and report.json renamed
+// last, as Hadoop's output committer does with _SUCCESS. Open recovers
+// what a killed run left: it finishes an interrupted commit from its
+// journal (every staged file was complete before the journal was written,
+// so a commit is always rolled forward, never back) and removes the killed
+// run's temporaries. Sealed segments are kept for the next run to resume
+// from when it is the same run over unchanged inputs (OpenRun).
 //
 // The layout under OUT/.convbatch (docs/FORMAT.md, "Commit and recovery"):
 //

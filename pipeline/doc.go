@@ -13,8 +13,8 @@
 // published.
 //
 // Run validates its Config before it creates anything (ErrConfig), then goes
-// through its stages: open the outputs, start the pool, drain it in order
-// and wait, finish (resolve receipts, check the accounting, publish).
-// CheckOutDir holds the rules a command applies to an output directory
-// before it runs.
+// through its stages: open the run into OUT (package outdir), start the
+// pool (pool.go), drain it in order through the writer (writer.go), finish
+// (resolve receipts, check the accounting) and hand the result to
+// outdir's commit (finish.go).
 package pipeline

@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -86,8 +87,8 @@ func TestDamagedFrameNotPublished(t *testing.T) {
 		t.Errorf("archive: %d bytes, want the %d of the good frames' documents", len(archive), len(refPlain))
 	}
 	// The rejects keep the damaged frame's bytes exactly.
-	data, _ := os.ReadFile(filepath.Join(out, sink.RejectsDataFile))
-	idx, _ := os.ReadFile(filepath.Join(out, sink.RejectsIndexFile))
+	data, _ := os.ReadFile(filepath.Join(out, outdir.RejectsDataFile))
+	idx, _ := os.ReadFile(filepath.Join(out, outdir.RejectsIndexFile))
 	var rebuilt []byte
 	for _, line := range strings.Split(strings.TrimSpace(string(idx)), "\n") {
 		var r sink.Reject

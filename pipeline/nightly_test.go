@@ -64,7 +64,7 @@ func snapshot(t *testing.T, out string) map[string]string {
 		if err != nil {
 			return err
 		}
-		if rel == sink.ReportFile || strings.HasPrefix(rel, sink.DirReports+"/") {
+		if rel == outdir.ReportFile || strings.HasPrefix(rel, outdir.DirReports+"/") {
 			var m map[string]any
 			if err := json.Unmarshal(b, &m); err != nil {
 				return fmt.Errorf("%s: %w", rel, err)
@@ -99,7 +99,7 @@ func normalizeManifest(t *testing.T, rel string, b []byte) []byte {
 		t.Fatalf("%s: %v", rel, err)
 	}
 	for i, f := range m.Files {
-		if f.Path == sink.ReportFile || strings.HasPrefix(f.Path, sink.DirReports+"/") {
+		if f.Path == outdir.ReportFile || strings.HasPrefix(f.Path, outdir.DirReports+"/") {
 			m.Files[i].Size, m.Files[i].SHA256 = 0, ""
 		}
 	}
@@ -171,7 +171,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	if _, err := Run(context.Background(), failing); !errors.Is(err, errStop) {
 		t.Fatalf("failing run: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(out, sink.ReportFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(out, outdir.ReportFile)); err == nil {
 		t.Fatal("the failed run published a report")
 	}
 	resumed := cfg(out)
@@ -319,7 +319,7 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 	// The last night's cumulative counts are those of the one run, but
 	// for the receipts table's extra rows of re-resolved verdicts.
 	var last sink.Report
-	b, _ := os.ReadFile(filepath.Join(inc, sink.ReportFile))
+	b, _ := os.ReadFile(filepath.Join(inc, outdir.ReportFile))
 	if err := json.Unmarshal(b, &last); err != nil || last.Cumulative == nil {
 		t.Fatalf("report.json without cumulative counts: %v", err)
 	}
@@ -351,7 +351,7 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 	}
 	sameSnapshots(t, snapshot(t, inc), before)
 	for n := 1; n <= 3; n++ {
-		if _, err := os.Stat(filepath.Join(inc, sink.RunReportFile(n))); err != nil {
+		if _, err := os.Stat(filepath.Join(inc, outdir.RunReportFile(n))); err != nil {
 			t.Errorf("report of run %d: %v", n, err)
 		}
 	}
@@ -376,7 +376,7 @@ func TestIncrementalChangedInput(t *testing.T) {
 	}
 	inputs = expand(t, inputs[0].Path, inputs[1].Path)
 	_, err := Run(context.Background(), Config{Inputs: inputs, OutDir: inc, Workers: 2, Tables: tables, Incremental: true})
-	var ce *ChangedError
+	var ce *outdir.ChangedError
 	if !errors.As(err, &ce) || !slices.Equal(ce.Paths, []string{inputs[1].Path}) {
 		t.Fatalf("changed input: err = %v, want a ChangedError naming %s", err, inputs[1].Path)
 	}
@@ -499,7 +499,7 @@ func TestResumeChecksSealedFiles(t *testing.T) {
 	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
 	out := filepath.Join(dir, "out")
 	failAt(t, Config{Inputs: inputs, OutDir: out, Workers: 2}, inputs[1].Path)
-	docs := filepath.Join(out, ".convbatch", "staging", "seg-00000", segDocs)
+	docs := filepath.Join(out, ".convbatch", "staging", "seg-00000", "docs.idx")
 	if err := os.Truncate(docs, 8); err != nil {
 		t.Fatal(err)
 	}
@@ -535,9 +535,9 @@ func TestIncrementalSameSettings(t *testing.T) {
 	} {
 		cfg.Inputs, cfg.OutDir, cfg.Workers, cfg.Incremental = inputs, out, 2, true
 		_, err := Run(context.Background(), cfg)
-		var se *SettingsError
+		var se *outdir.SettingsError
 		if !errors.As(err, &se) {
-			t.Errorf("tables %v, minimal %v: err = %v, want a SettingsError", cfg.Tables, cfg.Minimal, err)
+			t.Errorf("tables %v, minimal %v: err = %v, want a outdir.SettingsError", cfg.Tables, cfg.Minimal, err)
 		}
 	}
 	sameSnapshots(t, snapshot(t, out), before)

@@ -11,14 +11,11 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/outdir"
@@ -182,30 +179,6 @@ var ErrFatal = errors.New("fatal")
 // negative or out-of-range limit, an unknown archive format or table.
 var ErrConfig = errors.New("invalid configuration")
 
-// job is one batch on its way through the pool, or the end-of-input marker.
-type job struct {
-	input   int
-	batch   stream.Batch
-	results []transform.Result
-	done    chan struct{}
-	// Set on the end-of-input marker.
-	end bool
-	// restart, on an end marker, says the input is read again: the
-	// writer forgets what it wrote of it.
-	restart   bool
-	lines     int64
-	bytesIn   int64
-	bytesRead int64
-	inErr     *stream.InputError
-	// digest is the SHA-256 of the input file's bytes, hex ("" for
-	// standard input).
-	digest string
-	// charge is what the job holds of the pool's byte budget while it is
-	// in flight (queue.acquire); the reader gives it back when the writer
-	// has returned the job to the free list.
-	charge int64
-}
-
 // validate refuses a Config with a bad value, naming the field, the value
 // and what it may be, wrapped in ErrConfig; then it gives each setting left
 // at its zero value its default. It is the only place either is done: Run
@@ -336,32 +309,32 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// The output directory is opened (locked, recovered) first: an
 	// incremental run learns there which inputs it skips, a resumed one
 	// which it has finished.
-	var out *outDir
+	var out *outdir.Run
 	if cfg.OutDir != "" {
-		if out, err = openOutDir(&cfg); err != nil {
-			if errors.Is(err, ErrChanged) || errors.Is(err, ErrSettingsChanged) || errors.Is(err, outdir.ErrRefused) {
+		if out, err = cfg.openRun(); err != nil {
+			if errors.Is(err, outdir.ErrChanged) || errors.Is(err, outdir.ErrSettingsChanged) || errors.Is(err, outdir.ErrRefused) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 		}
-		defer out.close()
-		if res := out.upToDate(); res != nil {
-			res.Skipped = out.already
-			return res, nil
+		defer out.Close()
+		if rep := out.UpToDate(); rep != nil {
+			return &Result{Report: rep, UpToDate: true, Skipped: out.Already()}, nil
 		}
+		cfg.Inputs = out.Inputs()
 	}
 	// The document index spills into the output directory's temporary
 	// directory (or the system's when there is none); it is removed when
 	// the run ends, whatever way it ends.
 	tmp := ""
 	if out != nil {
-		tmp = out.dir.Tmp()
+		tmp = out.Tmp()
 	}
 	index, err := docindex.New(append([]docindex.Option{docindex.WithDir(tmp)}, indexOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
-	w := &writer{cfg: &cfg, out: out, rep: newReport(&cfg, handlers), resolver: verify.NewResolver(), index: index, seals: make([]*seal, len(cfg.Inputs))}
+	w := &writer{cfg: &cfg, out: out, rep: newReport(&cfg, handlers), resolver: verify.NewResolver(), index: index, seals: make([]*outdir.Seal, len(cfg.Inputs))}
 	if cfg.MemoryLimit > 0 {
 		prev := debug.SetMemoryLimit(cfg.MemoryLimit)
 		defer debug.SetMemoryLimit(prev)
@@ -373,7 +346,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	skip := make([]bool, len(cfg.Inputs))
 	if out != nil {
 		for i := range skip {
-			skip[i] = out.resumed(i) != nil
+			skip[i] = out.Resumed(i) != nil
 		}
 	}
 
@@ -390,369 +363,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 	return res, nil
-}
-
-// pool is a run's reader and workers, between startPool and drain.
-type pool struct {
-	ctx           context.Context
-	cancel        context.CancelCauseFunc
-	free, results chan *job
-	workers       sync.WaitGroup
-	readErr       chan error
-}
-
-// DefaultPoolBytes is the byte budget of the batches in flight between the
-// reader and the writer when Config.MemoryLimit does not set a smaller one.
-const DefaultPoolBytes = 32 << 20
-
-// poolBytes is the run's byte budget for batches in flight: DefaultPoolBytes,
-// or a quarter of Config.MemoryLimit when that is smaller.
-func poolBytes(cfg *Config) int64 {
-	if cfg.MemoryLimit > 0 && cfg.MemoryLimit/4 < DefaultPoolBytes {
-		return cfg.MemoryLimit / 4
-	}
-	return DefaultPoolBytes
-}
-
-// startPool starts the workers and the reader, which closes the work and
-// results channels when the inputs end or the run is cancelled. cancel
-// cancels ctx. What the pool holds is bounded by bytes, not by workers: the
-// reader charges each batch to a byte budget (poolBytes) by the memory its
-// buffer holds, and waits for the writer to return batches when the budget
-// is spent; jobs are made as the budget needs them, at most 2×workers+2
-// (the free list's size, so the writer never waits to return one).
-func startPool(ctx context.Context, cancel context.CancelCauseFunc, cfg *Config, handlers []transform.Handler, spool *stream.Spool, skip []bool) *pool {
-	njobs := 2*cfg.Workers + 2
-	free := make(chan *job, njobs)
-	work := make(chan *job, njobs)
-	results := make(chan *job, njobs)
-	p := &pool{ctx: ctx, cancel: cancel, free: free, results: results, readErr: make(chan error, 1)}
-
-	wg := &p.workers
-	for range cfg.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			worker(ctx, handlers, work)
-		}()
-	}
-	q := &queue{ctx: ctx, free: free, work: work, results: results, jobs: njobs, budget: poolBytes(cfg), batchBytes: cfg.BatchBytes}
-	go func() {
-		err := read(q, cfg, spool, skip)
-		close(work)
-		close(results)
-		p.readErr <- err
-	}()
-	return p
-}
-
-// drain has w write every job in queue order, then waits for the pool to
-// stop. A writer error cancels the run. It returns the run's first error,
-// which is sticky: the writer's, else the reader's, else the cause of the
-// context's end (an interrupt), or nil when every input was written.
-func (p *pool) drain(w *writer) error {
-	werr := w.drain(p.ctx, p.results, p.free)
-	if werr != nil {
-		p.cancel(werr)
-	}
-	p.workers.Wait()
-	// A reader blocked on an input that cannot be interrupted (a pipe on
-	// standard input) is not waited for once the run is cancelled: it ends
-	// at its next read, and its sends select on the cancelled context.
-	var rerr error
-	select {
-	case rerr = <-p.readErr:
-	case <-p.ctx.Done():
-	}
-	if werr == nil && rerr != nil {
-		werr = rerr
-	}
-	if werr == nil {
-		if cause := context.Cause(p.ctx); cause != nil {
-			werr = cause
-		}
-	}
-	return werr
-}
-
-func readerOptions(cfg *Config, spool *stream.Spool, count func(int)) []stream.Option {
-	opts := []stream.Option{
-		stream.WithMaxDocBytes(cfg.MaxDocBytes),
-		stream.WithStrict(cfg.Strict),
-		stream.WithZstdMaxWindow(cfg.ZstdMaxWindow),
-		stream.WithBatch(cfg.BatchBytes, stream.DefaultBatchRecords),
-	}
-	if spool != nil {
-		opts = append(opts, stream.WithSpool(spool))
-	}
-	if count != nil {
-		opts = append(opts, stream.WithByteCounter(count))
-	}
-	return opts
-}
-
-// read frames every input in order and queues its batches, but those a
-// resumed run has finished (skip).
-func read(q *queue, cfg *Config, spool *stream.Spool, skip []bool) error {
-	for idx, in := range cfg.Inputs {
-		if skip[idx] {
-			continue
-		}
-		if err := readInput(q, cfg, spool, idx, in); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// queue is the reader's side of the pool: every blocking step gives up when
-// the run is cancelled. It alone keeps the byte budget: a job is charged
-// when it is queued (acquire) and its charge given back when the reader
-// takes it from the free list again, where the writer puts it once written.
-type queue struct {
-	ctx                 context.Context
-	free, work, results chan *job
-	// spare holds jobs taken back from the free list while waiting for
-	// budget, reused first (last in, first out: their buffers are warm).
-	spare []*job
-	// made counts the jobs made so far, at most jobs.
-	made, jobs int
-	// inUse is the sum of the charges of the jobs in flight; budget its
-	// bound, which one batch alone may pass.
-	inUse, budget int64
-	// batchBytes is the batch size aimed at: a job whose buffer grew past
-	// twice that (a long line) lets it go when it comes back.
-	batchBytes int
-}
-
-func (q *queue) send(ch chan *job, j *job) error {
-	select {
-	case ch <- j:
-		return nil
-	case <-q.ctx.Done():
-		return context.Cause(q.ctx)
-	}
-}
-
-// take returns a job to fill: a spare one, else one the writer returned,
-// else a new one while fewer than q.jobs were made, else it waits for the
-// writer to return one.
-func (q *queue) take() (*job, error) {
-	if n := len(q.spare); n > 0 {
-		j := q.spare[n-1]
-		q.spare = q.spare[:n-1]
-		return j, nil
-	}
-	select {
-	case j := <-q.free:
-		q.giveBack(j)
-		return j, nil
-	default:
-	}
-	if q.made < q.jobs {
-		q.made++
-		return &job{}, nil
-	}
-	select {
-	case j := <-q.free:
-		q.giveBack(j)
-		return j, nil
-	case <-q.ctx.Done():
-		return nil, context.Cause(q.ctx)
-	}
-}
-
-// giveBack returns the charge of a job the writer is done with, and drops
-// its buffers when a long line grew them past twice the batch size.
-func (q *queue) giveBack(j *job) {
-	q.inUse -= j.charge
-	j.charge = 0
-	if cap(j.batch.Buf) > 2*q.batchBytes {
-		j.batch = stream.Batch{}
-		j.results = nil
-	}
-}
-
-// acquire charges j, just filled, to the budget by the memory its batch
-// and its results hold, first waiting for the writer to return jobs until the charge fits
-// (or nothing else is in flight).
-func (q *queue) acquire(j *job) error {
-	n := int64(cap(j.batch.Buf)) + int64(cap(j.batch.Recs))*int64(unsafe.Sizeof(stream.Record{})) +
-		int64(cap(j.results))*int64(unsafe.Sizeof(transform.Result{}))
-	for q.inUse > 0 && q.inUse+n > q.budget {
-		select {
-		case r := <-q.free:
-			q.giveBack(r)
-			q.spare = append(q.spare, r)
-		case <-q.ctx.Done():
-			return context.Cause(q.ctx)
-		}
-	}
-	q.inUse += n
-	j.charge = n
-	return nil
-}
-
-// readInput frames one input into jobs, then queues its end-of-input
-// marker. The input and its decoder are closed on every path, a cancelled
-// run's included. When a zstd frame's checksum fails and the run writes an
-// output directory, the input is read a second time (the rare path): the
-// writer is told to forget the first reading, and the second marks every
-// line of a damaged frame as a reject (input-checksum), so nothing derived
-// from those bytes is published. Standard input cannot be read again.
-func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Input) error {
-	p, err := readPass(q, cfg, spool, idx, in, nil)
-	if err != nil {
-		return err
-	}
-	if damaged := p.damaged; len(damaged) > 0 && cfg.OutDir != "" && in.Path != stream.StdinPath {
-		cfg.Progress.BytesRead.Add(-p.end.bytesRead)
-		cfg.Progress.BytesIn.Add(-p.end.bytesIn)
-		q.free <- p.end // not queued: its job goes back to the free list
-		restart, err := q.take()
-		if err != nil {
-			return err
-		}
-		*restart = job{batch: restart.batch, results: restart.results, input: idx, end: true, restart: true, done: make(chan struct{})}
-		close(restart.done)
-		if err := q.send(q.results, restart); err != nil {
-			return err
-		}
-		if p, err = readPass(q, cfg, spool, idx, in, damaged); err != nil {
-			return err
-		}
-		if !slices.Equal(p.damaged, damaged) {
-			return fmt.Errorf("%s: the input changed while it was read (its damaged zstd frames differ between two readings)", in.Path)
-		}
-	}
-	return q.send(q.results, p.end)
-}
-
-// pass is one reading of an input: its end-of-input marker, not queued
-// yet, and the ranges of its zstd frames whose checksum failed.
-type pass struct {
-	end     *job
-	damaged []stream.Range
-}
-
-// readPass reads the input once, queueing its batches; damaged, when set,
-// are the frames a first reading found damaged (stream.WithDamaged).
-func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Input, damaged []stream.Range) (*pass, error) {
-	var bytesRead int64
-	count := func(n int) {
-		bytesRead += int64(n)
-		cfg.Progress.BytesRead.Add(int64(n))
-	}
-	var src io.Reader
-	var openErr error
-	// The file's bytes are hashed as they are read, for its fingerprint
-	// (unless Config.NoInputDigest).
-	var hashed *hashingReader
-	var size int64
-	if in.Path == stream.StdinPath {
-		src = cfg.Stdin
-	} else {
-		file, err := os.Open(in.Path)
-		if err == nil {
-			defer file.Close()
-			src = file
-			if !cfg.NoInputDigest {
-				hashed = newHashingReader(file)
-				src = hashed
-			}
-			if st, err := file.Stat(); err == nil {
-				size = st.Size()
-			}
-		}
-		openErr = err
-	}
-	var rd *stream.Reader
-	if openErr == nil {
-		// The context lets a cancelled run stop a reader inside a line that
-		// never ends (/dev/zero).
-		opts := append(readerOptions(cfg, spool, count), stream.WithContext(q.ctx))
-		if damaged != nil {
-			opts = append(opts, stream.WithDamaged(damaged))
-		}
-		var err error
-		if rd, err = stream.NewReader(src, in.Path, in.Shape, opts...); err != nil {
-			openErr = err
-		} else {
-			defer rd.Close()
-		}
-	}
-	var lastIn int64
-	for rd != nil {
-		j, err := q.take()
-		if err != nil {
-			return nil, err
-		}
-		err = rd.ReadBatch(&j.batch)
-		if err == io.EOF {
-			q.free <- j
-			break
-		}
-		if err != nil {
-			q.free <- j
-			return nil, fmt.Errorf("%s: %w", in.Path, err)
-		}
-		j.input, j.end, j.restart = idx, false, false
-		j.done = make(chan struct{})
-		cfg.Progress.BytesIn.Add(rd.Offset() - lastIn)
-		lastIn = rd.Offset()
-		if err := q.acquire(j); err != nil {
-			return nil, err
-		}
-		if err := q.send(q.results, j); err != nil {
-			return nil, err
-		}
-		if err := q.send(q.work, j); err != nil {
-			return nil, err
-		}
-	}
-	end, err := q.take()
-	if err != nil {
-		return nil, err
-	}
-	*end = job{batch: end.batch, results: end.results, input: idx, end: true, done: make(chan struct{}), bytesRead: bytesRead}
-	close(end.done)
-	if hashed != nil {
-		// A damaged input ends early: hash the rest (the rare path).
-		io.Copy(io.Discard, hashed)
-		end.digest = hashed.sum(size)
-	}
-	p := &pass{end: end}
-	if rd != nil {
-		end.lines, end.bytesIn, end.inErr = rd.Lines(), rd.Offset(), rd.InputErr()
-		p.damaged = rd.DamagedRanges()
-	} else {
-		end.inErr = &stream.InputError{Path: in.Path, Reason: codes.FaultOpenError, Err: openErr}
-	}
-	return p, nil
-}
-
-// worker processes batches until the work channel closes.
-func worker(ctx context.Context, handlers []transform.Handler, work chan *job) {
-	proc := transform.NewProcessor(handlers)
-	for {
-		select {
-		case j, ok := <-work:
-			if !ok {
-				return
-			}
-			n := len(j.batch.Recs)
-			if cap(j.results) < n {
-				j.results = make([]transform.Result, n)
-			}
-			j.results = j.results[:n]
-			for i := range j.batch.Recs {
-				proc.Process(&j.batch.Recs[i], &j.results[i])
-			}
-			close(j.done)
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 func newReport(cfg *Config, handlers []transform.Handler) *sink.Report {

@@ -2,14 +2,11 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 
 	"github.com/convbatch/convbatch/docindex"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
@@ -20,21 +17,22 @@ import (
 type writer struct {
 	cfg *Config
 	rep *sink.Report
-	// out is the output directory; nil when the run writes nothing.
-	out   *outDir
+	// out is the run into the output directory; nil when the run writes
+	// nothing.
+	out   *outdir.Run
 	spool *stream.Spool
 
 	cur      int // input being written, -1 before the first
 	seg      *segment
 	counts   sink.Counts
-	ctr      Counters
+	ctr      sink.Counters
 	resolver *verify.Resolver
 	// index holds every document's id and transcript hash for the
 	// resolver, spilled to the temporary directory past its budget.
 	index *docindex.Index
 	// seals are the finished inputs' seals, by input index (nil for an
 	// input not finished, or when nothing is written).
-	seals []*seal
+	seals []*outdir.Seal
 	// folded is the first input whose sealed state (a resumed input's) has
 	// not been taken in yet.
 	folded int
@@ -42,9 +40,7 @@ type writer struct {
 
 // segment is the staged outputs of the input being written.
 type segment struct {
-	dir   string
-	txn   *sink.Txn
-	files *segFiles
+	*outdir.Segment
 	SegmentOutputs
 	// receipts is the resolver's count of receipts when the input started,
 	// index the document index's state then.
@@ -62,7 +58,7 @@ func (w *writer) openOutputs() error {
 		return nil
 	}
 	var err error
-	w.spool, err = stream.NewSpool(w.out.dir.Tmp())
+	w.spool, err = stream.NewSpool(w.out.Tmp())
 	return err
 }
 
@@ -113,7 +109,7 @@ func (w *writer) foldResumed(end int) error {
 		return nil
 	}
 	for ; w.folded < end; w.folded++ {
-		s := w.out.resumed(w.folded)
+		s := w.out.Resumed(w.folded)
 		if s == nil {
 			continue
 		}
@@ -126,7 +122,7 @@ func (w *writer) foldResumed(end int) error {
 
 // foldSeal takes in a finished input from its segment: its report and
 // counters, its documents' index records and its pending receipts.
-func (w *writer) foldSeal(s *seal) error {
+func (w *writer) foldSeal(s *outdir.Seal) error {
 	idx := s.Index
 	w.rep.Inputs[idx] = s.Report
 	w.rep.Totals.Add(s.Report.Counts)
@@ -134,21 +130,8 @@ func (w *writer) foldSeal(s *seal) error {
 	if s.Report.Archive != "" {
 		w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, s.Report.Archive)
 	}
-	dir := segDir(w.out.staging(), idx)
-	if err := replayDocs(w.index, filepath.Join(dir, segDocs)); err != nil {
-		return fmt.Errorf("resume %s: %w", s.Report.Path, err)
-	}
-	n := 0
-	err := readPending(filepath.Join(dir, segReceipts), func(p *verify.PendingReceipt) error {
-		w.resolver.AddReceipt(p)
-		n++
-		return nil
-	})
-	if err == nil && n != s.Receipts {
-		err = fmt.Errorf("%d pending receipts, sealed with %d", n, s.Receipts)
-	}
-	if err != nil {
-		return fmt.Errorf("resume %s: %w", s.Report.Path, err)
+	if err := w.out.FoldSealed(s, w.index, w.resolver.AddReceipt); err != nil {
+		return err
 	}
 	w.cfg.Progress.Documents.Add(s.Report.Documents)
 	w.cfg.Progress.Rejects.Add(s.Report.Rejects)
@@ -163,47 +146,35 @@ func (w *writer) startInput(idx int) error {
 	w.folded = idx + 1
 	w.cur = idx
 	w.counts = sink.Counts{}
-	w.ctr = NewCounters()
+	w.ctr = sink.NewCounters()
 	in := w.cfg.Inputs[idx]
 	w.rep.Inputs[idx] = sink.InputReport{Path: in.Path}
 	if w.out == nil {
 		return nil
 	}
-	seg := &segment{dir: segDir(w.out.staging(), idx), receipts: len(w.resolver.Receipts()), index: w.index.Checkpoint()}
-	// What a killed run left of this input is not sealed, or not for this
-	// file: start again. The seal goes first, so that a kill during the
-	// removal never leaves a sealed segment with files missing.
-	if err := os.Remove(filepath.Join(seg.dir, segSeal)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	g, err := w.out.StartSegment(idx)
+	if err != nil {
 		return err
 	}
-	if err := os.RemoveAll(seg.dir); err != nil {
-		return err
-	}
-	var err error
-	if seg.txn, err = sink.NewFlatTxn(seg.dir); err != nil {
-		return err
-	}
+	seg := &segment{Segment: g, receipts: len(w.resolver.Receipts()), index: w.index.Checkpoint()}
 	w.seg = seg
-	if seg.files, err = createSegFiles(seg.dir); err != nil {
+	if seg.Rejects, err = sink.NewRejectWriter(seg.Txn, outdir.RejectsIndexFile, outdir.RejectsDataFile); err != nil {
 		return err
 	}
-	if seg.Rejects, err = sink.NewRejectWriter(seg.txn); err != nil {
-		return err
-	}
-	if tables := w.out.docTables(); len(tables) > 0 {
+	if tables := docTables(w.cfg.Tables); len(tables) > 0 {
 		// The dataset's one empty part, when it needs one, is written at
 		// the commit.
-		opts := w.out.tableOptions
+		opts := w.cfg.tableOptions()
 		opts.NoEmptyPart = true
-		seg.Tables = sink.NewTables(seg.txn, tables, opts)
+		seg.Tables = sink.NewTables(seg.Txn, tables, opts)
 	}
 	if w.cfg.Archive == sink.ArchiveNone {
 		return nil
 	}
-	if seg.Archive, err = sink.NewArchiveWriter(seg.txn, in.Rel, w.cfg.Archive, w.cfg.ZstdLevel, w.cfg.Workers); err != nil {
+	seg.archiveAt = outdir.ArchiveFile(in.Rel, w.cfg.Archive.Ext())
+	if seg.Archive, err = sink.NewArchiveWriter(seg.Txn, seg.archiveAt, w.cfg.Archive, w.cfg.ZstdLevel, w.cfg.Workers); err != nil {
 		return err
 	}
-	seg.archiveAt = sink.ArchiveFile(in.Rel, w.cfg.Archive)
 	w.rep.Inputs[idx].Archive = seg.archiveAt
 	w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, seg.archiveAt)
 	return nil
@@ -269,8 +240,8 @@ func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.R
 	if res.Hashed {
 		seg.hashed++
 	}
-	if err := seg.files.addDoc(res.ID, res.Hash, res.Hashed); err != nil {
-		return fmt.Errorf("staging %s: %w", seg.dir, err)
+	if err := seg.AddDoc(res.ID, res.Hash, res.Hashed); err != nil {
+		return err
 	}
 	return seg.WriteDocument(path, rec, res)
 }
@@ -303,9 +274,12 @@ func (w *writer) restartInput(idx int) error {
 	if seg == nil || idx != w.cur {
 		return fmt.Errorf("%s: read again, but it is not the input being written", w.cfg.Inputs[idx].Path)
 	}
-	w.closeAll()
-	seg.txn.Abort()
-	if err := os.RemoveAll(seg.dir); err != nil {
+	seg.SegmentOutputs.Close()
+	if seg.Tables != nil {
+		seg.Tables.Abort()
+	}
+	w.seg = nil
+	if err := seg.Discard(); err != nil {
 		return err
 	}
 	if err := w.index.Rollback(seg.index); err != nil {
@@ -325,69 +299,37 @@ func (w *writer) restartInput(idx int) error {
 func (w *writer) sealInput(j *job) error {
 	seg := w.seg
 	w.seg = nil
-	s := &seal{Index: j.input, Report: w.rep.Inputs[j.input], Counters: w.ctr, Archive: seg.archiveAt,
-		Documents: seg.docs, Hashed: seg.hashed, Tables: map[string][]sink.PartCounts{}}
-	err := seg.Close()
+	s := &outdir.Seal{Index: j.input, Report: w.rep.Inputs[j.input], Counters: w.ctr, Archive: seg.archiveAt,
+		Documents: seg.docs, Hashed: seg.hashed}
+	var tables map[string]sink.TableCounts
+	err := seg.SegmentOutputs.Close()
 	if err == nil && seg.Tables != nil {
-		s.Tables, err = keepNonEmptyParts(seg.txn, seg.Tables.Counts())
+		tables = seg.Tables.Counts()
 	}
 	if err == nil {
-		err = seg.txn.Commit()
-	}
-	pending := w.resolver.Receipts()[seg.receipts:]
-	for _, p := range pending {
-		if err != nil {
-			break
+		if fp, ok, ferr := outdir.StatFingerprint(w.cfg.Inputs[j.input].Path); ferr == nil && ok {
+			fp.SHA256 = j.digest
+			s.Fingerprint = fp
 		}
-		err = seg.files.addReceipt(p)
-	}
-	s.Receipts = len(pending)
-	if cerr := seg.files.close(); err == nil {
-		err = cerr
+		err = seg.Seal(s, tables, w.resolver.Receipts()[seg.receipts:])
 	}
 	if err != nil {
-		seg.txn.Abort()
+		seg.Abort()
 		return fmt.Errorf("staging %s: %w", w.cfg.Inputs[j.input].Path, err)
 	}
-	if fp, ok, ferr := statFingerprint(w.cfg.Inputs[j.input].Path); ferr == nil && ok {
-		fp.SHA256 = j.digest
-		s.Fingerprint = fp
-	}
 	w.seals[j.input] = s
-	return writeSeal(seg.dir, s)
-}
-
-// keepNonEmptyParts removes the parts without rows that Tables.Close wrote
-// for a table an input has no rows of (a run writes one empty part for a
-// table only when the whole dataset would have none) and returns the
-// others, by table.
-func keepNonEmptyParts(txn *sink.Txn, counts map[string]sink.TableCounts) (map[string][]sink.PartCounts, error) {
-	out := map[string][]sink.PartCounts{}
-	for name, c := range counts {
-		for _, p := range c.Parts {
-			if p.Rows == 0 {
-				if err := os.Remove(txn.Path(p.Path)); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			out[name] = append(out[name], p)
-		}
-	}
-	return out, nil
+	return nil
 }
 
 // closeAll closes what is open after a fatal error. The segment stays in
 // staging, unsealed; the next run into OUT removes it.
 func (w *writer) closeAll() {
 	if w.seg != nil {
-		w.seg.Close()
+		w.seg.SegmentOutputs.Close()
 		if w.seg.Tables != nil {
 			w.seg.Tables.Abort()
 		}
-		if w.seg.files != nil {
-			w.seg.files.abort()
-		}
+		w.seg.Abort()
 		w.seg = nil
 	}
 }

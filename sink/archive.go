@@ -48,10 +48,10 @@ type ArchiveWriter struct {
 	err error
 }
 
-// NewArchiveWriter starts the archive of the input whose relative path is
-// rel (without extension) in txn, at ArchiveFile(rel, format).
-func NewArchiveWriter(txn *Txn, rel string, format ArchiveFormat, zstdLevel zstd.EncoderLevel, zstdWorkers int) (*ArchiveWriter, error) {
-	f, err := txn.Create(ArchiveFile(rel, format))
+// NewArchiveWriter starts an input's archive in txn, as the file name
+// (outdir.ArchiveFile).
+func NewArchiveWriter(txn *Txn, name string, format ArchiveFormat, zstdLevel zstd.EncoderLevel, zstdWorkers int) (*ArchiveWriter, error) {
+	f, err := txn.Create(name)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func NewArchiveWriter(txn *Txn, rel string, format ArchiveFormat, zstdLevel zstd
 		w.enc, err = zstd.NewWriter(f, zstd.WithEncoderLevel(zstdLevel), zstd.WithEncoderConcurrency(max(1, zstdWorkers)))
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("archive %s: %w", rel, err)
+			return nil, fmt.Errorf("archive %s: %w", name, err)
 		}
 		dst = w.enc
 	}

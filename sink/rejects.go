@@ -52,28 +52,31 @@ type sizer interface{ Size() int64 }
 // RejectWriter writes the rejects index and the exact bytes of each reject.
 // Errors are sticky.
 type RejectWriter struct {
-	txn         *Txn
-	index, data *File
-	iw, dw      *bufio.Writer
-	enc         *json.Encoder
-	off         int64
-	err         error
+	txn *Txn
+	// indexName and dataName are the files' names in txn.
+	indexName, dataName string
+	index, data         *File
+	iw, dw              *bufio.Writer
+	enc                 *json.Encoder
+	off                 int64
+	err                 error
 }
 
-// NewRejectWriter returns a writer of RejectsIndexFile and RejectsDataFile
-// in txn; it creates them at the first reject (an input without rejects
-// has neither).
-func NewRejectWriter(txn *Txn) (*RejectWriter, error) {
-	return &RejectWriter{txn: txn}, nil
+// NewRejectWriter returns a writer of the rejects index and data files
+// named index and data in txn (outdir.RejectsIndexFile and
+// outdir.RejectsDataFile); it creates them at the first reject (an input
+// without rejects has neither).
+func NewRejectWriter(txn *Txn, index, data string) (*RejectWriter, error) {
+	return &RejectWriter{txn: txn, indexName: index, dataName: data}, nil
 }
 
 // open creates both files.
 func (w *RejectWriter) open() error {
-	index, err := w.txn.Create(RejectsIndexFile)
+	index, err := w.txn.Create(w.indexName)
 	if err != nil {
 		return err
 	}
-	data, err := w.txn.Create(RejectsDataFile)
+	data, err := w.txn.Create(w.dataName)
 	if err != nil {
 		index.Close()
 		return err

@@ -17,7 +17,7 @@ func TestRejectKeptAndRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewRejectWriter(txn)
+	w, err := NewRejectWriter(txn, "rejects/rejects.jsonl", "rejects/rejects.bin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,14 +33,14 @@ func TestRejectKeptAndRest(t *testing.T) {
 	if err := txn.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	index, _ := os.ReadFile(filepath.Join(dir, RejectsIndexFile))
+	index, _ := os.ReadFile(filepath.Join(dir, "rejects", "rejects.jsonl"))
 	want := `{"file":"a.jsonl.zst","line":3,"offset":100,"reason":"too-large","column":0,"length":1099511627776,"data_offset":0,"kept":4,"rest":{"offset":104,"length":1099511627772}}
 {"file":"a.jsonl.zst","line":4,"offset":1099511627877,"reason":"not-json","column":0,"length":2,"data_offset":4,"kept":2}
 `
 	if string(index) != want {
 		t.Fatalf("index\n%s\nwant\n%s", index, want)
 	}
-	if bin, _ := os.ReadFile(filepath.Join(dir, RejectsDataFile)); string(bin) != "0123{x" {
+	if bin, _ := os.ReadFile(filepath.Join(dir, "rejects", "rejects.bin")); string(bin) != "0123{x" {
 		t.Fatalf("rejects.bin %q", bin)
 	}
 }

@@ -66,7 +66,7 @@ func TestArchiveWriter(t *testing.T) {
 	for _, format := range []ArchiveFormat{ArchiveZstd, ArchiveJSONL} {
 		dir := t.TempDir()
 		txn, _ := NewTxn(dir)
-		w, err := NewArchiveWriter(txn, "x/y", format, zstd.SpeedDefault, 2)
+		w, err := NewArchiveWriter(txn, "x/y"+format.Ext(), format, zstd.SpeedDefault, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func TestArchiveWriter(t *testing.T) {
 		if err := txn.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "archive", "x", "y"+format.Ext()))
+		b, err := os.ReadFile(filepath.Join(dir, "x", "y"+format.Ext()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestArchiveWriter(t *testing.T) {
 func TestRejectWriterKeepsExactBytes(t *testing.T) {
 	dir := t.TempDir()
 	txn, _ := NewTxn(dir)
-	w, err := NewRejectWriter(txn)
+	w, err := NewRejectWriter(txn, "rejects/rejects.jsonl", "rejects/rejects.bin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,38 +189,5 @@ func TestTxnWriteFile(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(dir, "d"))
 	if len(entries) != 1 {
 		t.Errorf("after commit, d holds %d entries, want only ok.txt (the failed file removed)", len(entries))
-	}
-}
-
-func TestLayout(t *testing.T) {
-	for _, tc := range []struct{ got, want string }{
-		{ReportFile, "report.json"},
-		{RejectsIndexFile, "rejects/rejects.jsonl"},
-		{RejectsDataFile, "rejects/rejects.bin"},
-		{ReceiptsFile, "receipts/receipts.jsonl"},
-		{ArchiveFile("stdin", ArchiveZstd), "archive/stdin.jsonl.zst"},
-		{ArchiveFile("2026/a", ArchiveJSONL), "archive/2026/a.jsonl"},
-		{TablePart("usage", 0), "tables/usage/part-00000.parquet"},
-		{TablePart("tool_calls", 12), "tables/tool_calls/part-00012.parquet"},
-		{strings.Join(RunDirs(), ","), "archive,tables,rejects,receipts,reports"},
-		{RunReportFile(7), "reports/run-000007.json"},
-		{RunFile(RejectsIndexFile, 2), "rejects/rejects-r000002.jsonl"},
-		{RunFile(ReceiptsFile, 12), "receipts/receipts-r000012.jsonl"},
-	} {
-		if tc.got != tc.want {
-			t.Errorf("%q, want %q", tc.got, tc.want)
-		}
-	}
-	// The README's "Output layout" names every file and directory.
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, layout, _ := strings.Cut(string(readme), "## Output layout")
-	layout, _, _ = strings.Cut(layout, "\n## ")
-	for _, p := range append(RunDirs(), ReportFile, RejectsIndexFile, RejectsDataFile, ReceiptsFile) {
-		if !strings.Contains(layout, p) {
-			t.Errorf("README's Output layout does not name %s", p)
-		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/convbatch/convbatch/internal/duckdbtest"
 	"github.com/convbatch/convbatch/internal/hyparquettest"
 	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -197,7 +198,7 @@ func TestTablesFooter(t *testing.T) {
 // what the parts hold, the parts those of outputs.tables.
 func TestReportTableCounts(t *testing.T) {
 	out := readersArchive(t)
-	b, err := os.ReadFile(filepath.Join(out, sink.ReportFile))
+	b, err := os.ReadFile(filepath.Join(out, outdir.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}

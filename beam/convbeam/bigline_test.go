@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 )
@@ -62,7 +63,7 @@ func TestSixtyFourMiBLine(t *testing.T) {
 	if !reflect.DeepEqual(wr.Totals, gr.Totals) || !reflect.DeepEqual(wr.RejectsByReason, gr.RejectsByReason) || !reflect.DeepEqual(stripArchive(wr.Inputs), stripArchive(gr.Inputs)) {
 		t.Errorf("convbeam %+v %v %+v, convbatch run %+v %v %+v", gr.Totals, gr.RejectsByReason, gr.Inputs, wr.Totals, wr.RejectsByReason, wr.Inputs)
 	}
-	for _, rel := range []string{sink.RejectsIndexFile, sink.RejectsDataFile} {
+	for _, rel := range []string{outdir.RejectsIndexFile, outdir.RejectsDataFile} {
 		wb, _ := os.ReadFile(filepath.Join(want, rel))
 		gb, _ := os.ReadFile(filepath.Join(got, rel))
 		if !bytes.Equal(wb, gb) {

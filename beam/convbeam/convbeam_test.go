@@ -22,6 +22,7 @@ import (
 
 	"github.com/convbatch/convbatch/cli"
 	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -217,7 +218,7 @@ func compareOutputs(t *testing.T, want, got string) {
 			t.Errorf("table %s: rows differ from convbatch run's", name)
 		}
 	}
-	for _, rel := range []string{sink.ReceiptsFile, sink.RejectsIndexFile, sink.RejectsDataFile} {
+	for _, rel := range []string{outdir.ReceiptsFile, outdir.RejectsIndexFile, outdir.RejectsDataFile} {
 		wb, _ := os.ReadFile(filepath.Join(want, rel))
 		gb, err := os.ReadFile(filepath.Join(got, rel))
 		if err != nil || !bytes.Equal(wb, gb) {
@@ -242,7 +243,7 @@ func stripArchive(in []sink.InputReport) []sink.InputReport {
 
 func readReport(t *testing.T, out string) *sink.Report {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, sink.ReportFile))
+	b, err := os.ReadFile(filepath.Join(out, outdir.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
@@ -119,7 +120,7 @@ func NewSettings(ctx context.Context, output, keys, tables, archive string) (*Se
 		return nil, err
 	}
 	output = strings.TrimSuffix(output, "/")
-	if exists, err := fileExists(ctx, join(output, sink.ReportFile)); err != nil {
+	if exists, err := fileExists(ctx, join(output, outdir.ReportFile)); err != nil {
 		return nil, err
 	} else if exists {
 		return nil, fmt.Errorf("%s: %w", output, ErrOutputExists)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/jsonscan"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/verify"
@@ -129,13 +130,13 @@ func (f *publishFn) ProcessElement(ctx context.Context, _ []byte, results func(*
 	if err != nil {
 		return err
 	}
-	if err := sink.WriteReport(txn, sink.ReportFile, rep); err != nil {
+	if err := sink.WriteReport(txn, outdir.ReportFile, rep); err != nil {
 		return err
 	}
 	if err := txn.Commit(); err != nil {
 		return err
 	}
-	if err := upload(ctx, txn.Path(sink.ReportFile), join(f.S.Output, sink.ReportFile)); err != nil {
+	if err := upload(ctx, txn.Path(outdir.ReportFile), join(f.S.Output, outdir.ReportFile)); err != nil {
 		return err
 	}
 	return removeTemporary(ctx, f.S.Output)
@@ -187,7 +188,7 @@ func (f *publishFn) publishShards(ctx context.Context, rep *sink.Report, byInput
 	for i, shards := range byInput {
 		in := &rep.Inputs[i]
 		in.Path = f.Inputs[i].Path
-		ctr := pipeline.NewCounters()
+		ctr := sink.NewCounters()
 		var pieces []string
 		for _, s := range shards {
 			in.Counts.Add(s.Counts)
@@ -202,18 +203,18 @@ func (f *publishFn) publishShards(ctx context.Context, rep *sink.Report, byInput
 			for _, tf := range files {
 				switch {
 				case tf.Table != "":
-					to := path.Join(sink.DirTables, tf.Table, fmt.Sprintf("part-%05d.parquet", next[tf.Table]))
+					to := path.Join(outdir.DirTables, tf.Table, fmt.Sprintf("part-%05d.parquet", next[tf.Table]))
 					next[tf.Table]++
 					if err := rename(ctx, tf.Temp, join(f.S.Output, to)); err != nil {
 						return err
 					}
 					parts[tf.Table] = append(parts[tf.Table], sink.PartCounts{Path: to, Rows: tf.Rows})
-				case tf.Rel == sink.RejectsIndexFile || tf.Rel == sink.RejectsDataFile:
+				case tf.Rel == outdir.RejectsIndexFile || tf.Rel == outdir.RejectsDataFile:
 					dst := filepath.Join(local, "rejects", s.keyName(), sink.FlatName(tf.Rel))
 					if err := download(ctx, tf.Temp, dst); err != nil {
 						return err
 					}
-					if tf.Rel == sink.RejectsIndexFile {
+					if tf.Rel == outdir.RejectsIndexFile {
 						seg.Index = dst
 					} else {
 						seg.Data = dst
@@ -227,7 +228,7 @@ func (f *publishFn) publishShards(ctx context.Context, rep *sink.Report, byInput
 			}
 		}
 		if f.S.Archive != string(sink.ArchiveNone) {
-			to := sink.ArchiveFile(f.Inputs[i].Rel, sink.ArchiveFormat(f.S.Archive))
+			to := outdir.ArchiveFile(f.Inputs[i].Rel, sink.ArchiveFormat(f.S.Archive).Ext())
 			if len(pieces) > 0 {
 				if err := concat(ctx, pieces, join(f.S.Output, to)); err != nil {
 					return err
@@ -243,18 +244,18 @@ func (f *publishFn) publishShards(ctx context.Context, rep *sink.Report, byInput
 	if err != nil {
 		return err
 	}
-	if err := sink.MergeRejects(txn, sink.RejectsIndexFile, sink.RejectsDataFile, segs); err != nil {
+	if err := sink.MergeRejects(txn, outdir.RejectsIndexFile, outdir.RejectsDataFile, segs); err != nil {
 		return err
 	}
 	if err := txn.Commit(); err != nil {
 		return err
 	}
-	for _, rel := range []string{sink.RejectsIndexFile, sink.RejectsDataFile} {
+	for _, rel := range []string{outdir.RejectsIndexFile, outdir.RejectsDataFile} {
 		if err := upload(ctx, txn.Path(rel), join(f.S.Output, rel)); err != nil {
 			return err
 		}
 	}
-	rep.Outputs.RejectsIndex, rep.Outputs.RejectsData = sink.RejectsIndexFile, sink.RejectsDataFile
+	rep.Outputs.RejectsIndex, rep.Outputs.RejectsData = outdir.RejectsIndexFile, outdir.RejectsDataFile
 	f.docParts = parts
 	return nil
 }
@@ -269,7 +270,7 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 	if err != nil {
 		return err
 	}
-	if err := sink.WriteReceipts(txn, sink.ReceiptsFile, receipts); err != nil {
+	if err := sink.WriteReceipts(txn, outdir.ReceiptsFile, receipts); err != nil {
 		return err
 	}
 	opts := sink.TableOptions{Version: pipeline.Version}
@@ -305,7 +306,7 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 			return err
 		}
 	}
-	rep.Outputs.Receipts = sink.ReceiptsFile
+	rep.Outputs.Receipts = outdir.ReceiptsFile
 	if len(f.S.Tables) > 0 {
 		rep.Tables = map[string]sink.TableCounts{}
 	}
@@ -323,13 +324,13 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 
 // ReadReport reads the report.json a job published in output.
 func ReadReport(ctx context.Context, output string) (*sink.Report, error) {
-	b, err := readAll(ctx, join(output, sink.ReportFile))
+	b, err := readAll(ctx, join(output, outdir.ReportFile))
 	if err != nil {
 		return nil, err
 	}
 	rep := new(sink.Report)
 	if err := json.Unmarshal(b, rep); err != nil {
-		return nil, fmt.Errorf("%s: %w", join(output, sink.ReportFile), err)
+		return nil, fmt.Errorf("%s: %w", join(output, outdir.ReportFile), err)
 	}
 	return rep, nil
 }

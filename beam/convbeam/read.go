@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -182,21 +183,21 @@ func (f *readFn) read(ctx context.Context, sh Shard, before int64, local string,
 	if err != nil {
 		return nil, err
 	}
-	r := &shardRead{txn: txn, res: ShardResult{Input: sh.Input, Index: sh.Index, Path: sh.Path, Counters: pipeline.NewCounters()}}
+	r := &shardRead{txn: txn, res: ShardResult{Input: sh.Input, Index: sh.Index, Path: sh.Path, Counters: sink.NewCounters()}}
 	if r.docs, err = os.Create(filepath.Join(local, "docs.idx")); err != nil {
 		return nil, err
 	}
 	defer r.docs.Close()
 	r.docsBuf = bufio.NewWriterSize(r.docs, 256<<10)
 	r.docsBuf.WriteString(docindex.Magic)
-	if r.out.Rejects, err = sink.NewRejectWriter(txn); err != nil {
+	if r.out.Rejects, err = sink.NewRejectWriter(txn, outdir.RejectsIndexFile, outdir.RejectsDataFile); err != nil {
 		return nil, err
 	}
 	if tables := f.S.docTables(); len(tables) > 0 {
 		r.out.Tables = sink.NewTables(txn, tables, sink.TableOptions{Version: pipeline.Version, NoEmptyPart: true})
 	}
 	if f.S.Archive != string(sink.ArchiveNone) {
-		if r.out.Archive, err = sink.NewArchiveWriter(txn, sh.Rel, sink.ArchiveFormat(f.S.Archive), zstd.SpeedDefault, 1); err != nil {
+		if r.out.Archive, err = sink.NewArchiveWriter(txn, outdir.ArchiveFile(sh.Rel, sink.ArchiveFormat(f.S.Archive).Ext()), sink.ArchiveFormat(f.S.Archive), zstd.SpeedDefault, 1); err != nil {
 			return nil, err
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -138,7 +137,7 @@ type ShardResult struct {
 	Input, Index int
 	Path         string
 	Counts       sink.Counts
-	Counters     pipeline.Counters
+	Counters     sink.Counters
 	// BytesRead is the bytes read from the file (compressed, for .zst).
 	BytesRead int64
 	// Documents and Hashed count the shard's documents and those with a

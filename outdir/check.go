@@ -1,4 +1,4 @@
-package pipeline
+package outdir
 
 import (
 	"errors"
@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/convbatch/convbatch/outdir"
-	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 )
 
@@ -116,7 +114,7 @@ func CheckOutDir(out string, args []string, inputs []stream.Input) error {
 // or convbatch's state directory.
 func hasOwner(entries []os.DirEntry) bool {
 	for _, e := range entries {
-		if e.Name() == sink.ReportFile || e.Name() == outdir.StateDir {
+		if e.Name() == ReportFile || e.Name() == StateDir {
 			return true
 		}
 	}

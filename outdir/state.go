@@ -1,4 +1,4 @@
-package pipeline
+package outdir
 
 import (
 	"bufio"
@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -29,8 +28,8 @@ func stateRunDir(run int) string { return fmt.Sprintf("runs/r%06d", run) }
 // stateDocs is the index records of a run's input number seq.
 func stateDocs(run, seq int) string { return fmt.Sprintf("%s/docs-%05d.idx", stateRunDir(run), seq) }
 
-// stateReceipts is a run's receipts, pending form and verdict.
-func stateReceipts(run int) string { return stateRunDir(run) + "/receipts.jsonl" }
+// StateReceipts is a run's receipts, pending form and verdict.
+func stateReceiptsFile(run int) string { return stateRunDir(run) + "/receipts.jsonl" }
 
 // committedInput is one committed input (a line of inputs.jsonl): its
 // fingerprint, the run that committed it and the files that hold its
@@ -68,15 +67,15 @@ type state struct {
 // loadState reads the committed state of an OUT whose record (checked:
 // every state file there at its size) ends with run lastRun; an OUT with
 // no run has none. A state file that cannot be parsed is refused by name
-// (outdir.ErrRefused), never read as empty.
-func loadState(d *outdir.Dir, lastRun int) (*state, error) {
+// (ErrRefused), never read as empty.
+func loadState(d *Dir, lastRun int) (*state, error) {
 	st := &state{byPath: map[string]*committedInput{}, lastRun: lastRun}
 	if lastRun == 0 {
 		return st, nil
 	}
 	f, err := os.Open(d.State(stateInputs))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", outdir.ErrRefused, err)
+		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	defer f.Close()
 	dec := json.NewDecoder(bufio.NewReader(f))
@@ -85,7 +84,7 @@ func loadState(d *outdir.Dir, lastRun int) (*state, error) {
 		if err := dec.Decode(c); err == io.EOF {
 			break
 		} else if err != nil {
-			return nil, fmt.Errorf("%w: %s is not parseable at byte %d (%v): rerun without --incremental to rebuild OUT", outdir.ErrRefused, d.State(stateInputs), dec.InputOffset(), err)
+			return nil, fmt.Errorf("%w: %s is not parseable at byte %d (%v): rerun without --incremental to rebuild OUT", ErrRefused, d.State(stateInputs), dec.InputOffset(), err)
 		}
 		st.inputs = append(st.inputs, c)
 		st.byPath[c.Path] = c
@@ -93,11 +92,11 @@ func loadState(d *outdir.Dir, lastRun int) (*state, error) {
 	return st, nil
 }
 
-// stateReceipt is a line of a run's receipts state: a receipt with what
+// StateReceipt is a line of a run's receipts state: a receipt with what
 // resolving it needs and its verdict. Origin is the run that first
 // resolved it; a later run that resolves it again writes a line with the
 // same Origin and the new verdict.
-type stateReceipt struct {
+type StateReceipt struct {
 	Origin  int                    `json:"origin"`
 	Status  verify.Status          `json:"status"`
 	Reasons []string               `json:"reasons"`
@@ -107,7 +106,7 @@ type stateReceipt struct {
 // earlierReceipts loads the latest verdict of every receipt of an earlier
 // run whose input is still committed by that run (not replaced since), in
 // the order they were first resolved.
-func (st *state) earlierReceipts(d *outdir.Dir, replaced map[string]bool) ([]*stateReceipt, error) {
+func (st *state) earlierReceipts(d *Dir, replaced map[string]bool) ([]*StateReceipt, error) {
 	type key struct {
 		origin int
 		file   string
@@ -115,10 +114,10 @@ func (st *state) earlierReceipts(d *outdir.Dir, replaced map[string]bool) ([]*st
 	}
 	at := map[key]int{}
 	unlisted := map[key]verify.Status{}
-	var out []*stateReceipt
+	var out []*StateReceipt
 	for run := 1; run <= st.lastRun; run++ {
-		err := readLines(d.State(stateReceipts(run)), func(b []byte) error {
-			r := new(stateReceipt)
+		err := readLines(d.State(stateReceiptsFile(run)), func(b []byte) error {
+			r := new(StateReceipt)
 			if err := json.Unmarshal(b, r); err != nil {
 				return err
 			}
@@ -174,4 +173,41 @@ func readLines(path string, fn func([]byte) error) error {
 		}
 	}
 	return sc.Err()
+}
+
+// EarlierReceipts loads, for an incremental run, the latest verdict of
+// every receipt of an earlier run whose input is still committed by that
+// run and not retired by this one, in the order they were first resolved.
+func (r *Run) EarlierReceipts() ([]*StateReceipt, error) {
+	return r.state.earlierReceipts(r.dir, r.replacedPaths())
+}
+
+// UnlistedVerdicts counts, by latest verdict, the earlier receipts of
+// inputs the state does not list (standard input), which EarlierReceipts
+// leaves out; set by EarlierReceipts.
+func (r *Run) UnlistedVerdicts() map[string]int64 { return r.state.unlistedVerdicts }
+
+// FoldEarlierDocs folds the index records of every committed input the
+// run keeps whose ids want holds into their evidence: the documents of
+// earlier runs, against which this run resolves receipts.
+func (r *Run) FoldEarlierDocs(want map[string]*verify.Evidence) error {
+	replaced := r.replacedPaths()
+	for _, c := range r.state.inputs {
+		if replaced[c.Path] {
+			continue
+		}
+		if err := foldDocs(r.dir.State(c.Docs), want); err != nil {
+			return fmt.Errorf("output directory: documents of run %d: %w", c.Run, err)
+		}
+	}
+	return nil
+}
+
+// replacedPaths are the paths of the committed inputs the run retires.
+func (r *Run) replacedPaths() map[string]bool {
+	out := make(map[string]bool, len(r.replaced))
+	for _, c := range r.replaced {
+		out[c.Path] = true
+	}
+	return out
 }

@@ -1,16 +1,17 @@
-package pipeline
+package outdir
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/internal/crashpoint"
-	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -33,14 +34,14 @@ const (
 	stagingOut = "out"
 )
 
-// seal is what a finished input's segment records besides its files: its
+// Seal is what a finished input's segment records besides its files: its
 // fingerprint, its report and counters, and its outputs, so that a resumed
 // run can take the input as finished without reading it.
-type seal struct {
+type Seal struct {
 	Index       int              `json:"index"`
 	Fingerprint Fingerprint      `json:"fingerprint"`
 	Report      sink.InputReport `json:"report"`
-	Counters    Counters         `json:"counters"`
+	Counters    sink.Counters    `json:"counters"`
 	// Archive is the archive's path in the segment ("" when none).
 	Archive string `json:"archive,omitempty"`
 	// Tables are the table parts in the segment, by table, with rows.
@@ -66,13 +67,13 @@ func segDir(staging string, idx int) string {
 // readSeal reads the seal of input idx's segment; ok is false when there is
 // none (the input was not finished), it is unreadable, or the segment's
 // files are not all there at their sealed sizes.
-func readSeal(staging string, idx int) (s *seal, ok bool) {
+func readSeal(staging string, idx int) (s *Seal, ok bool) {
 	dir := segDir(staging, idx)
 	b, err := os.ReadFile(filepath.Join(dir, segSeal))
 	if err != nil {
 		return nil, false
 	}
-	s = new(seal)
+	s = new(Seal)
 	if json.Unmarshal(b, s) != nil || s.Index != idx || s.Files == nil {
 		return nil, false
 	}
@@ -86,7 +87,7 @@ func readSeal(staging string, idx int) (s *seal, ok bool) {
 
 // writeSeal seals a segment: seal.json, written last and atomically,
 // lists the segment's files with their sizes.
-func writeSeal(dir string, s *seal) error {
+func writeSeal(dir string, s *Seal) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("seal %s: %w", dir, err)
@@ -106,10 +107,137 @@ func writeSeal(dir string, s *seal) error {
 	if err != nil {
 		return err
 	}
-	if err := outdir.WriteFileAtomic(filepath.Join(dir, segSeal), b); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, segSeal), b); err != nil {
 		return fmt.Errorf("seal %s: %w", dir, err)
 	}
 	crashpoint.Hit("seal")
+	return nil
+}
+
+// Segment is the staging directory of the input being written: its
+// outputs' transaction (archive, rejects, table parts) and its documents'
+// index records and pending receipts, until Seal.
+type Segment struct {
+	// Dir is the segment's directory.
+	Dir string
+	// Txn holds the segment's output files, side by side (sink.NewFlatTxn).
+	Txn   *sink.Txn
+	files *segFiles
+}
+
+// StartSegment starts input idx's segment afresh: what a killed run left
+// of it is not sealed, or not for this file. The seal goes first, so that
+// a kill during the removal never leaves a sealed segment with files
+// missing.
+func (r *Run) StartSegment(idx int) (*Segment, error) {
+	dir := segDir(r.dir.Staging(), idx)
+	if err := os.Remove(filepath.Join(dir, segSeal)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	txn, err := sink.NewFlatTxn(dir)
+	if err != nil {
+		return nil, err
+	}
+	files, err := createSegFiles(dir)
+	if err != nil {
+		txn.Abort()
+		return nil, err
+	}
+	return &Segment{Dir: dir, Txn: txn, files: files}, nil
+}
+
+// AddDoc adds a document's index record (id, transcript hash).
+func (g *Segment) AddDoc(id string, hash [32]byte, hashed bool) error {
+	if err := g.files.addDoc(id, hash, hashed); err != nil {
+		return fmt.Errorf("staging %s: %w", g.Dir, err)
+	}
+	return nil
+}
+
+// Seal completes the segment, whose output files are all closed: it drops
+// the table parts without rows (the run writes a table's one empty part
+// at the commit, when it needs one), ends the transaction, writes the
+// pending receipts, and seals the segment with s (its Tables, Receipts
+// and Files set here). On error the segment is left unsealed.
+func (g *Segment) Seal(s *Seal, tables map[string]sink.TableCounts, pending []*verify.PendingReceipt) error {
+	var err error
+	s.Tables, err = keepNonEmptyParts(g.Txn, tables)
+	if err == nil {
+		err = g.Txn.Commit()
+	}
+	for _, p := range pending {
+		if err != nil {
+			break
+		}
+		err = g.files.addReceipt(p)
+	}
+	s.Receipts = len(pending)
+	if cerr := g.files.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		g.Txn.Abort()
+		return err
+	}
+	return writeSeal(g.Dir, s)
+}
+
+// Abort closes the segment's files after a failure; it stays in staging,
+// unsealed, for the next run into OUT to remove.
+func (g *Segment) Abort() {
+	g.files.abort()
+	g.Txn.Abort()
+}
+
+// Discard aborts the segment and removes it (an input read again).
+func (g *Segment) Discard() error {
+	g.Abort()
+	return os.RemoveAll(g.Dir)
+}
+
+// keepNonEmptyParts removes the parts without rows that Tables.Close wrote
+// for a table an input has no rows of (a run writes one empty part for a
+// table only when the whole dataset would have none) and returns the
+// others, by table.
+func keepNonEmptyParts(txn *sink.Txn, counts map[string]sink.TableCounts) (map[string][]sink.PartCounts, error) {
+	out := map[string][]sink.PartCounts{}
+	for name, c := range counts {
+		for _, p := range c.Parts {
+			if p.Rows == 0 {
+				if err := os.Remove(txn.Path(p.Path)); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			out[name] = append(out[name], p)
+		}
+	}
+	return out, nil
+}
+
+// FoldSealed takes in a resumed input's documents and receipts from its
+// sealed segment: every index record into index, every pending receipt
+// through add.
+func (r *Run) FoldSealed(s *Seal, index *docindex.Index, add func(*verify.PendingReceipt)) error {
+	dir := segDir(r.dir.Staging(), s.Index)
+	if err := replayDocs(index, filepath.Join(dir, segDocs)); err != nil {
+		return fmt.Errorf("resume %s: %w", s.Report.Path, err)
+	}
+	n := 0
+	err := readPending(filepath.Join(dir, segReceipts), func(p *verify.PendingReceipt) error {
+		add(p)
+		n++
+		return nil
+	})
+	if err == nil && n != s.Receipts {
+		err = fmt.Errorf("%d pending receipts, sealed with %d", n, s.Receipts)
+	}
+	if err != nil {
+		return fmt.Errorf("resume %s: %w", s.Report.Path, err)
+	}
 	return nil
 }
 

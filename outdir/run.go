@@ -1,0 +1,385 @@
+package outdir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"io/fs"
+	"strings"
+
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/stream"
+)
+
+// ErrChanged marks an incremental run refused because an input that OUT
+// already holds has changed since (Options.ReplaceChanged allows it).
+var ErrChanged = errors.New("input changed since it was committed")
+
+// ChangedError names the inputs whose bytes changed since the run that
+// committed them; it wraps ErrChanged.
+type ChangedError struct {
+	// Paths are the inputs, as named.
+	Paths []string
+}
+
+func (e *ChangedError) Error() string {
+	return fmt.Sprintf("%q and %d other input(s) changed since OUT committed them (--replace-changed retires their earlier outputs)", e.Paths[0], len(e.Paths)-1)
+}
+
+// Unwrap returns ErrChanged.
+func (e *ChangedError) Unwrap() error { return ErrChanged }
+
+// Options are what a run into OUT is: where OUT is, the inputs, how
+// incremental it is, and the settings it writes with.
+type Options struct {
+	// Root is OUT.
+	Root string
+	// Inputs are the run's inputs, in order; an incremental run skips
+	// some (Run.Inputs).
+	Inputs []stream.Input
+	// Incremental adds to what OUT holds instead of replacing it;
+	// ReplaceChanged then retires a changed input's outputs instead of
+	// refusing it, and Checksum decides by every input's digest instead
+	// of its size and modification time.
+	Incremental, ReplaceChanged, Checksum bool
+	// Handlers are the names of the run's handlers, Tables the tables it
+	// writes, Archive its archive format.
+	Handlers []string
+	Tables   []string
+	Archive  sink.ArchiveFormat
+	// TableOptions are the Parquet writer's options (Version set).
+	TableOptions sink.TableOptions
+	// KeyringSHA256 is the digest of the run's keyring (verify.Keyring.
+	// Digest); "" without one.
+	KeyringSHA256 string
+	// Key is what else decides the bytes the run writes (the reading and
+	// compression options, as JSON): a staging directory that a killed
+	// run left is resumed only by a run with the same key, run number and
+	// inputs.
+	Key string
+}
+
+// Run is one run into OUT, from Open to Commit: OUT's lock, its committed
+// state and staging, what the run skips and what it resumes from.
+type Run struct {
+	dir   *Dir
+	opts  Options
+	run   int
+	state *state
+	// seals are the sealed segments a killed run left that this run takes
+	// as finished, by input index.
+	seals []*Seal
+	// already are the inputs an incremental run skips; replaced the
+	// committed inputs it retires.
+	already  []sink.CommittedInput
+	replaced []*committedInput
+	// record is what OUT's manifests promise (an incremental run's; nil
+	// for a run that replaces OUT).
+	record *Record
+}
+
+// OpenRun opens OUT for a run (lock, recovery), checks an incremental
+// run's record and settings and loads its committed state, takes from the
+// inputs those an incremental run skips, numbers the run, and finds the
+// sealed segments to resume from. Its refusals wrap ErrRefused,
+// ErrChanged or ErrSettingsChanged.
+func OpenRun(opts Options) (r *Run, err error) {
+	d, err := Open(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			d.Close()
+		}
+	}()
+	r = &Run{dir: d, opts: opts, run: 1}
+	r.opts.Inputs = slices.Clone(opts.Inputs)
+	if opts.Incremental {
+		rec, err := d.CheckRecord()
+		if err != nil {
+			return nil, err
+		}
+		r.record = rec
+		if r.state, err = loadState(d, rec.LastRun); err != nil {
+			return nil, err
+		}
+		r.run = r.state.lastRun + 1
+		if err := r.sameSettings(); err != nil {
+			return nil, err
+		}
+		if err := r.classify(); err != nil {
+			return nil, err
+		}
+	} else {
+		r.state = &state{byPath: map[string]*committedInput{}}
+	}
+	if err := r.openStaging(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// openStaging keeps the staging directory a killed run left when it was
+// for the same run (same key), clearing it otherwise, and finds its
+// sealed segments whose inputs are unchanged.
+func (r *Run) openStaging() error {
+	d := r.dir
+	key, err := r.stagingKey()
+	if err != nil {
+		return err
+	}
+	if b, err := os.ReadFile(filepath.Join(d.Staging(), stagingRun)); err != nil || string(b) != key {
+		if err := d.ClearStaging(); err != nil {
+			return err
+		}
+	}
+	if err := WriteFileAtomic(filepath.Join(d.Staging(), stagingRun), []byte(key)); err != nil {
+		return fmt.Errorf("staging: %w", err)
+	}
+	r.seals = make([]*Seal, len(r.opts.Inputs))
+	for idx, in := range r.opts.Inputs {
+		s, ok := readSeal(d.Staging(), idx)
+		if !ok {
+			continue
+		}
+		if fp, ok, err := StatFingerprint(in.Path); err == nil && ok && fp.SameFile(s.Fingerprint) {
+			r.seals[idx] = s
+		}
+	}
+	return nil
+}
+
+// Number is the run's number: one more than the last committed run's.
+func (r *Run) Number() int { return r.run }
+
+// Inputs are the inputs the run reads: Options.Inputs less those an
+// incremental run skips, in their order.
+func (r *Run) Inputs() []stream.Input { return r.opts.Inputs }
+
+// Already are the inputs an incremental run skips because OUT holds them.
+func (r *Run) Already() []sink.CommittedInput { return r.already }
+
+// Replaced are the committed inputs the run retires (--replace-changed).
+func (r *Run) Replaced() []sink.CommittedInput {
+	var out []sink.CommittedInput
+	for _, c := range r.replaced {
+		out = append(out, sink.CommittedInput{Path: c.Path, Run: c.Run})
+	}
+	return out
+}
+
+// Tmp is the run's temporary directory (Dir.Tmp).
+func (r *Run) Tmp() string { return r.dir.Tmp() }
+
+// Close releases OUT's lock and removes the temporaries.
+func (r *Run) Close() error { return r.dir.Close() }
+
+// runSettings are what every run of an incremental series must share, so
+// that its datasets and its documents' index records mean the same thing
+// from run to run (the keyring may change: it only decides verdicts).
+type runSettings struct {
+	Handlers    []string           `json:"handlers"`
+	Tables      []string           `json:"tables"`
+	PartitionBy sink.Partitioning  `json:"partition_by"`
+	Archive     sink.ArchiveFormat `json:"archive"`
+}
+
+func (r *Run) settings() runSettings {
+	s := runSettings{Handlers: r.opts.Handlers, Tables: r.opts.Tables, PartitionBy: r.opts.TableOptions.PartitionBy, Archive: r.opts.Archive}
+	if s.PartitionBy == "" {
+		s.PartitionBy = sink.PartitionNone
+	}
+	if s.Tables == nil {
+		s.Tables = []string{}
+	}
+	return s
+}
+
+// sameSettings refuses an incremental run whose settings differ from those
+// of the runs OUT holds (its state's settings.json) with a *SettingsError.
+func (r *Run) sameSettings() error {
+	b, err := os.ReadFile(r.dir.State(stateSettings))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	now, err := json.Marshal(r.settings())
+	if err != nil {
+		return err
+	}
+	if was := strings.TrimSpace(string(b)); was != string(now) {
+		return &SettingsError{Was: was, Now: string(now)}
+	}
+	return nil
+}
+
+// ErrSettingsChanged marks an incremental run refused because OUT's runs
+// used other settings.
+var ErrSettingsChanged = errors.New("incremental run with other settings than OUT's runs")
+
+// SettingsError is the refusal of an incremental run whose settings
+// (command, tables, partitioning, archive format) differ from OUT's runs.
+type SettingsError struct {
+	// Was and Now are the settings, as JSON.
+	Was, Now string
+}
+
+func (e *SettingsError) Error() string {
+	return fmt.Sprintf("the runs in OUT used %s, this one %s: an incremental run must use the same command, tables, --partition-by and --archive (run without --incremental to replace OUT)", e.Was, e.Now)
+}
+
+// Unwrap returns ErrSettingsChanged.
+func (e *SettingsError) Unwrap() error { return ErrSettingsChanged }
+
+// classify sorts an incremental run's inputs: those OUT holds with the
+// same fingerprint are skipped (their path, size and modification time
+// match, or else their digest does; with Options.Checksum always their
+// digest), and so is an input whose bytes OUT holds under another path
+// that it keeps; those whose bytes changed are refused, or with
+// ReplaceChanged retire their earlier outputs (and are then skipped too
+// when their new bytes are held under another path); the rest are new.
+// An input is read to decide only when OUT holds its path, or its size is
+// that of a committed input (or with Checksum): same bytes, same size.
+//
+// It works in two passes, so that bytes count as held only under a path
+// this run keeps: the first decides the inputs OUT holds under their own
+// path, the second looks the others up by digest among the committed
+// inputs that are not being replaced.
+func (r *Run) classify() error {
+	type pending struct {
+		in stream.Input
+		fp Fingerprint
+		c  *committedInput // the committed input at its path; nil if none
+	}
+	var keep []stream.Input
+	var byDigest []pending
+	var changed []string
+	sizes := map[int64]bool{}
+	for _, c := range r.state.inputs {
+		if c.SHA256 != "" {
+			sizes[c.Size] = true
+		}
+	}
+	for _, in := range r.opts.Inputs {
+		fp, ok, err := StatFingerprint(in.Path)
+		if err != nil || !ok {
+			keep = append(keep, in) // read (and faulted) as any input
+			continue
+		}
+		c := r.state.byPath[in.Path]
+		if c != nil && !r.opts.Checksum && fp.SameFile(c.Fingerprint) {
+			r.already = append(r.already, sink.CommittedInput{Path: in.Path, Run: c.Run})
+			continue
+		}
+		if c == nil && !sizes[fp.Size] {
+			keep = append(keep, in)
+			continue
+		}
+		if fp.SHA256, err = FileSHA256(in.Path); err != nil {
+			keep = append(keep, in)
+			continue
+		}
+		switch {
+		case c == nil:
+			byDigest = append(byDigest, pending{in, fp, nil})
+		case fp.SHA256 == c.SHA256 && fp.Size == c.Size:
+			r.already = append(r.already, sink.CommittedInput{Path: in.Path, Run: c.Run})
+		case r.opts.ReplaceChanged:
+			r.replaced = append(r.replaced, c)
+			byDigest = append(byDigest, pending{in, fp, c})
+		default:
+			changed = append(changed, in.Path)
+		}
+	}
+	if len(changed) > 0 {
+		return &ChangedError{Paths: changed}
+	}
+	retired := r.replacedSet()
+	held := map[string]*committedInput{}
+	for _, c := range r.state.inputs {
+		if c.SHA256 != "" && !retired[c] {
+			held[c.SHA256] = c
+		}
+	}
+	for _, p := range byDigest {
+		if same := held[p.fp.SHA256]; same != nil && same.Size == p.fp.Size {
+			// A replaced input whose new bytes OUT holds elsewhere is
+			// retired and not taken again: its bytes stay held once.
+			r.already = append(r.already, sink.CommittedInput{Path: p.in.Path, Run: same.Run, As: same.Path})
+			continue
+		}
+		keep = append(keep, p.in)
+	}
+	// The inputs keep their order on the command line.
+	order := make(map[string]int, len(r.opts.Inputs))
+	for i, in := range r.opts.Inputs {
+		order[in.Path] = i
+	}
+	slices.SortStableFunc(keep, func(a, b stream.Input) int { return order[a.Path] - order[b.Path] })
+	r.opts.Inputs = keep
+	return nil
+}
+
+// replacedSet returns the committed inputs this run retires, as a set.
+func (r *Run) replacedSet() map[*committedInput]bool {
+	set := make(map[*committedInput]bool, len(r.replaced))
+	for _, c := range r.replaced {
+		set[c] = true
+	}
+	return set
+}
+
+// stagingKey identifies what the run will write: a staging directory left
+// by a killed run is resumed from only when its key is the same.
+func (r *Run) stagingKey() (string, error) {
+	o := r.opts
+	inputs := make([][2]string, len(o.Inputs))
+	for i, in := range o.Inputs {
+		inputs[i] = [2]string{in.Path, in.Rel}
+	}
+	b, err := json.Marshal(struct {
+		Key, Keyring                string
+		Run                         int
+		Incremental, ReplaceChanged bool
+		Archive                     sink.ArchiveFormat
+		Tables                      []string
+		TableOptions                sink.TableOptions
+		Handlers                    []string
+		Inputs                      [][2]string
+	}{o.Key, o.KeyringSHA256, r.run, o.Incremental, o.ReplaceChanged, o.Archive, o.Tables, o.TableOptions, o.Handlers, inputs})
+	return string(b) + "\n", err
+}
+
+// Resumed returns the seal of input idx when the run resumes it (a killed
+// run sealed it, and the input is unchanged since); nil otherwise.
+func (r *Run) Resumed(idx int) *Seal { return r.seals[idx] }
+
+// wantsReceiptsTable reports whether the receipts table was asked for.
+func (r *Run) wantsReceiptsTable() bool { return slices.Contains(r.opts.Tables, sink.TableReceipts) }
+
+// UpToDate returns OUT's report.json, the last committed run's, when an
+// incremental run has nothing to commit: every input is in OUT with the
+// same fingerprint and none is replaced; nil when there is something to
+// do (or no report to return). It then clears the staging directory.
+func (r *Run) UpToDate() *sink.Report {
+	if !r.opts.Incremental || len(r.opts.Inputs) > 0 || len(r.replaced) > 0 || r.state.lastRun == 0 {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(r.opts.Root, ReportFile))
+	if err != nil {
+		return nil
+	}
+	rep := new(sink.Report)
+	if json.Unmarshal(b, rep) != nil {
+		return nil
+	}
+	r.dir.ClearStaging()
+	return rep
+}

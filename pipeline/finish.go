@@ -1,0 +1,165 @@
+package pipeline
+
+import (
+	"slices"
+	"time"
+
+	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/verify"
+)
+
+// finish takes in the resumed inputs not taken in yet, resolves the
+// receipts (an incremental run also those of earlier runs that this run's
+// documents concern), closes the outputs, checks the accounting and
+// commits.
+func (w *writer) finish(started time.Time) (*Result, error) {
+	res := &Result{Report: w.rep}
+	if w.out != nil {
+		res.Skipped = w.out.Already()
+		if err := w.foldResumed(len(w.cfg.Inputs)); err != nil {
+			return nil, err
+		}
+		for idx := range w.cfg.Inputs {
+			if w.out.Resumed(idx) != nil {
+				res.Resumed++
+			}
+		}
+	}
+	incremental := w.out != nil && w.cfg.Incremental
+	var earlier []*outdir.StateReceipt
+	want := w.resolver.References()
+	if incremental {
+		var err error
+		if earlier, err = w.out.EarlierReceipts(); err != nil {
+			return nil, err
+		}
+		for _, r := range earlier {
+			r.Pending.AddReferences(want)
+		}
+	}
+	distinct, err := w.index.Lookup(want)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.index.Close(); err != nil {
+		return nil, err
+	}
+	docs, hashed := w.index.Documents()
+	if docs > distinct {
+		// Counted for the second and later documents of an id.
+		w.rep.Warnings[codes.WarnDuplicateID.String()] += docs - distinct
+	}
+	w.rep.Transcripts.Hashed, w.rep.Transcripts.Unhashable = hashed, docs-hashed
+	if !slices.Contains(w.rep.Settings.Handlers, "transcript-hash") {
+		// No document was hashed: none is unhashable.
+		w.rep.Transcripts.Unhashable = 0
+	}
+
+	// An earlier receipt is resolved again when this run brings documents
+	// with an id it references (or retires some).
+	var again []*outdir.StateReceipt
+	if incremental {
+		replacing := len(w.out.Replaced()) > 0
+		for _, r := range earlier {
+			if replacing || concerns(r.Pending, want) {
+				again = append(again, r)
+			}
+		}
+		if len(want) > 0 {
+			if err := w.out.FoldEarlierDocs(want); err != nil {
+				return nil, err
+			}
+		}
+	}
+	receipts := w.resolver.Resolve(want)
+	for i := range receipts {
+		w.rep.Receipts.Count(&receipts[i])
+	}
+	var reresolved []verify.ReceiptResult
+	var changed []*outdir.StateReceipt
+	for _, r := range again {
+		nr := r.Pending.Resolve(want)
+		if nr.Status == r.Status && slices.Equal(nr.Reasons, r.Reasons) {
+			continue
+		}
+		nr.ReresolvesRun = r.Origin
+		reresolved = append(reresolved, nr)
+		changed = append(changed, &outdir.StateReceipt{Origin: r.Origin, Status: nr.Status, Reasons: nr.Reasons, Pending: r.Pending})
+		if w.rep.Receipts.ReresolvedStatus == nil {
+			w.rep.Receipts.ReresolvedStatus = map[string]int64{}
+		}
+		w.rep.Receipts.ReresolvedStatus[string(nr.Status)]++
+	}
+	w.rep.Receipts.Reresolved = int64(len(reresolved))
+	if w.cfg.sigCache != nil && slices.Contains(w.rep.Settings.Handlers, "consensus-receipt") {
+		st := w.cfg.sigCache.Stats()
+		w.rep.Receipts.SignatureCache = &st
+	}
+	if w.cfg.KeepReceipts {
+		res.Receipts = append(receipts, reresolved...)
+	}
+	if w.out == nil {
+		return res, w.finishReport(started)
+	}
+	var verdicts map[string]int64
+	if incremental {
+		verdicts = currentVerdicts(earlier, changed, receipts)
+		for st, n := range w.out.UnlistedVerdicts() {
+			verdicts[st] += n
+		}
+	}
+	return res, w.out.Commit(&outdir.Commit{Seals: w.seals, Report: w.rep, Pending: w.resolver.Receipts(), Receipts: receipts,
+		Reresolved: reresolved, Changed: changed, Verdicts: verdicts, FinishReport: func() error { return w.finishReport(started) }})
+}
+
+// currentVerdicts counts every receipt an incremental OUT holds once the
+// run is committed by its current verdict: the earlier receipts' latest
+// (changed, where this run resolved them again) and this run's.
+func currentVerdicts(earlier, changed []*outdir.StateReceipt, receipts []verify.ReceiptResult) map[string]int64 {
+	type key struct {
+		origin int
+		file   string
+		line   int64
+	}
+	now := make(map[key]verify.Status, len(changed))
+	for _, r := range changed {
+		now[key{r.Origin, r.Pending.File, r.Pending.Line}] = r.Status
+	}
+	counts := map[string]int64{}
+	for _, r := range earlier {
+		st, ok := now[key{r.Origin, r.Pending.File, r.Pending.Line}]
+		if !ok {
+			st = r.Status
+		}
+		counts[string(st)]++
+	}
+	for i := range receipts {
+		counts[string(receipts[i].Status)]++
+	}
+	return counts
+}
+
+// concerns reports whether the evidence gathered from this run's documents
+// holds any id that p references.
+func concerns(p *verify.PendingReceipt, evidence map[string]*verify.Evidence) bool {
+	for _, ref := range p.Check.Refs {
+		if e := evidence[ref.ID]; ref.ID != p.Check.ConversationID && e != nil && e.Documents > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// finishReport sets the report's times and checks the accounting.
+func (w *writer) finishReport(started time.Time) error {
+	finished := time.Now()
+	w.rep.StartedAt = started.UTC().Format(time.RFC3339Nano)
+	w.rep.FinishedAt = finished.UTC().Format(time.RFC3339Nano)
+	w.rep.DurationSeconds = finished.Sub(started).Seconds()
+	if err := w.rep.CheckAccounting(); err != nil {
+		return err
+	}
+	w.rep.AccountingOK = true
+	return nil
+}
