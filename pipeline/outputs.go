@@ -53,3 +53,9 @@ func docTables(tables []string) []string {
 	}
 	return out
 }
+
+// stage is the per-input stage of the run (Stage).
+func (c *Config) stage() *Stage {
+	return &Stage{MaxDocBytes: c.MaxDocBytes, ZstdMaxWindow: c.ZstdMaxWindow, Strict: c.Strict, BatchBytes: c.BatchBytes,
+		Tables: docTables(c.Tables), TableOptions: c.tableOptions(), Archive: c.Archive, ZstdLevel: c.ZstdLevel, ZstdWorkers: c.Workers}
+}

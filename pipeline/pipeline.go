@@ -334,7 +334,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
-	w := &writer{cfg: &cfg, out: out, rep: newReport(&cfg, handlers), resolver: verify.NewResolver(), index: index, seals: make([]*outdir.Seal, len(cfg.Inputs))}
+	w := &writer{cfg: &cfg, out: out, stage: cfg.stage(), rep: newReport(&cfg, handlers), resolver: verify.NewResolver(), index: index, seals: make([]*outdir.Seal, len(cfg.Inputs))}
 	if cfg.MemoryLimit > 0 {
 		prev := debug.SetMemoryLimit(cfg.MemoryLimit)
 		defer debug.SetMemoryLimit(prev)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sync"
 	"unsafe"
 
@@ -125,22 +124,6 @@ func (p *pool) drain(w *writer) error {
 	return werr
 }
 
-func readerOptions(cfg *Config, spool *stream.Spool, count func(int)) []stream.Option {
-	opts := []stream.Option{
-		stream.WithMaxDocBytes(cfg.MaxDocBytes),
-		stream.WithStrict(cfg.Strict),
-		stream.WithZstdMaxWindow(cfg.ZstdMaxWindow),
-		stream.WithBatch(cfg.BatchBytes, stream.DefaultBatchRecords),
-	}
-	if spool != nil {
-		opts = append(opts, stream.WithSpool(spool))
-	}
-	if count != nil {
-		opts = append(opts, stream.WithByteCounter(count))
-	}
-	return opts
-}
-
 // read frames every input in order and queues its batches, but those a
 // resumed run has finished (skip).
 func read(q *queue, cfg *Config, spool *stream.Spool, skip []bool) error {
@@ -251,31 +234,31 @@ func (q *queue) acquire(j *job) error {
 // line of a damaged frame as a reject (input-checksum), so nothing derived
 // from those bytes is published. Standard input cannot be read again.
 func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Input) error {
-	p, err := readPass(q, cfg, spool, idx, in, nil)
-	if err != nil {
-		return err
+	var end *job
+	read := func(damaged []stream.Range) (*Reading, error) {
+		p, err := readPass(q, cfg, spool, idx, in, damaged)
+		if err != nil {
+			return nil, err
+		}
+		end = p.end
+		return &Reading{Damaged: p.damaged}, nil
 	}
-	if damaged := p.damaged; len(damaged) > 0 && cfg.OutDir != "" && in.Path != stream.StdinPath {
-		cfg.Progress.BytesRead.Add(-p.end.bytesRead)
-		cfg.Progress.BytesIn.Add(-p.end.bytesIn)
-		q.free <- p.end // not queued: its job goes back to the free list
+	forget := func() error {
+		cfg.Progress.BytesRead.Add(-end.bytesRead)
+		cfg.Progress.BytesIn.Add(-end.bytesIn)
+		q.free <- end // not queued: its job goes back to the free list
 		restart, err := q.take()
 		if err != nil {
 			return err
 		}
 		*restart = job{batch: restart.batch, results: restart.results, input: idx, end: true, restart: true, done: make(chan struct{})}
 		close(restart.done)
-		if err := q.send(q.results, restart); err != nil {
-			return err
-		}
-		if p, err = readPass(q, cfg, spool, idx, in, damaged); err != nil {
-			return err
-		}
-		if !slices.Equal(p.damaged, damaged) {
-			return fmt.Errorf("%s: the input changed while it was read (its damaged zstd frames differ between two readings)", in.Path)
-		}
+		return q.send(q.results, restart)
 	}
-	return q.send(q.results, p.end)
+	if _, err := ReadChecked(in.Path, cfg.OutDir != "" && in.Path != stream.StdinPath, read, forget); err != nil {
+		return err
+	}
+	return q.send(q.results, end)
 }
 
 // pass is one reading of an input: its end-of-input marker, not queued
@@ -320,7 +303,7 @@ func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Inp
 	if openErr == nil {
 		// The context lets a cancelled run stop a reader inside a line that
 		// never ends (/dev/zero).
-		opts := append(readerOptions(cfg, spool, count), stream.WithContext(q.ctx))
+		opts := append(cfg.stage().ReaderOptions(spool, count), stream.WithContext(q.ctx))
 		if damaged != nil {
 			opts = append(opts, stream.WithDamaged(damaged))
 		}
@@ -390,14 +373,7 @@ func worker(ctx context.Context, handlers []transform.Handler, work chan *job) {
 			if !ok {
 				return
 			}
-			n := len(j.batch.Recs)
-			if cap(j.results) < n {
-				j.results = make([]transform.Result, n)
-			}
-			j.results = j.results[:n]
-			for i := range j.batch.Recs {
-				proc.Process(&j.batch.Recs[i], &j.results[i])
-			}
+			j.results = proc.ProcessBatch(j.batch.Recs, j.results)
 			close(j.done)
 		case <-ctx.Done():
 			return

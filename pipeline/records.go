@@ -118,3 +118,12 @@ func (o *SegmentOutputs) Close() error {
 	}
 	return first
 }
+
+// Abort closes the outputs after a failure and removes the tables' parts
+// in progress; the segment's transaction (sink.Txn.Abort) removes the rest.
+func (o *SegmentOutputs) Abort() {
+	o.Close()
+	if o.Tables != nil {
+		o.Tables.Abort()
+	}
+}

@@ -22,10 +22,12 @@ type writer struct {
 	out   *outdir.Run
 	spool *stream.Spool
 
-	cur      int // input being written, -1 before the first
+	cur int // input being written, -1 before the first
+	// in writes the input being written (into seg, when the run writes
+	// OUT).
+	in       *InputWriter
 	seg      *segment
-	counts   sink.Counts
-	ctr      sink.Counters
+	stage    *Stage
 	resolver *verify.Resolver
 	// index holds every document's id and transcript hash for the
 	// resolver, spilled to the temporary directory past its budget.
@@ -41,13 +43,11 @@ type writer struct {
 // segment is the staged outputs of the input being written.
 type segment struct {
 	*outdir.Segment
-	SegmentOutputs
+	out *SegmentOutputs
 	// receipts is the resolver's count of receipts when the input started,
 	// index the document index's state then.
 	receipts  int
 	index     docindex.Checkpoint
-	docs      int64
-	hashed    int64
 	archiveAt string
 }
 
@@ -145,10 +145,9 @@ func (w *writer) startInput(idx int) error {
 	}
 	w.folded = idx + 1
 	w.cur = idx
-	w.counts = sink.Counts{}
-	w.ctr = sink.NewCounters()
 	in := w.cfg.Inputs[idx]
 	w.rep.Inputs[idx] = sink.InputReport{Path: in.Path}
+	w.in = NewInputWriter(in.Path, &SegmentOutputs{})
 	if w.out == nil {
 		return nil
 	}
@@ -158,22 +157,15 @@ func (w *writer) startInput(idx int) error {
 	}
 	seg := &segment{Segment: g, receipts: len(w.resolver.Receipts()), index: w.index.Checkpoint()}
 	w.seg = seg
-	if seg.Rejects, err = sink.NewRejectWriter(seg.Txn, outdir.RejectsIndexFile, outdir.RejectsDataFile); err != nil {
+	if w.cfg.Archive != sink.ArchiveNone {
+		seg.archiveAt = outdir.ArchiveFile(in.Rel, w.cfg.Archive.Ext())
+	}
+	if seg.out, err = w.stage.OpenOutputs(seg.Txn, outdir.RejectsIndexFile, outdir.RejectsDataFile, seg.archiveAt); err != nil {
 		return err
 	}
-	if tables := docTables(w.cfg.Tables); len(tables) > 0 {
-		// The dataset's one empty part, when it needs one, is written at
-		// the commit.
-		opts := w.cfg.tableOptions()
-		opts.NoEmptyPart = true
-		seg.Tables = sink.NewTables(seg.Txn, tables, opts)
-	}
-	if w.cfg.Archive == sink.ArchiveNone {
+	w.in.Out, w.in.AddDoc = seg.out, seg.AddDoc
+	if seg.archiveAt == "" {
 		return nil
-	}
-	seg.archiveAt = outdir.ArchiveFile(in.Rel, w.cfg.Archive.Ext())
-	if seg.Archive, err = sink.NewArchiveWriter(seg.Txn, seg.archiveAt, w.cfg.Archive, w.cfg.ZstdLevel, w.cfg.Workers); err != nil {
-		return err
 	}
 	w.rep.Inputs[idx].Archive = seg.archiveAt
 	w.rep.Outputs.Archives = append(w.rep.Outputs.Archives, seg.archiveAt)
@@ -192,23 +184,18 @@ func (w *writer) write(j *job) error {
 	if j.end {
 		return w.endInput(j)
 	}
-	path := w.cfg.Inputs[j.input].Path
 	for i := range j.batch.Recs {
 		rec, res := &j.batch.Recs[i], &j.results[i]
-		if res.Panic != nil {
-			return fmt.Errorf("%s: %w", path, res.Panic)
+		class, p, err := w.in.Write(rec, res)
+		if err != nil {
+			return err
 		}
-		switch Tally(&w.counts, &w.ctr, rec, res) {
+		switch class {
 		case ClassReject:
 			w.cfg.Progress.Rejects.Add(1)
-			if w.seg != nil {
-				if err := w.seg.WriteReject(path, rec, res); err != nil {
-					return err
-				}
-			}
 		case ClassDocument:
 			w.cfg.Progress.Documents.Add(1)
-			if err := w.writeDocument(path, rec, res); err != nil {
+			if err := w.tookDocument(rec, res, p); err != nil {
 				return err
 			}
 		}
@@ -216,49 +203,39 @@ func (w *writer) write(j *job) error {
 	return nil
 }
 
-func (w *writer) writeDocument(path string, rec *stream.Record, res *transform.Result) error {
+// tookDocument takes in a document the input writer wrote: its id and
+// transcript hash into the run's index, its receipt into the resolver.
+func (w *writer) tookDocument(rec *stream.Record, res *transform.Result, p *verify.PendingReceipt) error {
 	if err := w.index.Add(res.ID, res.Hash, res.Hashed); err != nil {
 		return err
 	}
-	if w.cfg.MemoryLimit > 0 && w.counts.Documents%4096 == 0 {
+	if w.cfg.MemoryLimit > 0 && w.in.Counts.Documents%4096 == 0 {
 		// Room for what resolution holds, on top of the bounded part.
 		debug.SetMemoryLimit(w.cfg.MemoryLimit + w.resolver.MemoryEstimate() + w.index.MemoryEstimate())
 	}
-	if res.Receipt != nil {
-		w.resolver.AddReceipt(&verify.PendingReceipt{File: path, Line: rec.Line, Check: res.Receipt})
+	if p != nil {
+		w.resolver.AddReceipt(p)
 	}
 	if w.cfg.OnDocument != nil {
-		if err := w.cfg.OnDocument(Document{Input: path, Line: rec.Line, ID: res.ID, Hash: res.Hash, Hashed: res.Hashed}); err != nil {
-			return err
-		}
+		return w.cfg.OnDocument(Document{Input: w.in.Path, Line: rec.Line, ID: res.ID, Hash: res.Hash, Hashed: res.Hashed})
 	}
-	seg := w.seg
-	if seg == nil {
-		return nil
-	}
-	seg.docs++
-	if res.Hashed {
-		seg.hashed++
-	}
-	if err := seg.AddDoc(res.ID, res.Hash, res.Hashed); err != nil {
-		return err
-	}
-	return seg.WriteDocument(path, rec, res)
+	return nil
 }
 
 func (w *writer) endInput(j *job) error {
 	in := &w.rep.Inputs[j.input]
-	w.counts.BytesIn = j.bytesIn
-	in.Counts = w.counts
+	counts := w.in.Counts
+	counts.BytesIn = j.bytesIn
+	in.Counts = counts
 	in.BytesRead = j.bytesRead
 	if j.inErr != nil {
 		in.Error = &sink.InputFault{Reason: j.inErr.Reason.String(), Offset: j.inErr.Offset}
 	}
-	if j.lines != w.counts.Lines {
-		return fmt.Errorf("accounting: %s: framed %d lines, wrote %d", in.Path, j.lines, w.counts.Lines)
+	if j.lines != counts.Lines {
+		return fmt.Errorf("accounting: %s: framed %d lines, wrote %d", in.Path, j.lines, counts.Lines)
 	}
-	w.rep.Totals.Add(w.counts)
-	w.ctr.AddTo(w.rep)
+	w.rep.Totals.Add(counts)
+	w.in.Counters.AddTo(w.rep)
 	if w.seg == nil {
 		return nil
 	}
@@ -274,10 +251,7 @@ func (w *writer) restartInput(idx int) error {
 	if seg == nil || idx != w.cur {
 		return fmt.Errorf("%s: read again, but it is not the input being written", w.cfg.Inputs[idx].Path)
 	}
-	seg.SegmentOutputs.Close()
-	if seg.Tables != nil {
-		seg.Tables.Abort()
-	}
+	seg.out.Abort()
 	w.seg = nil
 	if err := seg.Discard(); err != nil {
 		return err
@@ -286,8 +260,8 @@ func (w *writer) restartInput(idx int) error {
 		return err
 	}
 	w.resolver.Truncate(seg.receipts)
-	w.cfg.Progress.Documents.Add(-w.counts.Documents)
-	w.cfg.Progress.Rejects.Add(-w.counts.Rejects)
+	w.cfg.Progress.Documents.Add(-w.in.Counts.Documents)
+	w.cfg.Progress.Rejects.Add(-w.in.Counts.Rejects)
 	if seg.archiveAt != "" {
 		w.rep.Outputs.Archives = w.rep.Outputs.Archives[:len(w.rep.Outputs.Archives)-1]
 	}
@@ -299,12 +273,12 @@ func (w *writer) restartInput(idx int) error {
 func (w *writer) sealInput(j *job) error {
 	seg := w.seg
 	w.seg = nil
-	s := &outdir.Seal{Index: j.input, Report: w.rep.Inputs[j.input], Counters: w.ctr, Archive: seg.archiveAt,
-		Documents: seg.docs, Hashed: seg.hashed}
+	s := &outdir.Seal{Index: j.input, Report: w.rep.Inputs[j.input], Counters: w.in.Counters, Archive: seg.archiveAt,
+		Documents: w.in.Documents, Hashed: w.in.Hashed}
 	var tables map[string]sink.TableCounts
-	err := seg.SegmentOutputs.Close()
-	if err == nil && seg.Tables != nil {
-		tables = seg.Tables.Counts()
+	err := seg.out.Close()
+	if err == nil && seg.out.Tables != nil {
+		tables = seg.out.Tables.Counts()
 	}
 	if err == nil {
 		if fp, ok, ferr := outdir.StatFingerprint(w.cfg.Inputs[j.input].Path); ferr == nil && ok {
@@ -325,9 +299,8 @@ func (w *writer) sealInput(j *job) error {
 // staging, unsealed; the next run into OUT removes it.
 func (w *writer) closeAll() {
 	if w.seg != nil {
-		w.seg.SegmentOutputs.Close()
-		if w.seg.Tables != nil {
-			w.seg.Tables.Abort()
+		if w.seg.out != nil {
+			w.seg.out.Abort()
 		}
 		w.seg.Abort()
 		w.seg = nil

@@ -150,3 +150,17 @@ func (p *Processor) Process(rec *stream.Record, res *Result) {
 		}
 	}
 }
+
+// ProcessBatch runs the handlers on every record of recs, as Process does,
+// into results, which it grows to len(recs) (reusing its room) and returns:
+// results[i] is recs[i]'s.
+func (p *Processor) ProcessBatch(recs []stream.Record, results []Result) []Result {
+	if cap(results) < len(recs) {
+		results = make([]Result, len(recs))
+	}
+	results = results[:len(recs)]
+	for i := range recs {
+		p.Process(&recs[i], &results[i])
+	}
+	return results
+}

@@ -88,11 +88,12 @@ func (f *readFn) Setup(ctx context.Context) error {
 type shardRead struct {
 	res      ShardResult
 	txn      *sink.Txn
-	out      pipeline.SegmentOutputs
+	out      *pipeline.SegmentOutputs
 	docs     *os.File
 	docsBuf  *bufio.Writer
 	receipts []*verify.PendingReceipt
-	damaged  []stream.Range
+	// reading is what the stage's reading of the shard found.
+	reading *pipeline.Reading
 }
 
 // ProcessElement reads the shard, uploads its files, and emits, in this
@@ -123,12 +124,17 @@ func (f *readFn) ProcessElement(ctx context.Context, sh Shard, counts func(*Line
 	}
 	defer spool.Close()
 
-	r, err := f.read(ctx, sh, before, local, spool, nil)
-	if err == nil && r.damaged != nil {
-		// A zstd frame failed its checksum: read again, its records
-		// rejected (as convbatch run does).
-		r, err = f.read(ctx, sh, before, local, spool, r.damaged)
-	}
+	// A zstd frame that failed its checksum: read again, its records
+	// rejected (as convbatch run does).
+	var r *shardRead
+	_, err = pipeline.ReadChecked(sh.Path, true, func(damaged []stream.Range) (*pipeline.Reading, error) {
+		var err error
+		r, err = f.read(ctx, sh, before, local, spool, damaged)
+		if err != nil {
+			return nil, err
+		}
+		return r.reading, nil
+	}, func() error { return nil })
 	if err != nil {
 		return err
 	}
@@ -173,7 +179,16 @@ func (f *readFn) ProcessElement(ctx context.Context, sh Shard, counts func(*Line
 // line.
 func receiptKey(input int, line int64) string { return fmt.Sprintf("%06d:%015d", input, line) }
 
-// read frames the shard, with damaged as stream.WithDamaged when not nil.
+// stage is the per-input stage the shards are read with, as convbatch
+// run reads its inputs.
+func (f *readFn) stage() *pipeline.Stage {
+	return &pipeline.Stage{MaxDocBytes: f.S.MaxDocBytes, ZstdMaxWindow: f.S.ZstdMaxWindow, Strict: f.S.Strict,
+		Tables: f.S.docTables(), TableOptions: sink.TableOptions{Version: pipeline.Version},
+		Archive: sink.ArchiveFormat(f.S.Archive), ZstdLevel: zstd.SpeedDefault, ZstdWorkers: 1}
+}
+
+// read reads the shard into a fresh local segment, with damaged as
+// stream.WithDamaged when not nil.
 func (f *readFn) read(ctx context.Context, sh Shard, before int64, local string, spool *stream.Spool, damaged []stream.Range) (*shardRead, error) {
 	seg := filepath.Join(local, "seg")
 	if err := os.RemoveAll(seg); err != nil {
@@ -183,29 +198,29 @@ func (f *readFn) read(ctx context.Context, sh Shard, before int64, local string,
 	if err != nil {
 		return nil, err
 	}
-	r := &shardRead{txn: txn, res: ShardResult{Input: sh.Input, Index: sh.Index, Path: sh.Path, Counters: sink.NewCounters()}}
+	r := &shardRead{txn: txn, res: ShardResult{Input: sh.Input, Index: sh.Index, Path: sh.Path}}
 	if r.docs, err = os.Create(filepath.Join(local, "docs.idx")); err != nil {
 		return nil, err
 	}
 	defer r.docs.Close()
 	r.docsBuf = bufio.NewWriterSize(r.docs, 256<<10)
 	r.docsBuf.WriteString(docindex.Magic)
-	if r.out.Rejects, err = sink.NewRejectWriter(txn, outdir.RejectsIndexFile, outdir.RejectsDataFile); err != nil {
+	stage := f.stage()
+	archive := ""
+	if stage.Archive != sink.ArchiveNone {
+		archive = outdir.ArchiveFile(sh.Rel, stage.Archive.Ext())
+	}
+	if r.out, err = stage.OpenOutputs(txn, outdir.RejectsIndexFile, outdir.RejectsDataFile, archive); err != nil {
+		txn.Abort()
 		return nil, err
 	}
-	if tables := f.S.docTables(); len(tables) > 0 {
-		r.out.Tables = sink.NewTables(txn, tables, sink.TableOptions{Version: pipeline.Version, NoEmptyPart: true})
+	w := pipeline.NewInputWriter(sh.Path, r.out)
+	w.AddDoc = func(id string, hash [32]byte, hashed bool) error {
+		_, err := r.docsBuf.Write(docindex.AppendRecord(nil, id, hash, hashed))
+		return err
 	}
-	if f.S.Archive != string(sink.ArchiveNone) {
-		if r.out.Archive, err = sink.NewArchiveWriter(txn, outdir.ArchiveFile(sh.Rel, sink.ArchiveFormat(f.S.Archive).Ext()), sink.ArchiveFormat(f.S.Archive), zstd.SpeedDefault, 1); err != nil {
-			return nil, err
-		}
-	}
-	if err := f.frame(ctx, sh, before, spool, damaged, r); err != nil {
-		r.out.Close()
-		if r.out.Tables != nil {
-			r.out.Tables.Abort()
-		}
+	if err := f.frame(ctx, sh, before, spool, damaged, r, w); err != nil {
+		r.out.Abort()
 		txn.Abort()
 		return nil, err
 	}
@@ -223,17 +238,11 @@ func (f *readFn) read(ctx context.Context, sh Shard, before int64, local string,
 	return r, nil
 }
 
-// frame reads the shard's records through the handlers into r.
-func (f *readFn) frame(ctx context.Context, sh Shard, before int64, spool *stream.Spool, damaged []stream.Range, r *shardRead) error {
+// frame reads the shard's records through the per-input stage into r.
+func (f *readFn) frame(ctx context.Context, sh Shard, before int64, spool *stream.Spool, damaged []stream.Range, r *shardRead, w *pipeline.InputWriter) error {
 	var bytesRead int64
-	opts := []stream.Option{
-		stream.WithMaxDocBytes(f.S.MaxDocBytes),
-		stream.WithStrict(f.S.Strict),
-		stream.WithZstdMaxWindow(f.S.ZstdMaxWindow),
-		stream.WithSpool(spool),
-		stream.WithContext(ctx),
-		stream.WithByteCounter(func(n int) { bytesRead += int64(n) }),
-	}
+	stage := f.stage()
+	opts := append(stage.ReaderOptions(spool, func(n int) { bytesRead += int64(n) }), stream.WithContext(ctx))
 	if damaged != nil {
 		opts = append(opts, stream.WithDamaged(damaged))
 	}
@@ -242,46 +251,25 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, spool *strea
 		opts = append(opts, stream.WithShard(sh.Start, sh.End, before))
 		from = max(sh.Start-1, 0)
 	}
+	r.res.Counters = w.Counters
 	src, err := openAt(ctx, sh.Path, from)
 	if err != nil {
 		// The input cannot be opened: an input fault, as in convbatch run.
 		r.res.Fault = &sink.InputFault{Reason: codes.FaultOpenError.String()}
+		r.reading = &pipeline.Reading{First: -1}
 		return nil
 	}
 	defer src.Close()
-	rd, err := stream.NewReader(src, sh.Path, stream.Shape(sh.Shape), opts...)
+	rd, err := stage.ReadSegment(src, sh.Path, stream.Shape(sh.Shape), opts, f.proc, w, func(p *verify.PendingReceipt) {
+		r.receipts = append(r.receipts, p)
+	})
 	if err != nil {
 		return err
 	}
-	defer rd.Close()
-	var batch stream.Batch
-	var res transform.Result
-	first := int64(-1)
-	for {
-		err := rd.ReadBatch(&batch)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", sh.Path, err)
-		}
-		for i := range batch.Recs {
-			rec := &batch.Recs[i]
-			if first < 0 {
-				first = rec.Offset
-			}
-			res = transform.Result{}
-			f.proc.Process(rec, &res)
-			if res.Panic != nil {
-				return fmt.Errorf("%s: %w", sh.Path, res.Panic)
-			}
-			if err := f.write(sh, rec, &res, r); err != nil {
-				return err
-			}
-		}
-	}
-	if first >= 0 {
-		r.res.Counts.BytesIn = rd.Offset() - first
+	r.reading = rd
+	r.res.Counts, r.res.Counters, r.res.Documents, r.res.Hashed = w.Counts, w.Counters, w.Documents, w.Hashed
+	if rd.First >= 0 {
+		r.res.Counts.BytesIn = rd.End - rd.First
 	}
 	r.res.BytesRead = bytesRead
 	if sh.Split {
@@ -290,32 +278,8 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, spool *strea
 		// shard whose lines hold them.
 		r.res.BytesRead = r.res.Counts.BytesIn
 	}
-	if e := rd.InputErr(); e != nil {
+	if e := rd.Fault; e != nil {
 		r.res.Fault = &sink.InputFault{Reason: e.Reason.String(), Offset: e.Offset}
-	}
-	if d := rd.DamagedRanges(); d != nil && damaged == nil {
-		r.damaged = d
-	}
-	return nil
-}
-
-// write counts and writes one record.
-func (f *readFn) write(sh Shard, rec *stream.Record, res *transform.Result, r *shardRead) error {
-	switch pipeline.Tally(&r.res.Counts, &r.res.Counters, rec, res) {
-	case pipeline.ClassReject:
-		return r.out.WriteReject(sh.Path, rec, res)
-	case pipeline.ClassDocument:
-		r.res.Documents++
-		if res.Hashed {
-			r.res.Hashed++
-		}
-		if res.Receipt != nil {
-			r.receipts = append(r.receipts, &verify.PendingReceipt{File: sh.Path, Line: rec.Line, Check: res.Receipt})
-		}
-		if _, err := r.docsBuf.Write(docindex.AppendRecord(nil, res.ID, res.Hash, res.Hashed)); err != nil {
-			return err
-		}
-		return r.out.WriteDocument(sh.Path, rec, res)
 	}
 	return nil
 }
