@@ -38,22 +38,8 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 			r.Pending.AddReferences(want)
 		}
 	}
-	distinct, err := w.index.Lookup(want)
-	if err != nil {
+	if err := w.closeIndex(want); err != nil {
 		return nil, err
-	}
-	if err := w.index.Close(); err != nil {
-		return nil, err
-	}
-	docs, hashed := w.index.Documents()
-	if docs > distinct {
-		// Counted for the second and later documents of an id.
-		w.rep.Warnings[codes.WarnDuplicateID.String()] += docs - distinct
-	}
-	w.rep.Transcripts.Hashed, w.rep.Transcripts.Unhashable = hashed, docs-hashed
-	if !slices.Contains(w.rep.Settings.Handlers, "transcript-hash") {
-		// No document was hashed: none is unhashable.
-		w.rep.Transcripts.Unhashable = 0
 	}
 
 	// An earlier receipt is resolved again when this run brings documents
@@ -76,21 +62,7 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 	for i := range receipts {
 		w.rep.Receipts.Count(&receipts[i])
 	}
-	var reresolved []verify.ReceiptResult
-	var changed []*outdir.StateReceipt
-	for _, r := range again {
-		nr := r.Pending.Resolve(want)
-		if nr.Status == r.Status && slices.Equal(nr.Reasons, r.Reasons) {
-			continue
-		}
-		nr.ReresolvesRun = r.Origin
-		reresolved = append(reresolved, nr)
-		changed = append(changed, &outdir.StateReceipt{Origin: r.Origin, Status: nr.Status, Reasons: nr.Reasons, Pending: r.Pending})
-		if w.rep.Receipts.ReresolvedStatus == nil {
-			w.rep.Receipts.ReresolvedStatus = map[string]int64{}
-		}
-		w.rep.Receipts.ReresolvedStatus[string(nr.Status)]++
-	}
+	reresolved, changed := w.reresolve(again, want)
 	w.rep.Receipts.Reresolved = int64(len(reresolved))
 	if w.cfg.sigCache != nil && slices.Contains(w.rep.Settings.Handlers, "consensus-receipt") {
 		st := w.cfg.sigCache.Stats()
@@ -162,4 +134,50 @@ func (w *writer) finishReport(started time.Time) error {
 	}
 	w.rep.AccountingOK = true
 	return nil
+}
+
+// closeIndex looks up in the document index the evidence of every id
+// that want holds, closes the index, and reports the duplicate ids and
+// the transcripts hashed.
+func (w *writer) closeIndex(want map[string]*verify.Evidence) error {
+	distinct, err := w.index.Lookup(want)
+	if err != nil {
+		return err
+	}
+	if err := w.index.Close(); err != nil {
+		return err
+	}
+	docs, hashed := w.index.Documents()
+	if docs > distinct {
+		// Counted for the second and later documents of an id.
+		w.rep.Warnings[codes.WarnDuplicateID.String()] += docs - distinct
+	}
+	w.rep.Transcripts.Hashed, w.rep.Transcripts.Unhashable = hashed, docs-hashed
+	if !slices.Contains(w.rep.Settings.Handlers, "transcript-hash") {
+		// No document was hashed: none is unhashable.
+		w.rep.Transcripts.Unhashable = 0
+	}
+	return nil
+}
+
+// reresolve resolves the earlier receipts again against want and returns
+// those whose verdict changed, with their new lines of the receipts state,
+// counting them in the report.
+func (w *writer) reresolve(again []*outdir.StateReceipt, want map[string]*verify.Evidence) ([]verify.ReceiptResult, []*outdir.StateReceipt) {
+	var reresolved []verify.ReceiptResult
+	var changed []*outdir.StateReceipt
+	for _, r := range again {
+		nr := r.Pending.Resolve(want)
+		if nr.Status == r.Status && slices.Equal(nr.Reasons, r.Reasons) {
+			continue
+		}
+		nr.ReresolvesRun = r.Origin
+		reresolved = append(reresolved, nr)
+		changed = append(changed, &outdir.StateReceipt{Origin: r.Origin, Status: nr.Status, Reasons: nr.Reasons, Pending: r.Pending})
+		if w.rep.Receipts.ReresolvedStatus == nil {
+			w.rep.Receipts.ReresolvedStatus = map[string]int64{}
+		}
+		w.rep.Receipts.ReresolvedStatus[string(nr.Status)]++
+	}
+	return reresolved, changed
 }

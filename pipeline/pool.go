@@ -276,29 +276,8 @@ func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Inp
 		bytesRead += int64(n)
 		cfg.Progress.BytesRead.Add(int64(n))
 	}
-	var src io.Reader
-	var openErr error
-	// The file's bytes are hashed as they are read, for its fingerprint
-	// (unless Config.NoInputDigest).
-	var hashed *hashingReader
-	var size int64
-	if in.Path == stream.StdinPath {
-		src = cfg.Stdin
-	} else {
-		file, err := os.Open(in.Path)
-		if err == nil {
-			defer file.Close()
-			src = file
-			if !cfg.NoInputDigest {
-				hashed = newHashingReader(file)
-				src = hashed
-			}
-			if st, err := file.Stat(); err == nil {
-				size = st.Size()
-			}
-		}
-		openErr = err
-	}
+	src, hashed, size, closeFile, openErr := openInput(cfg, in)
+	defer closeFile()
 	var rd *stream.Reader
 	if openErr == nil {
 		// The context lets a cancelled run stop a reader inside a line that
@@ -362,6 +341,30 @@ func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Inp
 		end.inErr = &stream.InputError{Path: in.Path, Reason: codes.FaultOpenError, Err: openErr}
 	}
 	return p, nil
+}
+
+// openInput opens an input for a reading: standard input, or the file,
+// whose bytes are then hashed as they are read, for its fingerprint
+// (unless Config.NoInputDigest), and whose size is returned. closeFile
+// closes what it opened (always set).
+func openInput(cfg *Config, in stream.Input) (src io.Reader, hashed *hashingReader, size int64, closeFile func(), err error) {
+	closeFile = func() {}
+	if in.Path == stream.StdinPath {
+		return cfg.Stdin, nil, 0, closeFile, nil
+	}
+	file, err := os.Open(in.Path)
+	if err != nil {
+		return nil, nil, 0, closeFile, err
+	}
+	src = file
+	if !cfg.NoInputDigest {
+		hashed = newHashingReader(file)
+		src = hashed
+	}
+	if st, err := file.Stat(); err == nil {
+		size = st.Size()
+	}
+	return src, hashed, size, func() { file.Close() }, nil
 }
 
 // worker processes batches until the work channel closes.
