@@ -145,16 +145,16 @@ func (p *commitPlan) placeTables() error {
 	if err != nil {
 		return err
 	}
-	prefix := ""
+	run := 0
 	if cfg.Incremental {
-		prefix = fmt.Sprintf("r%06d-", p.run)
+		run = p.run
 	}
 	next := map[string]int{}
 	place := func(rel string) string {
 		dir := path.Dir(rel)
 		n := next[dir]
 		next[dir]++
-		return path.Join(dir, fmt.Sprintf("part-%s%05d.parquet", prefix, n))
+		return PartFile(dir, run, n)
 	}
 	p.c.Report.Tables = nil
 	if len(cfg.Tables) > 0 {

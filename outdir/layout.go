@@ -60,6 +60,18 @@ func ArchiveFile(rel, ext string) string {
 // TableDir returns the directory of the table's parts (and partitions).
 func TableDir(table string) string { return DirTables + "/" + table }
 
+// PartFile returns the path of the Parquet part number n in dir, a table's
+// directory in OUT (TableDir) or one of its partitions:
+// dir/part-NNNNN.parquet, or for the incremental run number run (0 for a
+// run that replaces OUT) dir/part-rNNNNNN-NNNNN.parquet, beside the
+// earlier runs' parts.
+func PartFile(dir string, run, n int) string {
+	if run > 0 {
+		return fmt.Sprintf("%s/part-r%06d-%05d.parquet", dir, run, n)
+	}
+	return fmt.Sprintf("%s/part-%05d.parquet", dir, n)
+}
+
 // TablePath returns where in OUT a table's file goes whose path within
 // the tables' directory (as the Parquet writer names its parts:
 // "usage/part-00000.parquet", "usage/day=2026-11-29/part-00000.parquet")

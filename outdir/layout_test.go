@@ -15,6 +15,8 @@ func TestLayout(t *testing.T) {
 		{ArchiveFile("stdin", ".jsonl.zst"), "archive/stdin.jsonl.zst"},
 		{ArchiveFile("2026/a", ".jsonl"), "archive/2026/a.jsonl"},
 		{TableDir("usage"), "tables/usage"},
+		{PartFile(TableDir("usage"), 0, 3), "tables/usage/part-00003.parquet"},
+		{PartFile("tables/usage/day=2026-11-29", 12, 0), "tables/usage/day=2026-11-29/part-r000012-00000.parquet"},
 		{TablePath("usage/day=2026-11-29/part-00000.parquet"), "tables/usage/day=2026-11-29/part-00000.parquet"},
 		{strings.Join(RunDirs(), ","), "archive,tables,rejects,receipts,reports"},
 		{RunReportFile(7), "reports/run-000007.json"},

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -203,7 +202,7 @@ func (f *publishFn) publishShards(ctx context.Context, rep *sink.Report, byInput
 			for _, tf := range files {
 				switch {
 				case tf.Table != "":
-					to := path.Join(outdir.DirTables, tf.Table, fmt.Sprintf("part-%05d.parquet", next[tf.Table]))
+					to := outdir.PartFile(outdir.TableDir(tf.Table), 0, next[tf.Table])
 					next[tf.Table]++
 					if err := rename(ctx, tf.Temp, join(f.S.Output, to)); err != nil {
 						return err
