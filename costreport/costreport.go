@@ -22,6 +22,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // Key is a grouping key of a report.
@@ -357,7 +358,7 @@ func newAggregator(keys []Key, o options) *Aggregator {
 // for a run with --partition-by day), in name order. It returns an error
 // wrapping ErrNoUsageTable when there are none.
 func Parts(out string) ([]string, error) {
-	dir := filepath.Join(out, filepath.FromSlash(sink.TableDir(sink.TableUsage)))
+	dir := filepath.Join(out, filepath.FromSlash(sink.TableDir(tabledef.Usage)))
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("%w in %s (expected %s from convbatch run or extract with the usage table)", ErrNoUsageTable, out, filepath.Join(dir, "part-*.parquet"))

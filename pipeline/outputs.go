@@ -12,8 +12,10 @@ import (
 	"strings"
 
 	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // ErrChanged marks an incremental run refused because an input that OUT
@@ -52,7 +54,7 @@ type outDir struct {
 	// for a run that replaces OUT).
 	record *outdir.Record
 	// tableOptions are Config.TableOptions with the version set.
-	tableOptions sink.TableOptions
+	tableOptions parquetout.TableOptions
 }
 
 // openOutDir opens Config.OutDir for the run (lock, recovery), loads its
@@ -120,16 +122,16 @@ func openOutDir(cfg *Config) (o *outDir, err error) {
 // that its datasets and its documents' index records mean the same thing
 // from run to run (the keyring may change: it only decides verdicts).
 type runSettings struct {
-	Handlers    []string           `json:"handlers"`
-	Tables      []string           `json:"tables"`
-	PartitionBy sink.Partitioning  `json:"partition_by"`
-	Archive     sink.ArchiveFormat `json:"archive"`
+	Handlers    []string                `json:"handlers"`
+	Tables      []string                `json:"tables"`
+	PartitionBy parquetout.Partitioning `json:"partition_by"`
+	Archive     sink.ArchiveFormat      `json:"archive"`
 }
 
 func (o *outDir) settings() runSettings {
 	s := runSettings{Handlers: o.cfg.Registry.Names(), Tables: o.cfg.Tables, PartitionBy: o.tableOptions.PartitionBy, Archive: o.cfg.Archive}
 	if s.PartitionBy == "" {
-		s.PartitionBy = sink.PartitionNone
+		s.PartitionBy = parquetout.PartitionNone
 	}
 	if s.Tables == nil {
 		s.Tables = []string{}
@@ -295,7 +297,7 @@ func (o *outDir) stagingKey() (string, error) {
 		MaxDepth                    int
 		Strict                      bool
 		Tables                      []string
-		TableOptions                sink.TableOptions
+		TableOptions                parquetout.TableOptions
 		Handlers                    []string
 		Inputs                      [][2]string
 	}{Version, keyring, o.run, cfg.Incremental, cfg.ReplaceChanged, cfg.Archive, int(cfg.ZstdLevel),
@@ -322,7 +324,7 @@ func (o *outDir) resumed(idx int) *seal { return o.seals[idx] }
 func (o *outDir) docTables() []string {
 	var out []string
 	for _, t := range o.cfg.Tables {
-		if t != sink.TableReceipts {
+		if t != tabledef.Receipts {
 			out = append(out, t)
 		}
 	}
@@ -330,7 +332,7 @@ func (o *outDir) docTables() []string {
 }
 
 // wantsReceiptsTable reports whether the receipts table was asked for.
-func (o *outDir) wantsReceiptsTable() bool { return slices.Contains(o.cfg.Tables, sink.TableReceipts) }
+func (o *outDir) wantsReceiptsTable() bool { return slices.Contains(o.cfg.Tables, tabledef.Receipts) }
 
 // upToDate returns the result of an incremental run that has nothing to
 // commit: every input is in OUT with the same fingerprint and none is

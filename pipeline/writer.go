@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 
 	"github.com/convbatch/convbatch/docindex"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
@@ -195,7 +196,7 @@ func (w *writer) startInput(idx int) error {
 		// the commit.
 		opts := w.out.tableOptions
 		opts.NoEmptyPart = true
-		seg.Tables = sink.NewTables(seg.txn, tables, opts)
+		seg.Tables = parquetout.NewTables(seg.txn, tables, opts)
 	}
 	if w.cfg.Archive == sink.ArchiveNone {
 		return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
 )
 
@@ -110,7 +111,7 @@ func NewSettings(ctx context.Context, output, keys, tables, archive string) (*Se
 	if output == "" {
 		return nil, errors.New("--output is required")
 	}
-	names, err := sink.ParseTables(tables)
+	names, err := tabledef.Parse(tables)
 	if err != nil {
 		return nil, err
 	}

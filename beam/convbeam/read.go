@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -193,7 +194,7 @@ func (f *readFn) read(ctx context.Context, sh Shard, before int64, local string,
 		return nil, err
 	}
 	if tables := f.S.docTables(); len(tables) > 0 {
-		r.out.Tables = sink.NewTables(txn, tables, sink.TableOptions{Version: pipeline.Version, NoEmptyPart: true})
+		r.out.Tables = parquetout.NewTables(txn, tables, parquetout.TableOptions{Version: pipeline.Version, NoEmptyPart: true})
 	}
 	if f.S.Archive != string(sink.ArchiveNone) {
 		if r.out.Archive, err = sink.NewArchiveWriter(txn, sh.Rel, sink.ArchiveFormat(f.S.Archive), zstd.SpeedDefault, 1); err != nil {

@@ -21,8 +21,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/apache/arrow/go/v17/parquet/schema"
-
-	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/parquetout"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // KV is one entry of a map cell.
@@ -212,20 +212,20 @@ func cell(t testing.TB, a arrow.Array, i int) any {
 // int32Columns are the columns the schema narrows to int32 (counts and
 // indexes within one conversation); every other integer is int64.
 var int32Columns = map[string][]string{
-	sink.TableUsage:         {"message_index"},
-	sink.TableConversations: {"message_count", "image_count", "tool_call_count", "tool_result_orphans"},
-	sink.TableToolCalls:     {"message_index", "result_message_index"},
-	sink.TableReceipts:      {"quorum_k", "quorum_n", "statements_valid", "statements_invalid", "reresolves_run"},
-	sink.TableTranscripts:   {},
+	tabledef.Usage:         {"message_index"},
+	tabledef.Conversations: {"message_count", "image_count", "tool_call_count", "tool_result_orphans"},
+	tabledef.ToolCalls:     {"message_index", "result_message_index"},
+	tabledef.Receipts:      {"quorum_k", "quorum_n", "statements_valid", "statements_invalid", "reresolves_run"},
+	tabledef.Transcripts:   {},
 }
 
 // CheckSchema compares a table's schema, as pqarrow reads it back, with
-// sink.Schema, and the Parquet schema with what the Arrow types promise:
+// parquetout.Schema, and the Parquet schema with what the Arrow types promise:
 // int32 columns stored as INT32, timestamps as INT64 microseconds adjusted
 // to UTC, non-nullable columns and map keys REQUIRED.
 func CheckSchema(t testing.TB, tb *Table) {
 	t.Helper()
-	want := sink.Schema(tb.Name)
+	want := parquetout.Schema(tb.Name)
 	if !SameFields(tb.Schema, want) {
 		t.Errorf("table %s: read back schema\n%v\nwant\n%v", tb.Name, tb.Schema, want)
 	}
