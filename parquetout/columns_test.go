@@ -16,7 +16,6 @@ func TestDeclare(t *testing.T) {
 	type row struct {
 		s   string
 		n   transform.Opt[int64]
-		at  transform.Opt[int64]
 		doc transform.Opt[int64]
 	}
 	docTime := func(r row) transform.Opt[int64] { return r.doc }

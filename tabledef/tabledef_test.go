@@ -32,7 +32,7 @@ func docTables(t *testing.T) (order []string, tables map[string][]docColumn, par
 	}
 	defer f.Close()
 	tables, partitionedBy = map[string][]docColumn{}, map[string]string{}
-	partitionRow := regexp.MustCompile("^ *\\| ([a-z_]+) \\| (.*) \\|$")
+	partitionRow := regexp.MustCompile(`^ *\| ([a-z_]+) \| (.*) \|$`)
 	section := ""
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
