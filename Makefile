@@ -16,7 +16,7 @@ GOTESTSUM ?= $(GO) run gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
 .PHONY: build pgo build-beam test test-beam lint lint-beam run fuzz fuzz-short bench sample clean
 
 # -buildvcs=auto: the revision goes into every Parquet part's created_by
-# (sink.CreatedBy) even where GOFLAGS says -buildvcs=false, as on the
+# (parquetout.CreatedBy) even where GOFLAGS says -buildvcs=false, as on the
 # project's build machines; outside a Git checkout it is left out.
 # go build also picks up cmd/convbatch/default.pgo, the CPU profile of
 # profile-guided optimization (make pgo regenerates it).

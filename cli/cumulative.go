@@ -11,6 +11,7 @@ import (
 
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // writeCumulative ends `convbatch report`'s table, for an OUT of more than
@@ -48,13 +49,13 @@ func writeCumulativeLine(w io.Writer, lead string, c *sink.Cumulative) {
 	}
 	if len(c.Rows) > 0 {
 		var rows []string
-		for _, t := range sink.TableNames {
+		for _, t := range tabledef.Names {
 			if n, ok := c.Rows[t]; ok {
 				rows = append(rows, fmt.Sprintf("%s %d", t, n))
 			}
 		}
 		for t, n := range c.Rows {
-			if !slices.Contains(sink.TableNames, t) {
+			if !slices.Contains(tabledef.Names, t) {
 				rows = append(rows, fmt.Sprintf("%s %d", t, n))
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/convbatch/convbatch/internal/pqtest"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // TestExtractComputesOnlyWhatIsAsked runs one archive (rejects, receipts,
@@ -54,7 +55,7 @@ func TestExtractComputesOnlyWhatIsAsked(t *testing.T) {
 		t.Fatalf("run handlers = %q, want %q", runRep.Settings.Handlers, all)
 	}
 	runTables := map[string]*pqtest.Table{}
-	for _, name := range sink.TableNames {
+	for _, name := range tabledef.Names {
 		runTables[name] = pqtest.ReadTable(t, runOut, name)
 	}
 

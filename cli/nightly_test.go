@@ -15,6 +15,7 @@ import (
 	"github.com/convbatch/convbatch/internal/duckdbtest"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // latestVerdictQuery is docs/TABLES.md's query for the receipts by their
@@ -84,10 +85,10 @@ func TestIncrementalNights(t *testing.T) {
 		return "read_parquet(" + duckdbtest.Literal(filepath.Join(out, "tables", name, "*.parquet")) + ", filename = true)"
 	}
 	var sqls []string
-	for _, name := range sink.TableNames {
+	for _, name := range tabledef.Names {
 		incRows := "select * exclude (filename) from " + ds(inc, name)
 		oneRows := "select * exclude (filename) from " + ds(one, name)
-		if name == sink.TableReceipts {
+		if name == tabledef.Receipts {
 			// The latest row of each receipt: parts are named by run, and
 			// a run's re-resolutions come after its own receipts.
 			incRows = "select * exclude (filename, reresolves_run) from " + ds(inc, name) +
@@ -100,7 +101,7 @@ func TestIncrementalNights(t *testing.T) {
 	}
 	sqls = append(sqls, fmt.Sprintf(`select status, reresolves_run, filename like '%%part-r000001-%%' as night1
 		from %s where source_file = %s and source_line = %d order by filename`,
-		ds(inc, sink.TableReceipts), duckdbtest.Literal(lateFile), late.Line))
+		ds(inc, tabledef.Receipts), duckdbtest.Literal(lateFile), late.Line))
 	// The query docs/TABLES.md gives for the receipts by current verdict.
 	sqls = append(sqls, strings.ReplaceAll(latestVerdictQuery, "OUT/", filepath.ToSlash(inc)+"/"))
 	res := duckdbtest.QueryAll(t, sqls...)
@@ -114,7 +115,7 @@ func TestIncrementalNights(t *testing.T) {
 	if rep.Cumulative == nil || rep.Cumulative.Runs != exp.Nights || !maps.Equal(got, nonZero(rep.Cumulative.Receipts)) {
 		t.Errorf("receipts by current verdict: DuckDB %v, report.json's cumulative %+v", got, rep.Cumulative)
 	}
-	for i, name := range sink.TableNames {
+	for i, name := range tabledef.Names {
 		r := res[i].Rows[0]
 		if n := duckdbtest.Int(t, r["n"]); n == 0 || duckdbtest.Int(t, r["extra"]) != 0 || duckdbtest.Int(t, r["missing"]) != 0 {
 			t.Errorf("table %s: %d rows incrementally, %d not in the one run, %d of the one run missing", name, n, duckdbtest.Int(t, r["extra"]), duckdbtest.Int(t, r["missing"]))

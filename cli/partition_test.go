@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/convbatch/convbatch/internal/duckdbtest"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // TestPartitionByDay runs the same archive with and without --partition-by
@@ -64,11 +66,11 @@ func TestPartitionByDay(t *testing.T) {
 	// The time each table is partitioned by (docs/TABLES.md); tool_calls
 	// and transcripts by their document's created_at.
 	times := map[string]string{
-		sink.TableUsage: "p.created_at", sink.TableConversations: "p.created_at", sink.TableReceipts: "p.signed_at",
-		sink.TableToolCalls: "c.created_at", sink.TableTranscripts: "c.created_at",
+		tabledef.Usage: "p.created_at", tabledef.Conversations: "p.created_at", tabledef.Receipts: "p.signed_at",
+		tabledef.ToolCalls: "c.created_at", tabledef.Transcripts: "c.created_at",
 	}
 	sqls := []string{"SET TimeZone = 'UTC'"}
-	for _, name := range sink.TableNames {
+	for _, name := range tabledef.Names {
 		sqls = append(sqls,
 			// the same rows, as multisets
 			"select (select count(*) from "+flatOf(name)+") as flat, (select count(*) from "+dayOf(name)+") as day,"+
@@ -78,11 +80,11 @@ func TestPartitionByDay(t *testing.T) {
 			// each row in its day's directory; the null partition is NULL
 			"select count(*) as n, count(*) filter (where p.day is distinct from cast("+times[name]+" as date)) as misplaced,"+
 				" count(*) filter (where p.day is null) as nulls"+
-				" from "+dayOf(name)+" p left join "+flatOf(sink.TableConversations)+" c using (source_file, source_line)",
+				" from "+dayOf(name)+" p left join "+flatOf(tabledef.Conversations)+" c using (source_file, source_line)",
 		)
 	}
 	res := duckdbtest.QueryAll(t, sqls...)
-	for i, name := range sink.TableNames {
+	for i, name := range tabledef.Names {
 		same, placed := res[1+2*i].Rows[0], res[2+2*i].Rows[0]
 		n := duckdbtest.Int(t, same["flat"])
 		if duckdbtest.Int(t, same["day"]) != n || duckdbtest.Int(t, same["extra"]) != 0 || duckdbtest.Int(t, same["missing"]) != 0 || n == 0 {
@@ -98,7 +100,7 @@ func TestPartitionByDay(t *testing.T) {
 	}
 
 	// Pruning: the busiest day of usage, then the null partition.
-	busiest := duckdbtest.Query(t, "select cast(day as varchar) as d, count(*) as n from "+dayOf(sink.TableUsage)+
+	busiest := duckdbtest.Query(t, "select cast(day as varchar) as d, count(*) as n from "+dayOf(tabledef.Usage)+
 		" where day is not null group by day order by n desc, d limit 1")[0]
 	d := busiest["d"].(string)
 	filesIn := func(partition string) int {
@@ -117,12 +119,12 @@ func TestPartitionByDay(t *testing.T) {
 	scanning := regexp.MustCompile(`Scanning Files: (\d+)/(\d+)`)
 	for _, tc := range []struct{ where, flatWhere, partition string }{
 		{"day = '" + d + "'", "cast(created_at as date) = '" + d + "'", "day=" + d},
-		{"day is null", "created_at is null", "day=" + sink.NullPartition},
+		{"day is null", "created_at is null", "day=" + parquetout.NullPartition},
 	} {
 		res := duckdbtest.QueryAll(t, "SET TimeZone = 'UTC'",
-			"select (select count(*) from "+dayOf(sink.TableUsage)+" where "+tc.where+") as day,"+
-				" (select count(*) from "+flatOf(sink.TableUsage)+" where "+tc.flatWhere+") as flat",
-			"explain analyze select count(*) from "+dayOf(sink.TableUsage)+" where "+tc.where)
+			"select (select count(*) from "+dayOf(tabledef.Usage)+" where "+tc.where+") as day,"+
+				" (select count(*) from "+flatOf(tabledef.Usage)+" where "+tc.flatWhere+") as flat",
+			"explain analyze select count(*) from "+dayOf(tabledef.Usage)+" where "+tc.where)
 		if got, want := duckdbtest.Int(t, res[1].Rows[0]["day"]), duckdbtest.Int(t, res[1].Rows[0]["flat"]); got != want || got == 0 {
 			t.Errorf("where %s: %d rows, want %d", tc.where, got, want)
 		}
@@ -158,7 +160,7 @@ func TestPartitionByDay(t *testing.T) {
 			}
 		}
 	}
-	got := duckdbtest.Query(t, "select count(*) as n from "+dayOf(sink.TableUsage)+" where day = '"+d+"'")
+	got := duckdbtest.Query(t, "select count(*) as n from "+dayOf(tabledef.Usage)+" where day = '"+d+"'")
 	if n := duckdbtest.Int(t, got[0]["n"]); n != duckdbtest.Int(t, busiest["n"]) {
 		t.Errorf("where day = '%s' with the other days' files damaged: %d rows, want %v", d, n, busiest["n"])
 	}

@@ -16,9 +16,11 @@ import (
 
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -111,14 +113,14 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	var tables []string
 	if !f.noOutputs {
 		var err error
-		if tables, err = sink.ParseTables(f.tables); err != nil {
+		if tables, err = tabledef.Parse(f.tables); err != nil {
 			return cfg, usageErr("--tables: %v", err)
 		}
 	}
-	partition := sink.PartitionNone
+	partition := parquetout.PartitionNone
 	if !f.noOutputs {
 		var err error
-		if partition, err = sink.ParsePartitioning(f.partition); err != nil {
+		if partition, err = parquetout.ParsePartitioning(f.partition); err != nil {
 			return cfg, usageErr("--partition-by: %v", err)
 		}
 	}
@@ -177,7 +179,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		Inputs: inputs, Skipped: skipped, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
 		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit,
-		TableOptions: sink.TableOptions{PartitionBy: partition},
+		TableOptions: parquetout.TableOptions{PartitionBy: partition},
 	}
 	if !f.quiet {
 		where := "--json"

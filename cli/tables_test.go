@@ -19,7 +19,9 @@ import (
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/internal/duckdbtest"
 	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // ---------------------------------------------------------------------------
@@ -196,7 +198,7 @@ func TestTablesReadBack(t *testing.T) {
 
 	tables := map[string]*pqtest.Table{}
 	var parts []string
-	for _, name := range sink.TableNames {
+	for _, name := range tabledef.Names {
 		tb := pqtest.ReadTable(t, out, name)
 		tables[name] = tb
 		for _, p := range tb.Parts {
@@ -211,7 +213,7 @@ func TestTablesReadBack(t *testing.T) {
 	}
 
 	// conversations: one row per document, in input order.
-	conv := tables[sink.TableConversations]
+	conv := tables[tabledef.Conversations]
 	docs := documentLines(t, in, out)
 	if int64(len(docs)) != exp.Documents || int64(len(conv.Rows)) != exp.Documents {
 		t.Fatalf("conversations has %d rows, the input %d documents, Expect %d", len(conv.Rows), len(docs), exp.Documents)
@@ -233,7 +235,7 @@ func TestTablesReadBack(t *testing.T) {
 	}
 
 	// transcripts: the hashes convbatch hash prints, in order.
-	tr := tables[sink.TableTranscripts]
+	tr := tables[tabledef.Transcripts]
 	if len(tr.Rows) != len(conv.Rows) {
 		t.Fatalf("transcripts has %d rows, conversations %d", len(tr.Rows), len(conv.Rows))
 	}
@@ -284,7 +286,7 @@ func TestTablesReadBack(t *testing.T) {
 	}
 
 	// usage: sums by provider and by agent equal Expect.Usage.
-	usage := tables[sink.TableUsage]
+	usage := tables[tabledef.Usage]
 	byProvider, byAgent := usageSums(t, usage)
 	compareUsage(t, "usage by provider", byProvider, exp.Usage.ByProvider)
 	compareUsage(t, "usage by agent", byAgent, exp.Usage.ByAgent)
@@ -345,7 +347,7 @@ func TestTablesReadBack(t *testing.T) {
 	}
 
 	// tool_calls and tool-linkage counts.
-	tc := tables[sink.TableToolCalls]
+	tc := tables[tabledef.ToolCalls]
 	if int64(len(tc.Rows)) != exp.Tools.Calls {
 		t.Errorf("tool_calls has %d rows, Expect.Tools.Calls %d", len(tc.Rows), exp.Tools.Calls)
 	}
@@ -393,7 +395,7 @@ func TestTablesReadBack(t *testing.T) {
 	}
 
 	// receipts: Expect.ReceiptList, in order, and receipts/receipts.jsonl.
-	rc := tables[sink.TableReceipts]
+	rc := tables[tabledef.Receipts]
 	jsonl := readReceipts(t, filepath.Join(out, "receipts", "receipts.jsonl"))
 	if len(rc.Rows) != len(exp.ReceiptList) || len(jsonl) != len(exp.ReceiptList) {
 		t.Fatalf("receipts table %d rows, receipts.jsonl %d, Expect %d", len(rc.Rows), len(jsonl), len(exp.ReceiptList))
@@ -502,7 +504,7 @@ func TestTablesNulls(t *testing.T) {
 	convTime, m2Time := ts("2024-05-01T10:00:00Z"), ts("2024-05-01T10:00:01.5+02:00")
 	leapTime := ts("2017-01-01T00:00:00.123456Z") // 2016-12-31T23:59:60.1234567Z
 
-	usage := pqtest.ReadTable(t, out, sink.TableUsage)
+	usage := pqtest.ReadTable(t, out, tabledef.Usage)
 	// conversation_id, message_index, message_id, role, agent_id, provider,
 	// tokens_input, tokens_output, tokens, cost, created_at, source_file, source_line
 	wantUsage := [][]any{
@@ -519,7 +521,7 @@ func TestTablesNulls(t *testing.T) {
 	}
 	pqtest.CompareRows(t, usage, wantUsage)
 
-	conv := pqtest.ReadTable(t, out, sink.TableConversations)
+	conv := pqtest.ReadTable(t, out, tabledef.Conversations)
 	exts := []any{"usage-metadata", "tool-linkage", "agent-context", "images-inline"}
 	// conversation_id, title, created_at, extensions, message_count, agent_id,
 	// skill_ids, swarm_role, leader_id, tokens_input_total, tokens_output_total,
@@ -546,7 +548,7 @@ func TestTablesNulls(t *testing.T) {
 	}
 	pqtest.CompareRows(t, conv, wantConv)
 
-	tc := pqtest.ReadTable(t, out, sink.TableToolCalls)
+	tc := pqtest.ReadTable(t, out, tabledef.ToolCalls)
 	// conversation_id, message_index, call_id, name, arguments_bytes,
 	// result_message_index, answered, source_file, source_line
 	wantCalls := [][]any{
@@ -559,7 +561,7 @@ func TestTablesNulls(t *testing.T) {
 	}
 	pqtest.CompareRows(t, tc, wantCalls)
 
-	tr := pqtest.ReadTable(t, out, sink.TableTranscripts)
+	tr := pqtest.ReadTable(t, out, tabledef.Transcripts)
 	for i, r := range tr.Rows {
 		if i == 3 {
 			if r[1] != nil || r[2] != nil {
@@ -571,7 +573,7 @@ func TestTablesNulls(t *testing.T) {
 			t.Errorf("transcripts row %d: %v", i, r)
 		}
 	}
-	rc := pqtest.ReadTable(t, out, sink.TableReceipts)
+	rc := pqtest.ReadTable(t, out, tabledef.Receipts)
 	if len(rc.Rows) != 0 {
 		t.Errorf("receipts: %d rows, want 0", len(rc.Rows))
 	}
@@ -614,7 +616,7 @@ func TestTablesDuckDB(t *testing.T) {
 	)
 
 	// pqarrow's sums of the same files.
-	usage := pqtest.ReadTable(t, out, sink.TableUsage)
+	usage := pqtest.ReadTable(t, out, tabledef.Usage)
 	pqProvider, pqAgent := usageSums(t, usage)
 
 	duckSums := func(rows []map[string]any, key string) map[string]gen.UsageSum {
@@ -714,7 +716,7 @@ func TestTablesRoundTrip(t *testing.T) {
 	runOK(t, "run", "-o", out1, "--keys", in+".keys.json", in)
 	back := filepath.Join(out1, "archive", "x.jsonl.zst")
 	runOK(t, "run", "-o", out2, "--keys", in+".keys.json", back)
-	for _, name := range sink.TableNames {
+	for _, name := range tabledef.Names {
 		a, b := pqtest.ReadTable(t, out1, name), pqtest.ReadTable(t, out2, name)
 		if !pqtest.SameFields(a.Schema, b.Schema) {
 			t.Errorf("table %s: schemas differ", name)
@@ -785,15 +787,15 @@ func TestTablesFlag(t *testing.T) {
 	}
 	// No receipts in the archive: the receipts table is one part with the
 	// schema and no rows.
-	rc := pqtest.ReadTable(t, some, sink.TableReceipts)
-	if len(rc.Parts) != 1 || len(rc.Rows) != 0 || !pqtest.SameFields(rc.Schema, sink.Schema(sink.TableReceipts)) {
+	rc := pqtest.ReadTable(t, some, tabledef.Receipts)
+	if len(rc.Parts) != 1 || len(rc.Rows) != 0 || !pqtest.SameFields(rc.Schema, parquetout.Schema(tabledef.Receipts)) {
 		t.Errorf("empty receipts table: %d parts, %d rows, schema %v", len(rc.Parts), len(rc.Rows), rc.Schema)
 	} else if rc.Parts[0].RowGroups != 0 {
 		// docs/TABLES.md: "A table with no rows still gets one part
 		// (schema, no row groups)".
 		t.Errorf("empty receipts table: %d row groups %v, want none", rc.Parts[0].RowGroups, rc.Parts[0].RGRows)
 	}
-	if u := pqtest.ReadTable(t, some, sink.TableUsage); len(u.Rows) == 0 {
+	if u := pqtest.ReadTable(t, some, tabledef.Usage); len(u.Rows) == 0 {
 		t.Error("usage table is empty")
 	}
 

@@ -22,7 +22,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/convbatch/convbatch/outdir"
-	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // Key is a grouping key of a report.
@@ -63,15 +63,15 @@ const (
 func (k Key) Column() string {
 	switch k {
 	case Provider:
-		return "provider"
+		return tabledef.ColProvider
 	case Agent:
-		return "agent_id"
+		return tabledef.ColAgentID
 	case Day:
-		return "created_at"
+		return tabledef.ColCreatedAt
 	case Role:
-		return "role"
+		return tabledef.ColRole
 	case Conversation:
-		return "conversation_id"
+		return tabledef.ColConversationID
 	}
 	return ""
 }
@@ -79,7 +79,7 @@ func (k Key) Column() string {
 // Columns returns the usage-table columns the key reads, one per field.
 func (k Key) Columns() []string {
 	if k == Conversation {
-		return []string{"conversation_id", colSourceFile, colSourceLine}
+		return []string{tabledef.ColConversationID, tabledef.ColSourceFile, tabledef.ColSourceLine}
 	}
 	return []string{k.Column()}
 }
@@ -88,23 +88,27 @@ func (k Key) Columns() []string {
 // own name, and for Conversation also source_file and source_line.
 func (k Key) Fields() []string {
 	if k == Conversation {
-		return []string{string(k), colSourceFile, colSourceLine}
+		return []string{string(k), tabledef.ColSourceFile, tabledef.ColSourceLine}
 	}
 	return []string{string(k)}
 }
 
-// Columns of the usage table that identify a document.
-const (
-	colSourceFile = "source_file"
-	colSourceLine = "source_line"
-)
+// usage is the usage table's declaration: the report reads the columns
+// by their declared names and labels them by their declared types.
+var usage = tabledef.MustLookup(tabledef.Usage)
 
-// Metric columns of the usage table.
-const (
-	colCost         = "cost"
-	colTokensInput  = "tokens_input"
-	colTokensOutput = "tokens_output"
-)
+// declaredType is the declared type of the usage column name, 0 when the
+// usage table has no such column.
+func declaredType(name string) tabledef.Type {
+	c, _ := usage.Column(name)
+	return c.Type
+}
+
+// The metric columns of the usage table, which a report sums: cost as a
+// float64 and the token counts as int64s, their declared types.
+const metricCost = tabledef.ColCost
+
+var metricTokens = []string{tabledef.ColTokensInput, tabledef.ColTokensOutput}
 
 var (
 	// ErrUnknownKey is wrapped by ParseKeys' error for a key it does not
@@ -226,9 +230,13 @@ func keyFields(keys []Key) []string {
 	return out
 }
 
-// numericField reports whether a key field holds integers (source_line),
-// which sort and print as numbers.
-func numericField(name string) bool { return name == colSourceLine }
+// numericField reports whether a key field holds integers, which sort and
+// print as numbers: a field named as a usage column of an integer type
+// (source_line).
+func numericField(name string) bool {
+	t := declaredType(name)
+	return t == tabledef.Int64 || t == tabledef.Int32
+}
 
 // FileError is the error of a part that cannot be read: not Parquet, a
 // damaged file, or not a usage table.
@@ -358,7 +366,7 @@ func newAggregator(keys []Key, o options) *Aggregator {
 // for a run with --partition-by day), in name order. It returns an error
 // wrapping ErrNoUsageTable when there are none.
 func Parts(out string) ([]string, error) {
-	dir := filepath.Join(out, filepath.FromSlash(outdir.TableDir(sink.TableUsage)))
+	dir := filepath.Join(out, filepath.FromSlash(outdir.TableDir(tabledef.Usage)))
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("%w in %s (expected %s from convbatch run or extract with the usage table)", ErrNoUsageTable, out, filepath.Join(dir, "part-*.parquet"))
@@ -457,7 +465,7 @@ func (a *Aggregator) AddFile(ctx context.Context, path string) (err error) {
 
 // columns lists the usage columns the aggregation reads.
 func (a *Aggregator) columns() []string {
-	out := []string{colCost, colTokensInput, colTokensOutput}
+	out := append([]string{metricCost}, metricTokens...)
 	for _, k := range a.keys {
 		out = append(out, k.Columns()...)
 	}
@@ -540,24 +548,22 @@ type metricColumns struct {
 // metricColumnsOf finds the metric columns of rec and checks their types.
 func metricColumnsOf(rec arrow.Record) (metricColumns, error) {
 	var m metricColumns
-	costArr, err := column(rec, colCost)
+	costArr, err := column(rec, metricCost)
 	if err != nil {
 		return m, err
 	}
 	var ok bool
 	if m.cost, ok = costArr.(*array.Float64); !ok {
-		return m, fmt.Errorf("column %s is %s, want double", colCost, costArr.DataType())
+		return m, fmt.Errorf("column %s is %s, want %s", metricCost, costArr.DataType(), declaredType(metricCost))
 	}
-	for _, c := range []struct {
-		name string
-		dst  **array.Int64
-	}{{colTokensInput, &m.tokensIn}, {colTokensOutput, &m.tokensOut}} {
-		arr, err := column(rec, c.name)
+	for i, dst := range []**array.Int64{&m.tokensIn, &m.tokensOut} {
+		name := metricTokens[i]
+		arr, err := column(rec, name)
 		if err != nil {
 			return m, err
 		}
-		if *c.dst, ok = arr.(*array.Int64); !ok {
-			return m, fmt.Errorf("column %s is %s, want int64", c.name, arr.DataType())
+		if *dst, ok = arr.(*array.Int64); !ok {
+			return m, fmt.Errorf("column %s is %s, want %s", name, arr.DataType(), declaredType(name))
 		}
 	}
 	return m, nil
@@ -598,13 +604,15 @@ func (a *Aggregator) labelers(rec arrow.Record) ([]func(i int) string, error) {
 				return nil, err
 			}
 			var label func(i int) string
-			switch {
-			case k == Day:
-				label, err = a.dayLabeler(arr)
-			case col == colSourceLine:
+			switch t := declaredType(col); t {
+			case tabledef.Timestamp:
+				label, err = a.dayLabeler(col, arr)
+			case tabledef.Int64:
 				label, err = intLabeler(col, arr)
-			default:
+			case tabledef.UTF8:
 				label, err = stringLabeler(col, arr)
+			default:
+				err = fmt.Errorf("column %s: the report cannot group by a column of type %s", col, t)
 			}
 			if err != nil {
 				return nil, err
@@ -615,12 +623,12 @@ func (a *Aggregator) labelers(rec arrow.Record) ([]func(i int) string, error) {
 	return labels, nil
 }
 
-// dayLabeler labels a row with the UTC day of its timestamp, UnknownDay
-// when it has none.
-func (a *Aggregator) dayLabeler(arr arrow.Array) (func(i int) string, error) {
+// dayLabeler labels a row with the UTC day of its timestamp in column
+// col, UnknownDay when it has none.
+func (a *Aggregator) dayLabeler(col string, arr arrow.Array) (func(i int) string, error) {
 	ts, ok := arr.(*array.Timestamp)
 	if !ok {
-		return nil, fmt.Errorf("column %s is %s, want timestamp", Day.Column(), arr.DataType())
+		return nil, fmt.Errorf("column %s is %s, want timestamp", col, arr.DataType())
 	}
 	perDay := unitsPerDay(ts.DataType().(*arrow.TimestampType).Unit)
 	return func(i int) string {

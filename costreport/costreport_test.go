@@ -22,7 +22,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/convbatch/convbatch/costreport"
-	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/parquetout"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // usageRow is one hand-made row of the usage table; nil pointers are nulls.
@@ -68,7 +69,7 @@ func writeUsageGroups(t *testing.T, path string, rows []usageRow, groupRows int6
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := sink.Schema(sink.TableUsage)
+	schema := parquetout.Schema(tabledef.Usage)
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithMaxRowGroupLength(groupRows))
 	fw, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {

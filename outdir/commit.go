@@ -12,7 +12,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -495,7 +497,7 @@ func (p *commitPlan) stageState() error {
 
 // writeReceiptsTable writes rows as the receipts table's parts under dir
 // and returns them by table, paths relative to dir.
-func writeReceiptsTable(dir string, rows []verify.ReceiptResult, opts sink.TableOptions) (map[string][]sink.PartCounts, error) {
+func writeReceiptsTable(dir string, rows []verify.ReceiptResult, opts parquetout.TableOptions) (map[string][]sink.PartCounts, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
@@ -504,7 +506,7 @@ func writeReceiptsTable(dir string, rows []verify.ReceiptResult, opts sink.Table
 		return nil, err
 	}
 	opts.NoEmptyPart = true
-	t := sink.NewTables(txn, []string{sink.TableReceipts}, opts)
+	t := parquetout.NewTables(txn, []string{tabledef.Receipts}, opts)
 	err = t.AddReceipts(rows)
 	if cerr := t.Close(); err == nil {
 		err = cerr
@@ -521,8 +523,8 @@ func writeReceiptsTable(dir string, rows []verify.ReceiptResult, opts sink.Table
 }
 
 // writeEmptyTable writes the named table's one empty part in txn.
-func writeEmptyTable(txn *sink.Txn, name string, opts sink.TableOptions) ([]sink.PartCounts, error) {
-	t := sink.NewTables(txn, []string{name}, opts)
+func writeEmptyTable(txn *sink.Txn, name string, opts parquetout.TableOptions) ([]sink.PartCounts, error) {
+	t := parquetout.NewTables(txn, []string{name}, opts)
 	if err := t.Close(); err != nil {
 		t.Abort()
 		return nil, err

@@ -11,8 +11,10 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // ErrChanged marks an incremental run refused because an input that OUT
@@ -52,7 +54,7 @@ type Options struct {
 	Tables   []string
 	Archive  sink.ArchiveFormat
 	// TableOptions are the Parquet writer's options (Version set).
-	TableOptions sink.TableOptions
+	TableOptions parquetout.TableOptions
 	// KeyringSHA256 is the digest of the run's keyring (verify.Keyring.
 	// Digest); "" without one.
 	KeyringSHA256 string
@@ -183,16 +185,16 @@ func (r *Run) Close() error { return r.dir.Close() }
 // that its datasets and its documents' index records mean the same thing
 // from run to run (the keyring may change: it only decides verdicts).
 type runSettings struct {
-	Handlers    []string           `json:"handlers"`
-	Tables      []string           `json:"tables"`
-	PartitionBy sink.Partitioning  `json:"partition_by"`
-	Archive     sink.ArchiveFormat `json:"archive"`
+	Handlers    []string                `json:"handlers"`
+	Tables      []string                `json:"tables"`
+	PartitionBy parquetout.Partitioning `json:"partition_by"`
+	Archive     sink.ArchiveFormat      `json:"archive"`
 }
 
 func (r *Run) settings() runSettings {
 	s := runSettings{Handlers: r.opts.Handlers, Tables: r.opts.Tables, PartitionBy: r.opts.TableOptions.PartitionBy, Archive: r.opts.Archive}
 	if s.PartitionBy == "" {
-		s.PartitionBy = sink.PartitionNone
+		s.PartitionBy = parquetout.PartitionNone
 	}
 	if s.Tables == nil {
 		s.Tables = []string{}
@@ -350,7 +352,7 @@ func (r *Run) stagingKey() (string, error) {
 		Incremental, ReplaceChanged bool
 		Archive                     sink.ArchiveFormat
 		Tables                      []string
-		TableOptions                sink.TableOptions
+		TableOptions                parquetout.TableOptions
 		Handlers                    []string
 		Inputs                      [][2]string
 	}{o.Key, o.KeyringSHA256, r.run, o.Incremental, o.ReplaceChanged, o.Archive, o.Tables, o.TableOptions, o.Handlers, inputs})
@@ -362,7 +364,7 @@ func (r *Run) stagingKey() (string, error) {
 func (r *Run) Resumed(idx int) *Seal { return r.seals[idx] }
 
 // wantsReceiptsTable reports whether the receipts table was asked for.
-func (r *Run) wantsReceiptsTable() bool { return slices.Contains(r.opts.Tables, sink.TableReceipts) }
+func (r *Run) wantsReceiptsTable() bool { return slices.Contains(r.opts.Tables, tabledef.Receipts) }
 
 // UpToDate returns OUT's report.json, the last committed run's, when an
 // incremental run has nothing to commit: every input is in OUT with the

@@ -14,6 +14,7 @@ import (
 	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 func TestConfigRefusesBadValues(t *testing.T) {
@@ -34,8 +35,8 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"batch under 1 KiB", Config{BatchBytes: 1023}, "BatchBytes 1023"},
 		{"negative memory limit", Config{MemoryLimit: -1}, "MemoryLimit -1"},
 		{"unknown archive format", Config{Archive: "gzip"}, `Archive "gzip"`},
-		{"unknown table", Config{Tables: []string{sink.TableUsage, "costs"}}, `Tables[1] "costs"`},
-		{"table named twice", Config{Tables: []string{sink.TableUsage, sink.TableUsage}}, `Tables[1] "usage"`},
+		{"unknown table", Config{Tables: []string{tabledef.Usage, "costs"}}, `Tables[1] "costs"`},
+		{"table named twice", Config{Tables: []string{tabledef.Usage, tabledef.Usage}}, `Tables[1] "usage"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := tc.cfg
@@ -69,7 +70,7 @@ func TestConfigDefaults(t *testing.T) {
 	set := Config{
 		Workers: 3, MaxDocBytes: 1<<31 - 1, MaxDepth: 1, ZstdMaxWindow: 1 << 10, ZstdLevel: zstd.SpeedBestCompression,
 		Archive: sink.ArchiveNone, BatchBytes: 1 << 10, Registry: reg, Progress: progress, MemoryLimit: 1,
-		Tables: append([]string{}, sink.TableNames...),
+		Tables: append([]string{}, tabledef.Names...),
 	}
 	want := set
 	if err := set.validate(); err != nil {

@@ -3,7 +3,7 @@ package pipeline
 import (
 	"testing"
 
-	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // TestEveryHandler: a Minimal run has every handler of a full run only
@@ -14,11 +14,11 @@ func TestEveryHandler(t *testing.T) {
 		minimal bool
 		want    bool
 	}{
-		{[]string{sink.TableUsage, sink.TableConversations}, true, false},
-		{[]string{sink.TableTranscripts}, true, false},
-		{[]string{sink.TableReceipts}, true, false},
-		{sink.TableNames, true, true},
-		{[]string{sink.TableUsage}, false, true},
+		{[]string{tabledef.Usage, tabledef.Conversations}, true, false},
+		{[]string{tabledef.Transcripts}, true, false},
+		{[]string{tabledef.Receipts}, true, false},
+		{tabledef.Names, true, true},
+		{[]string{tabledef.Usage}, false, true},
 		{nil, false, true},
 	} {
 		cfg := Config{Tables: tc.tables, Minimal: tc.minimal, OutDir: t.TempDir()}

@@ -14,6 +14,7 @@ import (
 	"github.com/convbatch/convbatch/internal/pqtest"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // TestDamagedFrameNotPublished: an input of three zstd frames whose second
@@ -44,7 +45,7 @@ func TestDamagedFrameNotPublished(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	var seen int
-	res, err := Run(context.Background(), Config{Inputs: expand(t, path), OutDir: out, Workers: 2, Tables: []string{sink.TableConversations},
+	res, err := Run(context.Background(), Config{Inputs: expand(t, path), OutDir: out, Workers: 2, Tables: []string{tabledef.Conversations},
 		OnDocument: func(Document) error { seen++; return nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestDamagedFrameNotPublished(t *testing.T) {
 	// published, plus the damaged frame's 30 lines as rejects.
 	refIn := filepath.Join(dir, "ref.jsonl")
 	os.WriteFile(refIn, append(append([]byte{}, frames[0]...), frames[2]...), 0o644)
-	ref, err := Run(context.Background(), Config{Inputs: expand(t, refIn), OutDir: filepath.Join(dir, "ref"), Workers: 2, Tables: []string{sink.TableConversations}})
+	ref, err := Run(context.Background(), Config{Inputs: expand(t, refIn), OutDir: filepath.Join(dir, "ref"), Workers: 2, Tables: []string{tabledef.Conversations}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestDamagedFrameNotPublished(t *testing.T) {
 	if rep.RejectsByReason["input-checksum"] != 30 {
 		t.Errorf("rejects %v, want 30 input-checksum", rep.RejectsByReason)
 	}
-	if got := pqtest.ReadDataset(t, out, sink.TableConversations); int64(len(got.Rows)) != want.Documents {
+	if got := pqtest.ReadDataset(t, out, tabledef.Conversations); int64(len(got.Rows)) != want.Documents {
 		t.Errorf("%d conversation rows, want %d", len(got.Rows), want.Documents)
 	}
 	// The archive holds the first and third frames' lines, byte for byte.

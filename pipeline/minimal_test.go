@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
 )
 
@@ -21,12 +21,12 @@ func TestDefaultRegistryHandlers(t *testing.T) {
 		want string
 	}{
 		{"zero", Config{}, every},
-		{"tables", Config{OutDir: "out", Tables: []string{sink.TableUsage}}, every + ",conversation-row"},
+		{"tables", Config{OutDir: "out", Tables: []string{tabledef.Usage}}, every + ",conversation-row"},
 		{"checks without Minimal", Config{Checks: transform.CheckTranscripts}, every},
-		{"minimal usage", Config{OutDir: "out", Tables: []string{sink.TableUsage}, Minimal: true}, "core-json,core-document,usage-metadata"},
-		{"minimal usage,conversations", Config{OutDir: "out", Tables: []string{sink.TableUsage, sink.TableConversations}, Minimal: true, Checks: transform.CheckExtensions},
+		{"minimal usage", Config{OutDir: "out", Tables: []string{tabledef.Usage}, Minimal: true}, "core-json,core-document,usage-metadata"},
+		{"minimal usage,conversations", Config{OutDir: "out", Tables: []string{tabledef.Usage, tabledef.Conversations}, Minimal: true, Checks: transform.CheckExtensions},
 			"core-json,core-document,images-inline,usage-metadata,tool-linkage,agent-context,transcript-hash,conversation-row"},
-		{"minimal tables without OutDir", Config{Tables: []string{sink.TableReceipts}, Minimal: true}, "core-json,core-document"},
+		{"minimal tables without OutDir", Config{Tables: []string{tabledef.Receipts}, Minimal: true}, "core-json,core-document"},
 		{"minimal hash", Config{Minimal: true, Checks: transform.CheckTranscripts}, "core-json,core-document,transcript-hash"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // genInputs writes gen archives into dir, one per name (the extension
@@ -154,7 +155,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	dir := t.TempDir()
 	inputs := genInputs(t, dir, "a.jsonl.zst", "b.jsonl", "c.jsonl.zst")
 	cfg := func(out string) Config {
-		return Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: sink.TableNames}
+		return Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: tabledef.Names}
 	}
 	ref := filepath.Join(dir, "ref")
 	if _, err := Run(context.Background(), cfg(ref)); err != nil {
@@ -197,7 +198,7 @@ func TestResumeNeedsSameRun(t *testing.T) {
 	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
 	out := filepath.Join(dir, "out")
 	failAt(t, Config{Inputs: inputs, OutDir: out, Workers: 2}, inputs[1].Path)
-	res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: []string{sink.TableUsage}})
+	res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: []string{tabledef.Usage}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +245,7 @@ func datasetRows(t *testing.T, out, table string) []string {
 	t.Helper()
 	tb := pqtest.ReadDataset(t, out, table)
 	var rows []string
-	if table != sink.TableReceipts {
+	if table != tabledef.Receipts {
 		for _, r := range tb.Rows {
 			b, _ := json.Marshal(r)
 			rows = append(rows, string(b))
@@ -284,14 +285,14 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 	// lines leaves evidence for the next night.
 	nights := splitLines(t, src, dir, 100, 100, 0)
 	one := filepath.Join(dir, "one")
-	oneRes, err := Run(context.Background(), Config{Inputs: expand(t, nights...), OutDir: one, Workers: 2, Tables: sink.TableNames})
+	oneRes, err := Run(context.Background(), Config{Inputs: expand(t, nights...), OutDir: one, Workers: 2, Tables: tabledef.Names})
 	if err != nil {
 		t.Fatal(err)
 	}
 	inc := filepath.Join(dir, "inc")
 	var reresolved, incompleteFirst int64 // over the nights
 	for n := 1; n <= len(nights); n++ {
-		res, err := Run(context.Background(), Config{Inputs: expand(t, nights[:n]...), OutDir: inc, Workers: 2, Tables: sink.TableNames, Incremental: true})
+		res, err := Run(context.Background(), Config{Inputs: expand(t, nights[:n]...), OutDir: inc, Workers: 2, Tables: tabledef.Names, Incremental: true})
 		if err != nil {
 			t.Fatalf("night %d: %v", n, err)
 		}
@@ -310,7 +311,7 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 	if one, inc := oneRes.Report.Receipts, reresolved; one.Valid+one.Invalid+one.Incomplete == 0 || inc == 0 {
 		t.Fatalf("no receipts to compare")
 	}
-	for _, table := range sink.TableNames {
+	for _, table := range tabledef.Names {
 		got, want := datasetRows(t, inc, table), datasetRows(t, one, table)
 		if !slices.Equal(got, want) {
 			t.Errorf("table %s: %d rows incrementally, %d in one run, or they differ", table, len(got), len(want))
@@ -327,9 +328,9 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 	if c.Runs != 3 || oc.Runs != 1 || c.Inputs != oc.Inputs || c.Counts != oc.Counts {
 		t.Errorf("cumulative: %d runs, %d inputs, %+v; one run: %d, %d, %+v", c.Runs, c.Inputs, c.Counts, oc.Runs, oc.Inputs, oc.Counts)
 	}
-	for _, table := range sink.TableNames {
+	for _, table := range tabledef.Names {
 		want := oc.Rows[table]
-		if table == sink.TableReceipts {
+		if table == tabledef.Receipts {
 			want += reresolved
 		}
 		if c.Rows[table] != want {
@@ -342,7 +343,7 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 	// Every night's report is kept; a night with nothing new commits
 	// nothing and leaves OUT as it was.
 	before := snapshot(t, inc)
-	res, err := Run(context.Background(), Config{Inputs: expand(t, nights...), OutDir: inc, Workers: 2, Tables: sink.TableNames, Incremental: true})
+	res, err := Run(context.Background(), Config{Inputs: expand(t, nights...), OutDir: inc, Workers: 2, Tables: tabledef.Names, Incremental: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func TestIncrementalChangedInput(t *testing.T) {
 	dir := t.TempDir()
 	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
 	inc := filepath.Join(dir, "inc")
-	tables := []string{sink.TableUsage, sink.TableConversations, sink.TableReceipts}
+	tables := []string{tabledef.Usage, tabledef.Conversations, tabledef.Receipts}
 	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: inc, Workers: 2, Tables: tables, Incremental: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -477,15 +478,15 @@ func TestNonIncrementalReplacesIncremental(t *testing.T) {
 	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
 	out := filepath.Join(dir, "out")
 	for n := 1; n <= 2; n++ {
-		if _, err := Run(context.Background(), Config{Inputs: inputs[:n], OutDir: out, Workers: 2, Tables: sink.TableNames, Incremental: true}); err != nil {
+		if _, err := Run(context.Background(), Config{Inputs: inputs[:n], OutDir: out, Workers: 2, Tables: tabledef.Names, Incremental: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: sink.TableNames}); err != nil {
+	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: tabledef.Names}); err != nil {
 		t.Fatal(err)
 	}
 	ref := filepath.Join(dir, "ref")
-	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: ref, Workers: 2, Tables: sink.TableNames}); err != nil {
+	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: ref, Workers: 2, Tables: tabledef.Names}); err != nil {
 		t.Fatal(err)
 	}
 	sameSnapshots(t, snapshot(t, out), snapshot(t, ref))
@@ -524,13 +525,13 @@ func TestIncrementalSameSettings(t *testing.T) {
 	dir := t.TempDir()
 	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
 	out := filepath.Join(dir, "out")
-	usage := []string{sink.TableUsage}
+	usage := []string{tabledef.Usage}
 	if _, err := Run(context.Background(), Config{Inputs: inputs[:1], OutDir: out, Workers: 2, Tables: usage, Incremental: true}); err != nil {
 		t.Fatal(err)
 	}
 	before := snapshot(t, out)
 	for _, cfg := range []Config{
-		{Tables: []string{sink.TableUsage, sink.TableConversations}},
+		{Tables: []string{tabledef.Usage, tabledef.Conversations}},
 		{Tables: usage, Minimal: true}, // extract's handlers: no receipts, no hashes
 	} {
 		cfg.Inputs, cfg.OutDir, cfg.Workers, cfg.Incremental = inputs, out, 2, true
@@ -552,7 +553,7 @@ func TestResumeNeedsSameHandlers(t *testing.T) {
 	dir := t.TempDir()
 	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl")
 	out := filepath.Join(dir, "out")
-	usage := []string{sink.TableUsage}
+	usage := []string{tabledef.Usage}
 	failAt(t, Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: usage, Minimal: true}, inputs[1].Path)
 	res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: usage})
 	if err != nil {

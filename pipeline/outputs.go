@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/convbatch/convbatch/outdir"
-	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/parquetout"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // openRun opens the run into Config.OutDir (package outdir): what OUT is
@@ -34,7 +35,7 @@ func (c *Config) openRun() (*outdir.Run, error) {
 }
 
 // tableOptions are Config.TableOptions with the version set.
-func (c *Config) tableOptions() sink.TableOptions {
+func (c *Config) tableOptions() parquetout.TableOptions {
 	opts := c.TableOptions
 	if opts.Version == "" {
 		opts.Version = Version
@@ -47,7 +48,7 @@ func (c *Config) tableOptions() sink.TableOptions {
 func docTables(tables []string) []string {
 	var out []string
 	for _, t := range tables {
-		if t != sink.TableReceipts {
+		if t != tabledef.Receipts {
 			out = append(out, t)
 		}
 	}

@@ -19,8 +19,10 @@ import (
 	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -91,10 +93,10 @@ type Config struct {
 	// KeepReceipts returns every resolved receipt in Result.Receipts.
 	KeepReceipts bool
 	// Tables names the tables to write under OutDir/tables (see
-	// sink.TableNames); none when empty.
+	// tabledef.Names); none when empty.
 	Tables []string
 	// TableOptions size the Parquet output.
-	TableOptions sink.TableOptions
+	TableOptions parquetout.TableOptions
 	// Incremental adds to OutDir instead of replacing its contents: the
 	// inputs it already holds with the same fingerprint are skipped, the
 	// others committed beside them as a new run, and receipts resolved
@@ -216,8 +218,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("Config.Archive %q: must be %q, %q or %q", c.Archive, sink.ArchiveZstd, sink.ArchiveJSONL, sink.ArchiveNone)
 	}
 	for i, name := range c.Tables {
-		if !slices.Contains(sink.TableNames, name) {
-			return fmt.Errorf("Config.Tables[%d] %q: unknown table (tables: %s)", i, name, strings.Join(sink.TableNames, ", "))
+		if !slices.Contains(tabledef.Names, name) {
+			return fmt.Errorf("Config.Tables[%d] %q: unknown table (tables: %s)", i, name, strings.Join(tabledef.Names, ", "))
 		}
 		if slices.Contains(c.Tables[:i], name) {
 			return fmt.Errorf("Config.Tables[%d] %q: named twice", i, name)
@@ -403,7 +405,7 @@ func partitionBy(cfg *Config) string {
 		return ""
 	}
 	if cfg.TableOptions.PartitionBy == "" {
-		return string(sink.PartitionNone)
+		return string(parquetout.PartitionNone)
 	}
 	return string(cfg.TableOptions.PartitionBy)
 }

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
@@ -65,14 +66,14 @@ func Tally(counts *sink.Counts, ctr *sink.Counters, rec *stream.Record, res *tra
 type SegmentOutputs struct {
 	Archive *sink.ArchiveWriter
 	Rejects *sink.RejectWriter
-	Tables  *sink.Tables
+	Tables  *parquetout.Tables
 }
 
 // WriteDocument writes a document of input path: its table rows and its
 // archive line (the document's bytes, without a BOM or CR).
 func (o *SegmentOutputs) WriteDocument(path string, rec *stream.Record, res *transform.Result) error {
 	if o.Tables != nil {
-		d := sink.Doc{File: path, Line: rec.Line, ID: res.ID, Hash: res.Hash, Hashed: res.Hashed, Rows: &res.Rows}
+		d := parquetout.Doc{File: path, Line: rec.Line, ID: res.ID, Hash: res.Hash, Hashed: res.Hashed, Rows: &res.Rows}
 		if err := o.Tables.AddDocument(&d); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
@@ -34,7 +35,7 @@ type Stage struct {
 	// Tables are the tables written per document (every table but
 	// receipts), TableOptions their Parquet options.
 	Tables       []string
-	TableOptions sink.TableOptions
+	TableOptions parquetout.TableOptions
 	// Archive is the write-back format, ZstdLevel and ZstdWorkers its
 	// compression's level and concurrency.
 	Archive     sink.ArchiveFormat
@@ -77,7 +78,7 @@ func (s *Stage) OpenOutputs(txn *sink.Txn, rejectsIndex, rejectsData, archiveNam
 	if len(s.Tables) > 0 {
 		opts := s.TableOptions
 		opts.NoEmptyPart = true
-		out.Tables = sink.NewTables(txn, s.Tables, opts)
+		out.Tables = parquetout.NewTables(txn, s.Tables, opts)
 	}
 	if s.Archive == sink.ArchiveNone {
 		return out, nil

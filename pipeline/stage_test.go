@@ -12,6 +12,7 @@ import (
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -27,7 +28,7 @@ func TestReadSegmentEqualsRun(t *testing.T) {
 	}
 	inputs := expand(t, path)
 	out := filepath.Join(dir, "out")
-	tables, err := sink.ParseTables("all")
+	tables, err := tabledef.Parse("all")
 	if err != nil {
 		t.Fatal(err)
 	}

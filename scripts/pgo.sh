@@ -16,7 +16,7 @@
 #     per-byte work (zstd, SHA-256 of large transcripts, signatures).
 # The binary profiled is built with -pgo=off, so the profile does not feed
 # on an earlier one. Refresh it after a change to the hot paths (stream,
-# jsonscan, transform, verify, sink, pipeline) and say so in the commit;
+# jsonscan, transform, verify, parquetout, sink, pipeline) and say so in the commit;
 # a stale profile only optimizes less, it never changes what convbatch does.
 set -euo pipefail
 cd "$(dirname "$0")/.."

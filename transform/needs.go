@@ -2,8 +2,11 @@ package transform
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // Checks are the optional checks a run does beyond the core checks
@@ -40,103 +43,96 @@ var checkHandlers = []struct {
 	{CheckReceipts, []string{ExtensionConsensus}},
 }
 
-// The table names, as sink.TableNames spells them (sink imports this
-// package, so they are repeated here; a test keeps them equal).
-const (
-	tableUsage         = "usage"
-	tableConversations = "conversations"
-	tableToolCalls     = "tool_calls"
-	tableReceipts      = "receipts"
-	tableTranscripts   = "transcripts"
-)
-
-// ColumnHandlers names, for every column of every table (docs/TABLES.md),
-// the handlers that compute its values; nil for a column that comes from
-// the record alone (source_file, source_line). A handler's own
-// requirements (Manifest.Requires) are added when the registry is
-// selected, so they are not repeated here.
+// ColumnHandlers names, for every column of every table declared in
+// package tabledef (docs/TABLES.md), the handlers that compute its
+// values; nil for a column that comes from the record alone (source_file,
+// source_line). A handler's own requirements (Manifest.Requires) are added
+// when the registry is selected, so they are not repeated here. Needed
+// refuses a table whose entry misses a declared column or names one that
+// is not declared.
 var ColumnHandlers = map[string]map[string][]string{
-	tableUsage: {
-		"conversation_id": {HandlerCoreDocument},
-		"message_index":   {ExtensionUsageMetadata},
-		"message_id":      {ExtensionUsageMetadata},
-		"role":            {ExtensionUsageMetadata},
-		"agent_id":        {ExtensionUsageMetadata}, // reads $.agentId itself
-		"provider":        {ExtensionUsageMetadata},
-		"tokens_input":    {ExtensionUsageMetadata},
-		"tokens_output":   {ExtensionUsageMetadata},
-		"tokens":          {ExtensionUsageMetadata},
-		"cost":            {ExtensionUsageMetadata},
-		"created_at":      {ExtensionUsageMetadata},
-		"source_file":     nil,
-		"source_line":     nil,
+	tabledef.Usage: {
+		tabledef.ColConversationID: {HandlerCoreDocument},
+		tabledef.ColMessageIndex:   {ExtensionUsageMetadata},
+		tabledef.ColMessageID:      {ExtensionUsageMetadata},
+		tabledef.ColRole:           {ExtensionUsageMetadata},
+		tabledef.ColAgentID:        {ExtensionUsageMetadata}, // reads $.agentId itself
+		tabledef.ColProvider:       {ExtensionUsageMetadata},
+		tabledef.ColTokensInput:    {ExtensionUsageMetadata},
+		tabledef.ColTokensOutput:   {ExtensionUsageMetadata},
+		tabledef.ColTokens:         {ExtensionUsageMetadata},
+		tabledef.ColCost:           {ExtensionUsageMetadata},
+		tabledef.ColCreatedAt:      {ExtensionUsageMetadata},
+		tabledef.ColSourceFile:     nil,
+		tabledef.ColSourceLine:     nil,
 	},
-	tableConversations: {
-		"conversation_id":     {HandlerCoreDocument},
-		"title":               {HandlerConversationRow},
-		"created_at":          {HandlerConversationRow},
-		"extensions":          {HandlerConversationRow},
-		"message_count":       {HandlerConversationRow},
-		"agent_id":            {ExtensionAgentContext},
-		"skill_ids":           {ExtensionAgentContext},
-		"swarm_role":          {ExtensionAgentContext},
-		"leader_id":           {ExtensionAgentContext},
-		"tokens_input_total":  {ExtensionUsageMetadata},
-		"tokens_output_total": {ExtensionUsageMetadata},
-		"cost_total":          {ExtensionUsageMetadata},
-		"image_count":         {ExtensionImagesInline, HandlerConversationRow},
-		"image_bytes":         {ExtensionImagesInline, HandlerConversationRow},
-		"tool_call_count":     {ExtensionToolLinkage},
-		"tool_result_orphans": {ExtensionToolLinkage},
+	tabledef.Conversations: {
+		tabledef.ColConversationID:    {HandlerCoreDocument},
+		tabledef.ColTitle:             {HandlerConversationRow},
+		tabledef.ColCreatedAt:         {HandlerConversationRow},
+		tabledef.ColExtensions:        {HandlerConversationRow},
+		tabledef.ColMessageCount:      {HandlerConversationRow},
+		tabledef.ColAgentID:           {ExtensionAgentContext},
+		tabledef.ColSkillIDs:          {ExtensionAgentContext},
+		tabledef.ColSwarmRole:         {ExtensionAgentContext},
+		tabledef.ColLeaderID:          {ExtensionAgentContext},
+		tabledef.ColTokensInputTotal:  {ExtensionUsageMetadata},
+		tabledef.ColTokensOutputTotal: {ExtensionUsageMetadata},
+		tabledef.ColCostTotal:         {ExtensionUsageMetadata},
+		tabledef.ColImageCount:        {ExtensionImagesInline, HandlerConversationRow},
+		tabledef.ColImageBytes:        {ExtensionImagesInline, HandlerConversationRow},
+		tabledef.ColToolCallCount:     {ExtensionToolLinkage},
+		tabledef.ColToolResultOrphans: {ExtensionToolLinkage},
 		// Whether $.consensusReceipt is present: a lookup, no receipt check.
-		"has_receipt":       {HandlerConversationRow},
-		"transcript_sha256": {HandlerTranscriptHash},
-		"source_file":       nil,
-		"source_line":       nil,
+		tabledef.ColHasReceipt:       {HandlerConversationRow},
+		tabledef.ColTranscriptSHA256: {HandlerTranscriptHash},
+		tabledef.ColSourceFile:       nil,
+		tabledef.ColSourceLine:       nil,
 	},
-	tableToolCalls: {
-		"conversation_id":      {HandlerCoreDocument},
-		"message_index":        {ExtensionToolLinkage},
-		"call_id":              {ExtensionToolLinkage},
-		"name":                 {ExtensionToolLinkage},
-		"arguments_bytes":      {ExtensionToolLinkage},
-		"result_message_index": {ExtensionToolLinkage},
-		"answered":             {ExtensionToolLinkage},
-		"source_file":          nil,
-		"source_line":          nil,
+	tabledef.ToolCalls: {
+		tabledef.ColConversationID:     {HandlerCoreDocument},
+		tabledef.ColMessageIndex:       {ExtensionToolLinkage},
+		tabledef.ColCallID:             {ExtensionToolLinkage},
+		tabledef.ColName:               {ExtensionToolLinkage},
+		tabledef.ColArgumentsBytes:     {ExtensionToolLinkage},
+		tabledef.ColResultMessageIndex: {ExtensionToolLinkage},
+		tabledef.ColAnswered:           {ExtensionToolLinkage},
+		tabledef.ColSourceFile:         nil,
+		tabledef.ColSourceLine:         nil,
 	},
 	// Every receipts column is the resolved receipt: the receipt checked
 	// by consensus-receipt, its references resolved at the end of the run
 	// against every document's transcript hash (consensus-receipt requires
 	// transcript-hash).
-	tableReceipts: {
-		"conversation_id":    {HandlerCoreDocument},
-		"algorithm":          {ExtensionConsensus},
-		"signed_at":          {ExtensionConsensus},
-		"quorum_k":           {ExtensionConsensus},
-		"quorum_n":           {ExtensionConsensus},
-		"statements_valid":   {ExtensionConsensus},
-		"statements_invalid": {ExtensionConsensus},
-		"status":             {ExtensionConsensus},
-		"reasons":            {ExtensionConsensus},
-		"payload_hash":       {ExtensionConsensus},
-		"source_file":        nil,
-		"source_line":        nil,
-		"reresolves_run":     {ExtensionConsensus},
+	tabledef.Receipts: {
+		tabledef.ColConversationID:    {HandlerCoreDocument},
+		tabledef.ColAlgorithm:         {ExtensionConsensus},
+		tabledef.ColSignedAt:          {ExtensionConsensus},
+		tabledef.ColQuorumK:           {ExtensionConsensus},
+		tabledef.ColQuorumN:           {ExtensionConsensus},
+		tabledef.ColStatementsValid:   {ExtensionConsensus},
+		tabledef.ColStatementsInvalid: {ExtensionConsensus},
+		tabledef.ColStatus:            {ExtensionConsensus},
+		tabledef.ColReasons:           {ExtensionConsensus},
+		tabledef.ColPayloadHash:       {ExtensionConsensus},
+		tabledef.ColSourceFile:        nil,
+		tabledef.ColSourceLine:        nil,
+		tabledef.ColReresolvesRun:     {ExtensionConsensus},
 	},
-	tableTranscripts: {
-		"conversation_id": {HandlerCoreDocument},
-		"sha256":          {HandlerTranscriptHash},
-		"canonical_bytes": {HandlerTranscriptHash},
-		"source_file":     nil,
-		"source_line":     nil,
+	tabledef.Transcripts: {
+		tabledef.ColConversationID: {HandlerCoreDocument},
+		tabledef.ColSHA256:         {HandlerTranscriptHash},
+		tabledef.ColCanonicalBytes: {HandlerTranscriptHash},
+		tabledef.ColSourceFile:     nil,
+		tabledef.ColSourceLine:     nil,
 	},
 }
 
 // Needed returns the names of the handlers that the checks and every
 // column of the tables need, the core handlers first, each once; their
-// requirements are not added (Registry.Select adds them). An unknown table
-// is an error wrapping ErrRegistry.
+// requirements are not added (Registry.Select adds them). A table that is
+// not declared (tabledef.Lookup), or whose ColumnHandlers entry does not
+// name exactly its declared columns, is an error wrapping ErrRegistry.
 func Needed(checks Checks, tables []string) ([]string, error) {
 	out := []string{HandlerCoreJSON, HandlerCoreDocument}
 	add := func(names ...string) {
@@ -152,17 +148,12 @@ func Needed(checks Checks, tables []string) ([]string, error) {
 		}
 	}
 	for _, table := range tables {
-		cols, ok := ColumnHandlers[table]
-		if !ok {
-			return nil, fmt.Errorf("%w: unknown table %q", ErrRegistry, table)
+		cols, err := columnHandlers(table, ColumnHandlers)
+		if err != nil {
+			return nil, err
 		}
 		// In a fixed order, so that the list does not depend on the map's.
-		names := make([]string, 0, len(cols))
-		for col := range cols {
-			names = append(names, col)
-		}
-		slices.Sort(names)
-		for _, col := range names {
+		for _, col := range slices.Sorted(maps.Keys(cols)) {
 			add(cols[col]...)
 		}
 	}
@@ -184,4 +175,32 @@ func (c Checks) String() string {
 		return "core"
 	}
 	return strings.Join(parts, "+")
+}
+
+// columnHandlers returns the entry of byTable for the declared table: an
+// error wrapping ErrRegistry when the table is not declared, has no
+// entry, or its entry misses a declared column or names one that is not
+// declared.
+func columnHandlers(table string, byTable map[string]map[string][]string) (map[string][]string, error) {
+	decl, ok := tabledef.Lookup(table)
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown table %q", ErrRegistry, table)
+	}
+	cols, ok := byTable[table]
+	if !ok {
+		return nil, fmt.Errorf("%w: table %q has no column handlers", ErrRegistry, table)
+	}
+	for _, c := range decl.Columns {
+		if _, ok := cols[c.Name]; !ok {
+			return nil, fmt.Errorf("%w: column %s.%s names no handlers", ErrRegistry, table, c.Name)
+		}
+	}
+	if len(cols) != len(decl.Columns) {
+		for _, name := range slices.Sorted(maps.Keys(cols)) {
+			if _, ok := decl.Column(name); !ok {
+				return nil, fmt.Errorf("%w: column handlers for %s.%s, which is not declared", ErrRegistry, table, name)
+			}
+		}
+	}
+	return cols, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
 )
 
@@ -111,7 +112,7 @@ func NewSettings(ctx context.Context, output, keys, tables, archive string) (*Se
 	if output == "" {
 		return nil, errors.New("--output is required")
 	}
-	names, err := sink.ParseTables(tables)
+	names, err := tabledef.Parse(tables)
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,10 @@ import (
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -152,7 +154,7 @@ func (f *publishFn) newReport() *sink.Report {
 	}
 	partition := ""
 	if len(tables) > 0 {
-		partition = string(sink.PartitionNone)
+		partition = string(parquetout.PartitionNone)
 	}
 	skipped := f.Skipped
 	if skipped == nil {
@@ -272,9 +274,9 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 	if err := sink.WriteReceipts(txn, outdir.ReceiptsFile, receipts); err != nil {
 		return err
 	}
-	opts := sink.TableOptions{Version: pipeline.Version}
-	if slices.Contains(f.S.Tables, sink.TableReceipts) {
-		t := sink.NewTables(txn, []string{sink.TableReceipts}, opts)
+	opts := parquetout.TableOptions{Version: pipeline.Version}
+	if slices.Contains(f.S.Tables, tabledef.Receipts) {
+		t := parquetout.NewTables(txn, []string{tabledef.Receipts}, opts)
 		err := t.AddReceipts(receipts)
 		if cerr := t.Close(); err == nil {
 			err = cerr
@@ -283,14 +285,14 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 			t.Abort()
 			return err
 		}
-		f.docParts[sink.TableReceipts] = append(f.docParts[sink.TableReceipts], t.Counts()[sink.TableReceipts].Parts...)
+		f.docParts[tabledef.Receipts] = append(f.docParts[tabledef.Receipts], t.Counts()[tabledef.Receipts].Parts...)
 	}
 	for _, name := range f.S.Tables {
-		if name == sink.TableReceipts || len(f.docParts[name]) > 0 {
+		if name == tabledef.Receipts || len(f.docParts[name]) > 0 {
 			continue
 		}
 		// A dataset with no rows still gets one part, with its schema.
-		t := sink.NewTables(txn, []string{name}, opts)
+		t := parquetout.NewTables(txn, []string{name}, opts)
 		if err := t.Close(); err != nil {
 			t.Abort()
 			return err

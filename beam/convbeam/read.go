@@ -14,6 +14,7 @@ import (
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -183,7 +184,7 @@ func receiptKey(input int, line int64) string { return fmt.Sprintf("%06d:%015d",
 // run reads its inputs.
 func (f *readFn) stage() *pipeline.Stage {
 	return &pipeline.Stage{MaxDocBytes: f.S.MaxDocBytes, ZstdMaxWindow: f.S.ZstdMaxWindow, Strict: f.S.Strict,
-		Tables: f.S.docTables(), TableOptions: sink.TableOptions{Version: pipeline.Version},
+		Tables: f.S.docTables(), TableOptions: parquetout.TableOptions{Version: pipeline.Version},
 		Archive: sink.ArchiveFormat(f.S.Archive), ZstdLevel: zstd.SpeedDefault, ZstdWorkers: 1}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -18,7 +19,7 @@ type Settings struct {
 	Output string
 	// Keys is the keyring file, "" for none.
 	Keys string
-	// Tables are the tables to write (sink.ParseTables).
+	// Tables are the tables to write (tabledef.Parse).
 	Tables []string
 	// Archive is the archive write-back format (sink.ArchiveFormat).
 	Archive string
@@ -56,7 +57,7 @@ func (s *Settings) buckets() int {
 func (s *Settings) docTables() []string {
 	var out []string
 	for _, t := range s.Tables {
-		if t != sink.TableReceipts {
+		if t != tabledef.Receipts {
 			out = append(out, t)
 		}
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/apache/arrow/go/v17/parquet/schema"
-
-	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/parquetout"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // KV is one entry of a map cell.
@@ -209,36 +209,30 @@ func cell(t testing.TB, a arrow.Array, i int) any {
 	return nil
 }
 
-// int32Columns are the columns the schema narrows to int32 (counts and
-// indexes within one conversation); every other integer is int64.
-var int32Columns = map[string][]string{
-	sink.TableUsage:         {"message_index"},
-	sink.TableConversations: {"message_count", "image_count", "tool_call_count", "tool_result_orphans"},
-	sink.TableToolCalls:     {"message_index", "result_message_index"},
-	sink.TableReceipts:      {"quorum_k", "quorum_n", "statements_valid", "statements_invalid", "reresolves_run"},
-	sink.TableTranscripts:   {},
-}
-
 // CheckSchema compares a table's schema, as pqarrow reads it back, with
-// sink.Schema, and the Parquet schema with what the Arrow types promise:
-// int32 columns stored as INT32, timestamps as INT64 microseconds adjusted
-// to UTC, non-nullable columns and map keys REQUIRED.
+// parquetout.Schema, and the Parquet schema with what the declared types
+// promise (package tabledef): int32 columns stored as INT32, timestamps
+// as INT64 microseconds adjusted to UTC, non-nullable columns and map
+// keys REQUIRED.
 func CheckSchema(t testing.TB, tb *Table) {
 	t.Helper()
-	want := sink.Schema(tb.Name)
+	want := parquetout.Schema(tb.Name)
 	if !SameFields(tb.Schema, want) {
 		t.Errorf("table %s: read back schema\n%v\nwant\n%v", tb.Name, tb.Schema, want)
 	}
+	// The columns declared int32 (counts and indexes within one
+	// conversation); every other integer is int64.
 	narrow := map[string]bool{}
-	for _, c := range int32Columns[tb.Name] {
-		narrow[c] = true
-		if f, ok := tb.Schema.FieldsByName(c); !ok || f[0].Type.ID() != arrow.INT32 {
-			t.Errorf("table %s: column %s is not int32", tb.Name, c)
+	if decl, ok := tabledef.Lookup(tb.Name); ok {
+		for _, c := range decl.Columns {
+			narrow[c.Name] = c.Type == tabledef.Int32
 		}
+	} else {
+		t.Errorf("table %s is not declared", tb.Name)
 	}
 	for _, f := range tb.Schema.Fields() {
-		if f.Type.ID() == arrow.INT32 && !narrow[f.Name] {
-			t.Errorf("table %s: column %s is int32, not listed as such", tb.Name, f.Name)
+		if (f.Type.ID() == arrow.INT32) != narrow[f.Name] {
+			t.Errorf("table %s: column %s is read back as %s, declared int32: %v", tb.Name, f.Name, f.Type, narrow[f.Name])
 		}
 	}
 	for _, p := range tb.Parts {

@@ -1,4 +1,4 @@
-package sink_test
+package parquetout_test
 
 import (
 	"context"
@@ -19,9 +19,11 @@ import (
 	"github.com/convbatch/convbatch/internal/hyparquettest"
 	"github.com/convbatch/convbatch/internal/pqtest"
 	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -42,11 +44,11 @@ func genConfig(t *testing.T, dir, name string, g gen.Options) pipeline.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pipeline.Config{Inputs: inputs, Archive: sink.ArchiveNone, Keyring: keys, MaxDocBytes: g.MaxDocBytes, Tables: sink.TableNames}
+	return pipeline.Config{Inputs: inputs, Archive: sink.ArchiveNone, Keyring: keys, MaxDocBytes: g.MaxDocBytes, Tables: tabledef.Names}
 }
 
 // runTables runs cfg into out with the table options opts.
-func runTables(t *testing.T, cfg pipeline.Config, out string, opts sink.TableOptions) *pipeline.Result {
+func runTables(t *testing.T, cfg pipeline.Config, out string, opts parquetout.TableOptions) *pipeline.Result {
 	t.Helper()
 	cfg.OutDir, cfg.TableOptions = out, opts
 	res, err := pipeline.Run(context.Background(), cfg)
@@ -65,7 +67,7 @@ func readersArchive(t *testing.T) string {
 	dir := t.TempDir()
 	cfg := genConfig(t, dir, "faulty.jsonl.zst", gen.Options{Conversations: 400, Seed: 13, Faults: 0.05, Tamper: 0.3, MaxDocBytes: 1 << 20})
 	out := filepath.Join(dir, "out")
-	runTables(t, cfg, out, sink.TableOptions{RowGroupBytes: 16 << 10, PartBytes: 64 << 10, BatchRows: 64})
+	runTables(t, cfg, out, parquetout.TableOptions{RowGroupBytes: 16 << 10, PartBytes: 64 << 10, BatchRows: 64})
 	return out
 }
 
@@ -76,12 +78,12 @@ func readersArchive(t *testing.T) string {
 func TestTablesHyparquet(t *testing.T) {
 	out := readersArchive(t)
 	kinds := map[string]int{}
-	for _, name := range sink.TableNames {
+	for _, name := range tabledef.Names {
 		tb := pqtest.ReadTable(t, out, name)
 		if len(tb.Rows) == 0 {
 			t.Errorf("table %s: no rows to compare", name)
 		}
-		if name == sink.TableUsage && (len(tb.Parts) < 2 || len(tb.Parts[0].RGRows) < 2) {
+		if name == tabledef.Usage && (len(tb.Parts) < 2 || len(tb.Parts[0].RGRows) < 2) {
 			t.Errorf("table usage: %d parts, the first with %d row groups; want several of each", len(tb.Parts), len(tb.Parts[0].RGRows))
 		}
 		for _, row := range tb.Rows {
@@ -122,13 +124,13 @@ var (
 // whatever the version and revision.
 func TestCreatedBy(t *testing.T) {
 	for _, v := range []string{pipeline.Version, "v1.2.3", "", "1.0.0 (x)"} {
-		got := sink.CreatedBy(v)
+		got := parquetout.CreatedBy(v)
 		m := javaCreatedBy.FindStringSubmatch(got)
-		if m == nil || m[1] != sink.Application || !javaSemver.MatchString(m[2]) || m[3] == "" {
+		if m == nil || m[1] != parquetout.Application || !javaSemver.MatchString(m[2]) || m[3] == "" {
 			t.Errorf("CreatedBy(%q) = %q: parquet-java reads %q", v, got, m)
 		}
 	}
-	if got, want := sink.CreatedBy(pipeline.Version), "convbatch version "+pipeline.Version+" (build "; !strings.HasPrefix(got, want) {
+	if got, want := parquetout.CreatedBy(pipeline.Version), "convbatch version "+pipeline.Version+" (build "; !strings.HasPrefix(got, want) {
 		t.Errorf("CreatedBy = %q, want the prefix %q", got, want)
 	}
 }
@@ -140,8 +142,8 @@ func TestCreatedBy(t *testing.T) {
 // DuckDB's parquet_metadata, when available, sees the same.
 func TestTablesFooter(t *testing.T) {
 	out := readersArchive(t)
-	want := sink.CreatedBy(pipeline.Version)
-	for _, name := range sink.TableNames {
+	want := parquetout.CreatedBy(pipeline.Version)
+	for _, name := range tabledef.Names {
 		tb := pqtest.ReadTable(t, out, name)
 		for _, p := range tb.Parts {
 			path := filepath.Join(out, "tables", name, p.Name)
@@ -206,11 +208,11 @@ func TestReportTableCounts(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Tables) != len(sink.TableNames) {
-		t.Errorf("report tables %v, want %v", rep.Tables, sink.TableNames)
+	if len(rep.Tables) != len(tabledef.Names) {
+		t.Errorf("report tables %v, want %v", rep.Tables, tabledef.Names)
 	}
 	var parts []string
-	for _, name := range sink.TableNames {
+	for _, name := range tabledef.Names {
 		tb := pqtest.ReadTable(t, out, name)
 		got := rep.Tables[name]
 		if got.Rows != int64(len(tb.Rows)) {
@@ -231,12 +233,12 @@ func TestReportTableCounts(t *testing.T) {
 	if !reflect.DeepEqual(parts, rep.Outputs.Tables) {
 		t.Errorf("report tables' parts %v, outputs.tables %v", parts, rep.Outputs.Tables)
 	}
-	for _, name := range []string{sink.TableConversations, sink.TableTranscripts} {
+	for _, name := range []string{tabledef.Conversations, tabledef.Transcripts} {
 		if n := rep.Tables[name].Rows; n != rep.Totals.Documents {
 			t.Errorf("table %s: %d rows for %d documents", name, n, rep.Totals.Documents)
 		}
 	}
-	if n := len(rep.Tables[sink.TableUsage].Parts); n < 2 {
+	if n := len(rep.Tables[tabledef.Usage].Parts); n < 2 {
 		t.Errorf("usage: %d parts; the test wants several", n)
 	}
 }

@@ -1,4 +1,4 @@
-package sink
+package parquetout
 
 import (
 	"github.com/apache/arrow/go/v17/arrow"
@@ -16,7 +16,7 @@ import (
 //     (and timestamps, all nullable) stay PLAIN: arrow-go up to v17 (ours)
 //     reads a nullable DELTA_BINARY_PACKED int64 column with a decoder
 //     whose DecodeSpaced has a value receiver, so it loses its position
-//     after the first batch and panics (sink's reader tests caught it).
+//     after the first batch and panics (the reader tests caught it).
 //     int32 columns stay PLAIN too: arrow-go's int32 delta encoder goes
 //     through reflection, and on columns of zeros (image_count, ...) took
 //     6 ms per million values where PLAIN and zstd took under 1.

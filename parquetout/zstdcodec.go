@@ -1,10 +1,11 @@
-package sink
+package parquetout
 
 import (
 	"runtime"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -23,7 +24,7 @@ import (
 // (spurious 4-byte matches made every block look incompressible). With
 // WithAllLitEntropyCompression they are Huffman-coded at 840 MB/s: on 1M
 // tiny documents the tables came out 3% smaller and extract took 17% less
-// CPU (see sink/zstdcodec_test.go and the closing note of issue 12).
+// CPU (see parquetout/zstdcodec_test.go and the closing note of issue 12).
 //
 // Each table encodes its pages on a goroutine of its own (see
 // tableWriter), so the shared encoder holds zstdConcurrency states: with
@@ -59,7 +60,7 @@ func zstdEncoder(level int) *zstd.Encoder {
 // one per table that may be written at once, and no more than the CPUs Go
 // uses (each state holds some 1 MiB of match tables at the default level).
 func zstdConcurrency() int {
-	return max(1, min(runtime.GOMAXPROCS(0), len(TableNames)))
+	return max(1, min(runtime.GOMAXPROCS(0), len(tabledef.Names)))
 }
 
 // Encode compresses src at the default level.

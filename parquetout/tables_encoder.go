@@ -1,4 +1,4 @@
-package sink
+package parquetout
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+	"github.com/convbatch/convbatch/sink"
 )
 
 // encoderConfig tunes how a table's records are encoded; the zero value
@@ -74,7 +75,7 @@ type offsetReply struct {
 // name. A panic while encoding becomes that error.
 type encoder struct {
 	name   string
-	txn    *Txn
+	txn    *sink.Txn
 	schema *arrow.Schema
 	props  *parquet.WriterProperties
 	cfg    encoderConfig
@@ -93,12 +94,12 @@ type encoder struct {
 	err error
 
 	// Owned by the goroutine (the caller's when serial).
-	file *File
+	file *sink.File
 	fw   *pqarrow.FileWriter
 }
 
 // newEncoder starts an encoder of the table name, writing parts in txn.
-func newEncoder(name string, txn *Txn, schema *arrow.Schema, props *parquet.WriterProperties, cfg encoderConfig) *encoder {
+func newEncoder(name string, txn *sink.Txn, schema *arrow.Schema, props *parquet.WriterProperties, cfg encoderConfig) *encoder {
 	e := &encoder{name: name, txn: txn, schema: schema, props: props, cfg: cfg, done: make(chan struct{})}
 	if cfg.serial {
 		return e

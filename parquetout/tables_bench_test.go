@@ -1,9 +1,11 @@
-package sink
+package parquetout
 
 import (
 	"strconv"
 	"testing"
 
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -55,7 +57,7 @@ func resetBuilders(t *Tables) {
 // every table (no Parquet encoding: the builders are emptied every 8192
 // documents, outside the timer).
 func BenchmarkTablesAddDocument(b *testing.B) {
-	tables := NewTables(nil, TableNames, TableOptions{BatchRows: 1 << 30})
+	tables := NewTables(nil, tabledef.Names, TableOptions{BatchRows: 1 << 30})
 	defer tables.Abort()
 	d := benchDoc()
 	b.ReportAllocs()
@@ -77,7 +79,7 @@ func BenchmarkTablesAddDocument(b *testing.B) {
 // and conversations tables (no Parquet encoding, as in
 // BenchmarkTablesAddDocument): the writer goroutine's share of issue 12.
 func BenchmarkTablesAddTiny(b *testing.B) {
-	tables := NewTables(nil, []string{TableUsage, TableConversations}, TableOptions{BatchRows: 1 << 30})
+	tables := NewTables(nil, []string{tabledef.Usage, tabledef.Conversations}, TableOptions{BatchRows: 1 << 30})
 	defer tables.Abort()
 	d := tinyDoc()
 	b.ReportAllocs()
@@ -97,7 +99,7 @@ func BenchmarkTablesAddTiny(b *testing.B) {
 
 // BenchmarkTablesAddReceipts measures appending receipts rows.
 func BenchmarkTablesAddReceipts(b *testing.B) {
-	tables := NewTables(nil, []string{TableReceipts}, TableOptions{BatchRows: 1 << 30})
+	tables := NewTables(nil, []string{tabledef.Receipts}, TableOptions{BatchRows: 1 << 30})
 	defer tables.Abort()
 	results := make([]verify.ReceiptResult, 64)
 	for i := range results {
@@ -142,12 +144,12 @@ func tinyDoc() *Doc {
 // is the garbage the writer makes per document, which the collector pays
 // for in proportion to the live heap.
 func BenchmarkTablesWriteTiny(b *testing.B) {
-	txn, err := NewTxn(b.TempDir())
+	txn, err := sink.NewTxn(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer txn.Abort()
-	tables := NewTables(txn, []string{TableUsage, TableConversations}, TableOptions{})
+	tables := NewTables(txn, []string{tabledef.Usage, tabledef.Conversations}, TableOptions{})
 	d := tinyDoc()
 	ids := make([]byte, 0, 8)
 	b.ReportAllocs()

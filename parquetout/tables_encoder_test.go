@@ -1,4 +1,4 @@
-package sink_test
+package parquetout_test
 
 import (
 	"bytes"
@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // readTree returns every regular file under dir by its slash path
@@ -84,13 +86,13 @@ func jitter(seed uint64) func(string) error {
 // encodings are the concurrent encodings compared with the serial one.
 var encodings = []struct {
 	name string
-	enc  sink.EncoderConfig
+	enc  parquetout.EncoderConfig
 }{
-	{"default", sink.EncoderConfig{Depth: 1}},
-	{"unbuffered", sink.EncoderConfig{Depth: 0}},
-	{"deep", sink.EncoderConfig{Depth: 8}},
-	{"jitter", sink.EncoderConfig{Depth: 1, Before: jitter(1)}},
-	{"jitter-deep", sink.EncoderConfig{Depth: 4, Before: jitter(2)}},
+	{"default", parquetout.EncoderConfig{Depth: 1}},
+	{"unbuffered", parquetout.EncoderConfig{Depth: 0}},
+	{"deep", parquetout.EncoderConfig{Depth: 8}},
+	{"jitter", parquetout.EncoderConfig{Depth: 1, Before: jitter(1)}},
+	{"jitter-deep", parquetout.EncoderConfig{Depth: 4, Before: jitter(2)}},
 }
 
 // checkGoroutines fails t if more goroutines run than before, once the
@@ -119,26 +121,28 @@ func TestTablesEncodersSameBytes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   *partitionInput
-		opts sink.TableOptions
+		opts parquetout.TableOptions
 	}{
-		{"flat", newPartitionInput(400, 12, false), sink.TableOptions{BatchRows: 32, RowGroupBytes: 2 << 10, PartBytes: 6 << 10}},
-		{"flat-tiny", newPartitionInput(400, 12, false), sink.TableOptions{BatchRows: 7, RowGroupBytes: 1, PartBytes: 1}},
-		{"day", newPartitionInput(400, 12, true), sink.TableOptions{BatchRows: 64, RowGroupBytes: 2 << 10, PartBytes: 4 << 10, PartitionBy: sink.PartitionDay, MaxOpenPartitions: 2}},
-		{"day-cycle", newPartitionInput(200, 4, false), sink.TableOptions{BatchRows: 32, RowGroupBytes: 2 << 10, PartBytes: 6 << 10, PartitionBy: sink.PartitionDay}},
+		{"flat", newPartitionInput(400, 12, false), parquetout.TableOptions{BatchRows: 32, RowGroupBytes: 2 << 10, PartBytes: 6 << 10}},
+		{"flat-tiny", newPartitionInput(400, 12, false), parquetout.TableOptions{BatchRows: 7, RowGroupBytes: 1, PartBytes: 1}},
+		{"day", newPartitionInput(400, 12, true), parquetout.TableOptions{BatchRows: 64, RowGroupBytes: 2 << 10, PartBytes: 4 << 10, PartitionBy: parquetout.PartitionDay, MaxOpenPartitions: 2}},
+		{"day-cycle", newPartitionInput(200, 4, false), parquetout.TableOptions{BatchRows: 32, RowGroupBytes: 2 << 10, PartBytes: 6 << 10, PartitionBy: parquetout.PartitionDay}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := tc.in
-			write := func(name string, enc sink.EncoderConfig) map[string][]byte {
+			write := func(name string, enc parquetout.EncoderConfig) map[string][]byte {
 				out := filepath.Join(dir, tc.name, name)
-				in.writeWith(t, out, func(txn *sink.Txn) *sink.Tables { return sink.NewTablesWith(txn, sink.TableNames, tc.opts, enc) })
+				in.writeWith(t, out, func(txn *sink.Txn) *parquetout.Tables {
+					return parquetout.NewTablesWith(txn, tabledef.Names, tc.opts, enc)
+				})
 				return readTree(t, out)
 			}
 			before := runtime.NumGoroutine()
-			want := write("serial", sink.EncoderConfig{Serial: true})
+			want := write("serial", parquetout.EncoderConfig{Serial: true})
 			for _, e := range encodings {
 				n := sameParts(t, e.name, want, write(e.name, e.enc))
 				t.Logf("%s: %d parts", e.name, n)
-				if n < 2*len(sink.TableNames) {
+				if n < 2*len(tabledef.Names) {
 					t.Errorf("%s: %d parts, want several per table", e.name, n)
 				}
 			}
@@ -154,15 +158,15 @@ func TestTablesEncodersSameBytes(t *testing.T) {
 func TestTablesEncodersSameBytesPipeline(t *testing.T) {
 	dir := t.TempDir()
 	cfg := genConfig(t, dir, "in.jsonl.zst", gen.Options{Bytes: 2 << 20, Seed: 77, Faults: 0.02, Tamper: 0.2, MaxDocBytes: 1 << 20})
-	for _, part := range []sink.Partitioning{sink.PartitionNone, sink.PartitionDay} {
-		opts := sink.TableOptions{RowGroupBytes: 16 << 10, PartBytes: 48 << 10, BatchRows: 100, PartitionBy: part}
-		run := func(name string, enc sink.EncoderConfig) map[string][]byte {
-			defer sink.SetDefaultEncoding(enc)()
+	for _, part := range []parquetout.Partitioning{parquetout.PartitionNone, parquetout.PartitionDay} {
+		opts := parquetout.TableOptions{RowGroupBytes: 16 << 10, PartBytes: 48 << 10, BatchRows: 100, PartitionBy: part}
+		run := func(name string, enc parquetout.EncoderConfig) map[string][]byte {
+			defer parquetout.SetDefaultEncoding(enc)()
 			out := filepath.Join(dir, string(part)+"-"+name)
 			runTables(t, cfg, out, opts)
 			return readTree(t, filepath.Join(out, "tables"))
 		}
-		want := run("serial", sink.EncoderConfig{Serial: true})
+		want := run("serial", parquetout.EncoderConfig{Serial: true})
 		for _, e := range encodings[:4] {
 			n := sameParts(t, string(part)+" "+e.name, want, run(e.name, e.enc))
 			t.Logf("%s %s: %d parts", part, e.name, n)
@@ -179,18 +183,18 @@ func TestTablesEncoderError(t *testing.T) {
 	in := newPartitionInput(2000, 3, false)
 	for _, tc := range []struct {
 		name  string
-		opts  sink.TableOptions
+		opts  parquetout.TableOptions
 		fail  string // the operation that fails
 		after int    // after this many of them
 		panic bool
 	}{
-		{"write", sink.TableOptions{BatchRows: 16}, "write", 3, false},
-		{"open", sink.TableOptions{BatchRows: 16}, "open", 0, false},
-		{"offset", sink.TableOptions{BatchRows: 16, RowGroupBytes: 1}, "offset", 2, false},
-		{"close", sink.TableOptions{BatchRows: 16, RowGroupBytes: 1, PartBytes: 1}, "close", 1, false},
-		{"panic", sink.TableOptions{BatchRows: 16}, "write", 2, true},
-		{"day", sink.TableOptions{BatchRows: 16, PartitionBy: sink.PartitionDay, MaxOpenPartitions: 2}, "write", 5, false},
-		{"day-close", sink.TableOptions{BatchRows: 16, PartitionBy: sink.PartitionDay, MaxOpenPartitions: 1}, "close", 2, false},
+		{"write", parquetout.TableOptions{BatchRows: 16}, "write", 3, false},
+		{"open", parquetout.TableOptions{BatchRows: 16}, "open", 0, false},
+		{"offset", parquetout.TableOptions{BatchRows: 16, RowGroupBytes: 1}, "offset", 2, false},
+		{"close", parquetout.TableOptions{BatchRows: 16, RowGroupBytes: 1, PartBytes: 1}, "close", 1, false},
+		{"panic", parquetout.TableOptions{BatchRows: 16}, "write", 2, true},
+		{"day", parquetout.TableOptions{BatchRows: 16, PartitionBy: parquetout.PartitionDay, MaxOpenPartitions: 2}, "write", 5, false},
+		{"day-close", parquetout.TableOptions{BatchRows: 16, PartitionBy: parquetout.PartitionDay, MaxOpenPartitions: 1}, "close", 2, false},
 	} {
 		for _, serial := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s-serial=%v", tc.name, serial), func(t *testing.T) {
@@ -210,7 +214,7 @@ func TestTablesEncoderError(t *testing.T) {
 					}
 					return boom
 				}
-				tb := sink.NewTablesWith(txn, []string{sink.TableUsage}, tc.opts, sink.EncoderConfig{Serial: serial, Depth: 1, Before: hook})
+				tb := parquetout.NewTablesWith(txn, []string{tabledef.Usage}, tc.opts, parquetout.EncoderConfig{Serial: serial, Depth: 1, Before: hook})
 				var first error
 				for i := range in.docs {
 					if err := tb.AddDocument(&in.docs[i]); err != nil {
@@ -253,7 +257,7 @@ func TestTablesEncoderError(t *testing.T) {
 // stopped, and the Txn removes the parts.
 func TestTablesAbortStopsEncoders(t *testing.T) {
 	in := newPartitionInput(300, 4, false)
-	for _, part := range []sink.Partitioning{sink.PartitionNone, sink.PartitionDay} {
+	for _, part := range []parquetout.Partitioning{parquetout.PartitionNone, parquetout.PartitionDay} {
 		before := runtime.NumGoroutine()
 		out := t.TempDir()
 		txn, err := sink.NewTxn(out)
@@ -261,7 +265,7 @@ func TestTablesAbortStopsEncoders(t *testing.T) {
 			t.Fatal(err)
 		}
 		slow := func(string) error { time.Sleep(200 * time.Microsecond); return nil }
-		tb := sink.NewTablesWith(txn, sink.TableNames, sink.TableOptions{BatchRows: 8, PartitionBy: part, MaxOpenPartitions: 2}, sink.EncoderConfig{Depth: 2, Before: slow})
+		tb := parquetout.NewTablesWith(txn, tabledef.Names, parquetout.TableOptions{BatchRows: 8, PartitionBy: part, MaxOpenPartitions: 2}, parquetout.EncoderConfig{Depth: 2, Before: slow})
 		for i := range in.docs {
 			if err := tb.AddDocument(&in.docs[i]); err != nil {
 				t.Fatal(err)

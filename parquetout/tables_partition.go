@@ -1,4 +1,4 @@
-package sink
+package parquetout
 
 import (
 	"cmp"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/convbatch/convbatch/sink"
 )
 
 // Partitioning is how the tables are split into Hive-style partitions
@@ -99,7 +101,7 @@ func dayName(day int64) string {
 // that keep returning to many days at once make many small parts.
 type partitions struct {
 	name string
-	txn  *Txn
+	txn  *sink.Txn
 	opts TableOptions
 	info tableInfo
 	enc  encoderConfig
@@ -116,7 +118,7 @@ type partitions struct {
 	maxOpen int
 }
 
-func newPartitions(name string, txn *Txn, opts TableOptions, info tableInfo, enc encoderConfig) *partitions {
+func newPartitions(name string, txn *sink.Txn, opts TableOptions, info tableInfo, enc encoderConfig) *partitions {
 	return &partitions{name: name, txn: txn, opts: opts, info: info, enc: enc, byDay: map[int64]*tableWriter{}}
 }
 

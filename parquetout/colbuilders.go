@@ -1,4 +1,4 @@
-package sink
+package parquetout
 
 import (
 	"unsafe"
@@ -16,7 +16,7 @@ import (
 // bit set, where an Arrow builder's Append makes three or four calls that
 // each check capacity again, one of them through a closure (a profile of
 // tiny documents, issue 12, showed Arrow's appends as most of the writer
-// goroutine's time in the sink).
+// goroutine's time in the table writer).
 //
 // The arrays they make are the ones Arrow's builders make from the same
 // appends, down to the length of every buffer: the validity bitmap is

@@ -1,4 +1,4 @@
-package sink_test
+package parquetout_test
 
 import (
 	"fmt"
@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -39,17 +41,17 @@ func TestDayPartition(t *testing.T) {
 		{us("0000-01-01T00:00:00Z") - 1, true, "day=-1-12-31"},
 		{0, false, "day=__HIVE_DEFAULT_PARTITION__"},
 	} {
-		if got := sink.DayPartition(tc.us, tc.valid); got != tc.want {
+		if got := parquetout.DayPartition(tc.us, tc.valid); got != tc.want {
 			t.Errorf("DayPartition(%d, %v) = %q, want %q", tc.us, tc.valid, got, tc.want)
 		}
 	}
 	for _, s := range []string{"none", "day"} {
-		if p, err := sink.ParsePartitioning(s); err != nil || string(p) != s {
+		if p, err := parquetout.ParsePartitioning(s); err != nil || string(p) != s {
 			t.Errorf("ParsePartitioning(%q) = %q, %v", s, p, err)
 		}
 	}
 	for _, s := range []string{"", "Day", "hour", "month"} {
-		if _, err := sink.ParsePartitioning(s); err == nil {
+		if _, err := parquetout.ParsePartitioning(s); err == nil {
 			t.Errorf("ParsePartitioning(%q): no error", s)
 		}
 	}
@@ -63,7 +65,7 @@ const microsPerDay = 86_400_000_000
 // document) and a tool call, and a receipt for every third document signed
 // on the document's day. ordered keeps the days in order instead.
 type partitionInput struct {
-	docs     []sink.Doc
+	docs     []parquetout.Doc
 	receipts []verify.ReceiptResult
 }
 
@@ -86,7 +88,7 @@ func newPartitionInput(docs, days int, ordered bool) *partitionInput {
 			ToolCalls: []transform.ToolCallRow{{MessageIndex: 1}},
 		}
 		line := int64(i + 1)
-		in.docs = append(in.docs, sink.Doc{File: "in.jsonl", Line: line, ID: fmt.Sprintf("conv-%d", i), Rows: rows})
+		in.docs = append(in.docs, parquetout.Doc{File: "in.jsonl", Line: line, ID: fmt.Sprintf("conv-%d", i), Rows: rows})
 		if i%3 == 0 {
 			r := verify.ReceiptResult{ConversationID: fmt.Sprintf("conv-%d", i), Status: verify.Status("valid"), Reasons: []string{}, File: "in.jsonl", Line: line}
 			if at.Valid {
@@ -99,14 +101,14 @@ func newPartitionInput(docs, days int, ordered bool) *partitionInput {
 }
 
 // write writes the input's tables into out and returns the Tables.
-func (in *partitionInput) write(t *testing.T, out string, opts sink.TableOptions) *sink.Tables {
+func (in *partitionInput) write(t *testing.T, out string, opts parquetout.TableOptions) *parquetout.Tables {
 	t.Helper()
-	return in.writeWith(t, out, func(txn *sink.Txn) *sink.Tables { return sink.NewTables(txn, sink.TableNames, opts) })
+	return in.writeWith(t, out, func(txn *sink.Txn) *parquetout.Tables { return parquetout.NewTables(txn, tabledef.Names, opts) })
 }
 
 // writeWith writes the input's tables into out with the Tables newTables
 // makes, and returns them.
-func (in *partitionInput) writeWith(t *testing.T, out string, newTables func(*sink.Txn) *sink.Tables) *sink.Tables {
+func (in *partitionInput) writeWith(t *testing.T, out string, newTables func(*sink.Txn) *parquetout.Tables) *parquetout.Tables {
 	t.Helper()
 	txn, err := sink.NewTxn(out)
 	if err != nil {
@@ -118,19 +120,8 @@ func (in *partitionInput) writeWith(t *testing.T, out string, newTables func(*si
 			t.Fatal(err)
 		}
 	}
-	sink.FinishTables(t, txn, tb, in.receipts)
+	parquetout.FinishTables(t, txn, tb, in.receipts)
 	return tb
-}
-
-// partitionTimes are the columns whose day is each table's partition, as
-// docs/TABLES.md gives them; "" for the document's created_at, found in
-// conversations.
-var partitionTimes = map[string]string{
-	sink.TableUsage:         "created_at",
-	sink.TableConversations: "created_at",
-	sink.TableToolCalls:     "",
-	sink.TableTranscripts:   "",
-	sink.TableReceipts:      "signed_at",
 }
 
 var partitionDir = regexp.MustCompile(`^day=(\d{4}-\d\d-\d\d|__HIVE_DEFAULT_PARTITION__)$`)
@@ -140,25 +131,27 @@ var partitionDir = regexp.MustCompile(`^day=(\d{4}-\d\d-\d\d|__HIVE_DEFAULT_PART
 // rows are the flat table's rows of that day, in the same order, in parts
 // numbered from 00000; Parts and Counts list the parts in directory order.
 // It returns the number of parts of each table.
-func checkPartitioned(t *testing.T, out, flat string, tb *sink.Tables) map[string]int {
+func checkPartitioned(t *testing.T, out, flat string, tb *parquetout.Tables) map[string]int {
 	t.Helper()
 	docDay := map[int64]string{} // source_line → the document's partition
-	conv := pqtest.ReadTable(t, flat, sink.TableConversations)
+	conv := pqtest.ReadTable(t, flat, tabledef.Conversations)
 	for r := range conv.Rows {
 		at, ok := conv.Get(t, r, "created_at").(pqtest.Micros)
-		docDay[conv.Get(t, r, "source_line").(int64)] = sink.DayPartition(int64(at), ok)
+		docDay[conv.Get(t, r, "source_line").(int64)] = parquetout.DayPartition(int64(at), ok)
 	}
 	counts := tb.Counts()
 	var parts []string
 	nparts := map[string]int{}
-	for _, name := range sink.TableNames {
+	for _, name := range tabledef.Names {
 		want := pqtest.ReadTable(t, flat, name)
 		byDay := map[string][][]any{}
 		for r, row := range want.Rows {
 			var day string
-			if col := partitionTimes[name]; col != "" {
+			// The declared partition column; none: the document's created_at,
+			// found in conversations.
+			if col := tabledef.MustLookup(name).PartitionColumn; col != "" {
 				at, ok := want.Get(t, r, col).(pqtest.Micros)
-				day = sink.DayPartition(int64(at), ok)
+				day = parquetout.DayPartition(int64(at), ok)
 			} else {
 				day = docDay[want.Get(t, r, "source_line").(int64)]
 			}
@@ -178,7 +171,7 @@ func checkPartitioned(t *testing.T, out, flat string, tb *sink.Tables) map[strin
 		}
 		// The null partition sorts last in Parts and Counts.
 		slices.SortFunc(dirs, func(a, b string) int {
-			an, bn := a == "day="+sink.NullPartition, b == "day="+sink.NullPartition
+			an, bn := a == "day="+parquetout.NullPartition, b == "day="+parquetout.NullPartition
 			switch {
 			case an != bn && an:
 				return 1
@@ -229,31 +222,31 @@ func TestTablesPartitionedOpenBound(t *testing.T) {
 	in := newPartitionInput(72, 12, false)
 	dir := t.TempDir()
 	flat := filepath.Join(dir, "flat")
-	small := sink.TableOptions{BatchRows: 8}
+	small := parquetout.TableOptions{BatchRows: 8}
 	in.write(t, flat, small)
 
 	for _, tc := range []struct {
 		name string
-		opts sink.TableOptions
+		opts parquetout.TableOptions
 	}{
-		{"open3", sink.TableOptions{BatchRows: 8, PartitionBy: sink.PartitionDay, MaxOpenPartitions: 3}},
-		{"open1", sink.TableOptions{BatchRows: 8, PartitionBy: sink.PartitionDay, MaxOpenPartitions: 1}},
+		{"open3", parquetout.TableOptions{BatchRows: 8, PartitionBy: parquetout.PartitionDay, MaxOpenPartitions: 3}},
+		{"open1", parquetout.TableOptions{BatchRows: 8, PartitionBy: parquetout.PartitionDay, MaxOpenPartitions: 1}},
 		// The default bound, 8, is still below the 13 partitions of
 		// conversations (12 days and the null one; usage has 14).
-		{"default", sink.TableOptions{BatchRows: 8, PartitionBy: sink.PartitionDay}},
+		{"default", parquetout.TableOptions{BatchRows: 8, PartitionBy: parquetout.PartitionDay}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(dir, tc.name)
 			tb := in.write(t, out, tc.opts)
 			limit := tc.opts.MaxOpenPartitions
 			if limit == 0 {
-				limit = sink.DefaultMaxOpenPartitions
+				limit = parquetout.DefaultMaxOpenPartitions
 			}
-			for _, name := range sink.TableNames {
-				got := sink.MaxOpenPartitions(tb, name)
+			for _, name := range tabledef.Names {
+				got := parquetout.MaxOpenPartitions(tb, name)
 				// receipts have 5 partitions only (every third document,
 				// 4 days and the null one)
-				if got > limit || got < min(limit, 5) || (got != limit && name != sink.TableReceipts) {
+				if got > limit || got < min(limit, 5) || (got != limit && name != tabledef.Receipts) {
 					t.Errorf("table %s: %d partitions open at most, want the bound %d", name, got, limit)
 				}
 			}
@@ -262,8 +255,8 @@ func TestTablesPartitionedOpenBound(t *testing.T) {
 			// Cycling through 13 partitions with fewer open closes each
 			// one before it comes back: a part per visit of a partition
 			// that has rows in a batch.
-			if nparts[sink.TableConversations] <= 13 {
-				t.Errorf("conversations: %d parts, want more than one per partition", nparts[sink.TableConversations])
+			if nparts[tabledef.Conversations] <= 13 {
+				t.Errorf("conversations: %d parts, want more than one per partition", nparts[tabledef.Conversations])
 			}
 		})
 	}
@@ -276,13 +269,13 @@ func TestTablesPartitionedInOrder(t *testing.T) {
 	in := newPartitionInput(300, 10, true)
 	dir := t.TempDir()
 	flat := filepath.Join(dir, "flat")
-	in.write(t, flat, sink.TableOptions{BatchRows: 8})
+	in.write(t, flat, parquetout.TableOptions{BatchRows: 8})
 	out := filepath.Join(dir, "day")
-	tb := in.write(t, out, sink.TableOptions{BatchRows: 8, PartitionBy: sink.PartitionDay, MaxOpenPartitions: 4})
+	tb := in.write(t, out, parquetout.TableOptions{BatchRows: 8, PartitionBy: parquetout.PartitionDay, MaxOpenPartitions: 4})
 	nparts := checkPartitioned(t, out, flat, tb)
 	want := map[string]int{
-		sink.TableUsage: 12, sink.TableConversations: 11, sink.TableToolCalls: 11,
-		sink.TableTranscripts: 11, sink.TableReceipts: 11,
+		tabledef.Usage: 12, tabledef.Conversations: 11, tabledef.ToolCalls: 11,
+		tabledef.Transcripts: 11, tabledef.Receipts: 11,
 	}
 	if !reflect.DeepEqual(nparts, want) {
 		t.Errorf("parts per table %v, want one per partition %v", nparts, want)
@@ -294,12 +287,12 @@ func TestTablesPartitionedInOrder(t *testing.T) {
 func TestTablesPartitionedEmpty(t *testing.T) {
 	out := t.TempDir()
 	in := &partitionInput{}
-	tb := in.write(t, out, sink.TableOptions{PartitionBy: sink.PartitionDay})
+	tb := in.write(t, out, parquetout.TableOptions{PartitionBy: parquetout.PartitionDay})
 	var want []string
-	for _, name := range sink.TableNames {
+	for _, name := range tabledef.Names {
 		want = append(want, "tables/"+name+"/day=__HIVE_DEFAULT_PARTITION__/part-00000.parquet")
-		got := pqtest.ReadTable(t, out, name+"/day="+sink.NullPartition)
-		if len(got.Rows) != 0 || !pqtest.SameFields(got.Schema, sink.Schema(name)) {
+		got := pqtest.ReadTable(t, out, name+"/day="+parquetout.NullPartition)
+		if len(got.Rows) != 0 || !pqtest.SameFields(got.Schema, parquetout.Schema(name)) {
 			t.Errorf("table %s: %d rows, schema %v", name, len(got.Rows), got.Schema)
 		}
 	}
@@ -315,7 +308,7 @@ func TestTablesPartitionBad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer txn.Abort()
-	tb := sink.NewTables(txn, sink.TableNames, sink.TableOptions{PartitionBy: "week"})
+	tb := parquetout.NewTables(txn, tabledef.Names, parquetout.TableOptions{PartitionBy: "week"})
 	if err := tb.AddDocument(&newPartitionInput(1, 1, true).docs[0]); err == nil {
 		t.Error("AddDocument: no error")
 	}
@@ -332,7 +325,7 @@ func TestTablesPartitionedBudget(t *testing.T) {
 	in := newPartitionInput(72, 2, false)
 	dir := t.TempDir()
 	flat := filepath.Join(dir, "flat")
-	in.write(t, flat, sink.TableOptions{BatchRows: 8})
+	in.write(t, flat, parquetout.TableOptions{BatchRows: 8})
 	for _, tc := range []struct {
 		name    string
 		rgBytes int64
@@ -342,10 +335,10 @@ func TestTablesPartitionedBudget(t *testing.T) {
 		{"tiny", 1, false},
 	} {
 		out := filepath.Join(dir, tc.name)
-		tb := in.write(t, out, sink.TableOptions{BatchRows: 8, RowGroupBytes: tc.rgBytes, PartitionBy: sink.PartitionDay})
+		tb := in.write(t, out, parquetout.TableOptions{BatchRows: 8, RowGroupBytes: tc.rgBytes, PartitionBy: parquetout.PartitionDay})
 		nparts := checkPartitioned(t, out, flat, tb)
 		t.Logf("%s: parts per table %v", tc.name, nparts)
-		if n := nparts[sink.TableConversations]; (n == 3) != tc.oneEach {
+		if n := nparts[tabledef.Conversations]; (n == 3) != tc.oneEach {
 			t.Errorf("%s: conversations in %d parts over 3 partitions", tc.name, n)
 		}
 	}
@@ -360,7 +353,7 @@ func BenchmarkTablesPartitioned(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer txn.Abort()
-	tables := sink.NewTables(txn, sink.TableNames, sink.TableOptions{PartitionBy: sink.PartitionDay})
+	tables := parquetout.NewTables(txn, tabledef.Names, parquetout.TableOptions{PartitionBy: parquetout.PartitionDay})
 	defer tables.Abort()
 	in := newPartitionInput(3, 3, false)
 	b.ReportAllocs()

@@ -1,15 +1,16 @@
-package sink
+package parquetout
 
 import (
 	"testing"
 
+	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/verify"
 )
 
 // FinishTables adds the receipts to tables, closes them and commits txn,
 // failing t at the first error: the end every test that writes tables
 // shares.
-func FinishTables(t testing.TB, txn *Txn, tables *Tables, receipts []verify.ReceiptResult) {
+func FinishTables(t testing.TB, txn *sink.Txn, tables *Tables, receipts []verify.ReceiptResult) {
 	t.Helper()
 	if err := tables.AddReceipts(receipts); err != nil {
 		t.Fatal(err)
@@ -31,7 +32,7 @@ func MaxOpenPartitions(t *Tables, name string) int {
 	return 0
 }
 
-// EncoderConfig is encoderConfig for the tests of package sink_test.
+// EncoderConfig is encoderConfig for the tests of package parquetout_test.
 type EncoderConfig struct {
 	// Serial encodes on the caller's goroutine.
 	Serial bool
@@ -46,7 +47,7 @@ func (c EncoderConfig) config() encoderConfig {
 }
 
 // NewTablesWith is NewTables encoding as c says.
-func NewTablesWith(txn *Txn, names []string, opts TableOptions, c EncoderConfig) *Tables {
+func NewTablesWith(txn *sink.Txn, names []string, opts TableOptions, c EncoderConfig) *Tables {
 	return newTables(txn, names, opts, c.config())
 }
 

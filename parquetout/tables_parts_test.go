@@ -1,4 +1,4 @@
-package sink_test
+package parquetout_test
 
 import (
 	"fmt"
@@ -9,7 +9,8 @@ import (
 
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/internal/pqtest"
-	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/parquetout"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // TestTablesPartsAndRowGroups runs the pipeline with small row groups and
@@ -20,14 +21,14 @@ import (
 func TestTablesPartsAndRowGroups(t *testing.T) {
 	dir := t.TempDir()
 	cfg := genConfig(t, dir, "big.jsonl.zst", gen.Options{Bytes: 6 << 20, Seed: 55, MaxDocBytes: 64 << 20})
-	run := func(out string, opts sink.TableOptions) {
+	run := func(out string, opts parquetout.TableOptions) {
 		t.Helper()
 		runTables(t, cfg, out, opts)
 	}
 	def := filepath.Join(dir, "default")
-	run(def, sink.TableOptions{})
+	run(def, parquetout.TableOptions{})
 	reference := map[string]*pqtest.Table{}
-	for _, name := range sink.TableNames {
+	for _, name := range tabledef.Names {
 		reference[name] = pqtest.ReadTable(t, def, name)
 		if n := len(reference[name].Parts); n != 1 {
 			t.Errorf("table %s: default sizes wrote %d parts", name, n)
@@ -38,19 +39,19 @@ func TestTablesPartsAndRowGroups(t *testing.T) {
 	// sizes are small: an Arrow size of 64 KiB is some 16 KB of zstd
 	// Parquet for usage.
 	for _, tc := range []struct {
-		opts sink.TableOptions
+		opts parquetout.TableOptions
 		// tables expected to span several parts, and several row groups
 		// in every part but the last
 		multiPart, multiRowGroup []string
 	}{
-		{sink.TableOptions{RowGroupBytes: 64 << 10, PartBytes: 256 << 10, BatchRows: 256},
-			nil, []string{sink.TableUsage, sink.TableConversations}},
-		{sink.TableOptions{RowGroupBytes: 16 << 10, PartBytes: 16 << 10, BatchRows: 64},
-			[]string{sink.TableUsage, sink.TableConversations}, nil},
+		{parquetout.TableOptions{RowGroupBytes: 64 << 10, PartBytes: 256 << 10, BatchRows: 256},
+			nil, []string{tabledef.Usage, tabledef.Conversations}},
+		{parquetout.TableOptions{RowGroupBytes: 16 << 10, PartBytes: 16 << 10, BatchRows: 64},
+			[]string{tabledef.Usage, tabledef.Conversations}, nil},
 	} {
 		out := filepath.Join(dir, fmt.Sprintf("rg%d-part%d-batch%d", tc.opts.RowGroupBytes, tc.opts.PartBytes, tc.opts.BatchRows))
 		run(out, tc.opts)
-		for _, name := range sink.TableNames {
+		for _, name := range tabledef.Names {
 			tb := pqtest.ReadTable(t, out, name) // checks the part names
 			var desc []string
 			for i, p := range tb.Parts {

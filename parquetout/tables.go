@@ -1,61 +1,18 @@
-package sink
+package parquetout
 
 import (
 	"encoding/hex"
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
 	"github.com/convbatch/convbatch/verify"
 )
-
-// Table names.
-const (
-	TableUsage         = "usage"
-	TableConversations = "conversations"
-	TableToolCalls     = "tool_calls"
-	TableReceipts      = "receipts"
-	TableTranscripts   = "transcripts"
-)
-
-// TableNames lists every table in the order they are described in
-// docs/TABLES.md.
-var TableNames = []string{TableUsage, TableConversations, TableToolCalls, TableReceipts, TableTranscripts}
-
-// ParseTables parses the --tables flag: "all", "none", or a comma-separated
-// list of names, in any case.
-func ParseTables(s string) ([]string, error) {
-	s = strings.ToLower(s)
-	switch s {
-	case "all", "":
-		return append([]string{}, TableNames...), nil
-	case "none":
-		return nil, nil
-	}
-	var out []string
-	for _, name := range strings.Split(s, ",") {
-		name = strings.TrimSpace(name)
-		ok := false
-		for _, known := range TableNames {
-			ok = ok || known == name
-		}
-		if !ok {
-			return nil, fmt.Errorf("unknown table %q (tables: %s, or all, none)", name, strings.Join(TableNames, ", "))
-		}
-		dup := false
-		for _, prev := range out {
-			dup = dup || prev == name
-		}
-		if !dup {
-			out = append(out, name)
-		}
-	}
-	return out, nil
-}
 
 // tableInfo is what the writer needs of a table's declaration, whatever
 // the type of its rows.
@@ -76,8 +33,8 @@ var tables = func() map[string]tableInfo {
 
 // Schema returns the Arrow schema of the named table (docs/TABLES.md
 // describes every column), or nil for an unknown name. The schema is
-// derived from the table's column declarations (table_*.go), the same ones
-// its rows are appended with.
+// derived from the table's declaration (package tabledef), to whose
+// columns the getters its rows are appended with are bound (table_*.go).
 func Schema(name string) *arrow.Schema {
 	if t := tables[name]; t != nil {
 		return t.tableSchema()
@@ -149,7 +106,7 @@ func (o *TableOptions) defaults() {
 // OUT/tables/<name>/day=YYYY-MM-DD/part-NNNNN.parquet, zstd-compressed,
 // through the Txn.
 type Tables struct {
-	txn     *Txn
+	txn     *sink.Txn
 	opts    TableOptions
 	writers map[string]*tableWriter
 	// parts are the tables' partitions when partitioned, by name; writers
@@ -188,8 +145,8 @@ type docRow struct {
 
 // sha256Col is the nullable utf8 column of the document's transcript hash
 // in hex, null when the document has none.
-func sha256Col(name string) column[*docRow] {
-	return optBytesCol(name, func(d *docRow) ([]byte, bool) { return d.sha256[:], d.Hashed })
+func sha256Col() column[*docRow] {
+	return optBytesCol(func(d *docRow) ([]byte, bool) { return d.sha256[:], d.Hashed })
 }
 
 // NewTables starts the named tables in txn. An unknown opts.PartitionBy
@@ -197,7 +154,7 @@ func sha256Col(name string) column[*docRow] {
 //
 // Each table's records are encoded and compressed on a goroutine of its
 // own (see tableWriter); Close waits for them all, as does Abort.
-func NewTables(txn *Txn, names []string, opts TableOptions) *Tables {
+func NewTables(txn *sink.Txn, names []string, opts TableOptions) *Tables {
 	return newTables(txn, names, opts, defaultEncoderConfig)
 }
 
@@ -205,7 +162,7 @@ func NewTables(txn *Txn, names []string, opts TableOptions) *Tables {
 var defaultEncoderConfig = encoderConfig{depth: 1}
 
 // newTables is NewTables with the encoding set by enc.
-func newTables(txn *Txn, names []string, opts TableOptions, enc encoderConfig) *Tables {
+func newTables(txn *sink.Txn, names []string, opts TableOptions, enc encoderConfig) *Tables {
 	opts.defaults()
 	t := &Tables{txn: txn, opts: opts, writers: map[string]*tableWriter{}, parts: map[string]*partitions{}, names: names, enc: enc}
 	if _, err := ParsePartitioning(string(opts.PartitionBy)); err != nil {
@@ -223,15 +180,15 @@ func newTables(txn *Txn, names []string, opts TableOptions, enc encoderConfig) *
 			t.writers[name] = w
 		}
 		switch name {
-		case TableUsage:
+		case tabledef.Usage:
 			t.usage = newRowWriter(w, p, usageTable)
-		case TableConversations:
+		case tabledef.Conversations:
 			t.conversations = newRowWriter(w, p, conversationsTable)
-		case TableToolCalls:
+		case tabledef.ToolCalls:
 			t.toolCalls = newRowWriter(w, p, toolCallsTable)
-		case TableReceipts:
+		case tabledef.Receipts:
 			t.receipts = newRowWriter(w, p, receiptsTable)
-		case TableTranscripts:
+		case tabledef.Transcripts:
 			t.transcripts = newRowWriter(w, p, transcriptsTable)
 		}
 	}
@@ -389,14 +346,14 @@ func (t *Tables) Parts() []string {
 
 // Counts returns the rows written to each table and to each of its parts,
 // by table name, for the report. Call it after Close.
-func (t *Tables) Counts() map[string]TableCounts {
-	out := map[string]TableCounts{}
+func (t *Tables) Counts() map[string]sink.TableCounts {
+	out := map[string]sink.TableCounts{}
 	for _, name := range t.names {
-		c := TableCounts{Parts: []PartCounts{}}
+		c := sink.TableCounts{Parts: []sink.PartCounts{}}
 		for _, w := range t.tableWriters(name) {
 			c.Rows += w.total
 			for i, rel := range w.parts {
-				c.Parts = append(c.Parts, PartCounts{Path: rel, Rows: w.partRows[i]})
+				c.Parts = append(c.Parts, sink.PartCounts{Path: rel, Rows: w.partRows[i]})
 			}
 		}
 		out[name] = c
@@ -448,7 +405,7 @@ type tableWriter struct {
 	// partition is the partition's directory name ("day=2026-11-29"),
 	// empty when the table is not partitioned.
 	partition string
-	txn       *Txn
+	txn       *sink.Txn
 	opts      TableOptions
 	info      tableInfo
 	enc       encoderConfig
@@ -525,9 +482,9 @@ func (w *tableWriter) send(op encodeOp) error {
 
 // open queues the opening of the next part.
 func (w *tableWriter) open() error {
-	rel := TablePart(w.name, w.part)
+	rel := sink.TablePart(w.name, w.part)
 	if w.partition != "" {
-		rel = TablePartIn(w.name, w.partition, w.part)
+		rel = sink.TablePartIn(w.name, w.partition, w.part)
 	}
 	if err := w.send(encodeOp{kind: opOpen, rel: rel}); err != nil {
 		return err

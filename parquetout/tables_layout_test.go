@@ -1,4 +1,4 @@
-package sink
+package parquetout
 
 import (
 	"path/filepath"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/parquet/file"
 
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -74,11 +76,11 @@ func TestTablesLayoutSmallRows(t *testing.T) {
 // a transaction on out, commits it, and returns the tables.
 func writeTinyTables(t *testing.T, out string, opts TableOptions, n int, vary func(i int, d *Doc)) *Tables {
 	t.Helper()
-	txn, err := NewTxn(out)
+	txn, err := sink.NewTxn(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables := NewTables(txn, TableNames, opts)
+	tables := NewTables(txn, tabledef.Names, opts)
 	d := tinyDoc()
 	d.Rows.ToolCalls = []transform.ToolCallRow{{MessageIndex: 1, CallID: transform.Some("call-1"), Name: transform.Some("search"), ArgumentsBytes: 2}}
 	receipts := make([]verify.ReceiptResult, 0, n)

@@ -1,0 +1,19 @@
+// Package parquetout writes the run's tables (docs/TABLES.md) as Parquet
+// datasets: OUT/tables/<name>/part-NNNNN.parquet, or one directory per UTC
+// day with --partition-by day, zstd-compressed, through a sink.Txn.
+//
+// Each table is the one declared in package tabledef: its Arrow schema is
+// derived from the declaration, and table_<name>.go binds the getters
+// that read a row's values to the declared columns by name (declare),
+// refusing a column declared without a getter or a getter for a column
+// that is not declared. Rows are appended by the caller (the pipeline's
+// ordered writer, convbeam's DoFns) with AddDocument and AddReceipts;
+// each table is encoded and compressed on a goroutine of its own, and the
+// bytes written depend only on the rows and the options, never on the
+// goroutines' timing.
+//
+// The names of the parts in their transaction come from sink
+// (sink.TablePart); package outdir places them in OUT. The rows'
+// accounting for report.json is sink.TableCounts; archives, rejects and
+// the report itself are package sink's.
+package parquetout
