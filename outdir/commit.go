@@ -153,7 +153,7 @@ func (p *commitPlan) placeTables() error {
 	}
 	next := map[string]int{}
 	place := func(rel string) string {
-		dir := path.Dir(rel)
+		dir := path.Dir(TablePath(rel))
 		n := next[dir]
 		next[dir]++
 		return PartFile(dir, run, n)

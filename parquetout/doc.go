@@ -12,8 +12,8 @@
 // bytes written depend only on the rows and the options, never on the
 // goroutines' timing.
 //
-// The names of the parts in their transaction come from sink
-// (sink.TablePart); package outdir places them in OUT. The rows'
+// The parts are named within the tables' directory (PartName); package
+// outdir places them in OUT. The rows'
 // accounting for report.json is sink.TableCounts; archives, rejects and
 // the report itself are package sink's.
 package parquetout

@@ -69,7 +69,7 @@ func TestColumnEncodings(t *testing.T) {
 
 	seen := map[string]bool{}
 	for _, rel := range tables.Parts() {
-		table := strings.Split(rel, "/")[1]
+		table := strings.Split(rel, "/")[0]
 		r, err := file.OpenParquetFile(filepath.Join(out, filepath.FromSlash(rel)), false)
 		if err != nil {
 			t.Fatal(err)

@@ -482,10 +482,7 @@ func (w *tableWriter) send(op encodeOp) error {
 
 // open queues the opening of the next part.
 func (w *tableWriter) open() error {
-	rel := sink.TablePart(w.name, w.part)
-	if w.partition != "" {
-		rel = sink.TablePartIn(w.name, w.partition, w.part)
-	}
+	rel := PartName(w.name, w.partition, w.part)
 	if err := w.send(encodeOp{kind: opOpen, rel: rel}); err != nil {
 		return err
 	}
@@ -701,4 +698,16 @@ func (rw *rowWriter[R]) route(r R) error {
 type boundColumns[R any] struct {
 	rb      *recordBuilder
 	columns []boundColumn[R]
+}
+
+// PartName is the name of the table's Parquet part number part in the
+// transaction the tables are written to: table/part-NNNNN.parquet, or
+// table/partition/part-NNNNN.parquet in a partition such as
+// "day=2026-11-29" (DayPartition). The names are relative to the tables'
+// directory; package outdir places the parts in OUT (outdir.TablePath).
+func PartName(table, partition string, part int) string {
+	if partition != "" {
+		return fmt.Sprintf("%s/%s/part-%05d.parquet", table, partition, part)
+	}
+	return fmt.Sprintf("%s/part-%05d.parquet", table, part)
 }

@@ -200,7 +200,7 @@ func TestTablesEncoderError(t *testing.T) {
 			t.Run(fmt.Sprintf("%s-serial=%v", tc.name, serial), func(t *testing.T) {
 				before := runtime.NumGoroutine()
 				out := t.TempDir()
-				txn, err := sink.NewTxn(out)
+				txn, err := sink.NewTxn(filepath.Join(out, "tables"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -260,7 +260,7 @@ func TestTablesAbortStopsEncoders(t *testing.T) {
 	for _, part := range []parquetout.Partitioning{parquetout.PartitionNone, parquetout.PartitionDay} {
 		before := runtime.NumGoroutine()
 		out := t.TempDir()
-		txn, err := sink.NewTxn(out)
+		txn, err := sink.NewTxn(filepath.Join(out, "tables"))
 		if err != nil {
 			t.Fatal(err)
 		}

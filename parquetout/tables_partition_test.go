@@ -110,7 +110,7 @@ func (in *partitionInput) write(t *testing.T, out string, opts parquetout.TableO
 // makes, and returns them.
 func (in *partitionInput) writeWith(t *testing.T, out string, newTables func(*sink.Txn) *parquetout.Tables) *parquetout.Tables {
 	t.Helper()
-	txn, err := sink.NewTxn(out)
+	txn, err := sink.NewTxn(filepath.Join(out, "tables"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func checkPartitioned(t *testing.T, out, flat string, tb *parquetout.Tables) map
 			}
 			delete(byDay, dir)
 			for _, p := range got.Parts {
-				rel := "tables/" + name + "/" + dir + "/" + p.Name
+				rel := name + "/" + dir + "/" + p.Name
 				parts = append(parts, rel)
 				tableParts = append(tableParts, sink.PartCounts{Path: rel, Rows: p.Rows})
 				total += p.Rows
@@ -290,7 +290,7 @@ func TestTablesPartitionedEmpty(t *testing.T) {
 	tb := in.write(t, out, parquetout.TableOptions{PartitionBy: parquetout.PartitionDay})
 	var want []string
 	for _, name := range tabledef.Names {
-		want = append(want, "tables/"+name+"/day=__HIVE_DEFAULT_PARTITION__/part-00000.parquet")
+		want = append(want, name+"/day=__HIVE_DEFAULT_PARTITION__/part-00000.parquet")
 		got := pqtest.ReadTable(t, out, name+"/day="+parquetout.NullPartition)
 		if len(got.Rows) != 0 || !pqtest.SameFields(got.Schema, parquetout.Schema(name)) {
 			t.Errorf("table %s: %d rows, schema %v", name, len(got.Rows), got.Schema)

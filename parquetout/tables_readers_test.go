@@ -223,7 +223,7 @@ func TestReportTableCounts(t *testing.T) {
 			continue
 		}
 		for i, p := range tb.Parts {
-			want := sink.PartCounts{Path: sink.TablePart(name, i), Rows: p.Rows}
+			want := sink.PartCounts{Path: outdir.PartFile(outdir.TableDir(name), 0, i), Rows: p.Rows}
 			if got.Parts[i] != want || filepath.Base(want.Path) != p.Name {
 				t.Errorf("table %s part %d: report says %+v, want %+v (file %s)", name, i, got.Parts[i], want, p.Name)
 			}

@@ -61,7 +61,7 @@ func TestSchemasAsDeclared(t *testing.T) {
 func writeTables(t *testing.T, names []string, docs []*parquetout.Doc, receipts []verify.ReceiptResult) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
-	txn, err := sink.NewTxn(out)
+	txn, err := sink.NewTxn(filepath.Join(out, "tables"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestSignedAtAsVerifyParsed(t *testing.T) {
 // report.json and read by every reader of the glob).
 func TestTablesNoEmptyLastPart(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	txn, err := sink.NewTxn(out)
+	txn, err := sink.NewTxn(filepath.Join(out, "tables"))
 	if err != nil {
 		t.Fatal(err)
 	}

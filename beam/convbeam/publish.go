@@ -285,7 +285,7 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 			t.Abort()
 			return err
 		}
-		f.docParts[tabledef.Receipts] = append(f.docParts[tabledef.Receipts], t.Counts()[tabledef.Receipts].Parts...)
+		f.docParts[tabledef.Receipts] = append(f.docParts[tabledef.Receipts], placed(t.Counts()[tabledef.Receipts].Parts)...)
 	}
 	for _, name := range f.S.Tables {
 		if name == tabledef.Receipts || len(f.docParts[name]) > 0 {
@@ -297,13 +297,17 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 			t.Abort()
 			return err
 		}
-		f.docParts[name] = t.Counts()[name].Parts
+		f.docParts[name] = placed(t.Counts()[name].Parts)
 	}
 	if err := txn.Commit(); err != nil {
 		return err
 	}
 	for _, rel := range txn.Files() {
-		if err := upload(ctx, txn.Path(rel), join(f.S.Output, rel)); err != nil {
+		to := rel
+		if rel != outdir.ReceiptsFile {
+			to = outdir.TablePath(rel) // a table part, named within the tables' directory
+		}
+		if err := upload(ctx, txn.Path(rel), join(f.S.Output, to)); err != nil {
 			return err
 		}
 	}
@@ -334,4 +338,14 @@ func ReadReport(ctx context.Context, output string) (*sink.Report, error) {
 		return nil, fmt.Errorf("%s: %w", join(output, outdir.ReportFile), err)
 	}
 	return rep, nil
+}
+
+// placed returns parts named within the tables' directory (as the Parquet
+// writer names them) with their paths in OUT.
+func placed(parts []sink.PartCounts) []sink.PartCounts {
+	out := make([]sink.PartCounts, len(parts))
+	for i, p := range parts {
+		out[i] = sink.PartCounts{Path: outdir.TablePath(p.Path), Rows: p.Rows}
+	}
+	return out
 }
