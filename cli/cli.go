@@ -13,15 +13,17 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/convbatch/convbatch/internal/exitcode"
 	"github.com/convbatch/convbatch/pipeline"
 )
 
-// Exit codes.
+// Exit codes, declared in internal/exitcode for convbatch and convbeam
+// alike.
 const (
-	ExitOK       = 0
-	ExitFindings = 1
-	ExitUsage    = 2
-	ExitFatal    = 3
+	ExitOK       = exitcode.OK
+	ExitFindings = exitcode.Findings
+	ExitUsage    = exitcode.Usage
+	ExitFatal    = exitcode.Fatal
 )
 
 // exitError carries an exit code with its message.
@@ -172,7 +174,7 @@ func printHelp(w io.Writer) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nInputs: .jsonl, .jsonl.zst, .jsonl.gz and .json files, directories (walked in\nlexical order), globs, and - for standard input.\n")
-	fmt.Fprintf(w, "\nExit codes: 0 clean, 1 completed with findings, 2 usage error, 3 fatal error.\n")
+	fmt.Fprintf(w, "\n%s\n", exitcode.Summary)
 }
 
 func versionCommand() *command {

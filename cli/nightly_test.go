@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/convbatch/convbatch/gen"
-	"github.com/convbatch/convbatch/internal/duckdbtest"
+	"github.com/convbatch/convbatch/internal/testkit/duckdbtest"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/tabledef"

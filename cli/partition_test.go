@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convbatch/convbatch/internal/duckdbtest"
+	"github.com/convbatch/convbatch/internal/testkit/duckdbtest"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/tabledef"

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/convbatch/convbatch/gen"
-	"github.com/convbatch/convbatch/internal/chartcheck"
+	"github.com/convbatch/convbatch/internal/testkit/chartcheck"
 )
 
 // reportJSON is the shape of report --format json.

@@ -17,8 +17,8 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/convbatch/convbatch/gen"
-	"github.com/convbatch/convbatch/internal/duckdbtest"
-	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/internal/testkit/duckdbtest"
+	"github.com/convbatch/convbatch/internal/testkit/pqtest"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/tabledef"

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/convbatch/convbatch/costreport"
-	"github.com/convbatch/convbatch/internal/chartcheck"
+	"github.com/convbatch/convbatch/internal/testkit/chartcheck"
 )
 
 // nightRows is a small archive's usage: one night of three providers and

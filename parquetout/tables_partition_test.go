@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/internal/testkit/pqtest"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/tabledef"

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/convbatch/convbatch/gen"
-	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/internal/testkit/pqtest"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/tabledef"
 )

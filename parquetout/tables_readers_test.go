@@ -15,9 +15,9 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 
 	"github.com/convbatch/convbatch/gen"
-	"github.com/convbatch/convbatch/internal/duckdbtest"
-	"github.com/convbatch/convbatch/internal/hyparquettest"
-	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/internal/testkit/duckdbtest"
+	"github.com/convbatch/convbatch/internal/testkit/hyparquettest"
+	"github.com/convbatch/convbatch/internal/testkit/pqtest"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/convbatch/convbatch/codes"
 
-	"github.com/convbatch/convbatch/internal/fuzzseed"
+	"github.com/convbatch/convbatch/internal/testkit/fuzzseed"
 )
 
 // FuzzFraming checks the framing law on arbitrary input: the records'

@@ -10,7 +10,7 @@ import (
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/stream"
 
-	"github.com/convbatch/convbatch/internal/fuzzseed"
+	"github.com/convbatch/convbatch/internal/testkit/fuzzseed"
 )
 
 // FuzzCoreChecks runs the core handlers on arbitrary bytes: they never

@@ -17,7 +17,7 @@ import (
 	circled "github.com/cloudflare/circl/sign/ed25519"
 	voied "github.com/oasisprotocol/curve25519-voi/primitives/ed25519"
 
-	"github.com/convbatch/convbatch/internal/fuzzseed"
+	"github.com/convbatch/convbatch/internal/testkit/fuzzseed"
 	"github.com/convbatch/convbatch/jsonscan"
 )
 
@@ -391,7 +391,7 @@ func mutateEd25519(op byte, pub, sig []byte) ([]byte, []byte) {
 // change of it, ours (with and without its key cache) gives circl's
 // verdict, and crypto/ed25519 gives it too but where A is non-canonical.
 // Seeded with the Ed25519 signatures of the conformance vectors and the
-// sample archive (internal/fuzzseed), the RFC 8032 vectors, the flagged
+// sample archive (internal/testkit/fuzzseed), the RFC 8032 vectors, the flagged
 // vectors and the hand-made edge cases.
 func FuzzEd25519Differential(f *testing.F) {
 	t := &testing.T{}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/convbatch/convbatch/jsonscan"
 
-	"github.com/convbatch/convbatch/internal/fuzzseed"
+	"github.com/convbatch/convbatch/internal/testkit/fuzzseed"
 )
 
 // FuzzCanonicalDifferential feeds ours and the reference the same bytes;

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/convbatch/convbatch/internal/fuzzseed"
+	"github.com/convbatch/convbatch/internal/testkit/fuzzseed"
 	"github.com/convbatch/convbatch/jsonscan"
 )
 

@@ -12,9 +12,10 @@
 //                               a JSON array of results
 //
 // The package is loaded from the directory named by DUCKDB_NODE_DIR (where
-// internal/duckdbtest installs it), else from beside this script. Values are
-// those of getRowObjectsJson: BIGINT, HUGEINT and DECIMAL as strings, DOUBLE
-// as numbers, lists as arrays, maps as [{key, value}], NULL as null.
+// internal/testkit/duckdbtest installs it), else from beside this script.
+// Values are those of getRowObjectsJson: BIGINT, HUGEINT and DECIMAL as
+// strings, DOUBLE as numbers, lists as arrays, maps as [{key, value}], NULL
+// as null.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

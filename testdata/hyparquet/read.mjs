@@ -21,7 +21,7 @@
 // read.
 //
 // The packages are loaded from the directory named by HYPARQUET_NODE_DIR
-// (where internal/hyparquettest installs them), else from beside this
+// (where internal/testkit/hyparquettest installs them), else from beside this
 // script.
 import { createRequire } from 'node:module';
 import path from 'node:path';

@@ -2,11 +2,11 @@ package crashtest
 
 // The kill -9 property of issue 10, as a test of the real binary.
 //
-//	go test ./internal/crashtest/
+//	go test ./internal/testkit/crashtest/
 //	    Harness self-checks (always enforced): Snapshot and Diff, and two
 //	    uninterrupted runs into fresh directories compare equal. The
 //	    property runs a few trials and only logs what it finds.
-//	CONVBATCH_CRASHTEST=1 go test ./internal/crashtest/ -run Property -v
+//	CONVBATCH_CRASHTEST=1 go test ./internal/testkit/crashtest/ -run Property -v
 //	    The property enforced, short form (about 40 trials, under a
 //	    minute): random SIGKILLs (some repeated on the rerun, so that
 //	    they land in the recovery), SIGKILLs at the crash points of
@@ -14,7 +14,7 @@ package crashtest
 //	    the rerun), SIGKILL, SIGINT and SIGTERM at the first file the
 //	    commit puts under a final name, and SIGINT and SIGTERM at random
 //	    instants and during the recovery.
-//	CONVBATCH_CRASHTEST=1 CONVBATCH_CRASH_LONG=1 go test ./internal/crashtest/ -run Property -timeout 30m
+//	CONVBATCH_CRASHTEST=1 CONVBATCH_CRASH_LONG=1 go test ./internal/testkit/crashtest/ -run Property -timeout 30m
 //	    The long form: over 150 trials.
 //	CONVBATCH_CRASH_SEED=N replays the random instants of a run (each run
 //	    logs its seed). CONVBATCH_CRASH_KEEP=1 keeps the work directory.

@@ -1,7 +1,7 @@
 // Package hyparquettest reads Parquet files from Go tests with hyparquet, a
 // JavaScript Parquet reader that shares no code with Arrow or DuckDB, run
 // by Node.js through testdata/hyparquet/read.mjs, and compares what it
-// reads with the Arrow read-back of internal/pqtest, cell by cell.
+// reads with the Arrow read-back of internal/testkit/pqtest, cell by cell.
 //
 // hyparquet is strict where other readers are lenient: a footer whose root
 // SchemaElement carries a repetition type (arrow-go's default, REPEATED)
@@ -9,7 +9,7 @@
 // reader reads must therefore pass here too.
 //
 // The npm packages hyparquet and hyparquet-compressors (zstd) are installed
-// at pinned versions once per machine by internal/npmtest, under
+// at pinned versions once per machine by internal/testkit/npmtest, under
 // os.UserCacheDir()/convbatch/hyparquet-node/; without node or npm the
 // tests are skipped, under CI=true a failed install fails them.
 package hyparquettest
@@ -31,8 +31,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
-	"github.com/convbatch/convbatch/internal/npmtest"
-	"github.com/convbatch/convbatch/internal/pqtest"
+	"github.com/convbatch/convbatch/internal/testkit/npmtest"
+	"github.com/convbatch/convbatch/internal/testkit/pqtest"
 )
 
 // The npm packages installed, at exact versions.

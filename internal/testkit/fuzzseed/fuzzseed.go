@@ -31,7 +31,7 @@ func root() (string, error) {
 	if !ok {
 		return "", fmt.Errorf("fuzzseed: cannot locate the module root")
 	}
-	return filepath.Join(filepath.Dir(file), "..", ".."), nil
+	return filepath.Join(filepath.Dir(file), "..", "..", ".."), nil
 }
 
 // VectorLines returns every JSONL line of every conformance vector, in

@@ -1,6 +1,7 @@
 // Package npmtest installs pinned npm packages for tests that check
-// convbatch's files with independent Node.js tools (internal/duckdbtest,
-// internal/hyparquettest), and finds their scripts under testdata/.
+// convbatch's files with independent Node.js tools
+// (internal/testkit/duckdbtest, internal/testkit/hyparquettest), and finds
+// their scripts under testdata/.
 //
 // An Install is set up once per machine into
 // os.UserCacheDir()/convbatch/DIR: npm install into a temporary directory
@@ -116,7 +117,7 @@ func (in Install) install(node, npm, dir string) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	pkg := `{"name": "convbatch-npmtest", "private": true, "description": "installed by internal/npmtest"}` + "\n"
+	pkg := `{"name": "convbatch-npmtest", "private": true, "description": "installed by internal/testkit/npmtest"}` + "\n"
 	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(pkg), 0o644); err != nil {
 		return err
 	}
@@ -167,7 +168,7 @@ func Tail(b []byte, n int) string {
 func Script(rel string) (string, error) {
 	rel = filepath.FromSlash(rel)
 	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		p := filepath.Join(filepath.Dir(file), "..", "..", rel)
+		p := filepath.Join(filepath.Dir(file), "..", "..", "..", rel)
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}

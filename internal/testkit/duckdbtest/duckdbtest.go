@@ -3,9 +3,10 @@
 // tables above all) with an engine independent of the code that wrote them.
 //
 // The package is installed once per machine into
-// os.UserCacheDir()/convbatch/duckdb-node/VERSION by internal/npmtest (npm
-// install into a temporary directory, then an atomic rename, so parallel
-// test processes do not collide) and reused afterwards. The query script is
+// os.UserCacheDir()/convbatch/duckdb-node/VERSION by
+// internal/testkit/npmtest (npm install into a temporary directory, then
+// an atomic rename, so parallel test processes do not collide) and reused
+// afterwards. The query script is
 // testdata/duckdb/query.mjs at the module root.
 //
 // Without node, or without npm when the package is not installed yet, a
@@ -27,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convbatch/convbatch/internal/npmtest"
+	"github.com/convbatch/convbatch/internal/testkit/npmtest"
 )
 
 // Package and Version name the npm package installed.
