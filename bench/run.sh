@@ -2,9 +2,10 @@
 # Whole-corpus benchmark: convbatch against its peers on the same files, in
 # the same run (see bench/README.md).
 #
-#   make bench                  # = bash bench/run.sh: 1 GiB and 1M/3M tiny documents, 3 runs, ~25 min
+#   make bench                  # = bash bench/run.sh: 1 GiB, 1M/3M tiny documents and 100k inputs, 3 runs
 #   QUICK=1 bash bench/run.sh   # smoke test: 64 MiB, 100k/300k tiny documents, 1 run, writes bench/work/RESULTS-quick.md
 #   SIZE=256MiB RUNS=5 bash bench/run.sh
+#   CASES=many bash bench/run.sh   # only the many-inputs case (7.), writes bench/work/RESULTS-many.md
 #
 # 1. `convbatch gen --seed 42` writes a SIZE archive (plain JSONL), and
 #    `zstd -3 -T0` a compressed copy, under bench/data (kept, ignored by git).
@@ -28,7 +29,17 @@
 #    the same two tables, and ClickHouse also hashing every document
 #    (tiny-chdbhash-N, for information), RUNS times interleaved; row counts
 #    compared.
+# 7. Many small inputs (issue 23, item 8): for each N of MANY_INPUTS (default
+#    100000), N one-document inputs under bench/data/many-N/ (one `gen
+#    --profile short` file split a line a file, kept) and N/100 more under
+#    many-N-add/; each round, the full nightly run over many-N/ (--keys, all
+#    tables), what OUT holds (files, state bytes, Parquet parts per table;
+#    bench/many.py), then `run --incremental` over both directories;
+#    RUNS times, each round after the tiny documents' round.
 # Everything lands in bench/RESULTS.md (RESULTS overrides the path).
+# CASES=many runs case 7 alone (no peers installed, no archive generated) and
+# writes bench/work/RESULTS-many.md unless RESULTS is set; CASES=all (the
+# default) runs everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${QUICK:-0}" = 1 ]; then
@@ -36,12 +47,20 @@ if [ "${QUICK:-0}" = 1 ]; then
   RUNS=${RUNS:-1}
   SCALE_SIZES=${SCALE_SIZES:-"16MiB 64MiB 256MiB"}
   SHORT_DOCS=${SHORT_DOCS:-"100000 300000"}
-  RESULTS=${RESULTS:-bench/work/RESULTS-quick.md}
+  MANY_INPUTS=${MANY_INPUTS:-"5000"}
+  [ "${CASES:-all}" = all ] && RESULTS=${RESULTS:-bench/work/RESULTS-quick.md}
 fi
+CASES=${CASES:-all}
+case "$CASES" in
+  all) ;;
+  many) RESULTS=${RESULTS:-${WORK:-bench/work}/RESULTS-many.md} ;;
+  *) echo "bench: CASES is all or many, not $CASES" >&2; exit 2 ;;
+esac
 SIZE=${SIZE:-1GiB}
 RUNS=${RUNS:-3}
 SCALE_SIZES=${SCALE_SIZES:-"256MiB 1GiB 4GiB"}
 SHORT_DOCS=${SHORT_DOCS:-"1000000 3000000"}
+MANY_INPUTS=${MANY_INPUTS:-"100000"}
 RESULTS=${RESULTS:-bench/RESULTS.md}
 DATA=${DATA:-bench/data}
 WORK=${WORK:-bench/work}
@@ -55,12 +74,91 @@ export CHDB_NODE_DIR="$DATA/chdb"
 export POLARS_NODE_DIR="$DATA/polars"
 
 need() { command -v "$1" >/dev/null || { echo "bench: the $1 command is needed${2:+ ($2)}" >&2; exit 2; }; }
-need zstd; need jq; need node; need npm; need python3; need go
+need python3; need go
+if [ "$CASES" = all ]; then need zstd; need jq; need node; need npm; fi
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is needed (apt-get install time)" >&2; exit 2; }
 log() { printf '%s bench: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 go build -o "$BIN" ./cmd/convbatch
 mkdir -p "$DATA" "$WORK"
+
+# measure TSV NAME CMD [keep]: one run under /usr/bin/time, in an emptied
+# $WORK/out-NAME unless keep is given; stdout and stderr kept in
+# $WORK/NAME.log. convbatch's exit code 1 (completed with findings) is fine.
+measure() {
+  local tsv=$1 name=$2 cmd=$3 keep=${4:-} rc=0
+  if [ -z "$keep" ]; then
+    rm -rf "$WORK/out-$name"
+    mkdir -p "$WORK/out-$name"
+  fi
+  /usr/bin/time -f "$name\t%e\t%U\t%S\t%M" -a -o "$tsv" bash -c "$cmd" >"$WORK/$name.log" 2>&1 || rc=$?
+  if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
+    echo "bench: $name failed (exit $rc): $cmd" >&2
+    tail -5 "$WORK/$name.log" >&2
+    exit 1
+  fi
+}
+
+# Many small inputs (case 7). many_gen N: bench/data/many-N/ (N inputs) and
+# many-N-add/ (N/100, at least 1), from one `gen --profile short` file of all
+# of them (many-N.src.jsonl, with its .keys.json), kept; regenerated only when
+# a count is off.
+many_add() { local a=$(( $1 / 100 )); echo $(( a > 0 ? a : 1 )); }
+many_gen() {
+  local n=$1 add src="$DATA/many-$1.src.jsonl" dir="$DATA/many-$1" adddir="$DATA/many-$1-add"
+  add=$(many_add "$n")
+  local width=$(( ${#n} > 6 ? ${#n} : 6 ))
+  if [ -f "$src.keys.json" ] && [ -d "$dir" ] && [ -d "$adddir" ] &&
+     [ "$(find "$dir" -name '*.jsonl' | wc -l)" -eq "$n" ] &&
+     [ "$(find "$adddir" -name '*.jsonl' | wc -l)" -eq "$add" ]; then
+    return
+  fi
+  log "generating $dir ($n inputs) and $adddir ($add)"
+  rm -rf "$dir" "$adddir"
+  mkdir -p "$dir" "$adddir"
+  "$BIN" gen -o "$src" --conversations $(( n + add )) --seed 42 --profile short --progress never
+  head -n "$n" "$src" | split -l 1 -a "$width" -d --additional-suffix=.jsonl - "$dir/i"
+  tail -n +$(( n + 1 )) "$src" | split -l 1 -a "$width" -d --additional-suffix=.jsonl - "$adddir/a"
+}
+many_tsv="$WORK/many.tsv"
+many_stats="$WORK/many-stats.jsonl"
+many_cmds="$WORK/many-commands.txt"
+many_night1() { echo "$BIN run -o $WORK/out-many-$1 --keys $DATA/many-$1.src.jsonl.keys.json --tables all --archive zst --progress never $DATA/many-$1"; }
+many_night2() { echo "$BIN run --incremental -o $WORK/out-many-$1 --keys $DATA/many-$1.src.jsonl.keys.json --tables all --archive zst --progress never $DATA/many-$1 $DATA/many-$1-add"; }
+# many_round N I: round I of many-N: night 1 into an emptied OUT, what OUT
+# holds, night 2 (--incremental, 1% more inputs) into the same OUT, what it holds.
+many_round() {
+  local n=$1 i=$2 add
+  add=$(many_add "$n")
+  log "many inputs, round $i/$RUNS: many-$n"
+  measure "$many_tsv" "many-$n" "$(many_night1 "$n")"
+  python3 bench/many.py stats --out "$WORK/out-many-$n" --case "many-$n" --round "$i" --night 1 --inputs "$n" >> "$many_stats"
+  log "many inputs, round $i/$RUNS: many-$n-incr"
+  measure "$many_tsv" "many-$n-incr" "$(many_night2 "$n")" keep
+  python3 bench/many.py stats --out "$WORK/out-many-$n" --case "many-$n" --round "$i" --night 2 --inputs $(( n + add )) >> "$many_stats"
+}
+many_setup() {
+  : > "$many_tsv"; : > "$many_stats"; : > "$many_cmds"
+  for n in $MANY_INPUTS; do
+    many_gen "$n"
+    printf '%s\t%s\n' "many-$n" "$(many_night1 "$n")" "many-$n-incr" "$(many_night2 "$n")" >> "$many_cmds"
+  done
+}
+many_report() { python3 bench/many.py report --tsv "$many_tsv" --stats "$many_stats" --runs "$RUNS" --commands "$many_cmds" "$@"; }
+many_clean() { for n in $MANY_INPUTS; do rm -rf "$WORK/out-many-$n"; done; }
+
+if [ "$CASES" = many ]; then
+  many_setup
+  for i in $(seq "$RUNS"); do
+    for n in $MANY_INPUTS; do many_round "$n" "$i"; done
+  done
+  mkdir -p "$(dirname "$RESULTS")"
+  many_report --standalone > "$RESULTS"
+  many_clean
+  log "wrote $RESULTS"
+  cat "$RESULTS"
+  exit 0
+fi
 
 # gen_archive SIZE: bench/data/bench-SIZE.jsonl (+ .keys.json, .expect.json) and .zst
 gen_archive() {
@@ -130,20 +228,6 @@ declare -A CMDS=(
   [floor-zstd-dc]="zstd -dc $zst > /dev/null"
 )
 order=(run-full-zst run-verify-zst extract-zst extract-plain duckdb-zst duckdb-plain chdb-zst chdb-plain polars-plain jq-zst floor-zstd-dc)
-
-# measure TSV NAME CMD: one run under /usr/bin/time; stdout and stderr kept in
-# $WORK/NAME.log. convbatch's exit code 1 (completed with findings) is fine.
-measure() {
-  local tsv=$1 name=$2 cmd=$3 rc=0
-  rm -rf "$WORK/out-$name"
-  mkdir -p "$WORK/out-$name"
-  /usr/bin/time -f "$name\t%e\t%U\t%S\t%M" -a -o "$tsv" bash -c "$cmd" >"$WORK/$name.log" 2>&1 || rc=$?
-  if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
-    echo "bench: $name failed (exit $rc): $cmd" >&2
-    tail -5 "$WORK/$name.log" >&2
-    exit 1
-  fi
-}
 
 tsv="$WORK/times.tsv"
 : > "$tsv"
@@ -230,11 +314,13 @@ for n in $SHORT_DOCS; do
   tiny_order+=("tiny-extract-$n" "tiny-run-$n" "tiny-chdb-$n" "tiny-chdbhash-$n" "tiny-duckdb-$n")
   tiny_docs+=("$n=$(stat -c %s "$f")")
 done
+many_setup
 for i in $(seq "$RUNS"); do
   for name in "${tiny_order[@]}"; do
     log "tiny documents, round $i/$RUNS: $name"
     measure "$tiny_tsv" "$name" "${TINY[$name]}"
   done
+  for n in $MANY_INPUTS; do many_round "$n" "$i"; done
 done
 # Rows of the last round: gen's expectation, convbatch, ClickHouse, DuckDB.
 tiny_rows="$WORK/tiny-rows.tsv"
@@ -274,6 +360,8 @@ python3 bench/report.py \
   --duckdb-version "$duckdb_version" --duckdb-rows "$duckdb_rows" --counts "$counts" \
   --jq "$WORK/jq-result.txt" --jcs "${jcs_files[@]}" --scale-docs "${scale_docs[@]}" \
   --chdb-version "$chdb_version" --chdb-npm "$CHDB_VERSION" --polars-version "$polars_version" --peer-counts "${peer_counts[@]}" --tiny-tsv "$tiny_tsv" --tiny-rows "$tiny_rows" --tiny-docs "${tiny_docs[@]}" > "$RESULTS"
+many_report >> "$RESULTS"
+many_clean
 for name in "${order[@]}" "${tiny_order[@]}"; do rm -rf "$WORK/out-$name"; done
 rm -rf "$WORK"/out-run-verify-j?
 log "wrote $RESULTS"
