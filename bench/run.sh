@@ -30,7 +30,8 @@
 #    (tiny-chdbhash-N, for information), RUNS times interleaved; row counts
 #    compared.
 # 7. Many small inputs (issue 23, item 8): for each N of MANY_INPUTS (default
-#    20000 until item 8 lands; the issue's size is MANY_INPUTS=100000), N one-document inputs under bench/data/many-N/ (one `gen
+#    20000 until item 8 lands; the issue's size is MANY_INPUTS=100000), N
+#    one-document inputs under bench/data/many-N/ (one `gen
 #    --profile short` file split a line a file, kept) and N/100 more under
 #    many-N-add/; each round, the full nightly run over many-N/ (--keys, all
 #    tables), what OUT holds (files, state bytes, Parquet parts per table;
