@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"debug/elf"
 	"encoding/json"
 	"errors"
@@ -17,9 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convbatch/convbatch/beam/convbeam"
 	"github.com/convbatch/convbatch/cli"
 	"github.com/convbatch/convbatch/internal/exitcode"
-	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -315,15 +316,11 @@ func TestRunJob(t *testing.T) {
 	}
 }
 
-// readReport reads OUT's report.json.
+// readReport reads OUT's report.json as convbeam does (convbeam.ReadReport).
 func readReport(t *testing.T, out string) *sink.Report {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, outdir.ReportFile))
+	r, err := convbeam.ReadReport(context.Background(), out)
 	if err != nil {
-		t.Fatal(err)
-	}
-	r := new(sink.Report)
-	if err := json.Unmarshal(b, r); err != nil {
 		t.Fatal(err)
 	}
 	return r
