@@ -162,9 +162,9 @@ func TestArchiveReuseBytes(t *testing.T) {
 	// before writes, with settings s, the archive that precedes the one
 	// compared, and returns its encoder and buffer.
 	befores := []struct {
-		name    string
-		settled bool // the encoder goes to the compared archive (same settings)
-		before  func(t *testing.T, dir string, s archiveSettings) (*zstd.Encoder, *bufio.Writer)
+		name         string
+		sameSettings bool // its encoder goes to the compared archive
+		before       func(t *testing.T, dir string, s archiveSettings) (*zstd.Encoder, *bufio.Writer)
 	}{
 		{"after-other-documents", true, func(t *testing.T, dir string, s archiveSettings) (*zstd.Encoder, *bufio.Writer) {
 			txn, w := openArchive(t, dir, "before", s)
@@ -251,10 +251,10 @@ func TestArchiveReuseBytes(t *testing.T) {
 						poolMissed(t, b.name+": the write buffer")
 					}
 					if s.format == ArchiveZstd {
-						if b.settled && w.enc != enc {
+						if b.sameSettings && w.enc != enc {
 							poolMissed(t, b.name+": the encoder")
 						}
-						if !b.settled && w.enc == enc {
+						if !b.sameSettings && w.enc == enc {
 							t.Fatalf("%s: got the encoder of an archive of other settings", b.name)
 						}
 					}
