@@ -469,7 +469,7 @@ func (w *tableWriter) send(op encodeOp) error {
 	}
 	if w.encoder == nil {
 		if w.props == nil {
-			w.props = parquet.NewWriterProperties(w.properties()...)
+			w.props = parquet.NewWriterProperties(writerProperties(w.info, w.opts)...)
 		}
 		w.encoder = newEncoder(w.name, w.txn, w.info.tableSchema(), w.props, w.enc)
 	}
@@ -493,22 +493,25 @@ func (w *tableWriter) open() error {
 	return nil
 }
 
-func (w *tableWriter) properties() []parquet.WriterProperty {
+// writerProperties are the Parquet writer properties of every part of the
+// table info describes, written with opts: by the table's writers and by
+// Rewrite alike.
+func writerProperties(info tableInfo, opts TableOptions) []parquet.WriterProperty {
 	props := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithMaxRowGroupLength(1 << 40), // cut by bytes in flush, not by rows
-		parquet.WithDataPageSize(w.opts.PageBytes),
-		parquet.WithCreatedBy(CreatedBy(w.opts.Version)),
+		parquet.WithDataPageSize(opts.PageBytes),
+		parquet.WithCreatedBy(CreatedBy(opts.Version)),
 		parquet.WithDictionaryDefault(false),
 		// The root SchemaElement: REQUIRED, as parquet-cpp writes it.
 		// arrow-go's default, REPEATED, is not allowed for the root by
 		// the Parquet spec and made hyparquet misread every table.
 		parquet.WithRootRepetition(parquet.Repetitions.Required),
 	}
-	for _, col := range w.info.dictionaryColumns() {
+	for _, col := range info.dictionaryColumns() {
 		props = append(props, parquet.WithDictionaryFor(col, true))
 	}
-	return append(props, encodingProperties(w.info.tableSchema(), w.info.dictionaryColumns())...)
+	return append(props, encodingProperties(info.tableSchema(), info.dictionaryColumns())...)
 }
 
 // flush hands the built rows to the encoder and cuts row groups and parts

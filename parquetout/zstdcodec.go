@@ -31,6 +31,9 @@ import (
 // one, the tables' encoders took turns compressing. The bytes do not
 // depend on which state compresses a page (EncodeAll starts each page
 // afresh).
+//
+// Decoding is zstd's too, not Arrow's, whose Decode panics on a damaged
+// page (see Decode).
 type pooledZstd struct {
 	compress.Codec
 }
@@ -71,6 +74,29 @@ func (pooledZstd) Encode(dst, src []byte) []byte {
 // EncodeLevel compresses src at level with a shared encoder.
 func (pooledZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	return zstdEncoder(level).EncodeAll(src, dst[:0])
+}
+
+var (
+	zstdDecOnce sync.Once
+	zstdDec     *zstd.Decoder
+)
+
+// Decode decompresses src into dst, to at most cap(dst) bytes (the page's
+// uncompressed size, which the Parquet reader allocates dst for). Damaged
+// input decodes to nothing: the reader then finds the page shorter than
+// its header says and returns an error. Arrow's Decode panicked, which
+// no caller could recover from when it happened on the goroutines pqarrow
+// starts to read a map's children: a damaged part ended the process
+// (TestRewriteDamaged).
+func (pooledZstd) Decode(dst, src []byte) []byte {
+	zstdDecOnce.Do(func() {
+		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecodeAllCapLimit(true))
+	})
+	out, err := zstdDec.DecodeAll(src, dst[:0])
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 func init() {

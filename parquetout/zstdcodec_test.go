@@ -87,3 +87,37 @@ func BenchmarkZstdCodecHexPage(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(page))/float64(len(dst)), "ratio")
 }
+
+// TestZstdDecodeDamaged: the codec decodes what it encodes, and damaged
+// or oversized input to nothing, where Arrow's codec panicked; the
+// Parquet reader then reports a page shorter than its header says.
+func TestZstdDecodeDamaged(t *testing.T) {
+	codec, err := compress.GetCodec(compress.Codecs.Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := hexPage()
+	enc := codec.Encode(nil, page)
+	spoiled := bytes.Clone(enc)
+	for i := len(spoiled) / 2; i < len(spoiled); i++ {
+		spoiled[i] = 0x55
+	}
+	for _, tc := range []struct {
+		name string
+		src  []byte
+		cap  int
+		want []byte
+	}{
+		{"whole", enc, len(page), page},
+		{"spoiled", spoiled, len(page), nil},
+		{"cut", enc[:len(enc)/2], len(page), nil},
+		// more than the page header promises: the reader allocates dst
+		// for what it promises
+		{"larger than promised", enc, len(page) / 2, nil},
+	} {
+		got := codec.Decode(make([]byte, 0, tc.cap), tc.src)
+		if !bytes.Equal(got, tc.want) {
+			t.Errorf("%s: decoded %d bytes, want %d", tc.name, len(got), len(tc.want))
+		}
+	}
+}
