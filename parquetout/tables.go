@@ -361,6 +361,34 @@ func (t *Tables) Counts() map[string]sink.TableCounts {
 	return out
 }
 
+// Rows returns the rows appended so far to the named table (0 for a
+// table not written), those not yet encoded included: a caller that
+// writes several inputs into one Tables takes each input's rows as the
+// difference between two calls.
+func (t *Tables) Rows(name string) int64 {
+	switch name {
+	case tabledef.Usage:
+		return added(t.usage)
+	case tabledef.Conversations:
+		return added(t.conversations)
+	case tabledef.ToolCalls:
+		return added(t.toolCalls)
+	case tabledef.Receipts:
+		return added(t.receipts)
+	case tabledef.Transcripts:
+		return added(t.transcripts)
+	}
+	return 0
+}
+
+// added is the rows rw appended; 0 when rw is nil.
+func added[R any](rw *rowWriter[R]) int64 {
+	if rw == nil {
+		return 0
+	}
+	return rw.added
+}
+
 // Abort releases memory after a failure and stops the tables' encoders,
 // waiting for them; the Txn removes the files.
 func (t *Tables) Abort() {
@@ -646,6 +674,8 @@ type rowWriter[R any] struct {
 	// columns are the table's columns, bound to the record builder bound.
 	columns []boundColumn[R]
 	bound   *recordBuilder
+	// added counts the rows appended.
+	added int64
 }
 
 // newRowWriter returns the row writer of a table written by w, or when
@@ -665,6 +695,7 @@ func (rw *rowWriter[R]) add(r R) error {
 		rw.columns, rw.bound = rw.table.bind(rb), rb
 	}
 	appendRow(rw.columns, r)
+	rw.added++
 	return rw.w.rowAdded()
 }
 
