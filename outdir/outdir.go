@@ -41,6 +41,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/convbatch/convbatch/internal/crashpoint"
@@ -621,6 +622,9 @@ func syncFiles(paths []string, digest bool) ([]FileRecord, error) {
 	return records, nil
 }
 
+// copyBuffers are syncFile's read buffers, shared by its goroutines.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
 // syncFile syncs the file at p and, with digest, fills rec's size and
 // SHA-256 from its bytes.
 func syncFile(p string, digest bool, rec *FileRecord) error {
@@ -631,7 +635,11 @@ func syncFile(p string, digest bool, rec *FileRecord) error {
 	defer f.Close()
 	if digest {
 		h := sha256.New()
-		n, err := io.Copy(h, f)
+		buf := copyBuffers.Get().(*[]byte)
+		// Read through a plain reader: os.File's WriteTo would make a
+		// buffer of its own for every file, 32 KiB of garbage each.
+		n, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf)
+		copyBuffers.Put(buf)
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
