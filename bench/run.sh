@@ -30,7 +30,7 @@
 #    (tiny-chdbhash-N, for information), RUNS times interleaved; row counts
 #    compared.
 # 7. Many small inputs (issue 23, item 8): for each N of MANY_INPUTS (default
-#    20000 until item 8 lands; the issue's size is MANY_INPUTS=100000), N
+#    100000, the issue's size), N
 #    one-document inputs under bench/data/many-N/ (one `gen
 #    --profile short` file split a line a file, kept) and N/100 more under
 #    many-N-add/; each round, the full nightly run over many-N/ (--keys, all
@@ -61,7 +61,7 @@ SIZE=${SIZE:-1GiB}
 RUNS=${RUNS:-3}
 SCALE_SIZES=${SCALE_SIZES:-"256MiB 1GiB 4GiB"}
 SHORT_DOCS=${SHORT_DOCS:-"1000000 3000000"}
-MANY_INPUTS=${MANY_INPUTS:-"20000"}
+MANY_INPUTS=${MANY_INPUTS:-"100000"}
 RESULTS=${RESULTS:-bench/RESULTS.md}
 DATA=${DATA:-bench/data}
 WORK=${WORK:-bench/work}

@@ -54,8 +54,19 @@ type commitPlan struct {
 	txn        *sink.Txn
 	j          *Journal
 	inputFiles [][]string
-	// inputRows are each input's rows by table, for the state.
-	inputRows []map[string]int64
+	// segs are the sealed segments the run commits, in order.
+	segs []*SealedSegment
+}
+
+// segments returns the sealed segments that hold the seals, in order.
+func segments(seals []*Seal) []*SealedSegment {
+	var out []*SealedSegment
+	for _, s := range seals {
+		if s != nil && (len(out) == 0 || out[len(out)-1] != s.seg) {
+			out = append(out, s.seg)
+		}
+	}
+	return out
 }
 
 // segRel is the staging-relative path of rel in input idx's segment.
@@ -86,7 +97,7 @@ func (r *Run) Commit(c *Commit) error {
 	}
 	defer txn.Abort()
 	p := &commitPlan{r: r, c: c, run: r.run, staging: r.dir.Staging(), txn: txn, j: &Journal{Run: r.run},
-		inputFiles: make([][]string, len(r.opts.Inputs)), inputRows: make([]map[string]int64, len(r.opts.Inputs))}
+		inputFiles: make([][]string, len(r.opts.Inputs)), segs: segments(c.Seals)}
 	steps := []func() error{
 		p.placeTables,
 		p.placeArchives,
@@ -106,34 +117,55 @@ func (r *Run) Commit(c *Commit) error {
 	return r.dir.Commit(p.j)
 }
 
-// stageReceiptsTables writes the receipts table: each input's rows in
-// parts of their own, in its segment (a replaced input's are retired with
-// it), and the re-resolved ones apart. It returns their parts by input
-// index, and the re-resolved ones'.
+// stageReceiptsTables writes the receipts table: each segment's rows in
+// parts of their own, in the segment (a replaced input's are retired with
+// it), and the re-resolved ones apart. It returns their parts by segment
+// (in the order of segs), and the re-resolved ones'.
 func (p *commitPlan) stageReceiptsTables() ([]map[string][]sink.PartCounts, map[string][]sink.PartCounts, error) {
 	receipts, reresolved := p.c.Receipts, p.c.Reresolved
-	resolved := make([]map[string][]sink.PartCounts, len(p.r.opts.Inputs))
+	resolved := make([]map[string][]sink.PartCounts, len(p.segs))
 	if !p.r.wantsReceiptsTable() {
 		return resolved, nil, nil
 	}
 	next := 0
-	for idx, s := range p.c.Seals {
-		if s == nil || s.Receipts == 0 {
+	for i, g := range p.segs {
+		n := g.receipts()
+		if n == 0 {
 			continue
 		}
-		dir := filepath.Join(segDir(p.staging, idx), segReceiptsTable)
-		parts, err := writeReceiptsTable(dir, receipts[next:next+s.Receipts], p.r.opts.TableOptions)
+		dir := filepath.Join(segDir(p.staging, g.First), segReceiptsTable)
+		parts, err := writeReceiptsTable(dir, receipts[next:next+n], p.r.opts.TableOptions)
 		if err != nil {
 			return nil, nil, err
 		}
-		next += s.Receipts
-		resolved[idx] = parts
+		next += n
+		resolved[i] = parts
 	}
 	if len(reresolved) == 0 {
 		return resolved, nil, nil
 	}
 	rer, err := writeReceiptsTable(filepath.Join(p.staging, "reresolved"), reresolved, p.r.opts.TableOptions)
 	return resolved, rer, err
+}
+
+// holders returns the inputs of segment g whose rows the staged part at
+// file (staging-relative) holds, by index: its one input, or for a segment
+// of several inputs those named in the part's source_file column.
+func (p *commitPlan) holders(g *SealedSegment, file string) ([]int, error) {
+	if len(g.Inputs) == 1 {
+		return []int{g.Inputs[0].Index}, nil
+	}
+	files, err := parquetout.SourceFiles(filepath.Join(p.staging, filepath.FromSlash(file)))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, s := range g.Inputs {
+		if _, found := slices.BinarySearch(files, s.Report.Path); found {
+			out = append(out, s.Index)
+		}
+	}
+	return out, nil
 }
 
 // placeTables names the place of every table part: the segments' parts,
@@ -165,33 +197,37 @@ func (p *commitPlan) placeTables() error {
 	p.c.Report.Outputs.Tables = nil
 	for _, name := range cfg.Tables {
 		tc := sink.TableCounts{Parts: []sink.PartCounts{}}
-		add := func(from string, part sink.PartCounts, idx int) {
+		add := func(from string, part sink.PartCounts, g *SealedSegment) error {
 			to := place(part.Path)
 			p.publish(from, to)
 			tc.Rows += part.Rows
 			tc.Parts = append(tc.Parts, sink.PartCounts{Path: to, Rows: part.Rows})
 			p.c.Report.Outputs.Tables = append(p.c.Report.Outputs.Tables, to)
-			if idx >= 0 {
+			if g == nil {
+				return nil
+			}
+			idxs, err := p.holders(g, from)
+			for _, idx := range idxs {
 				p.inputFiles[idx] = append(p.inputFiles[idx], to)
-				if p.inputRows[idx] == nil {
-					p.inputRows[idx] = map[string]int64{}
-				}
-				p.inputRows[idx][name] += part.Rows
 			}
+			return err
 		}
-		for idx, s := range p.c.Seals {
-			if s == nil {
-				continue
+		for i, g := range p.segs {
+			for _, part := range g.Tables[name] {
+				if err := add(p.segRel(g.First, sink.FlatName(part.Path)), part, g); err != nil {
+					return err
+				}
 			}
-			for _, part := range s.Tables[name] {
-				add(p.segRel(idx, sink.FlatName(part.Path)), part, idx)
-			}
-			for _, part := range resolvedParts[idx][name] {
-				add(p.segRel(idx, path.Join(segReceiptsTable, sink.FlatName(part.Path))), part, idx)
+			for _, part := range resolvedParts[i][name] {
+				if err := add(p.segRel(g.First, path.Join(segReceiptsTable, sink.FlatName(part.Path))), part, g); err != nil {
+					return err
+				}
 			}
 		}
 		for _, part := range rerParts[name] {
-			add(path.Join("reresolved", sink.FlatName(part.Path)), part, -1)
+			if err := add(path.Join("reresolved", sink.FlatName(part.Path)), part, nil); err != nil {
+				return err
+			}
 		}
 		if len(tc.Parts) == 0 && (!cfg.Incremental || !hasFiles(filepath.Join(cfg.Root, DirTables, name))) {
 			empty, err := writeEmptyTable(p.txn, name, p.r.opts.TableOptions)
@@ -199,12 +235,36 @@ func (p *commitPlan) placeTables() error {
 				return err
 			}
 			for _, part := range empty {
-				add(outRel(part.Path), part, -1)
+				if err := add(outRel(part.Path), part, nil); err != nil {
+					return err
+				}
 			}
 		}
 		p.c.Report.Tables[name] = tc
 	}
 	return nil
+}
+
+// inputRows returns the rows of the sealed input s by table, for the
+// state: its document tables' and, when the run writes the receipts
+// table, one row per receipt.
+func (p *commitPlan) inputRows(s *Seal) map[string]int64 {
+	var rows map[string]int64
+	for name, n := range s.Rows {
+		if n > 0 && slices.Contains(p.r.opts.Tables, name) {
+			if rows == nil {
+				rows = map[string]int64{}
+			}
+			rows[name] = n
+		}
+	}
+	if s.Receipts > 0 && p.r.wantsReceiptsTable() {
+		if rows == nil {
+			rows = map[string]int64{}
+		}
+		rows[tabledef.Receipts] = int64(s.Receipts)
+	}
+	return rows
 }
 
 // placeArchives names the place of every archive (archiveNames).
@@ -216,7 +276,7 @@ func (p *commitPlan) placeArchives() error {
 			continue
 		}
 		to := names[idx]
-		p.publish(p.segRel(idx, sink.FlatName(s.Archive)), to)
+		p.publish(p.segRel(s.seg.First, sink.FlatName(s.Archive)), to)
 		p.c.Report.Inputs[idx].Archive = to
 		p.c.Report.Outputs.Archives = append(p.c.Report.Outputs.Archives, to)
 		p.inputFiles[idx] = append([]string{to}, p.inputFiles[idx]...)
@@ -233,11 +293,9 @@ func (p *commitPlan) stageRunFiles() error {
 		rejIndex, rejData, rcpts = RunFile(rejIndex, p.run), RunFile(rejData, p.run), RunFile(rcpts, p.run)
 	}
 	var segs []sink.RejectSegment
-	for idx, s := range p.c.Seals {
-		if s != nil {
-			dir := segDir(p.staging, idx)
-			segs = append(segs, sink.RejectSegment{Index: filepath.Join(dir, sink.FlatName(RejectsIndexFile)), Data: filepath.Join(dir, sink.FlatName(RejectsDataFile))})
-		}
+	for _, g := range p.segs {
+		dir := segDir(p.staging, g.First)
+		segs = append(segs, sink.RejectSegment{Index: filepath.Join(dir, sink.FlatName(RejectsIndexFile)), Data: filepath.Join(dir, sink.FlatName(RejectsDataFile))})
 	}
 	if err := sink.MergeRejects(p.txn, rejIndex, rejData, segs); err != nil {
 		return err
@@ -326,7 +384,11 @@ func (p *commitPlan) cumulative(verdicts map[string]int64) (*sink.Cumulative, er
 // retire names the files the commit removes: an incremental run's
 // replaced inputs' files (but those it publishes again, which are
 // overwritten), or, for a run that replaces OUT, every file of the run
-// directories and the state that it does not publish.
+// directories and the state that it does not publish. A table part that a
+// replaced input shares with an input OUT keeps (a segment of several
+// inputs) is rewritten without the replaced inputs' rows instead; a
+// shared file of index records is kept, the retired records in it listed
+// by no input any more.
 func (p *commitPlan) retire() (err error) {
 	if !p.r.opts.Incremental {
 		p.j.Removes, err = staleFiles(p.r.opts.Root, p.j)
@@ -336,12 +398,45 @@ func (p *commitPlan) retire() (err error) {
 	for _, r := range p.j.Renames {
 		published[r.To] = true
 	}
+	retired := p.r.replacedSet()
+	kept := map[string]bool{}
+	for _, c := range p.r.state.inputs {
+		if !retired[c] {
+			for _, f := range c.Files {
+				kept[f] = true
+			}
+			kept[StateRel(c.Docs)] = true
+		}
+	}
+	drop := map[string]bool{}
+	done := map[string]bool{}
+	var rewrite []string
 	for _, c := range p.r.replaced {
+		drop[c.Path] = true
 		for _, f := range append(slices.Clip(c.Files), StateRel(c.Docs)) {
-			if !published[f] {
+			if published[f] || done[f] {
+				continue
+			}
+			done[f] = true
+			if !kept[f] {
 				p.j.Removes = append(p.j.Removes, f)
+			} else if _, ok := TableOf(f); ok {
+				rewrite = append(rewrite, f)
 			}
 		}
+	}
+	for _, f := range rewrite {
+		table, _ := TableOf(f)
+		src := filepath.Join(p.r.opts.Root, filepath.FromSlash(f))
+		rows, err := parquetout.Rewrite(p.txn, f, src, table, p.r.opts.TableOptions, func(file string) bool { return drop[file] })
+		if err != nil {
+			return fmt.Errorf("output directory: retire the replaced inputs' rows of %s: %w", f, err)
+		}
+		if rows == 0 {
+			p.j.Removes = append(p.j.Removes, f)
+			continue
+		}
+		p.publish(outRel(f), f)
 	}
 	return nil
 }
@@ -452,20 +547,24 @@ func (p *commitPlan) stageState() error {
 			}
 		}
 	}
-	for idx, s := range p.c.Seals {
-		if s == nil {
-			continue
+	for _, g := range p.segs {
+		docs := stateDocs(run, g.First)
+		j.Renames = append(j.Renames, Rename{From: segRel(g.First, segDocs), To: StateRel(docs)})
+		var from int64
+		for _, s := range g.Inputs {
+			idx := s.Index
+			at := from
+			from += s.Documents
+			if s.Fingerprint.Path == "" {
+				continue // standard input: never skipped, so not listed
+			}
+			files := inputFiles[idx]
+			if files == nil {
+				files = []string{}
+			}
+			list = append(list, &committedInput{Fingerprint: s.Fingerprint, Run: run, Rel: p.r.opts.Inputs[idx].Rel, Files: files,
+				Docs: docs, DocsFrom: at, Counts: p.c.Report.Inputs[idx].Counts, Rows: p.inputRows(s)})
 		}
-		docs := stateDocs(run, idx)
-		j.Renames = append(j.Renames, Rename{From: segRel(idx, segDocs), To: StateRel(docs)})
-		if s.Fingerprint.Path == "" {
-			continue // standard input: never skipped, so not listed
-		}
-		files := inputFiles[idx]
-		if files == nil {
-			files = []string{}
-		}
-		list = append(list, &committedInput{Fingerprint: s.Fingerprint, Run: run, Rel: p.r.opts.Inputs[idx].Rel, Files: files, Docs: docs, Counts: p.c.Report.Inputs[idx].Counts, Rows: p.inputRows[idx]})
 	}
 	settings, err := json.Marshal(o.settings())
 	if err != nil {

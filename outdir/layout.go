@@ -78,6 +78,16 @@ func PartFile(dir string, run, n int) string {
 // is rel.
 func TablePath(rel string) string { return DirTables + "/" + rel }
 
+// TableOf returns the table whose part rel (relative to OUT) is, and
+// false when rel is not a Parquet part of a table's directory.
+func TableOf(rel string) (string, bool) {
+	name, rest, ok := strings.Cut(strings.TrimPrefix(rel, DirTables+"/"), "/")
+	if !ok || !strings.HasPrefix(rel, DirTables+"/") || name == "" || !strings.HasSuffix(rest, ".parquet") {
+		return "", false
+	}
+	return name, true
+}
+
 // RunDirs returns the directories under OUT that runs own whole: a run
 // that is not incremental removes, when it commits, every file in them
 // that it did not write.

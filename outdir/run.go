@@ -143,14 +143,22 @@ func (r *Run) openStaging() error {
 	if err := WriteFileAtomic(filepath.Join(d.Staging(), stagingRun), []byte(key)); err != nil {
 		return fmt.Errorf("staging: %w", err)
 	}
-	r.seals = make([]*Seal, len(r.opts.Inputs))
-	for idx, in := range r.opts.Inputs {
-		s, ok := readSeal(d.Staging(), idx)
-		if !ok {
+	r.seals = readSeals(d.Staging(), len(r.opts.Inputs))
+	// A segment is resumed whole, or not at all: when one of its inputs
+	// changed since, every input of it is read again.
+	for _, s := range r.seals {
+		if s == nil || s.Index != s.seg.First {
 			continue
 		}
-		if fp, ok, err := StatFingerprint(in.Path); err == nil && ok && fp.SameFile(s.Fingerprint) {
-			r.seals[idx] = s
+		same := true
+		for _, m := range s.seg.Inputs {
+			fp, ok, err := StatFingerprint(r.opts.Inputs[m.Index].Path)
+			same = same && err == nil && ok && fp.SameFile(m.Fingerprint)
+		}
+		if !same {
+			for _, m := range s.seg.Inputs {
+				r.seals[m.Index] = nil
+			}
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/internal/crashpoint"
@@ -16,17 +17,19 @@ import (
 	"github.com/convbatch/convbatch/verify"
 )
 
-// Files of a segment: the staging directory of one input's outputs
-// (docs/FORMAT.md, "Commit and recovery").
+// Files of a segment: the staging directory of one or more consecutive
+// inputs' outputs (docs/FORMAT.md, "Commit and recovery").
 const (
-	// segSeal is written last, when the input's outputs are complete.
+	// segSeal is written last, when the segment's outputs are complete.
 	segSeal = "seal.json"
-	// segDocs holds the input's documents' index records (docindex).
+	// segDocs holds the segment's documents' index records (docindex),
+	// input after input.
 	segDocs = "docs.idx"
-	// segReceipts holds the input's pending receipts, one JSON per line.
+	// segReceipts holds the segment's pending receipts, one JSON per
+	// line, input after input.
 	segReceipts = "receipts.jsonl"
-	// segReceiptsTable is where the receipts table's rows of the input are
-	// written when the run resolves them; not sealed.
+	// segReceiptsTable is where the receipts table's rows of the segment
+	// are written when the run resolves them; not sealed.
 	segReceiptsTable = "resolved"
 	// stagingRun says which run the staging directory belongs to.
 	stagingRun = "run.json"
@@ -34,24 +37,45 @@ const (
 	stagingOut = "out"
 )
 
-// Seal is what a finished input's segment records besides its files: its
-// fingerprint, its report and counters, and its outputs, so that a resumed
-// run can take the input as finished without reading it.
+// Seal is what a sealed segment records of one of its inputs: its
+// fingerprint, its report and outputs, so that a resumed run can take the
+// input as finished without reading it, and the commit can say which of
+// the segment's files hold it.
 type Seal struct {
 	Index       int              `json:"index"`
 	Fingerprint Fingerprint      `json:"fingerprint"`
 	Report      sink.InputReport `json:"report"`
-	Counters    sink.Counters    `json:"counters"`
 	// Archive is the archive's path in the segment ("" when none).
 	Archive string `json:"archive,omitempty"`
-	// Tables are the table parts in the segment, by table, with rows.
-	Tables map[string][]sink.PartCounts `json:"tables"`
-	// Documents and Hashed count the input's documents and those with a
-	// transcript hash.
+	// Documents and Hashed count the input's documents (its index
+	// records in the segment's docs.idx, after those of the inputs before
+	// it) and those with a transcript hash.
 	Documents int64 `json:"documents"`
 	Hashed    int64 `json:"hashed"`
-	// Receipts counts the pending receipts in receipts.jsonl.
+	// Receipts counts its pending receipts (in the segment's
+	// receipts.jsonl, after those of the inputs before it).
 	Receipts int `json:"receipts"`
+	// Rows are its rows by document table (the receipts table's are its
+	// Receipts).
+	Rows map[string]int64 `json:"rows,omitempty"`
+	seg  *SealedSegment
+}
+
+// Segment returns the sealed segment that holds the input.
+func (s *Seal) Segment() *SealedSegment { return s.seg }
+
+// SealedSegment is a segment whose outputs are complete: the seals of its
+// inputs, in order, with what they share (their counters, the table parts
+// and the files).
+type SealedSegment struct {
+	// First is the index of its first input.
+	First int `json:"first"`
+	// Inputs are its inputs' seals, in order (their indices consecutive).
+	Inputs []*Seal `json:"inputs"`
+	// Counters are its inputs' counters, summed.
+	Counters sink.Counters `json:"counters"`
+	// Tables are the table parts in the segment, by table, with rows.
+	Tables map[string][]sink.PartCounts `json:"tables"`
 	// Files are the segment's files and their sizes when it was sealed.
 	// Its files are not synced (the commit syncs what it publishes), so
 	// a resumed run checks them: after a power loss a segment whose files
@@ -59,40 +83,89 @@ type Seal struct {
 	Files map[string]int64 `json:"files"`
 }
 
-// segDir returns the staging directory of input idx.
-func segDir(staging string, idx int) string {
-	return filepath.Join(staging, fmt.Sprintf("seg-%05d", idx))
+// receipts counts the pending receipts of the segment's inputs.
+func (g *SealedSegment) receipts() int {
+	n := 0
+	for _, s := range g.Inputs {
+		n += s.Receipts
+	}
+	return n
 }
 
-// readSeal reads the seal of input idx's segment; ok is false when there is
-// none (the input was not finished), it is unreadable, or the segment's
-// files are not all there at their sealed sizes.
-func readSeal(staging string, idx int) (s *Seal, ok bool) {
-	dir := segDir(staging, idx)
+// segName is the name of the staging directory of the segment whose first
+// input is first.
+func segName(first int) string { return fmt.Sprintf("seg-%05d", first) }
+
+// segDir returns the staging directory of the segment whose first input is
+// first.
+func segDir(staging string, first int) string { return filepath.Join(staging, segName(first)) }
+
+// readSeals reads the seals of every sealed segment in staging, by the
+// index of each input they hold, for a run of n inputs. A segment is left
+// out when its seal is missing or unreadable, when it names inputs out of
+// order or past n, or when its files are not all there at their sealed
+// sizes (it is then read again).
+func readSeals(staging string, n int) []*Seal {
+	out := make([]*Seal, n)
+	entries, err := os.ReadDir(staging)
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		var first int
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "seg-") {
+			continue
+		}
+		if _, err := fmt.Sscanf(e.Name(), "seg-%d", &first); err != nil || segName(first) != e.Name() {
+			continue
+		}
+		g, ok := readSeal(staging, first)
+		if !ok || first+len(g.Inputs) > n {
+			continue
+		}
+		for _, s := range g.Inputs {
+			out[s.Index] = s
+		}
+	}
+	return out
+}
+
+// readSeal reads the seal of the segment whose first input is first; ok is
+// false when there is none (the segment was not finished), it is
+// unreadable, or the segment's files are not all there at their sealed
+// sizes.
+func readSeal(staging string, first int) (g *SealedSegment, ok bool) {
+	dir := segDir(staging, first)
 	b, err := os.ReadFile(filepath.Join(dir, segSeal))
 	if err != nil {
 		return nil, false
 	}
-	s = new(Seal)
-	if json.Unmarshal(b, s) != nil || s.Index != idx || s.Files == nil {
+	g = new(SealedSegment)
+	if json.Unmarshal(b, g) != nil || g.First != first || g.Files == nil || len(g.Inputs) == 0 {
 		return nil, false
 	}
-	for name, size := range s.Files {
+	for i, s := range g.Inputs {
+		if s == nil || s.Index != first+i {
+			return nil, false
+		}
+		s.seg = g
+	}
+	for name, size := range g.Files {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() != size {
 			return nil, false
 		}
 	}
-	return s, true
+	return g, true
 }
 
 // writeSeal seals a segment: seal.json, written last and atomically,
 // lists the segment's files with their sizes.
-func writeSeal(dir string, s *Seal) error {
+func writeSeal(dir string, g *SealedSegment) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("seal %s: %w", dir, err)
 	}
-	s.Files = map[string]int64{}
+	g.Files = map[string]int64{}
 	for _, e := range entries {
 		if e.Name() == segSeal || !e.Type().IsRegular() {
 			continue
@@ -101,9 +174,9 @@ func writeSeal(dir string, s *Seal) error {
 		if err != nil {
 			return fmt.Errorf("seal %s: %w", dir, err)
 		}
-		s.Files[e.Name()] = info.Size()
+		g.Files[e.Name()] = info.Size()
 	}
-	b, err := json.Marshal(s)
+	b, err := json.Marshal(g)
 	if err != nil {
 		return err
 	}
@@ -114,23 +187,26 @@ func writeSeal(dir string, s *Seal) error {
 	return nil
 }
 
-// Segment is the staging directory of the input being written: its
-// outputs' transaction (archive, rejects, table parts) and its documents'
-// index records and pending receipts, until Seal.
+// Segment is the staging directory of the inputs being written: their
+// outputs' transaction (archives, rejects, table parts) and their
+// documents' index records and pending receipts, until Seal. A segment
+// holds one input or, when the writer groups small inputs, several
+// consecutive ones (docs/FORMAT.md, "Commit and recovery").
 type Segment struct {
 	// Dir is the segment's directory.
 	Dir string
 	// Txn holds the segment's output files, side by side (sink.NewFlatTxn).
-	Txn   *sink.Txn
-	files *segFiles
+	Txn    *sink.Txn
+	files  *segFiles
+	sealed *SealedSegment
 }
 
-// StartSegment starts input idx's segment afresh: what a killed run left
-// of it is not sealed, or not for this file. The seal goes first, so that
-// a kill during the removal never leaves a sealed segment with files
-// missing.
-func (r *Run) StartSegment(idx int) (*Segment, error) {
-	dir := segDir(r.dir.Staging(), idx)
+// StartSegment starts the segment whose first input is first afresh: what
+// a killed run left of it is not sealed, or not for this file. The seal
+// goes first, so that a kill during the removal never leaves a sealed
+// segment with files missing.
+func (r *Run) StartSegment(first int) (*Segment, error) {
+	dir := segDir(r.dir.Staging(), first)
 	if err := os.Remove(filepath.Join(dir, segSeal)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -146,7 +222,7 @@ func (r *Run) StartSegment(idx int) (*Segment, error) {
 		txn.Abort()
 		return nil, err
 	}
-	return &Segment{Dir: dir, Txn: txn, files: files}, nil
+	return &Segment{Dir: dir, Txn: txn, files: files, sealed: &SealedSegment{First: first, Counters: sink.NewCounters()}}, nil
 }
 
 // AddDoc adds a document's index record (id, transcript hash).
@@ -157,14 +233,39 @@ func (g *Segment) AddDoc(id string, hash [32]byte, hashed bool) error {
 	return nil
 }
 
-// Seal completes the segment, whose output files are all closed: it drops
-// the table parts without rows (the run writes a table's one empty part
-// at the commit, when it needs one), ends the transaction, writes the
-// pending receipts, and seals the segment with s (its Tables, Receipts
-// and Files set here). On error the segment is left unsealed.
-func (g *Segment) Seal(s *Seal, tables map[string]sink.TableCounts, pending []*verify.PendingReceipt) error {
+// EndInput records a finished input of the segment, the next after those
+// it holds: its seal (Index, Fingerprint, Report, Archive, Documents,
+// Hashed, Receipts and Rows set) and its counters, which the segment
+// sums.
+func (g *Segment) EndInput(s *Seal, c *sink.Counters) error {
+	if want := g.sealed.First + len(g.sealed.Inputs); s.Index != want {
+		return fmt.Errorf("staging %s: input %d ended, but the segment's next is %d", g.Dir, s.Index, want)
+	}
+	s.seg = g.sealed
+	g.sealed.Inputs = append(g.sealed.Inputs, s)
+	g.sealed.Counters.Merge(c)
+	return nil
+}
+
+// Inputs counts the inputs the segment holds so far.
+func (g *Segment) Inputs() int { return len(g.sealed.Inputs) }
+
+// Seal completes the segment, whose output files are all closed and whose
+// inputs have all ended (EndInput): it drops the table parts without rows
+// (the run writes a table's one empty part at the commit, when it needs
+// one), ends the transaction, writes the pending receipts of its inputs,
+// in order, and seals it. On error the segment is left unsealed.
+func (g *Segment) Seal(tables map[string]sink.TableCounts, pending []*verify.PendingReceipt) (*SealedSegment, error) {
+	sealed := g.sealed
 	var err error
-	s.Tables, err = keepNonEmptyParts(g.Txn, tables)
+	if len(sealed.Inputs) == 0 {
+		err = fmt.Errorf("staging %s: sealed without an input", g.Dir)
+	} else if n := sealed.receipts(); n != len(pending) {
+		err = fmt.Errorf("staging %s: %d pending receipts, its inputs hold %d", g.Dir, len(pending), n)
+	}
+	if err == nil {
+		sealed.Tables, err = keepNonEmptyParts(g.Txn, tables)
+	}
 	if err == nil {
 		err = g.Txn.Commit()
 	}
@@ -174,15 +275,17 @@ func (g *Segment) Seal(s *Seal, tables map[string]sink.TableCounts, pending []*v
 		}
 		err = g.files.addReceipt(p)
 	}
-	s.Receipts = len(pending)
 	if cerr := g.files.close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = writeSeal(g.Dir, sealed)
+	}
 	if err != nil {
 		g.Txn.Abort()
-		return err
+		return nil, err
 	}
-	return writeSeal(g.Dir, s)
+	return sealed, nil
 }
 
 // Abort closes the segment's files after a failure; it stays in staging,
@@ -218,13 +321,13 @@ func keepNonEmptyParts(txn *sink.Txn, counts map[string]sink.TableCounts) (map[s
 	return out, nil
 }
 
-// FoldSealed takes in a resumed input's documents and receipts from its
-// sealed segment: every index record into index, every pending receipt
-// through add.
-func (r *Run) FoldSealed(s *Seal, index *docindex.Index, add func(*verify.PendingReceipt)) error {
-	dir := segDir(r.dir.Staging(), s.Index)
+// FoldSealed takes in a resumed segment's documents and receipts: every
+// index record into index, every pending receipt through add.
+func (r *Run) FoldSealed(g *SealedSegment, index *docindex.Index, add func(*verify.PendingReceipt)) error {
+	dir := segDir(r.dir.Staging(), g.First)
+	name := g.Inputs[0].Report.Path
 	if err := replayDocs(index, filepath.Join(dir, segDocs)); err != nil {
-		return fmt.Errorf("resume %s: %w", s.Report.Path, err)
+		return fmt.Errorf("resume %s: %w", name, err)
 	}
 	n := 0
 	err := readPending(filepath.Join(dir, segReceipts), func(p *verify.PendingReceipt) error {
@@ -232,11 +335,11 @@ func (r *Run) FoldSealed(s *Seal, index *docindex.Index, add func(*verify.Pendin
 		n++
 		return nil
 	})
-	if err == nil && n != s.Receipts {
-		err = fmt.Errorf("%d pending receipts, sealed with %d", n, s.Receipts)
+	if want := g.receipts(); err == nil && n != want {
+		err = fmt.Errorf("%d pending receipts, sealed with %d", n, want)
 	}
 	if err != nil {
-		return fmt.Errorf("resume %s: %w", s.Report.Path, err)
+		return fmt.Errorf("resume %s: %w", name, err)
 	}
 	return nil
 }
@@ -335,10 +438,20 @@ func replayDocs(index *docindex.Index, path string) error {
 	})
 }
 
-// foldDocs folds the records of the index file at path whose ids want holds
-// into their evidence: the documents of an earlier run.
-func foldDocs(path string, want map[string]*verify.Evidence) error {
+// foldDocs folds the records of the index file at path that lie in spans
+// (sorted, not overlapping) and whose ids want holds into their evidence:
+// the documents of an earlier run.
+func foldDocs(path string, spans []docSpan, want map[string]*verify.Evidence) error {
+	var n int64
 	return eachRecord(path, func(rec docindex.Record) error {
+		at := n
+		n++
+		for len(spans) > 0 && at >= spans[0].to {
+			spans = spans[1:]
+		}
+		if len(spans) == 0 || at < spans[0].from {
+			return nil
+		}
 		if e := want[string(rec.ID)]; e != nil {
 			e.Add(rec.Hash, rec.Hashable)
 		}

@@ -2,12 +2,14 @@ package outdir
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/verify"
@@ -46,6 +48,10 @@ type committedInput struct {
 	// Docs is its documents' index records, relative to the state
 	// directory.
 	Docs string `json:"docs"`
+	// DocsFrom is the number of the first of its records in Docs, which
+	// it shares with the other inputs of its segment: its records are
+	// the Counts.Documents from there.
+	DocsFrom int64 `json:"docs_from,omitempty"`
 	// Counts are its lines, documents, rejects and blank lines, and Rows
 	// its rows by table, taken off OUT's cumulative counts when a later
 	// run retires it.
@@ -189,19 +195,36 @@ func (r *Run) UnlistedVerdicts() map[string]int64 { return r.state.unlistedVerdi
 
 // FoldEarlierDocs folds the index records of every committed input the
 // run keeps whose ids want holds into their evidence: the documents of
-// earlier runs, against which this run resolves receipts.
+// earlier runs, against which this run resolves receipts. Each file of
+// records is read once, and only the records of the inputs kept are
+// taken from it (a segment's file holds several inputs', some of which
+// may have been retired since).
 func (r *Run) FoldEarlierDocs(want map[string]*verify.Evidence) error {
 	replaced := r.replacedPaths()
+	byFile := map[string][]docSpan{}
+	var order []*committedInput
 	for _, c := range r.state.inputs {
 		if replaced[c.Path] {
 			continue
 		}
-		if err := foldDocs(r.dir.State(c.Docs), want); err != nil {
+		if _, ok := byFile[c.Docs]; !ok {
+			order = append(order, c)
+		}
+		byFile[c.Docs] = append(byFile[c.Docs], docSpan{c.DocsFrom, c.DocsFrom + c.Counts.Documents})
+	}
+	for _, c := range order {
+		spans := byFile[c.Docs]
+		slices.SortFunc(spans, func(a, b docSpan) int { return cmp.Compare(a.from, b.from) })
+		if err := foldDocs(r.dir.State(c.Docs), spans, want); err != nil {
 			return fmt.Errorf("output directory: documents of run %d: %w", c.Run, err)
 		}
 	}
 	return nil
 }
+
+// docSpan is the records [from, to) of a file of index records: one
+// committed input's.
+type docSpan struct{ from, to int64 }
 
 // replacedPaths are the paths of the committed inputs the run retires.
 func (r *Run) replacedPaths() map[string]bool {

@@ -17,6 +17,11 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 	res := &Result{Report: w.rep}
 	if w.out != nil {
 		res.Skipped = w.out.Already()
+		if w.seg != nil {
+			if err := w.sealSegment(); err != nil {
+				return nil, err
+			}
+		}
 		if err := w.foldResumed(len(w.cfg.Inputs)); err != nil {
 			return nil, err
 		}

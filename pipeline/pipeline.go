@@ -120,6 +120,14 @@ type Config struct {
 	// twice that. It sets the process-wide limit
 	// (runtime/debug.SetMemoryLimit) and restores it when the run ends.
 	MemoryLimit int64
+	// SegmentBytes is how many bytes of input a segment of small inputs
+	// takes before it is sealed (DefaultSegmentBytes when 0; negative:
+	// every input in a segment of its own). Consecutive inputs that can be
+	// read only once (not zstd, not standard input) share a segment, and
+	// so their table parts and files of index records, instead of one
+	// part per input per table; a killed run redoes at most the inputs of
+	// the segment it was writing.
+	SegmentBytes int64
 
 	// sigCache is the run's verified-signature cache, made by defaults
 	// with the standard registry and read for the report.

@@ -97,6 +97,17 @@ func (o *SegmentOutputs) WriteReject(path string, rec *stream.Record, res *trans
 	return o.Rejects.Write(r, bytes.NewReader(rec.Raw))
 }
 
+// CloseArchive closes the archive of the input that ended, in a segment
+// whose next input gets an archive of its own.
+func (o *SegmentOutputs) CloseArchive() error {
+	if o.Archive == nil {
+		return nil
+	}
+	err := o.Archive.Close()
+	o.Archive = nil
+	return err
+}
+
 // Close closes the outputs; the first error is returned. Tables stays
 // set, for its counts.
 func (o *SegmentOutputs) Close() error {

@@ -80,14 +80,20 @@ func (s *Stage) OpenOutputs(txn *sink.Txn, rejectsIndex, rejectsData, archiveNam
 		opts.NoEmptyPart = true
 		out.Tables = parquetout.NewTables(txn, s.Tables, opts)
 	}
-	if s.Archive == sink.ArchiveNone {
-		return out, nil
-	}
-	if out.Archive, err = sink.NewArchiveWriter(txn, archiveName, s.Archive, s.ZstdLevel, max(1, s.ZstdWorkers)); err != nil {
+	if out.Archive, err = s.OpenArchive(txn, archiveName); err != nil {
 		out.Abort()
 		return nil, err
 	}
 	return out, nil
+}
+
+// OpenArchive opens an input's archive in txn as archiveName, nil when the
+// run writes none: the next input's of a segment that holds several.
+func (s *Stage) OpenArchive(txn *sink.Txn, archiveName string) (*sink.ArchiveWriter, error) {
+	if s.Archive == sink.ArchiveNone {
+		return nil, nil
+	}
+	return sink.NewArchiveWriter(txn, archiveName, s.Archive, s.ZstdLevel, max(1, s.ZstdWorkers))
 }
 
 // InputWriter counts and writes the records of one input (or shard) into
