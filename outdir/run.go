@@ -143,22 +143,25 @@ func (r *Run) openStaging() error {
 	if err := WriteFileAtomic(filepath.Join(d.Staging(), stagingRun), []byte(key)); err != nil {
 		return fmt.Errorf("staging: %w", err)
 	}
-	r.seals = readSeals(d.Staging(), len(r.opts.Inputs))
+	r.seals = make([]*Seal, len(r.opts.Inputs))
 	// A segment is resumed whole, or not at all: when one of its inputs
-	// changed since, every input of it is read again.
-	for _, s := range r.seals {
-		if s == nil || s.Index != s.seg.First {
-			continue
-		}
+	// changed since, every input of it is read again, and it is removed
+	// now, so that no segment this run writes overlaps one left in
+	// staging.
+	for _, g := range readSeals(d.Staging(), len(r.opts.Inputs)) {
 		same := true
-		for _, m := range s.seg.Inputs {
+		for _, m := range g.Inputs {
 			fp, ok, err := StatFingerprint(r.opts.Inputs[m.Index].Path)
-			same = same && err == nil && ok && fp.SameFile(m.Fingerprint)
+			same = same && err == nil && ok && fp.SameFile(m.Fingerprint) && r.seals[m.Index] == nil
 		}
 		if !same {
-			for _, m := range s.seg.Inputs {
-				r.seals[m.Index] = nil
+			if err := removeSegment(segDir(d.Staging(), g.First)); err != nil {
+				return fmt.Errorf("staging: %w", err)
 			}
+			continue
+		}
+		for _, m := range g.Inputs {
+			r.seals[m.Index] = m
 		}
 	}
 	return nil

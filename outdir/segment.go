@@ -100,16 +100,16 @@ func segName(first int) string { return fmt.Sprintf("seg-%05d", first) }
 // first.
 func segDir(staging string, first int) string { return filepath.Join(staging, segName(first)) }
 
-// readSeals reads the seals of every sealed segment in staging, by the
-// index of each input they hold, for a run of n inputs. A segment is left
-// out when its seal is missing or unreadable, when it names inputs out of
-// order or past n, or when its files are not all there at their sealed
-// sizes (it is then read again).
-func readSeals(staging string, n int) []*Seal {
-	out := make([]*Seal, n)
+// readSeals reads every sealed segment in staging for a run of n inputs,
+// in the order of their first inputs. A segment whose seal is missing or
+// unreadable, names inputs out of order or past n, or whose files are not
+// all there at their sealed sizes is left out (its inputs are read again,
+// and StartSegment removes it when a segment starts at its first input).
+func readSeals(staging string, n int) []*SealedSegment {
+	var out []*SealedSegment
 	entries, err := os.ReadDir(staging)
 	if err != nil {
-		return out
+		return nil
 	}
 	for _, e := range entries {
 		var first int
@@ -119,15 +119,21 @@ func readSeals(staging string, n int) []*Seal {
 		if _, err := fmt.Sscanf(e.Name(), "seg-%d", &first); err != nil || segName(first) != e.Name() {
 			continue
 		}
-		g, ok := readSeal(staging, first)
-		if !ok || first+len(g.Inputs) > n {
-			continue
-		}
-		for _, s := range g.Inputs {
-			out[s.Index] = s
+		if g, ok := readSeal(staging, first); ok && first+len(g.Inputs) <= n {
+			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// removeSegment removes a segment's directory, its seal first, so that a
+// kill during the removal never leaves a sealed segment with files
+// missing.
+func removeSegment(dir string) error {
+	if err := os.Remove(filepath.Join(dir, segSeal)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return os.RemoveAll(dir)
 }
 
 // readSeal reads the seal of the segment whose first input is first; ok is
@@ -207,10 +213,7 @@ type Segment struct {
 // segment with files missing.
 func (r *Run) StartSegment(first int) (*Segment, error) {
 	dir := segDir(r.dir.Staging(), first)
-	if err := os.Remove(filepath.Join(dir, segSeal)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := removeSegment(dir); err != nil {
 		return nil, err
 	}
 	txn, err := sink.NewFlatTxn(dir)
