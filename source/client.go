@@ -209,3 +209,8 @@ func Open(ctx context.Context, loc Location) (*Reader, error) { return Default()
 func NewRangeReader(ctx context.Context, loc Location, off, n int64) (*Reader, error) {
 	return Default().NewRangeReader(ctx, loc, off, n)
 }
+
+// NewParallelReader is Default().NewParallelReader.
+func NewParallelReader(ctx context.Context, loc Location, opts ...ParallelOption) (*ParallelReader, error) {
+	return Default().NewParallelReader(ctx, loc, opts...)
+}

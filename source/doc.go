@@ -4,8 +4,8 @@
 // (package stream) for inputs that are not local files: it finds them
 // (Glob, over object listings, in key order), tells their size and version
 // (Stat: ETag or generation, modification time), and reads them, as one
-// stream (Open) or a byte range (NewRangeReader), never holding an object
-// whole.
+// stream (Open), a byte range (NewRangeReader) or with several ranged GETs
+// in flight (NewParallelReader), never holding an object whole.
 //
 // Retries belong here, not to the pipeline: a transient failure (HTTP 5xx,
 // 408 or 429, a reset connection, a body cut short, a timeout, a stall) is
@@ -26,5 +26,6 @@
 // One job per file: location.go parses URLs, client.go holds the Client
 // and its options, s3.go and gcs.go make the cloud clients, blob.go and
 // http.go are the two backends, glob.go lists, reader.go streams with
-// retries, retry.go says what is transient, errors.go what an error says.
+// retries, parallel.go reads ranges in parallel, retry.go says what is
+// transient, errors.go what an error says.
 package source
