@@ -1,0 +1,31 @@
+// Package source opens inputs that live in object storage or on a web
+// server: s3://bucket/key, gs://bucket/key, https://host/path and
+// http://host/path. It is the layer under the pipeline's first stage
+// (package stream) for inputs that are not local files: it finds them
+// (Glob, over object listings, in key order), tells their size and version
+// (Stat: ETag or generation, modification time), and reads them, as one
+// stream (Open), a byte range (NewRangeReader) or with several ranged GETs
+// in flight (NewParallelReader), never holding an object whole.
+//
+// Retries belong here, not to the pipeline: a transient failure (HTTP 5xx,
+// 408 or 429, a reset connection, a body cut short, a timeout, a stall) is
+// tried again with exponential backoff from the byte offset reached, a
+// bounded number of times, every request pinned to the version first
+// seen, so the bytes delivered equal an uninterrupted read or the read
+// fails with ErrChanged. A permanent failure is an *Error that names the
+// URL (never its query string or a password) and the status, and matches
+// ErrNotFound or ErrForbidden with errors.Is.
+//
+// S3 and Cloud Storage are reached through gocloud.dev/blob (s3blob on the
+// AWS SDK v2, gcsblob on cloud.google.com/go/storage), with each cloud's
+// standard credential chain; AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL names
+// an S3-compatible store (MinIO, R2, Ceph), addressed path-style, and
+// STORAGE_EMULATOR_HOST a Cloud Storage emulator. Web servers are reached
+// with net/http and the Range header.
+//
+// One job per file: location.go parses URLs, client.go holds the Client
+// and its options, s3.go and gcs.go make the cloud clients, blob.go and
+// http.go are the two backends, glob.go lists, reader.go streams with
+// retries, parallel.go reads ranges in parallel, retry.go says what is
+// transient, errors.go what an error says.
+package source

@@ -1,0 +1,156 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// httpBackend reaches objects on a web server with GET and HEAD, byte
+// ranges through the Range header.
+type httpBackend struct{ client *http.Client }
+
+func (httpBackend) close() error { return nil }
+
+func (h httpBackend) stat(ctx context.Context, loc Location) (Info, error) {
+	resp, err := h.do(ctx, http.MethodHead, loc, "")
+	if err != nil {
+		var se *statusError
+		if errors.As(err, &se) && (se.code == http.StatusMethodNotAllowed || se.code == http.StatusNotImplemented) {
+			// A server without HEAD: ask for the first byte instead.
+			body, info, err := h.read(ctx, loc, 0, 1, nil)
+			if err != nil {
+				return Info{}, err
+			}
+			body.Close()
+			return info, nil
+		}
+		return Info{}, err
+	}
+	resp.Body.Close()
+	info := headerInfo(loc, resp)
+	info.Size = resp.ContentLength
+	return info, nil
+}
+
+func (httpBackend) list(context.Context, Location, string, func(Info)) error {
+	return fmt.Errorf("listing a web server: %w", ErrUnsupported)
+}
+
+func (h httpBackend) read(ctx context.Context, loc Location, off, n int64, pin *Info) (io.ReadCloser, Info, error) {
+	rng := ""
+	switch {
+	case n >= 0:
+		rng = fmt.Sprintf("bytes=%d-%d", off, off+n-1)
+	case off > 0:
+		rng = fmt.Sprintf("bytes=%d-", off)
+	}
+	resp, err := h.do(ctx, http.MethodGet, loc, rng)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	got := headerInfo(loc, resp)
+	var body io.ReadCloser = resp.Body
+	switch {
+	case resp.StatusCode == http.StatusPartialContent:
+		start, total, ok := parseContentRange(resp.Header.Get("Content-Range"))
+		if !ok || start != off {
+			resp.Body.Close()
+			return nil, got, fmt.Errorf("response range %q does not start at byte %d", resp.Header.Get("Content-Range"), off)
+		}
+		got.Size = total
+	default: // 200: the whole object, the Range header ignored
+		got.Size = resp.ContentLength
+	}
+	if pin != nil && !pin.sameVersion(got) {
+		resp.Body.Close()
+		return nil, got, changedError(*pin, got)
+	}
+	if resp.StatusCode == http.StatusOK && rng != "" {
+		// Costly but correct: skip to off, stop after n.
+		if _, err := io.CopyN(io.Discard, resp.Body, off); err != nil {
+			resp.Body.Close()
+			return nil, got, err
+		}
+		if n >= 0 {
+			body = readCloser{io.LimitReader(resp.Body, n), resp.Body}
+		}
+	}
+	return body, got, nil
+}
+
+// do sends one request and returns a 2xx response; any other status is a
+// statusError, and a transport error names the URL without its query.
+func (h httpBackend) do(ctx context.Context, method string, loc Location, rng string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, loc.requestURL(), nil)
+	if err != nil {
+		return nil, err
+	}
+	if rng != "" {
+		req.Header.Set("Range", rng)
+	}
+	// A compressed transfer would make byte offsets meaningless.
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = &url.Error{Op: ue.Op, URL: loc.String(), Err: ue.Err}
+		}
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		io.CopyN(io.Discard, resp.Body, 4096)
+		resp.Body.Close()
+		return nil, &statusError{code: resp.StatusCode}
+	}
+	return resp, nil
+}
+
+// headerInfo reads the version headers of a response.
+func headerInfo(loc Location, resp *http.Response) Info {
+	info := Info{Location: loc, Size: -1, ETag: resp.Header.Get("ETag")}
+	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
+		info.ModTime = t
+	}
+	return info
+}
+
+// parseContentRange reads "bytes start-end/total"; total is -1 for "*".
+func parseContentRange(s string) (start, total int64, ok bool) {
+	rest, found := strings.CutPrefix(s, "bytes ")
+	if !found {
+		return 0, 0, false
+	}
+	rng, tot, found := strings.Cut(rest, "/")
+	if !found {
+		return 0, 0, false
+	}
+	first, _, found := strings.Cut(rng, "-")
+	if !found {
+		return 0, 0, false
+	}
+	start, err := strconv.ParseInt(first, 10, 64)
+	if err != nil || start < 0 {
+		return 0, 0, false
+	}
+	if tot == "*" {
+		return start, -1, true
+	}
+	total, err = strconv.ParseInt(tot, 10, 64)
+	if err != nil || total < 0 {
+		return 0, 0, false
+	}
+	return start, total, true
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
