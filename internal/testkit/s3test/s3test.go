@@ -1,0 +1,152 @@
+// Package s3test runs an S3 server for tests: gofakes3, in memory, on
+// 127.0.0.1, started once per test process and reached the way a user
+// reaches an S3-compatible store, through the AWS SDK's standard
+// variables (AWS_ENDPOINT_URL_S3, path-style, static test credentials).
+// Package source keeps one S3 client per process, made on first use, so
+// every test of a process shares the one server; each uses buckets of its
+// own.
+package s3test
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+)
+
+// Secret is the AWS secret access key the server's clients use: no
+// output or error may ever show it.
+const Secret = "s3test-secret-that-must-never-show"
+
+// Server is the process's S3 server.
+type Server struct {
+	// URL is the server's endpoint (http://127.0.0.1:PORT).
+	URL     string
+	backend *s3mem.Backend
+
+	mu sync.Mutex
+	// cuts are the GETs of object bodies still to cut, each after the
+	// number of body bytes given.
+	cuts []int64
+	// gets counts the GETs of object bodies served.
+	gets int
+}
+
+var (
+	once   sync.Once
+	server *Server
+)
+
+// Start returns the process's S3 server, starting it and setting the AWS
+// variables on first use (they stay set for the process).
+func Start(t testing.TB) *Server {
+	t.Helper()
+	once.Do(func() {
+		// One fixed time for every object: a test that overwrites an
+		// object of the same size sees only its ETag change.
+		s := &Server{backend: s3mem.New(s3mem.WithTimeSource(gofakes3.FixedTimeSource(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))))}
+		ts := httptest.NewServer(s.handler(gofakes3.New(s.backend).Server()))
+		s.URL = ts.URL
+		dir, err := os.MkdirTemp("", "s3test-")
+		if err != nil {
+			panic(err)
+		}
+		for k, v := range map[string]string{
+			"AWS_ENDPOINT_URL_S3":         ts.URL,
+			"AWS_ACCESS_KEY_ID":           "AKIAS3TESTS3TEST",
+			"AWS_SECRET_ACCESS_KEY":       Secret,
+			"AWS_REGION":                  "us-east-1",
+			"AWS_CONFIG_FILE":             dir + "/config",
+			"AWS_SHARED_CREDENTIALS_FILE": dir + "/credentials",
+			"AWS_EC2_METADATA_DISABLED":   "true",
+		} {
+			os.Setenv(k, v)
+		}
+		server = s
+	})
+	return server
+}
+
+// Bucket creates the bucket name (unique to the test that asks).
+func (s *Server) Bucket(t testing.TB, name string) {
+	t.Helper()
+	if err := s.backend.CreateBucket(name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Put writes the object bucket/key, as a PUT through the server would,
+// at the server's one modification time.
+func (s *Server) Put(t testing.TB, bucket, key string, data []byte) {
+	t.Helper()
+	if _, err := s.backend.PutObject(bucket, key, map[string]string{}, bytes.NewReader(data), int64(len(data)), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CutNextGets makes the next GETs of object bodies end the connection
+// after n body bytes each, as a server that drops a connection in the
+// middle of an object does.
+func (s *Server) CutNextGets(n int64, times int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range times {
+		s.cuts = append(s.cuts, n)
+	}
+}
+
+// Gets returns the GETs of object bodies served so far.
+func (s *Server) Gets() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gets
+}
+
+// handler counts the GETs of object bodies and cuts those asked for.
+func (s *Server) handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		body := r.Method == http.MethodGet && q.Get("list-type") == "" && !q.Has("prefix") && strings.Count(strings.Trim(r.URL.Path, "/"), "/") >= 1
+		limit := int64(-1)
+		if body {
+			s.mu.Lock()
+			s.gets++
+			if len(s.cuts) > 0 {
+				limit, s.cuts = s.cuts[0], s.cuts[1:]
+			}
+			s.mu.Unlock()
+		}
+		if limit < 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(&cutWriter{ResponseWriter: w, left: limit}, r)
+	})
+}
+
+// cutWriter passes left body bytes, then aborts the response, which
+// closes the connection in the middle of the body.
+type cutWriter struct {
+	http.ResponseWriter
+	left int64
+}
+
+func (c *cutWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) <= c.left {
+		c.left -= int64(len(p))
+		return c.ResponseWriter.Write(p)
+	}
+	c.ResponseWriter.Write(p[:c.left])
+	c.left = 0
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+	panic(http.ErrAbortHandler)
+}
