@@ -19,6 +19,7 @@ import (
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
@@ -194,6 +195,9 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 // checkOutDir is outdir.CheckOutDir with its refusals as usage errors
 // that name the -o flag.
 func checkOutDir(out string, args []string, inputs []stream.Input) error {
+	if source.IsURL(out) {
+		return outDirRefusal(out, outdir.CheckOutDir(out, args, inputs))
+	}
 	// The nearest existing path of out must be a directory: a file there
 	// is the user's mistake (exit 2), not a failure of the run (exit 3).
 	for p := filepath.Clean(out); ; p = filepath.Dir(p) {
@@ -210,12 +214,19 @@ func checkOutDir(out string, args []string, inputs []stream.Input) error {
 			break
 		}
 	}
-	err := outdir.CheckOutDir(out, args, inputs)
+	return outDirRefusal(out, outdir.CheckOutDir(out, args, inputs))
+}
+
+// outDirRefusal says CheckOutDir's refusal of -o out as a usage error.
+func outDirRefusal(out string, err error) error {
 	var oe *outdir.OutDirError
 	if !errors.As(err, &oe) {
 		return err
 	}
 	switch oe.Err {
+	case outdir.ErrOutDirURL:
+		// oe.Out: the URL without a query, where a signature would be.
+		return usageErr("-o %s: OUT must be a local directory (inputs may be s3://, gs://, https:// or http:// URLs; OUT in object storage is not supported yet)", oe.Out)
 	case outdir.ErrOutDirInInput:
 		return usageErr("-o %q lies inside the input directory %q: a later run over %q would read the outputs as inputs", out, oe.Input, oe.Input)
 	case outdir.ErrInputInOutDir:

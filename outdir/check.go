@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/stream"
 )
 
@@ -23,6 +24,9 @@ var (
 	// but no report.json and no .convbatch state directory, so it is not
 	// convbatch's to take over.
 	ErrOutDirForeign = errors.New("output directory holds other files")
+	// ErrOutDirURL: the output directory is a URL (s3://, gs://,
+	// https://): OUT is a local directory; inputs may be URLs.
+	ErrOutDirURL = errors.New("output directory is a URL")
 )
 
 // OutDirError is CheckOutDir's refusal of an output directory.
@@ -45,6 +49,8 @@ func (e *OutDirError) Error() string {
 		return fmt.Sprintf("input %q lies inside the output directory %q", e.Input, e.Out)
 	case ErrOutDirForeign:
 		return fmt.Sprintf("output directory %q exists, is not empty and holds no convbatch report.json or .convbatch directory", e.Out)
+	case ErrOutDirURL:
+		return fmt.Sprintf("output directory %s: OUT must be a local directory (inputs may be s3://, gs:// or https:// URLs; OUT in object storage is not supported yet)", e.Out)
 	}
 	return fmt.Sprintf("output directory %q: %v", e.Out, e.Err)
 }
@@ -63,6 +69,14 @@ func (e *OutDirError) Unwrap() error { return e.Err }
 // to (stream.Expand); standard input is skipped. Symbolic links are
 // resolved. A refusal is an *OutDirError.
 func CheckOutDir(out string, args []string, inputs []stream.Input) error {
+	if source.IsURL(out) {
+		loc, err := source.Parse(out)
+		shown := loc.String()
+		if err != nil {
+			shown = "(a URL)"
+		}
+		return &OutDirError{Out: shown, Err: ErrOutDirURL}
+	}
 	absOut, err := ResolvePath(out)
 	if err != nil {
 		return &OutDirError{Out: out, Err: err}
@@ -71,7 +85,7 @@ func CheckOutDir(out string, args []string, inputs []stream.Input) error {
 		return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 	}
 	for _, arg := range args {
-		if arg == stream.StdinPath {
+		if arg == stream.StdinPath || source.IsURL(arg) {
 			continue
 		}
 		dir := arg
@@ -87,7 +101,7 @@ func CheckOutDir(out string, args []string, inputs []stream.Input) error {
 		}
 	}
 	for _, in := range inputs {
-		if in.Path == stream.StdinPath {
+		if in.Path == stream.StdinPath || in.URL != "" {
 			continue
 		}
 		if absIn, err := ResolvePath(in.Path); err == nil && within(absIn, absOut) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/convbatch/convbatch/stream"
@@ -56,6 +57,9 @@ func TestCheckOutDir(t *testing.T) {
 		input  string
 	}{
 		{"new directory", filepath.Join(root, "out"), []string{data}, in(day), nil, ""},
+		{"a URL", "s3://bucket/out", []string{data}, in(day), ErrOutDirURL, ""},
+		{"a signed URL", "https://host/out?X-Amz-Signature=secret", []string{data}, in(day), ErrOutDirURL, ""},
+		{"URL inputs", filepath.Join(root, "out2"), []string{"s3://bucket/2026/*.jsonl"}, []stream.Input{{Path: "s3://bucket/2026/a.jsonl", URL: "s3://bucket/2026/a.jsonl"}}, nil, ""},
 		{"new nested directory", filepath.Join(root, "a/b/c"), []string{day}, in(day), nil, ""},
 		{"empty directory", empty, []string{data}, in(day), nil, ""},
 		{"earlier run's outputs", previous, []string{data}, in(day), nil, ""},
@@ -80,6 +84,13 @@ func TestCheckOutDir(t *testing.T) {
 			var oe *OutDirError
 			if !errors.Is(err, tc.want) || !errors.As(err, &oe) {
 				t.Fatalf("CheckOutDir(%q) = %v, want %v", tc.out, err, tc.want)
+			}
+			if tc.want == ErrOutDirURL {
+				// Named without its query: a signature never shows.
+				if strings.Contains(err.Error(), "secret") || !strings.HasPrefix(tc.out, oe.Out) {
+					t.Errorf("CheckOutDir(%q) = %v: want the URL without its query", tc.out, err)
+				}
+				return
 			}
 			if oe.Out != tc.out || oe.Input != tc.input {
 				t.Errorf("error names out %q, input %q; want %q, %q", oe.Out, oe.Input, tc.out, tc.input)

@@ -1,7 +1,13 @@
 package outdir
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
 	"os"
+
+	"github.com/convbatch/convbatch/source"
 
 	"github.com/convbatch/convbatch/stream"
 )
@@ -20,6 +26,50 @@ type Fingerprint struct {
 	ModTime int64 `json:"mtime_ns"`
 	// SHA256 is the digest of the file's bytes, lowercase hex.
 	SHA256 string `json:"sha256"`
+	// Version is an object's version (source.Info.Version: its ETag, or
+	// its generation in Cloud Storage); "" for a local file.
+	Version string `json:"version,omitempty"`
+}
+
+// StatInput returns the fingerprint of input in without its digest: a
+// local file's (StatFingerprint), or an object's, from what its store
+// tells of it (its size, modification time and version); standard input
+// has none (ok false).
+func StatInput(in stream.Input) (fp Fingerprint, ok bool, err error) {
+	if in.URL == "" {
+		return StatFingerprint(in.Path)
+	}
+	loc, err := source.Parse(in.URL)
+	if err != nil {
+		return Fingerprint{}, false, err
+	}
+	info, err := source.Stat(context.Background(), loc)
+	if err != nil {
+		return Fingerprint{}, false, err
+	}
+	return Fingerprint{Path: in.Path, Size: info.Size, ModTime: info.ModTime.UnixNano(), Version: info.Version()}, true, nil
+}
+
+// InputSHA256 returns the SHA-256 of input in's bytes, lowercase hex: a
+// local file's (FileSHA256), or an object's, read whole as a stream.
+func InputSHA256(in stream.Input) (string, error) {
+	if in.URL == "" {
+		return FileSHA256(in.Path)
+	}
+	loc, err := source.Parse(in.URL)
+	if err != nil {
+		return "", err
+	}
+	rd, err := source.Open(context.Background(), loc)
+	if err != nil {
+		return "", err
+	}
+	defer rd.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, rd); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // StatFingerprint returns the fingerprint of the file at path without its
@@ -35,8 +85,8 @@ func StatFingerprint(path string) (fp Fingerprint, ok bool, err error) {
 	return Fingerprint{Path: path, Size: st.Size(), ModTime: st.ModTime().UnixNano()}, true, nil
 }
 
-// SameFile reports whether fp and o have the same path, size and
-// modification time.
+// SameFile reports whether fp and o have the same path, size,
+// modification time and version.
 func (fp Fingerprint) SameFile(o Fingerprint) bool {
-	return fp.Path == o.Path && fp.Size == o.Size && fp.ModTime == o.ModTime
+	return fp.Path == o.Path && fp.Size == o.Size && fp.ModTime == o.ModTime && fp.Version == o.Version
 }

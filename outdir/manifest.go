@@ -61,6 +61,8 @@ type InputRecord struct {
 	Size    int64  `json:"size"`
 	ModTime int64  `json:"mtime_ns"`
 	SHA256  string `json:"sha256"`
+	// Version is an object's version (Fingerprint.Version).
+	Version string `json:"version,omitempty"`
 }
 
 // FileRecord is a published file: its path relative to OUT, its size and

@@ -151,7 +151,7 @@ func (r *Run) openStaging() error {
 	for _, g := range readSeals(d.Staging(), len(r.opts.Inputs)) {
 		same := true
 		for _, m := range g.Inputs {
-			fp, ok, err := StatFingerprint(r.opts.Inputs[m.Index].Path)
+			fp, ok, err := StatInput(r.opts.Inputs[m.Index])
 			same = same && err == nil && ok && fp.SameFile(m.Fingerprint) && r.seals[m.Index] == nil
 		}
 		if !same {
@@ -281,7 +281,7 @@ func (r *Run) classify() error {
 		}
 	}
 	for _, in := range r.opts.Inputs {
-		fp, ok, err := StatFingerprint(in.Path)
+		fp, ok, err := StatInput(in)
 		if err != nil || !ok {
 			keep = append(keep, in) // read (and faulted) as any input
 			continue
@@ -295,7 +295,7 @@ func (r *Run) classify() error {
 			keep = append(keep, in)
 			continue
 		}
-		if fp.SHA256, err = FileSHA256(in.Path); err != nil {
+		if fp.SHA256, err = InputSHA256(in); err != nil {
 			keep = append(keep, in)
 			continue
 		}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/convbatch/convbatch/source"
+
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
@@ -276,7 +278,7 @@ func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Inp
 		bytesRead += int64(n)
 		cfg.Progress.BytesRead.Add(int64(n))
 	}
-	src, hashed, size, closeFile, openErr := openInput(cfg, in)
+	src, hashed, size, closeFile, openErr := openInput(q.ctx, cfg, in)
 	defer closeFile()
 	var rd *stream.Reader
 	if openErr == nil {
@@ -347,24 +349,60 @@ func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Inp
 // whose bytes are then hashed as they are read, for its fingerprint
 // (unless Config.NoInputDigest), and whose size is returned. closeFile
 // closes what it opened (always set).
-func openInput(cfg *Config, in stream.Input) (src io.Reader, hashed *hashingReader, size int64, closeFile func(), err error) {
+func openInput(ctx context.Context, cfg *Config, in stream.Input) (src io.Reader, hashed *hashingReader, size int64, closeFile func(), err error) {
 	closeFile = func() {}
 	if in.Path == stream.StdinPath {
 		return cfg.Stdin, nil, 0, closeFile, nil
 	}
-	file, err := os.Open(in.Path)
+	var rc io.ReadCloser
+	if in.URL != "" {
+		rc, size, err = openObject(ctx, in)
+	} else {
+		var file *os.File
+		if file, err = os.Open(in.Path); err == nil {
+			rc = file
+			if st, err := file.Stat(); err == nil {
+				size = st.Size()
+			}
+		}
+	}
 	if err != nil {
 		return nil, nil, 0, closeFile, err
 	}
-	src = file
+	src = rc
 	if !cfg.NoInputDigest {
-		hashed = newHashingReader(file)
+		hashed = newHashingReader(rc)
 		src = hashed
 	}
-	if st, err := file.Stat(); err == nil {
-		size = st.Size()
+	return src, hashed, size, func() { rc.Close() }, nil
+}
+
+// parallelObjectBytes is the size from which a plain JSONL object is read
+// by several ranged GETs in flight rather than one stream, so that one
+// input keeps every worker busy.
+const parallelObjectBytes = 64 << 20
+
+// openObject opens an input in object storage or on a web server
+// (package source): a large plain JSONL object with ranged GETs in
+// parallel, any other as one stream, each retried from the byte reached.
+// It returns the object's size (-1 when the server did not say).
+func openObject(ctx context.Context, in stream.Input) (io.ReadCloser, int64, error) {
+	loc, err := source.Parse(in.URL)
+	if err != nil {
+		return nil, 0, err
 	}
-	return src, hashed, size, func() { file.Close() }, nil
+	if in.Shape == stream.ShapeJSONL && in.Size >= parallelObjectBytes {
+		rd, err := source.NewParallelReader(ctx, loc)
+		if err != nil {
+			return nil, 0, err
+		}
+		return rd, rd.Info().Size, nil
+	}
+	rd, err := source.Open(ctx, loc)
+	if err != nil {
+		return nil, 0, err
+	}
+	return rd, rd.Info().Size, nil
 }
 
 // worker processes batches until the work channel closes.

@@ -363,7 +363,7 @@ func (w *writer) endSegmentInput(j *job) error {
 	}
 	err := seg.out.CloseArchive()
 	if err == nil {
-		if fp, ok, ferr := outdir.StatFingerprint(w.cfg.Inputs[idx].Path); ferr == nil && ok {
+		if fp, ok, ferr := outdir.StatInput(w.cfg.Inputs[idx]); ferr == nil && ok {
 			fp.SHA256 = j.digest
 			s.Fingerprint = fp
 		}

@@ -19,6 +19,16 @@ type Info struct {
 	ModTime    time.Time // last modification, as the server reports it
 }
 
+// Version names the object's version as a string: "g" and the generation
+// where there is one (gs), else the ETag (s3, and web servers that send
+// one), else "".
+func (i Info) Version() string {
+	if i.Generation != 0 {
+		return fmt.Sprintf("g%d", i.Generation)
+	}
+	return i.ETag
+}
+
 // sameVersion reports whether got is the version pinned: the same
 // generation where there is one, else the same ETag where there is one,
 // else the same modification time; and the same size where both are known.

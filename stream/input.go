@@ -1,13 +1,17 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/convbatch/convbatch/source"
 
 	"github.com/convbatch/convbatch/codes"
 )
@@ -58,6 +62,12 @@ type Input struct {
 	Shape Shape
 	// Size is the input's size on disk, or -1 when unknown.
 	Size int64
+	// URL is set for an input in object storage or on a web server
+	// (s3://, gs://, https://, http://; package source): the URL it is
+	// opened by, which may hold a signed URL's query and is never printed.
+	// Path is then the URL without a query or user information, the name
+	// reports, rows and errors give it.
+	URL string `json:"url,omitempty"`
 }
 
 // StdinPath is the argument that names standard input.
@@ -180,6 +190,15 @@ func ExpandAll(args []string) ([]Input, []Skipped, error) {
 			out = append(out, Input{Path: StdinPath, Rel: "stdin", Size: -1})
 			continue
 		}
+		if source.IsURL(arg) {
+			found, passed, err := expandURL(arg)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, found...)
+			skipped = append(skipped, passed...)
+			continue
+		}
 		st, err := os.Stat(arg)
 		if err != nil && strings.ContainsAny(arg, "*?[") {
 			matches, gerr := filepath.Glob(arg)
@@ -232,6 +251,42 @@ func ExpandAll(args []string) ([]Input, []Skipped, error) {
 	return out, skipped, nil
 }
 
+// expandURL expands an argument that is a URL (source.IsURL): an object
+// or a web server's file, or a glob over an object listing, its matches in
+// key order; a match of no input shape is passed over, as a glob's.
+func expandURL(arg string) ([]Input, []Skipped, error) {
+	loc, err := source.Parse(arg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("input: %w", err)
+	}
+	infos, err := source.Glob(context.Background(), arg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("input: %w", err)
+	}
+	literal := len(infos) == 1 && infos[0].Location.Key == loc.Key
+	if literal {
+		name := path.Base(loc.Key)
+		if ShapeOf(name) == ShapeUnknown {
+			return nil, nil, fmt.Errorf("input %s: %w: not a %s file", loc, ErrNoInput, shapesText)
+		}
+		return []Input{{Path: loc.String(), URL: arg, Rel: trimShape(name), Shape: ShapeOf(name), Size: infos[0].Size}}, nil, nil
+	}
+	var out []Input
+	var skipped []Skipped
+	for _, info := range infos {
+		name := path.Base(info.Location.Key)
+		if reason, skip := skipReason(name, false, true); skip {
+			skipped = append(skipped, Skipped{Path: info.Location.String(), Reason: reason})
+			continue
+		}
+		out = append(out, Input{Path: info.Location.String(), URL: info.Location.String(), Rel: trimShape(name), Shape: ShapeOf(name), Size: info.Size})
+	}
+	if len(out) == 0 {
+		return nil, nil, fmt.Errorf("input %s: %w: the pattern matches no %s object%s", loc, ErrNoInput, shapesText, skippedNote(len(infos)))
+	}
+	return out, skipped, nil
+}
+
 // refuseRepeats refuses a file that two arguments both name (directly, or
 // also through a directory or glob that holds it), whatever names the two
 // would be given: its documents would be read twice. Paths are compared
@@ -242,9 +297,12 @@ func refuseRepeats(inputs []Input) error {
 		if in.Path == StdinPath {
 			continue
 		}
-		abs, err := filepath.Abs(in.Path)
-		if err != nil {
-			return fmt.Errorf("input %q: %w", in.Path, err)
+		abs := in.Path // a URL names its object
+		if in.URL == "" {
+			var err error
+			if abs, err = filepath.Abs(in.Path); err != nil {
+				return fmt.Errorf("input %q: %w", in.Path, err)
+			}
 		}
 		if first, ok := seen[abs]; ok {
 			return fmt.Errorf("inputs %q and %q are the same file: name it once", first, in.Path)

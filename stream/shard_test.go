@@ -59,9 +59,9 @@ func frameAll(t testing.TB, r *Reader) []flatRec {
 	}
 }
 
-// source gives the bytes of data from off, ending in fault when it is
+// bytesFrom gives the bytes of data from off, ending in fault when it is
 // not nil (else in io.EOF).
-func source(data []byte, off int64, fault error) io.Reader {
+func bytesFrom(data []byte, off int64, fault error) io.Reader {
 	p := data[min(off, int64(len(data))):]
 	if fault == nil {
 		return bytes.NewReader(p)
@@ -86,7 +86,7 @@ func readShards(t testing.TB, data []byte, cuts []int64, last int64, fault error
 	var newlines int64
 	for i := 0; i+1 < len(bounds); i++ {
 		start, end := bounds[i], bounds[i+1]
-		r, err := NewReader(source(data, max(start-1, 0), fault), "shard", ShapeJSONL, append(slices.Clone(opts), WithShard(start, end, newlines))...)
+		r, err := NewReader(bytesFrom(data, max(start-1, 0), fault), "shard", ShapeJSONL, append(slices.Clone(opts), WithShard(start, end, newlines))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func readShards(t testing.TB, data []byte, cuts []int64, last int64, fault error
 // with that of one Reader of the whole file.
 func checkShards(t testing.TB, data []byte, cuts []int64, last int64, fault error, opts ...Option) {
 	t.Helper()
-	whole, err := NewReader(source(data, 0, fault), "whole", ShapeJSONL, opts...)
+	whole, err := NewReader(bytesFrom(data, 0, fault), "whole", ShapeJSONL, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestShardFraming(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%d-%d", tc.start, tc.end), func(t *testing.T) {
 			before, _ := CountNewlines(strings.NewReader(data[:min(tc.start, int64(len(data)))]))
-			r, err := NewReader(source([]byte(data), max(tc.start-1, 0), nil), "t", ShapeJSONL, WithShard(tc.start, tc.end, before))
+			r, err := NewReader(bytesFrom([]byte(data), max(tc.start-1, 0), nil), "t", ShapeJSONL, WithShard(tc.start, tc.end, before))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -237,7 +237,7 @@ func TestShardBOM(t *testing.T) {
 		for _, cuts := range [][]int64{nil, {1}, {3}, {5}, {6}, {7}, {1, 2, 3, 4, 5, 6, 7, 8}} {
 			checkShards(t, data, cuts, int64(len(data)), nil, WithStrict(strict))
 		}
-		r, _ := NewReader(source(data, 5, nil), "t", ShapeJSONL, WithShard(6, 100, 1), WithStrict(strict))
+		r, _ := NewReader(bytesFrom(data, 5, nil), "t", ShapeJSONL, WithShard(6, 100, 1), WithStrict(strict))
 		recs := frameAll(t, r)
 		if len(recs) != 1 || recs[0].Line != 2 || recs[0].BOM || recs[0].Data != "\xef\xbb\xbf{}" || !recs[0].CR {
 			t.Fatalf("strict %v: line 2: %+v", strict, recs)
@@ -311,13 +311,13 @@ func TestShardInputErr(t *testing.T) {
 		}
 	}
 	// The first shard stops at its end; what it read ahead failed.
-	r, _ := NewReader(source([]byte("a\nbb\ncc\n"), 0, boom), "t", ShapeJSONL, WithShard(0, 3, 0))
+	r, _ := NewReader(bytesFrom([]byte("a\nbb\ncc\n"), 0, boom), "t", ShapeJSONL, WithShard(0, 3, 0))
 	if recs := frameAll(t, r); len(recs) != 2 || r.InputErr() != nil {
 		t.Fatalf("%+v, %v", recs, r.InputErr())
 	}
 	// A fault inside the previous shard's line, before any line of this
 	// one begins, hides this shard's lines: reported.
-	r, _ = NewReader(source([]byte("a\nbbbbbb"), 3, boom), "t", ShapeJSONL, WithShard(4, 100, 1))
+	r, _ = NewReader(bytesFrom([]byte("a\nbbbbbb"), 3, boom), "t", ShapeJSONL, WithShard(4, 100, 1))
 	if recs := frameAll(t, r); len(recs) != 0 || !errors.Is(r.InputErr(), boom) || r.InputErr().Offset != 8 {
 		t.Fatalf("%+v, %v", recs, r.InputErr())
 	}

@@ -1,0 +1,234 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/internal/testkit/s3test"
+	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/source"
+	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
+)
+
+// urlCorpus writes the same inputs into dir/2026/11/ and returns their
+// names and bytes: every input shape (.jsonl, .jsonl.zst, .jsonl.gz,
+// .json), with rejects and receipts, and a sidecar a glob passes over.
+func urlCorpus(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	day := filepath.Join(dir, "2026", "11")
+	if err := os.MkdirAll(day, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"a.jsonl", "b.jsonl.zst", "c.jsonl"} {
+		if _, err := gen.WriteFile(filepath.Join(day, name), gen.Options{Conversations: 60, Seed: uint64(i + 11), Faults: 0.05, Tamper: 0.2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gzipInput(t, filepath.Join(day, "c.jsonl")) // c.jsonl.gz
+	a, err := os.ReadFile(filepath.Join(day, "a.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := bytes.Cut(a, []byte("\n"))
+	first = bytes.TrimPrefix(first, []byte("\xef\xbb\xbf"))
+	if err := os.WriteFile(filepath.Join(day, "d.json"), first, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	entries, err := os.ReadDir(day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".expect.json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(day, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["2026/11/"+e.Name()] = b
+	}
+	return files
+}
+
+// withoutPrefix returns out's record files with every mention of prefix
+// (an input path's directory) removed, for comparing the outputs of a run
+// over URLs with those of a run over local files.
+func withoutPrefix(t *testing.T, out, prefix string) map[string]string {
+	t.Helper()
+	files := outputFiles(t, out)
+	for k, v := range files {
+		files[k] = strings.ReplaceAll(v, prefix, "")
+	}
+	for _, table := range tabledef.Names {
+		files["rows:"+table] = strings.ReplaceAll(strings.Join(datasetRows(t, out, table), "\n"), prefix, "")
+	}
+	return files
+}
+
+// TestInputsByURL: a glob over an S3 listing reads every input shape with
+// the same names in OUT, the same rows and the same bytes as a run over
+// the same files on disk, also when the server drops the connection in the
+// middle of an object; an incremental run knows the objects by size and
+// ETag, and never shows the credentials.
+func TestInputsByURL(t *testing.T) {
+	s3 := s3test.Start(t)
+	const bucket = "pipeline-urls"
+	s3.Bucket(t, bucket)
+	dir := t.TempDir()
+	for key, b := range urlCorpus(t, dir) {
+		s3.Put(t, bucket, key, b)
+	}
+	local := expand(t, filepath.Join(dir, "2026", "11", "*"))
+	remote := expand(t, "s3://"+bucket+"/2026/11/*")
+	if len(remote) != 4 || len(local) != 4 {
+		t.Fatalf("expanded %d objects and %d files, want the 4 inputs (the keyring passed over)", len(remote), len(local))
+	}
+	for i := range remote {
+		if remote[i].Rel != local[i].Rel || remote[i].Shape != local[i].Shape || remote[i].Size != local[i].Size {
+			t.Errorf("object %+v, file %+v: want the same name, shape and size", remote[i], local[i])
+		}
+	}
+	cfg := func(inputs []stream.Input, out string) Config {
+		return Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: tabledef.Names}
+	}
+	ref := filepath.Join(dir, "ref")
+	refRes, err := Run(context.Background(), cfg(local, ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := withoutPrefix(t, ref, filepath.Join(dir, "2026", "11")+"/")
+
+	before := s3.Gets()
+	s3.CutNextGets(700, 2) // the first two objects' bodies cut short once
+	out := filepath.Join(dir, "out")
+	res, err := Run(context.Background(), cfg(remote, out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s3.Gets() - before; got < len(remote)+2 {
+		t.Errorf("%d GETs for %d objects, two of them cut: the cuts were not retried", got, len(remote))
+	}
+	sameSnapshots(t, withoutPrefix(t, out, "s3://"+bucket+"/2026/11/"), want)
+	if res.Report.Totals != refRes.Report.Totals {
+		t.Errorf("totals %+v, from disk %+v", res.Report.Totals, refRes.Report.Totals)
+	}
+	for _, f := range snapshot(t, out) {
+		if strings.Contains(f, s3test.Secret) {
+			t.Fatal("OUT holds the secret access key")
+		}
+	}
+
+	// Incremental: the same objects are skipped; an overwritten one is a
+	// changed input, replaced with ReplaceChanged.
+	inc := filepath.Join(dir, "inc")
+	incCfg := cfg(remote, inc)
+	incCfg.Incremental = true
+	if _, err := Run(context.Background(), incCfg); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Run(context.Background(), incCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Skipped) != len(remote) {
+		t.Errorf("second night skipped %d of %d unchanged objects", len(again.Skipped), len(remote))
+	}
+	// The same size, and within the second the same modification time
+	// (Last-Modified): only the ETag tells the new version.
+	a := urlCorpus(t, t.TempDir())["2026/11/a.jsonl"]
+	lines := strings.SplitAfter(string(a), "\n")
+	lines[1], lines[2] = lines[2], lines[1]
+	s3.Put(t, bucket, "2026/11/a.jsonl", []byte(strings.Join(lines, "")))
+	incCfg.Inputs = expand(t, "s3://"+bucket+"/2026/11/*")
+	_, err = Run(context.Background(), incCfg)
+	var ce *outdir.ChangedError
+	if !errors.As(err, &ce) || !slices.Equal(ce.Paths, []string{"s3://" + bucket + "/2026/11/a.jsonl"}) {
+		t.Fatalf("overwritten object: err = %v, want a ChangedError naming it", err)
+	}
+	incCfg.ReplaceChanged = true
+	replaced, err := Run(context.Background(), incCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(replaced.Report.Replaced) != 1 {
+		t.Errorf("replaced %+v, want the overwritten object", replaced.Report.Replaced)
+	}
+}
+
+// TestURLRefusals: a missing object is refused by its URL and the
+// store's status, a glob that matches nothing is no input, and neither
+// message shows a credential.
+func TestURLRefusals(t *testing.T) {
+	s3 := s3test.Start(t)
+	const bucket = "pipeline-refusals"
+	s3.Bucket(t, bucket)
+	s3.Put(t, bucket, "only/notes.txt", []byte("x"))
+	for _, tc := range []struct {
+		arg  string
+		want error
+	}{
+		{"s3://" + bucket + "/missing.jsonl", source.ErrNotFound},
+		{"s3://" + bucket + "/only/*", stream.ErrNoInput},
+		{"s3://" + bucket + "/only/notes.txt", stream.ErrNoInput},
+	} {
+		_, _, err := stream.ExpandAll([]string{tc.arg})
+		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), strings.TrimSuffix(tc.arg, "*")) || strings.Contains(err.Error(), s3test.Secret) {
+			t.Errorf("%s: %v, want %v naming it", tc.arg, err, tc.want)
+		}
+	}
+}
+
+// TestInputsByHTTPS: a file on a web server (http.ServeContent: Range,
+// ETag) is read as the same file on disk is, under the URL without its
+// query: a signed URL's signature shows nowhere in OUT.
+func TestInputsByHTTPS(t *testing.T) {
+	dir := t.TempDir()
+	files := urlCorpus(t, dir)
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		b, ok := files[strings.TrimPrefix(r.URL.Path, "/")]
+		mu.Unlock()
+		if !ok || r.URL.Query().Get("sig") != "s3cr3t" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("ETag", `"v1"`)
+		http.ServeContent(w, r, path.Base(r.URL.Path), time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), bytes.NewReader(b))
+	}))
+	defer srv.Close()
+	args := []string{srv.URL + "/2026/11/a.jsonl?sig=s3cr3t", srv.URL + "/2026/11/b.jsonl.zst?sig=s3cr3t", srv.URL + "/2026/11/c.jsonl.gz?sig=s3cr3t"}
+	remote := expand(t, args...)
+	localDir := filepath.Join(dir, "2026", "11")
+	local := expand(t, filepath.Join(localDir, "a.jsonl"), filepath.Join(localDir, "b.jsonl.zst"), filepath.Join(localDir, "c.jsonl.gz"))
+	ref, out := filepath.Join(dir, "ref"), filepath.Join(dir, "out")
+	for _, run := range []struct {
+		inputs []stream.Input
+		out    string
+	}{{local, ref}, {remote, out}} {
+		if _, err := Run(context.Background(), Config{Inputs: run.inputs, OutDir: run.out, Workers: 2, Tables: tabledef.Names}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameSnapshots(t, withoutPrefix(t, out, srv.URL+"/2026/11/"), withoutPrefix(t, ref, localDir+"/"))
+	for name, f := range snapshot(t, out) {
+		if strings.Contains(f, "s3cr3t") {
+			t.Errorf("%s shows the signed URL's query", name)
+		}
+	}
+}
