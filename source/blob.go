@@ -6,16 +6,15 @@ import (
 	"io"
 	"strings"
 
-	"cloud.google.com/go/storage"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"gocloud.dev/blob"
 )
 
-// blobBackend reaches one bucket of S3 or Cloud Storage through
-// gocloud.dev/blob; the scheme says which driver's types to ask for the
-// ETag or generation and how to pin a read to one version.
+// blobBackend reaches one bucket of S3 through gocloud.dev/blob; the
+// scheme says which driver's types to ask for the ETag and how to pin a
+// read to one version.
 type blobBackend struct {
 	scheme string
 	bucket *blob.Bucket
@@ -28,12 +27,7 @@ func (b *blobBackend) stat(ctx context.Context, loc Location) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	info := Info{Location: loc, Size: a.Size, ETag: a.ETag, ModTime: a.ModTime}
-	var oa storage.ObjectAttrs
-	if b.scheme == SchemeGS && a.As(&oa) {
-		info.Generation = oa.Generation
-	}
-	return info, nil
+	return Info{Location: loc, Size: a.Size, ETag: a.ETag, ModTime: a.ModTime}, nil
 }
 
 func (b *blobBackend) list(ctx context.Context, bucket Location, prefix string, fn func(Info)) error {
@@ -51,13 +45,8 @@ func (b *blobBackend) list(ctx context.Context, bucket Location, prefix string, 
 		}
 		info := Info{Location: Location{Scheme: b.scheme, Bucket: bucket.Bucket, Key: obj.Key}, Size: obj.Size, ModTime: obj.ModTime}
 		var so types.Object
-		var oa storage.ObjectAttrs
-		switch {
-		case b.scheme == SchemeS3 && obj.As(&so):
+		if b.scheme == SchemeS3 && obj.As(&so) {
 			info.ETag = aws.ToString(so.ETag)
-		case b.scheme == SchemeGS && obj.As(&oa):
-			info.Generation = oa.Generation
-			info.ETag = quoteETag(oa.Etag)
 		}
 		fn(info)
 	}
@@ -65,10 +54,8 @@ func (b *blobBackend) list(ctx context.Context, bucket Location, prefix string, 
 
 func (b *blobBackend) read(ctx context.Context, loc Location, off, n int64, pin *Info) (io.ReadCloser, Info, error) {
 	opts := &blob.ReaderOptions{BeforeRead: func(as func(any) bool) error {
-		// Ask S3 to refuse another version (HTTP 412). Cloud Storage is
-		// not asked: its emulator answers a generation condition with
-		// 404, which would hide the change. The comparison below catches
-		// both, and a store that ignores the condition.
+		// Ask S3 to refuse another version (HTTP 412). The comparison
+		// below catches a store that ignores the condition.
 		var in *s3.GetObjectInput
 		if pin != nil && b.scheme == SchemeS3 && pin.ETag != "" && as(&in) {
 			in.IfMatch = aws.String(pin.ETag)
@@ -81,12 +68,8 @@ func (b *blobBackend) read(ctx context.Context, loc Location, off, n int64, pin 
 	}
 	got := Info{Location: loc, Size: r.Size(), ModTime: r.ModTime()}
 	var out s3.GetObjectOutput
-	var sr *storage.Reader
-	switch {
-	case b.scheme == SchemeS3 && r.As(&out):
+	if b.scheme == SchemeS3 && r.As(&out) {
 		got.ETag = aws.ToString(out.ETag)
-	case b.scheme == SchemeGS && r.As(&sr):
-		got.Generation = sr.Attrs.Generation
 	}
 	if pin != nil && !pin.sameVersion(got) {
 		r.Close()

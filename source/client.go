@@ -47,8 +47,8 @@ func (pin Info) sameVersion(got Info) bool {
 	return true
 }
 
-// backend is one way of reaching objects: object storage through
-// gocloud.dev/blob (s3, gs) or plain HTTP.
+// backend is one way of reaching objects: S3 through gocloud.dev/blob,
+// Cloud Storage through its JSON API, or plain HTTP.
 type backend interface {
 	stat(ctx context.Context, loc Location) (Info, error)
 	// list calls fn for each object whose key begins with prefix, in the

@@ -16,16 +16,18 @@
 // URL (never its query string or a password) and the status, and matches
 // ErrNotFound or ErrForbidden with errors.Is.
 //
-// S3 and Cloud Storage are reached through gocloud.dev/blob (s3blob on the
-// AWS SDK v2, gcsblob on cloud.google.com/go/storage), with each cloud's
-// standard credential chain; AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL names
-// an S3-compatible store (MinIO, R2, Ceph), addressed path-style, and
-// STORAGE_EMULATOR_HOST a Cloud Storage emulator. Web servers are reached
-// with net/http and the Range header.
+// S3 is reached through gocloud.dev/blob (s3blob on the AWS SDK v2), with
+// the SDK's default credential chain; AWS_ENDPOINT_URL_S3 or
+// AWS_ENDPOINT_URL names an S3-compatible store (MinIO, R2, Ceph),
+// addressed path-style. Cloud Storage is reached through its JSON API
+// with net/http, with application default credentials from
+// golang.org/x/oauth2/google (not Google's storage library, which links
+// gRPC and OpenTelemetry into every command); STORAGE_EMULATOR_HOST names
+// an emulator. Web servers are reached with net/http and the Range header.
 //
 // One job per file: location.go parses URLs, client.go holds the Client
-// and its options, s3.go and gcs.go make the cloud clients, blob.go and
-// http.go are the two backends, glob.go lists, reader.go streams with
-// retries, parallel.go reads ranges in parallel, retry.go says what is
-// transient, errors.go what an error says.
+// and its options, s3.go makes the S3 client, blob.go (S3), gcs.go (Cloud
+// Storage) and http.go are the three backends, glob.go lists, reader.go
+// streams with retries, parallel.go reads ranges in parallel, retry.go
+// says what is transient, errors.go what an error says.
 package source

@@ -7,8 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"cloud.google.com/go/storage"
-	"google.golang.org/api/googleapi"
+	"golang.org/x/oauth2"
 )
 
 // Sentinels that errors from this package match with errors.Is.
@@ -75,7 +74,7 @@ func newError(op string, loc Location, err error) *Error {
 	st := httpStatus(err)
 	e = &Error{Op: op, URL: loc.String(), Status: st, Err: err}
 	switch {
-	case st == http.StatusNotFound || errors.Is(err, storage.ErrObjectNotExist) || errors.Is(err, storage.ErrBucketNotExist):
+	case st == http.StatusNotFound:
 		e.Kind = ErrNotFound
 	case st == http.StatusForbidden || st == http.StatusUnauthorized:
 		e.Kind = ErrForbidden
@@ -100,15 +99,16 @@ func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d", e.code) }
 func (e *statusError) HTTPStatusCode() int { return e.code }
 
 // httpStatus finds the HTTP status in an error from any backend: the AWS
-// SDK's response errors, Google's API errors, or statusError.
+// SDK's response errors, statusError, or the answer of Google's token
+// endpoint.
 func httpStatus(err error) int {
 	var sc interface{ HTTPStatusCode() int }
 	if errors.As(err, &sc) {
 		return sc.HTTPStatusCode()
 	}
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
-		return ge.Code
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) && re.Response != nil {
+		return re.Response.StatusCode
 	}
 	return 0
 }

@@ -43,18 +43,32 @@ func (httpBackend) list(context.Context, Location, string, func(Info)) error {
 }
 
 func (h httpBackend) read(ctx context.Context, loc Location, off, n int64, pin *Info) (io.ReadCloser, Info, error) {
-	rng := ""
-	switch {
-	case n >= 0:
-		rng = fmt.Sprintf("bytes=%d-%d", off, off+n-1)
-	case off > 0:
-		rng = fmt.Sprintf("bytes=%d-", off)
-	}
+	rng := rangeHeader(off, n)
 	resp, err := h.do(ctx, http.MethodGet, loc, rng)
 	if err != nil {
 		return nil, Info{}, err
 	}
-	got := headerInfo(loc, resp)
+	return rangedBody(resp, off, n, rng, pin, headerInfo(loc, resp))
+}
+
+// rangeHeader is the Range header for n bytes at off (n < 0: to the end),
+// or "" for the whole object.
+func rangeHeader(off, n int64) string {
+	switch {
+	case n >= 0:
+		return fmt.Sprintf("bytes=%d-%d", off, off+n-1)
+	case off > 0:
+		return fmt.Sprintf("bytes=%d-", off)
+	}
+	return ""
+}
+
+// rangedBody checks a successful response to a GET with Range header rng
+// for n bytes at off, and returns its body and the version that answered:
+// got, from the headers, with the object's size filled in. A 206 must
+// start at off; a 200 (the Range ignored) is skipped to off and cut after
+// n. With pin non-nil, another version is ErrChanged.
+func rangedBody(resp *http.Response, off, n int64, rng string, pin *Info, got Info) (io.ReadCloser, Info, error) {
 	var body io.ReadCloser = resp.Body
 	switch {
 	case resp.StatusCode == http.StatusPartialContent:
@@ -84,19 +98,30 @@ func (h httpBackend) read(ctx context.Context, loc Location, off, n int64, pin *
 	return body, got, nil
 }
 
-// do sends one request and returns a 2xx response; any other status is a
-// statusError, and a transport error names the URL without its query.
+// do sends one request for loc, with rng as its Range header if not "".
 func (h httpBackend) do(ctx context.Context, method string, loc Location, rng string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, loc.requestURL(), nil)
+	hdr := http.Header{}
+	if rng != "" {
+		hdr.Set("Range", rng)
+	}
+	// A compressed transfer would make byte offsets meaningless.
+	hdr.Set("Accept-Encoding", "identity")
+	return fetch(ctx, h.client, method, loc.requestURL(), loc, hdr)
+}
+
+// fetch sends one request to u, on behalf of loc, with the headers hdr,
+// and returns a 2xx response; any other status is a statusError, its body
+// (which may echo the request) discarded, and a transport error names
+// loc, not u, whose query may hold a token.
+func fetch(ctx context.Context, client *http.Client, method, u string, loc Location, hdr http.Header) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return nil, err
 	}
-	if rng != "" {
-		req.Header.Set("Range", rng)
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
-	// A compressed transfer would make byte offsets meaningless.
-	req.Header.Set("Accept-Encoding", "identity")
-	resp, err := h.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
