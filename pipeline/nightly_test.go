@@ -132,6 +132,22 @@ func sameSnapshots(t *testing.T, got, want map[string]string) {
 
 var errStop = errors.New("stopped on purpose")
 
+// runNoting runs cfg, noting the inputs whose documents it read (those it
+// did not resume).
+func runNoting(t *testing.T, cfg Config) (*Result, map[string]bool) {
+	t.Helper()
+	read := map[string]bool{}
+	cfg.OnDocument = func(d Document) error {
+		read[d.Input] = true
+		return nil
+	}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, read
+}
+
 // failAt runs cfg until its first document of the input path, where the
 // run fails (errStop): the inputs before it are sealed, nothing published.
 func failAt(t *testing.T, cfg Config, path string) {
@@ -175,16 +191,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, outdir.ReportFile)); err == nil {
 		t.Fatal("the failed run published a report")
 	}
-	resumed := cfg(out)
-	read := map[string]bool{}
-	resumed.OnDocument = func(d Document) error {
-		read[d.Input] = true
-		return nil
-	}
-	res, err := Run(context.Background(), resumed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, read := runNoting(t, cfg(out))
 	if res.Resumed != 2 || read[inputs[0].Path] || read[inputs[1].Path] || !read[inputs[2].Path] {
 		t.Errorf("resumed %d inputs, read %v; want the first two resumed, only the third read", res.Resumed, read)
 	}

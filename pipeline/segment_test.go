@@ -202,16 +202,7 @@ func TestResumeWholeSegments(t *testing.T) {
 			if _, err := Run(context.Background(), cfg(ref)); err != nil {
 				t.Fatal(err)
 			}
-			resumed := cfg(out)
-			read := map[string]bool{}
-			resumed.OnDocument = func(d Document) error {
-				read[d.Input] = true
-				return nil
-			}
-			res, err := Run(context.Background(), resumed)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res, read := runNoting(t, cfg(out))
 			wantResumed := 2
 			if touch {
 				wantResumed = 0

@@ -65,6 +65,19 @@ func urlCorpus(t *testing.T, dir string) map[string][]byte {
 	return files
 }
 
+// s3Corpus puts urlCorpus's inputs into a new bucket of the test process's
+// S3 server; they are also on disk under dir, which it returns.
+func s3Corpus(t *testing.T, bucket string) (*s3test.Server, string) {
+	t.Helper()
+	s3 := s3test.Start(t)
+	s3.Bucket(t, bucket)
+	dir := t.TempDir()
+	for key, b := range urlCorpus(t, dir) {
+		s3.Put(t, bucket, key, b)
+	}
+	return s3, dir
+}
+
 // withoutPrefix returns out's record files with every mention of prefix
 // (an input path's directory) removed, for comparing the outputs of a run
 // over URLs with those of a run over local files.
@@ -86,13 +99,8 @@ func withoutPrefix(t *testing.T, out, prefix string) map[string]string {
 // middle of an object; an incremental run knows the objects by size and
 // ETag, and never shows the credentials.
 func TestInputsByURL(t *testing.T) {
-	s3 := s3test.Start(t)
 	const bucket = "pipeline-urls"
-	s3.Bucket(t, bucket)
-	dir := t.TempDir()
-	for key, b := range urlCorpus(t, dir) {
-		s3.Put(t, bucket, key, b)
-	}
+	s3, dir := s3Corpus(t, bucket)
 	local := expand(t, filepath.Join(dir, "2026", "11", "*"))
 	remote := expand(t, "s3://"+bucket+"/2026/11/*")
 	if len(remote) != 4 || len(local) != 4 {
@@ -237,13 +245,8 @@ func TestInputsByHTTPS(t *testing.T) {
 // segments; the rerun takes them without reading them again (no GET of
 // their bodies), as it does files, and OUT ends as one uninterrupted run.
 func TestResumeObjects(t *testing.T) {
-	s3 := s3test.Start(t)
 	const bucket = "pipeline-resume"
-	s3.Bucket(t, bucket)
-	dir := t.TempDir()
-	for key, b := range urlCorpus(t, dir) {
-		s3.Put(t, bucket, key, b)
-	}
+	s3, dir := s3Corpus(t, bucket)
 	inputs := expand(t, "s3://"+bucket+"/2026/11/*")
 	cfg := func(out string) Config {
 		// One input a segment: the first three are sealed when the fourth
