@@ -58,6 +58,19 @@ func (c *Client) NewRangeReader(ctx context.Context, loc Location, off, n int64)
 	return c.pinnedReader(ctx, info, off, n), nil
 }
 
+// OpenVersion streams n bytes from off (n < 0: to the end) of the version
+// of the object that info names, as a listing, a stat or another Reader's
+// Info gave it: every request is pinned to that version, so readers on
+// several machines that share one Info read the same bytes, and an object
+// overwritten since is ErrChanged. It makes no request until the first
+// Read.
+func (c *Client) OpenVersion(ctx context.Context, info Info, off, n int64) (*Reader, error) {
+	if off < 0 {
+		return nil, fmt.Errorf("source: %s: negative offset %d", info.Location, off)
+	}
+	return c.pinnedReader(ctx, info, off, n), nil
+}
+
 // pinnedReader reads n bytes from off of the version info names, making
 // its first request on the first Read.
 func (c *Client) pinnedReader(ctx context.Context, info Info, off, n int64) *Reader {
@@ -99,11 +112,14 @@ func (r *Reader) Read(p []byte) (int, error) {
 				return 0, err
 			}
 		}
+		// The watchdog runs only while a Read waits on the body: a caller
+		// that pauses between Reads is no stalled server.
+		r.watch.Reset(r.c.opts.stall)
 		n, err := r.body.Read(p)
+		r.watch.Stop()
 		if n > 0 {
 			r.off += int64(n)
 			r.fails = 0
-			r.watch.Reset(r.c.opts.stall)
 		}
 		if err == nil {
 			return n, nil
@@ -148,7 +164,8 @@ func (r *Reader) open() error {
 	}
 }
 
-// request starts one GET of the rest of r's range under a stall watchdog.
+// request starts one GET of the rest of r's range, under a stall watchdog
+// until the response's headers come.
 func (r *Reader) request() error {
 	b, err := r.c.backend(r.ctx, r.loc)
 	if err != nil {
@@ -180,6 +197,7 @@ func (r *Reader) request() error {
 			r.end = r.off + got.Size
 		}
 	}
+	watch.Stop() // until a Read waits on the body
 	r.body, r.cancel, r.watch = body, cancel, watch
 	return nil
 }

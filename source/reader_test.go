@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStat(t *testing.T) {
@@ -111,6 +112,51 @@ func TestRangeReader(t *testing.T) {
 	})
 }
 
+// TestOpenVersion reads ranges of the version a listing gave, as the
+// shards of one object read on several workers do, and fails with
+// ErrChanged once the object is overwritten, without a request of the new
+// bytes reaching the caller.
+func TestOpenVersion(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		c := testClient(t)
+		ctx := context.Background()
+		data := randomBytes(20_000, 7)
+		s.put("v.jsonl", data)
+		info, err := c.Stat(ctx, mustParse(t, s.url("v.jsonl")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct{ off, n int64 }{{0, -1}, {0, 5_000}, {5_000, 5_000}, {19_999, -1}, {15_000, 10_000}, {20_000, 1}} {
+			r, err := c.OpenVersion(ctx, info, tc.off, tc.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(r)
+			r.Close()
+			hi := int64(len(data))
+			if tc.n >= 0 {
+				hi = min(hi, tc.off+tc.n)
+			}
+			if err != nil || !bytes.Equal(got, data[tc.off:hi]) {
+				t.Errorf("range %d+%d: %d bytes, want %d; err %v", tc.off, tc.n, len(got), hi-tc.off, err)
+			}
+		}
+		if _, err := c.OpenVersion(ctx, info, -1, 1); err == nil {
+			t.Error("a negative offset was accepted")
+		}
+		s.put("v.jsonl", randomBytes(20_000, 8)) // same size, other bytes
+		r, err := c.OpenVersion(ctx, info, 100, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if !errors.Is(err, ErrChanged) || len(got) != 0 {
+			t.Errorf("a read of an overwritten version: %d bytes, err %v; want none and ErrChanged", len(got), err)
+		}
+	})
+}
+
 // TestResume cuts responses in the middle of the body, fails requests
 // with 503 and stalls a response: each read is resumed from the byte
 // reached and delivers the object's bytes exactly.
@@ -158,6 +204,47 @@ func TestResume(t *testing.T) {
 				t.Errorf("Open against a server that always fails: %v, want an *Error with status 503 after 4 tries", err)
 			}
 			s.faults.set(func(f *faults) { f.reset() })
+		})
+	})
+}
+
+// TestSlowCaller: a caller that pauses between Reads for longer than the
+// stall timeout is no stalled server: the one GET goes on.
+func TestSlowCaller(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		data := randomBytes(300_001, 9)
+		s.put("slow.jsonl", data)
+		s.faults.set(func(f *faults) { f.reset() })
+		c, err := NewClient(WithStallTimeout(30*time.Millisecond), WithRetry(4, time.Millisecond, time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		r, err := c.Open(context.Background(), mustParse(t, s.url("slow.jsonl")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		buf := make([]byte, 100_000)
+		for {
+			n, err := r.Read(buf)
+			got = append(got, buf[:n]...)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		r.Close()
+		if !bytes.Equal(got, data) {
+			t.Fatalf("read %d bytes of %d", len(got), len(data))
+		}
+		s.faults.set(func(f *faults) {
+			if f.gets != 1 {
+				t.Errorf("%d GETs, want 1: pauses of the caller were taken for stalls", f.gets)
+			}
 		})
 	})
 }
