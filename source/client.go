@@ -220,6 +220,11 @@ func NewRangeReader(ctx context.Context, loc Location, off, n int64) (*Reader, e
 	return Default().NewRangeReader(ctx, loc, off, n)
 }
 
+// OpenVersion is Default().OpenVersion.
+func OpenVersion(ctx context.Context, info Info, off, n int64) (*Reader, error) {
+	return Default().OpenVersion(ctx, info, off, n)
+}
+
 // NewParallelReader is Default().NewParallelReader.
 func NewParallelReader(ctx context.Context, loc Location, opts ...ParallelOption) (*ParallelReader, error) {
 	return Default().NewParallelReader(ctx, loc, opts...)

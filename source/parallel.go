@@ -48,6 +48,7 @@ type parallelOptions struct {
 	concurrency int
 	chunk       int64
 	maxInFlight int64
+	version     *Info
 }
 
 // ParallelOption sets a ParallelReader's option.
@@ -87,8 +88,20 @@ func WithMaxInFlight(n int64) ParallelOption {
 	}
 }
 
-// NewParallelReader stats the object at loc and starts reading it. An
-// object whose size the server does not tell is read sequentially.
+// WithVersion reads the version of the object that info names (as a
+// listing or a stat gave it) instead of the one a stat finds when the
+// reader starts: the bytes read are then those of the version the caller
+// recorded, or the read fails with ErrChanged.
+func WithVersion(info Info) ParallelOption {
+	return func(o *parallelOptions) error {
+		o.version = &info
+		return nil
+	}
+}
+
+// NewParallelReader stats the object at loc (unless WithVersion names
+// the version) and starts reading it. An object whose size the server
+// does not tell is read sequentially.
 func (c *Client) NewParallelReader(ctx context.Context, loc Location, opts ...ParallelOption) (*ParallelReader, error) {
 	o := parallelOptions{concurrency: 4, chunk: 8 << 20, maxInFlight: 64 << 20}
 	for _, opt := range opts {
@@ -96,9 +109,14 @@ func (c *Client) NewParallelReader(ctx context.Context, loc Location, opts ...Pa
 			return nil, err
 		}
 	}
-	info, err := c.Stat(ctx, loc)
-	if err != nil {
-		return nil, err
+	var info Info
+	if o.version != nil {
+		info = *o.version
+	} else {
+		var err error
+		if info, err = c.Stat(ctx, loc); err != nil {
+			return nil, err
+		}
 	}
 	if info.Size < 0 {
 		return &ParallelReader{info: info, seq: c.pinnedReader(ctx, info, 0, -1)}, nil

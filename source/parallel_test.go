@@ -90,6 +90,37 @@ func TestParallelReaderChanged(t *testing.T) {
 	})
 }
 
+// TestParallelReaderVersion reads the version WithVersion names: the
+// bytes of that version while it is there, ErrChanged once it is not.
+func TestParallelReaderVersion(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s store) {
+		c := testClient(t)
+		ctx := context.Background()
+		data := randomBytes(4*testChunk+5, 32)
+		s.put("pv.jsonl", data)
+		loc := mustParse(t, s.url("pv.jsonl"))
+		info, err := c.Stat(ctx, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []error{nil, ErrChanged} {
+			p, err := c.NewParallelReader(ctx, loc, WithVersion(info), WithConcurrency(2), WithChunkSize(testChunk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := readAllBuf(p)
+			p.Close()
+			if want == nil && (err != nil || !bytes.Equal(got, data)) {
+				t.Errorf("read %d bytes of %d, equal %v, err %v", len(got), len(data), bytes.Equal(got, data), err)
+			}
+			if want != nil && !errors.Is(err, want) {
+				t.Errorf("read of an overwritten version: err %v, want %v", err, want)
+			}
+			s.put("pv.jsonl", randomBytes(4*testChunk+5, 33))
+		}
+	})
+}
+
 func TestParallelReaderOptions(t *testing.T) {
 	s := newStore(t, "s3")
 	s.put("o.jsonl", randomBytes(10*testChunk, 40))
