@@ -33,19 +33,24 @@ type Fingerprint struct {
 
 // StatInput returns the fingerprint of input in without its digest: a
 // local file's (StatFingerprint), or an object's, from what its store
-// tells of it (its size, modification time and version); standard input
-// has none (ok false).
+// tells of it (its size, modification time and version): the version the
+// input was named at (stream.Input.Object), which is the one its readers
+// read, or else a stat's. Standard input has none (ok false).
 func StatInput(in stream.Input) (fp Fingerprint, ok bool, err error) {
 	if in.URL == "" {
 		return StatFingerprint(in.Path)
 	}
-	loc, err := source.Parse(in.URL)
-	if err != nil {
-		return Fingerprint{}, false, err
-	}
-	info, err := source.Stat(context.Background(), loc)
-	if err != nil {
-		return Fingerprint{}, false, err
+	var info source.Info
+	if in.Object != nil {
+		info = *in.Object
+	} else {
+		loc, err := source.Parse(in.URL)
+		if err != nil {
+			return Fingerprint{}, false, err
+		}
+		if info, err = source.Stat(context.Background(), loc); err != nil {
+			return Fingerprint{}, false, err
+		}
 	}
 	return Fingerprint{Path: in.Path, Size: info.Size, ModTime: info.ModTime.UnixNano(), Version: info.Version()}, true, nil
 }
@@ -86,7 +91,13 @@ func StatFingerprint(path string) (fp Fingerprint, ok bool, err error) {
 }
 
 // SameFile reports whether fp and o have the same path, size,
-// modification time and version.
+// modification time and version. Two versions of an object (both
+// Version set) are compared by path, size and version only: the ETag or
+// generation names the bytes, and a listing and a stat report the
+// modification time at different precisions.
 func (fp Fingerprint) SameFile(o Fingerprint) bool {
+	if fp.Version != "" && o.Version != "" {
+		return fp.Path == o.Path && fp.Size == o.Size && fp.Version == o.Version
+	}
 	return fp.Path == o.Path && fp.Size == o.Size && fp.ModTime == o.ModTime && fp.Version == o.Version
 }

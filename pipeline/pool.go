@@ -384,19 +384,32 @@ const parallelObjectBytes = 64 << 20
 
 // openObject opens an input in object storage or on a web server
 // (package source): a large plain JSONL object with ranged GETs in
-// parallel, any other as one stream, each retried from the byte reached.
-// It returns the object's size (-1 when the server did not say).
+// parallel, any other as one stream, each retried from the byte reached
+// and pinned to the version the input was named at (stream.Input.Object),
+// the one its fingerprint records. It returns the object's size (-1 when
+// the server did not say).
 func openObject(ctx context.Context, in stream.Input) (io.ReadCloser, int64, error) {
 	loc, err := source.Parse(in.URL)
 	if err != nil {
 		return nil, 0, err
 	}
 	if in.Shape == stream.ShapeJSONL && in.Size >= parallelObjectBytes {
-		rd, err := source.NewParallelReader(ctx, loc)
+		var opts []source.ParallelOption
+		if in.Object != nil {
+			opts = append(opts, source.WithVersion(*in.Object))
+		}
+		rd, err := source.NewParallelReader(ctx, loc, opts...)
 		if err != nil {
 			return nil, 0, err
 		}
 		return rd, rd.Info().Size, nil
+	}
+	if in.Object != nil {
+		rd, err := source.OpenVersion(ctx, *in.Object, 0, -1)
+		if err != nil {
+			return nil, 0, err
+		}
+		return rd, in.Object.Size, nil
 	}
 	rd, err := source.Open(ctx, loc)
 	if err != nil {

@@ -178,6 +178,34 @@ func TestInputsByURL(t *testing.T) {
 	}
 }
 
+// TestObjectChangedAfterNamed: an object overwritten between the listing
+// that named it and its reading is a read-error of that input (its
+// requests are pinned to the version listed, which its fingerprint
+// would record), never the new bytes under the old version's name; the
+// other inputs are read as usual.
+func TestObjectChangedAfterNamed(t *testing.T) {
+	const bucket = "pipeline-changed"
+	s3, dir := s3Corpus(t, bucket)
+	inputs := expand(t, "s3://"+bucket+"/2026/11/*")
+	a := urlCorpus(t, t.TempDir())["2026/11/a.jsonl"]
+	lines := strings.SplitAfter(string(a), "\n")
+	lines[1], lines[2] = lines[2], lines[1] // the same size, another ETag
+	s3.Put(t, bucket, "2026/11/a.jsonl", []byte(strings.Join(lines, "")))
+	res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: filepath.Join(dir, "out"), Workers: 2, Tables: tabledef.Names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range res.Report.Inputs {
+		changed := strings.HasSuffix(in.Path, "/a.jsonl")
+		switch {
+		case changed && (in.Error == nil || in.Error.Reason != "read-error" || in.Counts.Lines != 0):
+			t.Errorf("%s, overwritten after it was listed: error %+v, %d lines; want read-error and none", in.Path, in.Error, in.Counts.Lines)
+		case !changed && in.Error != nil:
+			t.Errorf("%s: %+v, want no fault", in.Path, in.Error)
+		}
+	}
+}
+
 // TestURLRefusals: a missing object is refused by its URL and the
 // store's status, a glob that matches nothing is no input, and neither
 // message shows a credential.

@@ -68,6 +68,12 @@ type Input struct {
 	// Path is then the URL without a query or user information, the name
 	// reports, rows and errors give it.
 	URL string `json:"url,omitempty"`
+	// Object is, for an input by URL, the version of the object that the
+	// listing or stat found when the input was named (size, ETag or
+	// generation, modification time): readers pin their requests to it
+	// (source.OpenVersion), so that every read of the input, and its
+	// fingerprint, is of that one version. Nil for other inputs.
+	Object *source.Info `json:"-"`
 }
 
 // StdinPath is the argument that names standard input.
@@ -191,7 +197,7 @@ func ExpandAll(args []string) ([]Input, []Skipped, error) {
 			continue
 		}
 		if source.IsURL(arg) {
-			found, passed, err := expandURL(arg)
+			found, passed, err := ExpandURL(context.Background(), arg)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -251,15 +257,18 @@ func ExpandAll(args []string) ([]Input, []Skipped, error) {
 	return out, skipped, nil
 }
 
-// expandURL expands an argument that is a URL (source.IsURL): an object
-// or a web server's file, or a glob over an object listing, its matches in
-// key order; a match of no input shape is passed over, as a glob's.
-func expandURL(arg string) ([]Input, []Skipped, error) {
+// ExpandURL expands an argument that is a URL (source.IsURL), as Expand
+// does: an object or a web server's file, or a glob over an object
+// listing, its matches in key order; a match of no input shape is passed
+// over, as a glob's. Each input's Object is the version listed. Callers
+// that list inputs themselves (the Beam module) use it for URLs, then
+// Disambiguate the whole list.
+func ExpandURL(ctx context.Context, arg string) ([]Input, []Skipped, error) {
 	loc, err := source.Parse(arg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("input: %w", err)
 	}
-	infos, err := source.Glob(context.Background(), arg)
+	infos, err := source.Glob(ctx, arg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("input: %w", err)
 	}
@@ -269,17 +278,17 @@ func expandURL(arg string) ([]Input, []Skipped, error) {
 		if ShapeOf(name) == ShapeUnknown {
 			return nil, nil, fmt.Errorf("input %s: %w: not a %s file", loc, ErrNoInput, shapesText)
 		}
-		return []Input{{Path: loc.String(), URL: arg, Rel: trimShape(name), Shape: ShapeOf(name), Size: infos[0].Size}}, nil, nil
+		return []Input{{Path: loc.String(), URL: arg, Rel: trimShape(name), Shape: ShapeOf(name), Size: infos[0].Size, Object: &infos[0]}}, nil, nil
 	}
 	var out []Input
 	var skipped []Skipped
-	for _, info := range infos {
+	for i, info := range infos {
 		name := path.Base(info.Location.Key)
 		if reason, skip := skipReason(name, false, true); skip {
 			skipped = append(skipped, Skipped{Path: info.Location.String(), Reason: reason})
 			continue
 		}
-		out = append(out, Input{Path: info.Location.String(), URL: info.Location.String(), Rel: trimShape(name), Shape: ShapeOf(name), Size: info.Size})
+		out = append(out, Input{Path: info.Location.String(), URL: info.Location.String(), Rel: trimShape(name), Shape: ShapeOf(name), Size: info.Size, Object: &infos[i]})
 	}
 	if len(out) == 0 {
 		return nil, nil, fmt.Errorf("input %s: %w: the pattern matches no %s object%s", loc, ErrNoInput, shapesText, skippedNote(len(infos)))
