@@ -37,6 +37,8 @@ type job struct {
 	shardBytes int64
 	maxDoc     int64
 	fault      string
+	// planned, when set, is called between the plan and the job.
+	planned func()
 }
 
 // runJob runs convbeam on Prism and returns the pipeline's error.
@@ -66,6 +68,9 @@ func runJobMetrics(t *testing.T, j job) (map[string]int64, error) {
 	plan, err := MakePlan(ctx, j.globs, s.ShardBytes)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if j.planned != nil {
+		j.planned()
 	}
 	p, scope := beam.NewPipelineWithRoot()
 	Build(scope, plan, s, j.fault)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -46,9 +47,20 @@ func fileExists(ctx context.Context, p string) (bool, error) {
 	return false, nil
 }
 
-// openAt opens p for reading from byte off: a file system whose reader
-// seeks (the local one) seeks, another reads and discards the bytes before
-// off.
+// openShard opens the input of sh for reading from byte off, own being
+// the bytes from off that the reader needs (< 0: all to the end), which
+// the reader may read past: an input by URL with ranged GETs of its own
+// bytes (openShardObject), one on a Beam file system with openAt.
+func openShard(ctx context.Context, sh Shard, off, own int64) (io.ReadCloser, error) {
+	if sh.Object.URL != "" {
+		return openShardObject(ctx, sh, off, own)
+	}
+	return openAt(ctx, sh.Path, off)
+}
+
+// openAt opens p on its Beam file system for reading from byte off: a
+// file system whose reader seeks (the local one) seeks, another reads and
+// discards the bytes before off.
 func openAt(ctx context.Context, p string, off int64) (io.ReadCloser, error) {
 	fsys, err := filesystem.New(ctx, p)
 	if err != nil {
@@ -88,26 +100,61 @@ func readAll(ctx context.Context, p string) ([]byte, error) {
 
 // loadKeyring reads the keyring at p with convbatch's size cap
 // (verify.DefaultMaxKeyringBytes) and ctx: a local file as convbatch run
-// reads it (a regular file only), one on object storage as a stream.
+// reads it (a regular file only), one by URL (s3://, gs://, https://)
+// through package source as the inputs are, one on another Beam file
+// system through it, each as a stream.
 func loadKeyring(ctx context.Context, p string) (*verify.Keyring, error) {
 	if isLocal(p) {
 		return verify.LoadKeyringContext(ctx, p)
 	}
-	fsys, err := filesystem.New(ctx, p)
-	if err != nil {
-		return nil, fmt.Errorf("keyring: %w", err)
-	}
-	defer fsys.Close()
-	r, err := fsys.OpenRead(ctx, p)
+	r, name, err := openKeyring(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("keyring: %w", err)
 	}
 	defer r.Close()
 	kr, err := verify.DecodeKeyring(ctx, r)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return kr, nil
+}
+
+// openKeyring opens the keyring at p, a URL or a path on a Beam file
+// system, and returns the name errors give it (a URL without its query).
+func openKeyring(ctx context.Context, p string) (io.ReadCloser, string, error) {
+	if source.IsURL(p) {
+		loc, err := source.Parse(p)
+		if err != nil {
+			return nil, "", err
+		}
+		r, err := source.Open(ctx, loc)
+		return r, loc.String(), err
+	}
+	fsys, err := filesystem.New(ctx, p)
+	if err != nil {
+		return nil, "", err
+	}
+	r, err := fsys.OpenRead(ctx, p)
+	if err != nil {
+		fsys.Close()
+		return nil, "", err
+	}
+	return closeBoth{r, fsys}, p, nil
+}
+
+// closeBoth is a file's reader that also closes its file system.
+type closeBoth struct {
+	io.ReadCloser
+	fsys io.Closer
+}
+
+// Close closes the reader, then the file system.
+func (c closeBoth) Close() error {
+	err := c.ReadCloser.Close()
+	if ferr := c.fsys.Close(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // upload copies the local file src to dst on dst's file system.

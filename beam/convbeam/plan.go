@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
@@ -35,10 +36,13 @@ type Plan struct {
 	Shards  []Shard
 }
 
-// MakePlan lists the globs through Beam's file systems, names the inputs
-// as convbatch does (stream.MatchInput, stream.Disambiguate) and cuts each
-// into shards: a plain JSONL file larger than shardBytes into byte ranges,
-// any other input whole.
+// MakePlan lists the globs, names the inputs as convbatch does and cuts
+// each into shards: a plain JSONL file larger than shardBytes into byte
+// ranges, any other input whole. A URL (s3://, gs://, https://, http://)
+// is listed through package source, as convbatch run lists it
+// (stream.ExpandURL), each object's version recorded in its shards; any
+// other glob through Beam's file systems (stream.MatchInput). The names
+// are then made unique over all inputs (stream.Disambiguate).
 func MakePlan(ctx context.Context, globs []string, shardBytes int64) (*Plan, error) {
 	if shardBytes <= 0 {
 		shardBytes = DefaultShardBytes
@@ -47,6 +51,23 @@ func MakePlan(ctx context.Context, globs []string, shardBytes int64) (*Plan, err
 	seen := map[string]bool{}
 	for _, glob := range globs {
 		if glob == "" {
+			continue
+		}
+		if source.IsURL(glob) {
+			// Objects and web servers' files are listed and read through
+			// package source, as convbatch run reads them: a shard reads
+			// its own byte range, pinned to the version listed here.
+			found, passed, err := stream.ExpandURL(ctx, glob)
+			if err != nil {
+				return nil, err
+			}
+			for _, in := range found {
+				if !seen[in.Path] {
+					seen[in.Path] = true
+					p.Inputs = append(p.Inputs, in)
+				}
+			}
+			p.Skipped = append(p.Skipped, passed...)
 			continue
 		}
 		fs, err := filesystem.New(ctx, glob)
@@ -89,6 +110,9 @@ func MakePlan(ctx context.Context, globs []string, shardBytes int64) (*Plan, err
 	}
 	for i, in := range p.Inputs {
 		base := Shard{Input: i, Path: in.Path, Rel: in.Rel, Shape: uint8(in.Shape), Count: 1}
+		if in.Object != nil {
+			base.Object = objectVersion(in.URL, in.Object)
+		}
 		if in.Shape != stream.ShapeJSONL || in.Size <= shardBytes {
 			p.Shards = append(p.Shards, base)
 			continue

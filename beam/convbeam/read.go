@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
 	"github.com/convbatch/convbatch/verify"
@@ -31,7 +33,7 @@ func (*countFn) ProcessElement(ctx context.Context, sh Shard, emit func(LineCoun
 	if !sh.Split {
 		return nil
 	}
-	rc, err := openAt(ctx, sh.Path, sh.Start)
+	rc, err := openShard(ctx, sh, sh.Start, sh.End-sh.Start)
 	if err != nil {
 		return fmt.Errorf("%s: %w", sh.Path, err)
 	}
@@ -247,13 +249,14 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, spool *strea
 	if damaged != nil {
 		opts = append(opts, stream.WithDamaged(damaged))
 	}
-	from := int64(0)
+	from, own := int64(0), int64(-1)
 	if sh.Split {
 		opts = append(opts, stream.WithShard(sh.Start, sh.End, before))
 		from = max(sh.Start-1, 0)
+		own = sh.End - from
 	}
 	r.res.Counters = w.Counters
-	src, err := openAt(ctx, sh.Path, from)
+	src, err := openShard(ctx, sh, from, own)
 	if err != nil {
 		// The input cannot be opened: an input fault, as in convbatch run.
 		r.res.Fault = &sink.InputFault{Reason: codes.FaultOpenError.String()}
@@ -280,6 +283,12 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, spool *strea
 		r.res.BytesRead = r.res.Counts.BytesIn
 	}
 	if e := rd.Fault; e != nil {
+		if errors.Is(e, source.ErrChanged) {
+			// The object is no longer the version planned: the job's
+			// shards of it would mix two versions, or one input would be
+			// read in part. The job fails; a rerun plans the new version.
+			return fmt.Errorf("%s: %w", sh.Path, e)
+		}
 		r.res.Fault = &sink.InputFault{Reason: e.Reason.String(), Offset: e.Offset}
 	}
 	return nil

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -81,6 +83,46 @@ type Shard struct {
 	Start, End int64
 	// Split says the input is read in byte ranges.
 	Split bool
+	// Object is set for an input by URL (s3://, gs://, https://): the
+	// version of the object the plan listed, which every shard's ranged
+	// reads are pinned to (package source).
+	Object ObjectVersion
+}
+
+// ObjectVersion is a source.Info in a form Beam encodes: the URL the
+// object is read by (it may hold a signed URL's query and is never
+// printed), its size, ETag or generation, and modification time. URL is
+// "" for an input on a Beam file system.
+type ObjectVersion struct {
+	URL        string
+	Size       int64
+	ETag       string
+	Generation int64
+	// ModTimeNanos is the modification time in nanoseconds since the Unix
+	// epoch, 0 when unknown.
+	ModTimeNanos int64
+}
+
+// objectVersion is info as an ObjectVersion read by url.
+func objectVersion(url string, info *source.Info) ObjectVersion {
+	v := ObjectVersion{URL: url, Size: info.Size, ETag: info.ETag, Generation: info.Generation}
+	if !info.ModTime.IsZero() {
+		v.ModTimeNanos = info.ModTime.UnixNano()
+	}
+	return v
+}
+
+// info is the source.Info that v names.
+func (v ObjectVersion) info() (source.Info, error) {
+	loc, err := source.Parse(v.URL)
+	if err != nil {
+		return source.Info{}, err
+	}
+	info := source.Info{Location: loc, Size: v.Size, ETag: v.ETag, Generation: v.Generation}
+	if v.ModTimeNanos != 0 {
+		info.ModTime = time.Unix(0, v.ModTimeNanos).UTC()
+	}
+	return info, nil
 }
 
 // key is the shard's name in temporary files, unique within a job.
@@ -169,6 +211,7 @@ func init() {
 	beam.RegisterCoder(reflect.TypeFor[ShardResult](), encodeShardResult, decodeShardResult)
 	beam.RegisterCoder(reflect.TypeFor[Resolved](), encodeResolved, decodeResolved)
 	beam.RegisterType(reflect.TypeFor[Shard]())
+	beam.RegisterType(reflect.TypeFor[ObjectVersion]())
 	beam.RegisterType(reflect.TypeFor[LineCount]())
 	beam.RegisterType(reflect.TypeFor[Evidence]())
 	beam.RegisterType(reflect.TypeFor[IDEvidence]())

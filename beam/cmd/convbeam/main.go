@@ -50,7 +50,7 @@ type options struct {
 
 // define defines convbeam's flags on fs, bound to o, at their defaults.
 func (o *options) define(fs *flag.FlagSet) {
-	fs.StringVar(&o.input, "input", "", "input files: comma-separated globs (local paths, gs://, s3://)")
+	fs.StringVar(&o.input, "input", "", "input files: comma-separated globs (local paths, s3://, gs://, https://, http://)")
 	fs.StringVar(&o.output, "output", "", "output directory (local path, gs://, s3://); must hold no report.json")
 	fs.StringVar(&o.keys, "keys", "", "keyring file (JSON) for the receipts' signatures")
 	fs.StringVar(&o.tables, "tables", "all", "tables to write: all, none, or a comma-separated list of usage, conversations, tool_calls, receipts, transcripts")

@@ -37,6 +37,9 @@ type Server struct {
 	cuts []int64
 	// gets counts the GETs of object bodies served.
 	gets int
+	// ranges are the Range headers of the GETs of each object's body
+	// ("" for none), by "bucket/key".
+	ranges map[string][]string
 }
 
 var (
@@ -109,6 +112,14 @@ func (s *Server) Gets() int {
 	return s.gets
 }
 
+// Ranges returns the Range headers of the GETs of the body of
+// bucket/key served so far, in order, "" for a GET of the whole object.
+func (s *Server) Ranges(bucket, key string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.ranges[bucket+"/"+key]...)
+}
+
 // handler counts the GETs of object bodies and cuts those asked for.
 func (s *Server) handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -118,6 +129,11 @@ func (s *Server) handler(next http.Handler) http.Handler {
 		if body {
 			s.mu.Lock()
 			s.gets++
+			if s.ranges == nil {
+				s.ranges = map[string][]string{}
+			}
+			obj := strings.TrimPrefix(r.URL.Path, "/")
+			s.ranges[obj] = append(s.ranges[obj], r.Header.Get("Range"))
 			if len(s.cuts) > 0 {
 				limit, s.cuts = s.cuts[0], s.cuts[1:]
 			}

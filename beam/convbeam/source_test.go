@@ -1,0 +1,170 @@
+package convbeam
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/convbatch/convbatch/internal/testkit/s3test"
+)
+
+// TestInputsFromS3: convbeam on Prism reads a glob over an S3 listing
+// (the test's own S3 server on 127.0.0.1, reached through
+// AWS_ENDPOINT_URL_S3) and its keyring from the bucket, with the server
+// dropping connections in the middle of objects, and gives what
+// convbatch run gives over the same URLs: the same counters, verdicts,
+// rows, rejects and archives. Each shard of the plain object asks for
+// its own bytes (a Range from its start), none reads and discards those
+// before it.
+func TestInputsFromS3(t *testing.T) {
+	const bucket = "convbeam-inputs"
+	dir := t.TempDir()
+	inputs, keys := nights(t, filepath.Join(dir, "in"))
+	s3 := s3test.Start(t)
+	s3.Bucket(t, bucket)
+	var urls []string
+	plainKey, plainSize := "", int64(0)
+	for _, p := range inputs {
+		rel, err := filepath.Rel(filepath.Join(dir, "in"), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s3.Put(t, bucket, rel, b)
+		urls = append(urls, "s3://"+bucket+"/"+rel)
+		if strings.HasSuffix(rel, ".jsonl") {
+			plainKey, plainSize = rel, int64(len(b))
+		}
+	}
+	kb, err := os.ReadFile(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3.Put(t, bucket, "keys/keys.json", kb)
+
+	want := filepath.Join(dir, "convbatch")
+	convbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, urls...)...)
+
+	const shardBytes = 16 << 10
+	s3.CutNextGets(3000, 10) // ten bodies cut short, whichever they are (those of fewer bytes not)
+	got := filepath.Join(dir, "convbeam")
+	if err := runJob(t, job{globs: []string{"s3://" + bucket + "/night-*/*.json*"}, out: got, keys: "s3://" + bucket + "/keys/keys.json",
+		shardBytes: shardBytes, maxDoc: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	compareOutputs(t, want, got)
+	for _, in := range readReport(t, got).Inputs {
+		if !strings.HasPrefix(in.Path, "s3://"+bucket+"/night-") {
+			t.Errorf("input %s: want its s3:// URL", in.Path)
+		}
+	}
+
+	// The plain object's GETs: convbatch run's one, then convbeam's, each
+	// from a shard's first byte (counting its lines) or the byte before
+	// it (framing them), or past a shard's end (ending its last line).
+	shards := int((plainSize + shardBytes - 1) / shardBytes)
+	starts := map[int64]int{}
+	for _, r := range s3.Ranges(bucket, plainKey) {
+		if r == "" {
+			starts[-1]++ // a GET of the whole object
+			continue
+		}
+		first, _, _ := strings.Cut(strings.TrimPrefix(r, "bytes="), "-")
+		from, err := strconv.ParseInt(first, 10, 64)
+		if err != nil {
+			t.Fatalf("Range %q: %v", r, err)
+		}
+		starts[from]++
+	}
+	for k := range shards {
+		start := int64(k) * shardBytes
+		if starts[start] == 0 || starts[max(start-1, 0)] == 0 {
+			t.Errorf("shard %d of %d: no GET from byte %d or %d (GETs by first byte: %v)", k, shards, start, max(start-1, 0), starts)
+		}
+	}
+	if n := starts[0] + starts[-1]; n > 3+3 {
+		t.Errorf("%d GETs from the object's first byte, want convbatch run's, the first shard's two and a cut one or so: shards read and discard (GETs by first byte: %v)", n, starts)
+	}
+	if testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "%s: %d bytes, %d shards, %d GETs\n", plainKey, plainSize, shards, len(s3.Ranges(bucket, plainKey)))
+	}
+}
+
+// TestMakePlanURLs: a URL glob is listed by package source in key order,
+// its objects' versions in their shards; a missing object or a glob that
+// matches no input is refused by its URL without the credentials.
+func TestMakePlanURLs(t *testing.T) {
+	const bucket = "convbeam-plan"
+	s3 := s3test.Start(t)
+	s3.Bucket(t, bucket)
+	s3.Put(t, bucket, "d/b.jsonl", []byte("{\"id\":\"b\",\"messages\":[]}\n"))
+	s3.Put(t, bucket, "d/a.jsonl.zst", []byte("not zstd"))
+	s3.Put(t, bucket, "d/notes.txt", []byte("x"))
+	ctx := context.Background()
+	plan, err := MakePlan(ctx, []string{"s3://" + bucket + "/d/*"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Inputs) != 2 || plan.Inputs[0].Path != "s3://"+bucket+"/d/a.jsonl.zst" || len(plan.Skipped) != 1 {
+		t.Fatalf("plan inputs %+v, skipped %+v; want a.jsonl.zst, b.jsonl and notes.txt passed over", plan.Inputs, plan.Skipped)
+	}
+	for _, sh := range plan.Shards {
+		if sh.Object.URL == "" || sh.Object.ETag == "" || sh.Object.Size != plan.Inputs[sh.Input].Size {
+			t.Errorf("shard %+v: want the object's URL, ETag and size", sh)
+		}
+	}
+	for _, glob := range []string{"s3://" + bucket + "/d/missing.jsonl", "s3://" + bucket + "/d/*.gz"} {
+		_, err := MakePlan(ctx, []string{glob}, 0)
+		if err == nil || !strings.Contains(err.Error(), strings.TrimSuffix(glob, "*.gz")) || strings.Contains(err.Error(), s3test.Secret) {
+			t.Errorf("%s: %v, want a refusal naming it", glob, err)
+		}
+	}
+}
+
+// TestObjectChangedAfterPlan: an object overwritten between the plan and
+// the shards' reads (the same size, other bytes) fails the job, whether it
+// is read in byte ranges or whole: its shards are pinned to the version
+// planned, so none reads the new bytes and no two mix versions, and
+// nothing is published; the error names the object.
+func TestObjectChangedAfterPlan(t *testing.T) {
+	const bucket = "convbeam-changed"
+	dir := t.TempDir()
+	inputs, _ := nights(t, filepath.Join(dir, "in"))
+	s3 := s3test.Start(t)
+	s3.Bucket(t, bucket)
+	objects := map[string][]byte{}
+	for _, p := range inputs {
+		if strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".gz") {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objects[filepath.Base(p)] = b
+		}
+	}
+	for _, key := range []string{"a.jsonl", "b.jsonl.gz"} {
+		t.Run(key, func(t *testing.T) {
+			for k, b := range objects {
+				s3.Put(t, bucket, k, b)
+			}
+			other := append([]byte(nil), objects[key]...)
+			other[len(other)/2] ^= 1 // the same size, another ETag
+			got := filepath.Join(t.TempDir(), "out")
+			err := runJob(t, job{globs: []string{"s3://" + bucket + "/*"}, out: got, shardBytes: 64 << 10,
+				planned: func() { s3.Put(t, bucket, key, other) }})
+			if err == nil || !strings.Contains(err.Error(), "s3://"+bucket+"/"+key) || !strings.Contains(err.Error(), "changed") {
+				t.Errorf("job over an object overwritten after the plan: %v, want a failure naming it as changed", err)
+			}
+			if _, err := os.Stat(filepath.Join(got, "report.json")); !os.IsNotExist(err) {
+				t.Errorf("report.json published: %v", err)
+			}
+		})
+	}
+}
