@@ -1,8 +1,8 @@
 package parquetout
 
 import (
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
 )
 
 // Column encodings (docs/TABLES.md, "Encodings"). Columns that are not

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/parquet"
-	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/convbatch/convbatch/transform"
 )

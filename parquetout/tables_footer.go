@@ -10,7 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/apache/arrow/go/v17/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 )
 
 // Application is the name written first in every part's created_by.

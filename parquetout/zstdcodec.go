@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/convbatch/convbatch/tabledef"
 	"github.com/klauspost/compress/zstd"
 )

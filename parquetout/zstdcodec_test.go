@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 )
 
 // hexPage is a 64 KiB PLAIN-encoded BYTE_ARRAY page of transcript hashes:
