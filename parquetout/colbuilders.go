@@ -3,10 +3,10 @@ package parquetout
 import (
 	"unsafe"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/bitutil"
-	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/convbatch/convbatch/transform"
 )
@@ -21,10 +21,10 @@ import (
 // The arrays they make are the ones Arrow's builders make from the same
 // appends, down to the length of every buffer: the validity bitmap is
 // sized by the capacity, which grows as Arrow's does (to the next power of
-// two, at least 32 for fixed-width values), and the row groups are cut by
-// the sum of the buffers' lengths (dataSize), so the same lengths keep the
-// Parquet files byte for byte the same. TestColumnBuildersAsArrow checks
-// it against Arrow's builders.
+// two, at least 32 but at a utf8 builder's first growth), and the row
+// groups are cut by the sum of the buffers' lengths (dataSize), so the
+// same lengths keep the Parquet files byte for byte the same.
+// TestColumnBuildersAsArrow checks it against Arrow's builders.
 
 // columnBuilder is a builder of one of this file's kinds.
 type columnBuilder interface {
@@ -176,10 +176,15 @@ func newUTF8Builder(mem memory.Allocator) *utf8Builder {
 	return &utf8Builder{mem: mem}
 }
 
-// grow makes room for n values, as Arrow's BinaryBuilder.Reserve does
-// (the capacity the next power of two, with no least one).
+// grow makes room for n values, as Arrow's BinaryBuilder.Reserve does:
+// the capacity the next power of two, at least 32 once the builder has a
+// bitmap (after its first growth or a reserve; arrow-go v18 sizes the
+// first bitmap by n alone and resizes it to at least 32 values).
 func (b *utf8Builder) grow(n int) {
 	newCap := bitutil.NextPowerOf2(n)
+	if b.capacity > 0 || b.reservedRows {
+		newCap = max(newCap, minFixedCapacity)
+	}
 	if b.capacity == 0 {
 		b.bitmap = b.mem.Allocate(bitutil.CeilByte(newCap) / 8)
 		b.offsetBytes = b.mem.Allocate((newCap + 1) * 4)
@@ -192,10 +197,10 @@ func (b *utf8Builder) grow(n int) {
 }
 
 func (b *utf8Builder) reserve(rows, _, dataLen int) {
-	b.reservedRows = true
 	if rows > 0 && b.length+rows > b.capacity {
 		b.grow(b.length + rows)
 	}
+	b.reservedRows = true
 	if n := dataLen + dataLen/8; n > 0 {
 		if cap(b.data)-len(b.data) < n {
 			b.data = append(make([]byte, 0, len(b.data)+n), b.data...)

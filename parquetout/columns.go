@@ -5,8 +5,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"

@@ -1,24 +1,32 @@
 package parquetout
 
 import (
+	"context"
+	"errors"
+	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/parquet"
-	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
 )
 
 // TestColumnEncodings writes every table and checks, in each part's
 // column chunk metadata, the data encoding of its columns (see
-// encodings.go): delta encodings for ids, hashes and required int64s,
-// dictionaries where declared, PLAIN for int32s, nullable int64s (which
-// arrow-go v17 cannot read back delta-encoded), floats, lists and map
-// values, and no
-// chunk that fell back from one to another.
+// encodings.go): delta encodings for ids, hashes, int64s and timestamps
+// (nullable or not, map values included), dictionaries where declared,
+// PLAIN for int32s, floats and lists, and no chunk that fell back from
+// one to another; then reads the nullable delta-encoded tokens_input back
+// in batches of 100 rows (arrow-go v17 lost its place after the first).
 func TestColumnEncodings(t *testing.T) {
 	const (
 		plain = "PLAIN"
@@ -32,11 +40,11 @@ func TestColumnEncodings(t *testing.T) {
 		"usage/message_id":                      dlba,
 		"usage/role":                            dict,
 		"usage/provider":                        dict,
-		"usage/tokens_input":                    plain,
+		"usage/tokens_input":                    dbp,
 		"usage/tokens.key_value.key":            dlba,
-		"usage/tokens.key_value.value":          plain,
+		"usage/tokens.key_value.value":          dbp,
 		"usage/cost":                            plain,
-		"usage/created_at":                      plain,
+		"usage/created_at":                      dbp,
 		"usage/source_file":                     dict,
 		"usage/source_line":                     dbp,
 		"conversations/conversation_id":         dlba,
@@ -53,7 +61,7 @@ func TestColumnEncodings(t *testing.T) {
 		"receipts/quorum_k":                     plain,
 		"receipts/statements_valid":             plain,
 		"receipts/reasons.list.element":         plain,
-		"transcripts/canonical_bytes":           plain,
+		"transcripts/canonical_bytes":           dbp,
 		"transcripts/sha256":                    dlba,
 	}
 
@@ -109,4 +117,61 @@ func TestColumnEncodings(t *testing.T) {
 			t.Errorf("%s: no such column chunk written", path)
 		}
 	}
+
+	rows := 0
+	for _, rel := range tables.Parts() {
+		if strings.HasPrefix(rel, tabledef.Usage+"/") {
+			rows += checkTokensInput(t, filepath.Join(out, filepath.FromSlash(rel)))
+		}
+	}
+	if rows != 3000 {
+		t.Errorf("tokens_input: %d rows read back, want 3000", rows)
+	}
+}
+
+// checkTokensInput reads the usage part at path in batches of 100 rows
+// and checks its tokens_input against the conversation_id "cI" of each
+// row, as TestColumnEncodings wrote it: I when I%3 == 0, else null. It
+// returns the rows read.
+func checkTokensInput(t *testing.T, path string) int {
+	t.Helper()
+	r, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fr, err := pqarrow.NewFileReader(r, pqarrow.ArrowReadProperties{BatchSize: 100}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := r.MetaData().Schema
+	cols := []int{sc.ColumnIndexByName(tabledef.ColConversationID), sc.ColumnIndexByName(tabledef.ColTokensInput)}
+	rr, err := fr.GetRecordReader(context.Background(), cols, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	rows := 0
+	for rr.Next() {
+		rec := rr.Record()
+		ids := rec.Column(0).(*array.String)
+		tokens := rec.Column(1).(*array.Int64)
+		for j := range int(rec.NumRows()) {
+			i, err := strconv.Atoi(strings.TrimPrefix(ids.Value(j), "c"))
+			if err != nil {
+				t.Fatalf("conversation_id %q: %v", ids.Value(j), err)
+			}
+			switch {
+			case i%3 == 0 && (tokens.IsNull(j) || tokens.Value(j) != int64(i)):
+				t.Errorf("%s: tokens_input %v, want %d", ids.Value(j), tokens.GetOneForMarshal(j), i)
+			case i%3 != 0 && tokens.IsValid(j):
+				t.Errorf("%s: tokens_input %d, want null", ids.Value(j), tokens.Value(j))
+			}
+		}
+		rows += int(rec.NumRows())
+	}
+	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	return rows
 }

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/parquet"
-	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -43,8 +43,8 @@ const (
 	opWrite
 	// opOffset replies with the bytes written to the part file so far.
 	opOffset
-	// opClose ends the part: the last row group, the footer (amended by
-	// omitDistinctCounts), the file closed.
+	// opClose ends the part: the last row group, the footer, the file
+	// closed.
 	opClose
 )
 
@@ -268,7 +268,7 @@ func (e *encoder) open(rel string) error {
 		return err
 	}
 	// pqarrow closes a writer that has a Close; the file stays open so
-	// that closePart can amend the footer.
+	// that closePart closes it and returns its error.
 	out := struct{ io.Writer }{f}
 	fw, err := pqarrow.NewFileWriter(e.schema, out, e.props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
@@ -282,9 +282,6 @@ func (e *encoder) open(rel string) error {
 func (e *encoder) closePart() error {
 	err := e.fw.Close() // flushes the last row group, writes the footer
 	e.fw = nil
-	if err == nil {
-		err = omitDistinctCounts(e.file.File)
-	}
 	if cerr := e.file.Close(); err == nil {
 		err = cerr
 	}

@@ -1,16 +1,9 @@
 package parquetout
 
 import (
-	"bytes"
-	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"runtime/debug"
 	"strings"
-
-	"github.com/apache/arrow/go/v17/parquet/metadata"
 )
 
 // Application is the name written first in every part's created_by.
@@ -65,74 +58,4 @@ func token(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// parquetMagic ends a Parquet file, after the footer's length.
-var parquetMagic = []byte("PAR1")
-
-// omitDistinctCounts rewrites the footer of the closed Parquet file f
-// without the distinct_count of the column chunks' statistics.
-//
-// arrow-go v17 sets distinct_count = 0 on every column chunk
-// (apache/arrow-go#806, fixed in v18 by #807): its statistics start with
-// a distinct count they never compute. The field is optional and unknown
-// here, so it is omitted rather than claimed; a reader seeing 0 may take
-// the column for empty. The footer is read back, the fields cleared and
-// the footer written again in place (it only shrinks); the data pages are
-// untouched. The first data page header of each chunk still carries the
-// 0, which the writer gives no way to avoid; readers plan from the footer.
-func omitDistinctCounts(f *os.File) error {
-	end, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return fmt.Errorf("parquet footer: %w", err)
-	}
-	var tail [8]byte
-	if end < int64(len(tail)) {
-		return errors.New("parquet footer: file too short")
-	}
-	if _, err := f.ReadAt(tail[:], end-8); err != nil {
-		return fmt.Errorf("parquet footer: %w", err)
-	}
-	if !bytes.Equal(tail[4:], parquetMagic) {
-		return errors.New("parquet footer: no PAR1 magic at the end")
-	}
-	n := int64(binary.LittleEndian.Uint32(tail[:4]))
-	start := end - 8 - n
-	if start < int64(len(parquetMagic)) {
-		return fmt.Errorf("parquet footer: length %d exceeds the file", n)
-	}
-	raw := make([]byte, n)
-	if _, err := f.ReadAt(raw, start); err != nil {
-		return fmt.Errorf("parquet footer: %w", err)
-	}
-	md, err := metadata.NewFileMetaData(raw, nil)
-	if err != nil {
-		return fmt.Errorf("parquet footer: %w", err)
-	}
-	changed := false
-	for _, rg := range md.RowGroups {
-		for _, cc := range rg.Columns {
-			if cc.MetaData != nil && cc.MetaData.Statistics != nil && cc.MetaData.Statistics.DistinctCount != nil {
-				cc.MetaData.Statistics.DistinctCount = nil
-				changed = true
-			}
-		}
-	}
-	if !changed {
-		return nil
-	}
-	var buf bytes.Buffer
-	m, err := md.WriteTo(&buf, nil)
-	if err != nil {
-		return fmt.Errorf("parquet footer: %w", err)
-	}
-	buf.Write(binary.LittleEndian.AppendUint32(nil, uint32(m)))
-	buf.Write(parquetMagic)
-	if err := f.Truncate(start); err != nil {
-		return fmt.Errorf("parquet footer: %w", err)
-	}
-	if _, err := f.WriteAt(buf.Bytes(), start); err != nil {
-		return fmt.Errorf("parquet footer: %w", err)
-	}
-	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/tabledef"

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/parquet"
-	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/internal/testkit/duckdbtest"
@@ -138,7 +138,7 @@ func TestCreatedBy(t *testing.T) {
 // TestTablesFooter reads every part's footer back: created_by names
 // convbatch's version in parquet-java's form, the schema root has no
 // repetition but REQUIRED, and no column chunk claims a distinct_count
-// (arrow-go wrote 0 everywhere) while min, max and null counts stay.
+// (arrow-go v17 wrote 0 everywhere) while min, max and null counts stay.
 // DuckDB's parquet_metadata, when available, sees the same.
 func TestTablesFooter(t *testing.T) {
 	out := readersArchive(t)

@@ -1,20 +1,23 @@
 package parquetout
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 
-	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/convbatch/convbatch/tabledef"
 	"github.com/klauspost/compress/zstd"
 )
 
-// pooledZstd replaces Arrow's Parquet zstd codec for compressing: Arrow's
-// EncodeLevel builds a new zstd encoder (and its history buffers) for every
-// page it compresses, which a profile of run on a 1 GiB archive showed as
-// 0.8 GB of allocations and a quarter of a GB of extra RSS. Here one encoder
-// per level is kept and shared; EncodeAll is safe for concurrent use.
-// Decoding is Arrow's own.
+// pooledZstd replaces Arrow's Parquet zstd codec. arrow-go v17's
+// EncodeLevel built a new zstd encoder (and its history buffers) for every
+// page it compressed, which a profile of run on a 1 GiB archive showed as
+// 0.8 GB of allocations and a quarter of a GB of extra RSS. v18 keeps
+// encoders in a sync.Pool per level, which each garbage collection may
+// empty, and compresses at SpeedDefault at the default level; here one
+// encoder per level is kept for the process and shared (EncodeAll is safe
+// for concurrent use), at the level below.
 //
 // The default level is zstd's fastest (level 1) with entropy coding of
 // literals kept on where no match is found. Pages of tables hold many
@@ -32,8 +35,8 @@ import (
 // depend on which state compresses a page (EncodeAll starts each page
 // afresh).
 //
-// Decoding is zstd's too, not Arrow's, whose Decode panics on a damaged
-// page (see Decode).
+// Decoding is zstd's too, with a cap at the page's size (see
+// DecodeWithError).
 type pooledZstd struct {
 	compress.Codec
 }
@@ -81,18 +84,27 @@ var (
 	zstdDec     *zstd.Decoder
 )
 
-// Decode decompresses src into dst, to at most cap(dst) bytes (the page's
-// uncompressed size, which the Parquet reader allocates dst for). Damaged
-// input decodes to nothing: the reader then finds the page shorter than
-// its header says and returns an error. Arrow's Decode panicked, which
-// no caller could recover from when it happened on the goroutines pqarrow
-// starts to read a map's children: a damaged part ended the process
-// (TestRewriteDamaged).
-func (pooledZstd) Decode(dst, src []byte) []byte {
+// DecodeWithError decompresses src into dst, to at most cap(dst) bytes
+// (the page's uncompressed size, which the Parquet reader allocates dst
+// for): a page that decodes to more is an error, as damaged input is.
+// arrow-go v18's page reader calls it (compress.ErrorCodec) and returns
+// its error; without it the reader would call the DecodeWithError of
+// Arrow's codec, embedded, which decodes past cap(dst) without a limit.
+func (pooledZstd) DecodeWithError(dst, src []byte) ([]byte, error) {
 	zstdDecOnce.Do(func() {
 		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecodeAllCapLimit(true))
 	})
 	out, err := zstdDec.DecodeAll(src, dst[:0])
+	if err != nil {
+		return nil, fmt.Errorf("zstd page: %w", err)
+	}
+	return out, nil
+}
+
+// Decode is DecodeWithError, damaged input decoding to nothing (Arrow's
+// Decode panics), for callers of the Codec interface alone.
+func (z pooledZstd) Decode(dst, src []byte) []byte {
+	out, err := z.DecodeWithError(dst, src)
 	if err != nil {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 )
 
 // hexPage is a 64 KiB PLAIN-encoded BYTE_ARRAY page of transcript hashes:
@@ -89,8 +89,8 @@ func BenchmarkZstdCodecHexPage(b *testing.B) {
 }
 
 // TestZstdDecodeDamaged: the codec decodes what it encodes, and damaged
-// or oversized input to nothing, where Arrow's codec panicked; the
-// Parquet reader then reports a page shorter than its header says.
+// or oversized input to nothing and an error, which the Parquet reader
+// returns (Arrow's Decode panicked; its DecodeWithError has no cap).
 func TestZstdDecodeDamaged(t *testing.T) {
 	codec, err := compress.GetCodec(compress.Codecs.Zstd)
 	if err != nil {
@@ -118,6 +118,15 @@ func TestZstdDecodeDamaged(t *testing.T) {
 		got := codec.Decode(make([]byte, 0, tc.cap), tc.src)
 		if !bytes.Equal(got, tc.want) {
 			t.Errorf("%s: decoded %d bytes, want %d", tc.name, len(got), len(tc.want))
+		}
+		// What arrow-go v18's page reader calls.
+		ec, ok := codec.(compress.ErrorCodec)
+		if !ok {
+			t.Fatalf("the zstd codec %T has no DecodeWithError", codec)
+		}
+		got, err := ec.DecodeWithError(make([]byte, 0, tc.cap), tc.src)
+		if !bytes.Equal(got, tc.want) || (err == nil) != (tc.want != nil) {
+			t.Errorf("%s: DecodeWithError gave %d bytes and error %v, want %d bytes", tc.name, len(got), err, len(tc.want))
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
 func main() {

@@ -14,13 +14,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/memory"
-	"github.com/apache/arrow/go/v17/parquet"
-	"github.com/apache/arrow/go/v17/parquet/file"
-	"github.com/apache/arrow/go/v17/parquet/pqarrow"
-	"github.com/apache/arrow/go/v17/parquet/schema"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/tabledef"
 )
@@ -248,7 +248,7 @@ func CheckSchema(t testing.TB, tb *Table) {
 			case narrow[top] && col.PhysicalType() != parquet.Types.Int32:
 				t.Errorf("table %s: %s stored as %s, want INT32", tb.Name, col.Path(), col.PhysicalType())
 			case f[0].Type.ID() == arrow.TIMESTAMP:
-				ts, ok := col.LogicalType().(*schema.TimestampLogicalType)
+				ts, ok := col.LogicalType().(schema.TimestampLogicalType)
 				if !ok || col.PhysicalType() != parquet.Types.Int64 || !ts.IsAdjustedToUTC() || ts.TimeUnit() != schema.TimeUnitMicros {
 					t.Errorf("table %s: %s stored as %s %s, want INT64 TIMESTAMP(MICROS, UTC)", tb.Name, col.Path(), col.PhysicalType(), col.LogicalType())
 				}
