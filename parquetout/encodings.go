@@ -9,23 +9,22 @@ import (
 // dictionary-encoded are written with the Parquet delta encodings where
 // the values are integers or strings, and PLAIN otherwise:
 //
-//   - int64 and timestamp columns, nullable or not, and the values of
-//     map columns: DELTA_BINARY_PACKED. Token totals, sizes and line
-//     numbers become a few bits per value, where PLAIN gave zstd pages of
-//     8-byte values with a match every 8 bytes, which it compressed at
-//     some 300 MB/s a core. Until arrow-go v18 the nullable ones (token
-//     counts, map values, timestamps, canonical_bytes) stayed PLAIN:
-//     arrow-go v17 read a nullable DELTA_BINARY_PACKED int64 column with
-//     a decoder whose DecodeSpaced had a value receiver, so it lost its
-//     position after the first batch and panicked (TestRewrite caught
-//     it). Delta-encoding them too, with v18.8.0: on the 1 GiB bench
-//     archive the tables came out 1.5% larger (usage 5.35 → 5.54 MB:
-//     tokens_input and the map values compress better PLAIN there; the
-//     conversations' and receipts' timestamps 9% smaller), on 1M tiny
-//     documents 0.1% smaller (usage 2.8% smaller, its token columns 9%;
-//     canonical_bytes 29% larger), in the same time within the noise;
-//     their pages hold a third of the bytes before zstd.
-//     int32 columns stay PLAIN: arrow-go's int32 delta encoder goes
+//   - int64 columns that are not nullable: DELTA_BINARY_PACKED. Token
+//     totals, sizes and line numbers become a few bits per value, where
+//     PLAIN gave zstd pages of 8-byte values with a match every 8 bytes,
+//     which it compressed at some 300 MB/s a core.
+//   - nullable int64 columns (token counts, canonical_bytes), timestamps
+//     (all nullable) and the values of map columns stay PLAIN. Under
+//     arrow-go v17 they had to (its nullable DELTA_BINARY_PACKED int64
+//     decoder lost its place after the first batch and panicked); v18
+//     reads them back, but delta-encoding them measured larger on the
+//     realistic archive: `extract --tables all` of the 1 GiB bench archive
+//     11,224,870 bytes PLAIN against 11,386,206 delta (+1.4%; usage 5.35
+//     → 5.54 MB, tokens_input and the map values compress better PLAIN),
+//     and timestamps alone delta 11,232,397; on 1M tiny documents delta
+//     was 0.1% smaller (105,032,253 → 104,901,911), in the same time
+//     within the noise.
+//   - int32 columns stay PLAIN: arrow-go's int32 delta encoder goes
 //     through reflection, and on columns of zeros (image_count, ...) took
 //     6 ms per million values where PLAIN and zstd took under 1.
 //   - utf8 columns: DELTA_LENGTH_BYTE_ARRAY (the lengths delta-packed, then
@@ -46,11 +45,14 @@ import (
 // hyparquet) and the peers of bench/ read these encodings; they are in
 // every Parquet format version that has the delta encodings (2.0 on).
 
-// deltaEncoding returns the delta encoding for a leaf of type dt, if it
-// has one (ok false: PLAIN).
-func deltaEncoding(dt arrow.DataType) (enc parquet.Encoding, ok bool) {
+// deltaEncoding returns the delta encoding for a leaf of type dt,
+// nullable or not, if it has one (ok false: PLAIN).
+func deltaEncoding(dt arrow.DataType, nullable bool) (enc parquet.Encoding, ok bool) {
 	switch dt.ID() {
 	case arrow.INT64, arrow.TIMESTAMP:
+		if nullable {
+			return 0, false
+		}
 		return parquet.Encodings.DeltaBinaryPacked, true
 	case arrow.STRING:
 		return parquet.Encodings.DeltaLengthByteArray, true
@@ -67,8 +69,8 @@ func encodingProperties(schema *arrow.Schema, dictionary []string) []parquet.Wri
 		dict[name] = true
 	}
 	var props []parquet.WriterProperty
-	set := func(path string, dt arrow.DataType) {
-		if enc, ok := deltaEncoding(dt); ok {
+	set := func(path string, dt arrow.DataType, nullable bool) {
+		if enc, ok := deltaEncoding(dt, nullable); ok {
 			props = append(props, parquet.WithEncodingFor(path, enc))
 		}
 	}
@@ -79,10 +81,10 @@ func encodingProperties(schema *arrow.Schema, dictionary []string) []parquet.Wri
 		switch dt := f.Type.(type) {
 		case *arrow.MapType:
 			// pqarrow names a map's keys NAME.key_value.key.
-			set(f.Name+".key_value.key", dt.KeyType())
-			set(f.Name+".key_value.value", dt.ItemType())
+			set(f.Name+".key_value.key", dt.KeyType(), false)
+			set(f.Name+".key_value.value", dt.ItemType(), dt.ItemField().Nullable)
 		default:
-			set(f.Name, dt)
+			set(f.Name, dt, f.Nullable)
 		}
 	}
 	return props
