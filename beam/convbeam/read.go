@@ -295,7 +295,9 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, spool *strea
 }
 
 // uploadFiles copies the shard's staged files to a directory of the job's
-// temporary directory that no other attempt uses, and lists them.
+// temporary directory that no other attempt uses (each file at
+// tmp/<job>/<shard attempt>/file-NNNN), and lists them with their places
+// in OUT.
 func (f *readFn) uploadFiles(ctx context.Context, sh Shard, r *shardRead) ([]TempFile, error) {
 	var id [8]byte
 	rand.Read(id[:])
@@ -310,13 +312,16 @@ func (f *readFn) uploadFiles(ctx context.Context, sh Shard, r *shardRead) ([]Tem
 		}
 	}
 	var files []TempFile
-	for _, rel := range r.txn.Files() {
+	for i, rel := range r.txn.Files() {
 		if _, ok := table[rel]; ok && rows[rel] == 0 {
 			// A part without rows: a dataset's one empty part, when it
 			// needs one, is written when the job's files are published.
 			continue
 		}
-		tmp := join(dir, sink.FlatName(rel))
+		// A name of its own, never rel's: a cloud file system takes the
+		// path as a URL, so a "%2F" of sink.FlatName would come back a
+		// "/" and the file lie deeper than removeTemporary looks.
+		tmp := join(dir, fmt.Sprintf("file-%04d", i))
 		if err := upload(ctx, r.txn.Path(rel), tmp); err != nil {
 			return nil, err
 		}
