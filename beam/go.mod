@@ -125,3 +125,8 @@ require (
 )
 
 replace github.com/convbatch/convbatch => ../
+
+tool (
+	github.com/apache/beam/sdks/v2/go/cmd/prism
+	github.com/apache/beam/sdks/v2/go/container
+)

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 
+	"github.com/convbatch/convbatch/beam/internal/beamtest"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -50,17 +51,17 @@ func TestSixtyFourMiBLine(t *testing.T) {
 	}
 	b = bytes.Buffer{}
 	want := filepath.Join(dir, "convbatch")
-	convbatchRun(t, want, in)
+	beamtest.ConvbatchRun(t, want, in)
 	got := filepath.Join(dir, "convbeam")
 	// 24 MiB shards: the 64 MiB lines span three and more.
 	if err := runJob(t, job{globs: []string{in}, out: got, shardBytes: 24 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	wr, gr := readReport(t, want), readReport(t, got)
+	wr, gr := beamtest.ReadReport(t, want), beamtest.ReadReport(t, got)
 	if wr.Totals.Documents != 4 || wr.Totals.Rejects != 1 || wr.RejectsByReason["too-large"] != 1 {
 		t.Fatalf("convbatch run: %+v %v: the input is not what the test means", wr.Totals, wr.RejectsByReason)
 	}
-	if !reflect.DeepEqual(wr.Totals, gr.Totals) || !reflect.DeepEqual(wr.RejectsByReason, gr.RejectsByReason) || !reflect.DeepEqual(stripArchive(wr.Inputs), stripArchive(gr.Inputs)) {
+	if !reflect.DeepEqual(wr.Totals, gr.Totals) || !reflect.DeepEqual(wr.RejectsByReason, gr.RejectsByReason) || !reflect.DeepEqual(beamtest.StripArchive(wr.Inputs), beamtest.StripArchive(gr.Inputs)) {
 		t.Errorf("convbeam %+v %v %+v, convbatch run %+v %v %+v", gr.Totals, gr.RejectsByReason, gr.Inputs, wr.Totals, wr.RejectsByReason, wr.Inputs)
 	}
 	for _, rel := range []string{outdir.RejectsIndexFile, outdir.RejectsDataFile} {
@@ -70,7 +71,7 @@ func TestSixtyFourMiBLine(t *testing.T) {
 			t.Errorf("%s differs from convbatch run's (%d and %d bytes)", rel, len(gb), len(wb))
 		}
 	}
-	if !bytes.Equal(decompress(t, filepath.Join(want, "archive", "big.jsonl.zst")), decompress(t, filepath.Join(got, "archive", "big.jsonl.zst"))) {
+	if !bytes.Equal(beamtest.Decompress(t, filepath.Join(want, "archive", "big.jsonl.zst")), beamtest.Decompress(t, filepath.Join(got, "archive", "big.jsonl.zst"))) {
 		t.Error("archive differs from convbatch run's")
 	}
 }
@@ -80,7 +81,7 @@ func TestSixtyFourMiBLine(t *testing.T) {
 // from local files.
 func TestMemFS(t *testing.T) {
 	dir := t.TempDir()
-	inputs, keys := nights(t, filepath.Join(dir, "in"))
+	inputs, keys := beamtest.Nights(t, filepath.Join(dir, "in"))
 	ctx := context.Background()
 	var memInputs []string
 	for _, p := range inputs {
@@ -110,7 +111,7 @@ func TestMemFS(t *testing.T) {
 	if err := json.Unmarshal(raw, &gr); err != nil {
 		t.Fatal(err)
 	}
-	lr := readReport(t, local)
+	lr := beamtest.ReadReport(t, local)
 	if !reflect.DeepEqual(lr.Totals, gr.Totals) || !reflect.DeepEqual(lr.Receipts.Reasons, gr.Receipts.Reasons) ||
 		lr.Receipts.Valid != gr.Receipts.Valid || lr.Receipts.Invalid != gr.Receipts.Invalid || !reflect.DeepEqual(lr.Warnings, gr.Warnings) {
 		t.Errorf("memfs report %+v %+v, local %+v %+v", gr.Totals, gr.Receipts, lr.Totals, lr.Receipts)

@@ -1,29 +1,17 @@
 package convbeam
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"reflect"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-	"github.com/klauspost/compress/zstd"
 
-	"github.com/convbatch/convbatch/cli"
-	"github.com/convbatch/convbatch/internal/testkit/pqtest"
-	"github.com/convbatch/convbatch/outdir"
-	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/beam/internal/beamtest"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }
@@ -85,201 +73,22 @@ func runJobMetrics(t *testing.T, j job) (map[string]int64, error) {
 	return counters, nil
 }
 
-// convbatchRun runs `convbatch run` in process on the inputs.
-func convbatchRun(t *testing.T, out string, args ...string) {
-	t.Helper()
-	var stderr bytes.Buffer
-	code := cli.Main(append([]string{"run", "-o", out, "--progress", "never"}, args...), nil, io.Discard, &stderr)
-	if code > 1 {
-		t.Fatalf("convbatch run: exit %d: %s", code, stderr.String())
-	}
-}
-
-// nights writes a gen archive set with faults and tampered receipts over
-// two nights (receipts reference documents of other files), and turns one
-// file into plain JSONL so that it is read in byte-range shards. It
-// returns the inputs, sorted, and the keyring.
-func nights(t *testing.T, dir string) ([]string, string) {
-	t.Helper()
-	var stderr bytes.Buffer
-	if code := cli.Main([]string{"gen", "-o", dir, "--nights", "2", "--files-per-night", "2", "--conversations", "120",
-		"--faults", "0.06", "--tamper", "0.3", "--max-doc-bytes", "1MiB", "--seed", "7", "--progress", "never"}, nil, io.Discard, &stderr); code != 0 {
-		t.Fatalf("gen: exit %d: %s", code, stderr.String())
-	}
-	zst := filepath.Join(dir, "night-1", "a.jsonl.zst")
-	plain := strings.TrimSuffix(zst, ".zst")
-	unzstd(t, zst, plain)
-	os.Remove(zst)
-	// A zstd input whose last frame fails its content checksum: its
-	// records are input-checksum rejects, the input is read again.
-	damaged := filepath.Join(dir, "night-2", "a.jsonl.zst")
-	zb, err := os.ReadFile(damaged)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zb[len(zb)-1] ^= 0xff
-	os.WriteFile(damaged, zb, 0o644)
-	// One input in gzip, and two .json inputs (one document, pretty-printed,
-	// and one that is not JSON): shapes read whole.
-	zst = filepath.Join(dir, "night-2", "b.jsonl.zst")
-	regzip(t, zst, strings.TrimSuffix(zst, ".zst")+".gz")
-	os.Remove(zst)
-	doc := "{\n  \"id\": \"pretty-1\",\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"hi\"}\n  ]\n}\n"
-	os.WriteFile(filepath.Join(dir, "night-2", "c.json"), []byte(doc), 0o644)
-	os.WriteFile(filepath.Join(dir, "night-2", "d.json"), []byte("{\"id\": \"broken\", \"messages\": [\n"), 0o644)
-	all, err := filepath.Glob(filepath.Join(dir, "night-*", "*.json*"))
-	var inputs []string
-	for _, p := range all {
-		if !strings.HasSuffix(p, ".expect.json") {
-			inputs = append(inputs, p)
-		}
-	}
-	if err != nil || len(inputs) != 6 {
-		t.Fatalf("inputs %v: %v", inputs, err)
-	}
-	sort.Strings(inputs)
-	return inputs, filepath.Join(dir, "keys.json")
-}
-
-// regzip writes the zstd file from as the gzip file to.
-func regzip(t *testing.T, from, to string) {
-	t.Helper()
-	plain := decompress(t, from)
-	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
-	zw.Write(plain)
-	zw.Close()
-	if err := os.WriteFile(to, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func unzstd(t *testing.T, from, to string) {
-	t.Helper()
-	if err := os.WriteFile(to, decompress(t, from), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestSameAsConvbatchRun checks convbeam against convbatch run on the same
 // inputs: the report's counters, every receipt verdict and reason, every
 // table's rows, the rejects and the archives' documents.
 func TestSameAsConvbatchRun(t *testing.T) {
 	dir := t.TempDir()
-	inputs, keys := nights(t, filepath.Join(dir, "in"))
+	inputs, keys := beamtest.Nights(t, filepath.Join(dir, "in"))
 	want := filepath.Join(dir, "convbatch")
-	convbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
+	beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
 	got := filepath.Join(dir, "convbeam")
 	// Shards of 16 KiB cut the plain file into tens of ranges, most lines
 	// across a boundary.
 	if err := runJob(t, job{globs: []string{filepath.Join(dir, "in", "night-*", "*.json*")}, out: got, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	compareOutputs(t, want, got)
+	beamtest.CompareOutputs(t, want, got)
 	if _, err := os.Stat(filepath.Join(got, ".convbeam")); !os.IsNotExist(err) {
 		t.Errorf("temporary directory left: %v", err)
 	}
-}
-
-// compareOutputs checks that two output directories hold the same job's
-// results (file names of parts aside).
-func compareOutputs(t *testing.T, want, got string) {
-	t.Helper()
-	wr, gr := readReport(t, want), readReport(t, got)
-	if !gr.AccountingOK {
-		t.Error("accounting_ok false")
-	}
-	for _, c := range []struct {
-		name   string
-		wv, gv any
-	}{
-		{"totals", wr.Totals, gr.Totals},
-		{"rejects_by_reason", wr.RejectsByReason, gr.RejectsByReason},
-		{"warnings", wr.Warnings, gr.Warnings},
-		{"extensions", wr.Extensions, gr.Extensions},
-		{"transcripts", wr.Transcripts, gr.Transcripts},
-		{"receipts.valid", wr.Receipts.Valid, gr.Receipts.Valid},
-		{"receipts.invalid", wr.Receipts.Invalid, gr.Receipts.Invalid},
-		{"receipts.incomplete", wr.Receipts.Incomplete, gr.Receipts.Incomplete},
-		{"receipts.statements_invalid", wr.Receipts.StatementsInvalid, gr.Receipts.StatementsInvalid},
-		{"receipts.reasons", wr.Receipts.Reasons, gr.Receipts.Reasons},
-		{"inputs", stripArchive(wr.Inputs), stripArchive(gr.Inputs)},
-		{"outputs.archives", wr.Outputs.Archives, gr.Outputs.Archives},
-	} {
-		if !reflect.DeepEqual(c.wv, c.gv) {
-			t.Errorf("report %s: convbeam %+v, convbatch run %+v", c.name, c.gv, c.wv)
-		}
-	}
-	if wr.Totals.Rejects == 0 || wr.Receipts.Invalid == 0 || wr.Receipts.Valid == 0 || wr.RejectsByReason["input-checksum"] == 0 {
-		t.Fatalf("the inputs exercise too little: %+v %+v", wr.Totals, wr.Receipts)
-	}
-	for name, tc := range wr.Tables {
-		if gr.Tables[name].Rows != tc.Rows {
-			t.Errorf("table %s: %d rows, convbatch run %d", name, gr.Tables[name].Rows, tc.Rows)
-		}
-		wt, gt := pqtest.ReadDataset(t, want, name), pqtest.ReadDataset(t, got, name)
-		pqtest.CheckSchema(t, gt)
-		if !reflect.DeepEqual(rowStrings(wt), rowStrings(gt)) {
-			t.Errorf("table %s: rows differ from convbatch run's", name)
-		}
-	}
-	for _, rel := range []string{outdir.ReceiptsFile, outdir.RejectsIndexFile, outdir.RejectsDataFile} {
-		wb, _ := os.ReadFile(filepath.Join(want, rel))
-		gb, err := os.ReadFile(filepath.Join(got, rel))
-		if err != nil || !bytes.Equal(wb, gb) {
-			t.Errorf("%s: differs from convbatch run's (%d and %d bytes, %v)", rel, len(gb), len(wb), err)
-		}
-	}
-	for _, a := range wr.Outputs.Archives {
-		if !bytes.Equal(decompress(t, filepath.Join(want, a)), decompress(t, filepath.Join(got, a))) {
-			t.Errorf("%s: documents differ from convbatch run's", a)
-		}
-	}
-}
-
-func stripArchive(in []sink.InputReport) []sink.InputReport {
-	out := make([]sink.InputReport, len(in))
-	for i, r := range in {
-		r.Archive = ""
-		out[i] = r
-	}
-	return out
-}
-
-func readReport(t *testing.T, out string) *sink.Report {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, outdir.ReportFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := new(sink.Report)
-	if err := json.Unmarshal(b, r); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// rowStrings is a table's rows as sorted strings: the rows as a multiset.
-func rowStrings(tb *pqtest.Table) []string {
-	out := make([]string, len(tb.Rows))
-	for i, r := range tb.Rows {
-		out[i] = fmt.Sprintf("%#v", r)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func decompress(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _ := zstd.NewReader(nil)
-	defer d.Close()
-	plain, err := d.DecodeAll(b, nil)
-	if err != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
-	return plain
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/convbatch/convbatch/beam/internal/beamtest"
 )
 
 // shardKeys are the shard keys of the plan of globs.
@@ -29,9 +31,9 @@ func shardKeys(t *testing.T, globs []string, shardBytes int64) []string {
 // published outputs hold each row once, equal to convbatch run's.
 func TestAbandonedAttemptNeverPublished(t *testing.T) {
 	dir := t.TempDir()
-	inputs, keys := nights(t, filepath.Join(dir, "in"))
+	inputs, keys := beamtest.Nights(t, filepath.Join(dir, "in"))
 	want := filepath.Join(dir, "convbatch")
-	convbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
+	beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
 	globs := []string{filepath.Join(dir, "in", "night-*", "*.json*")}
 	// A shard in the middle of the plain file, and a whole .zst input.
 	for _, victim := range []string{"i000000-s000003", "i000002-s000000"} {
@@ -47,7 +49,7 @@ func TestAbandonedAttemptNeverPublished(t *testing.T) {
 			if counters["abandoned_attempts"] != 1 {
 				t.Fatalf("abandoned attempts: %d, want 1 (counters %v)", counters["abandoned_attempts"], counters)
 			}
-			compareOutputs(t, want, got)
+			beamtest.CompareOutputs(t, want, got)
 			if _, err := os.Stat(filepath.Join(got, ".convbeam")); !os.IsNotExist(err) {
 				t.Errorf("the abandoned attempt's files are left: %v", err)
 			}
@@ -61,9 +63,9 @@ func TestAbandonedAttemptNeverPublished(t *testing.T) {
 // removes the failed job's temporary files.
 func TestFailedJobPublishesNothing(t *testing.T) {
 	dir := t.TempDir()
-	inputs, keys := nights(t, filepath.Join(dir, "in"))
+	inputs, keys := beamtest.Nights(t, filepath.Join(dir, "in"))
 	want := filepath.Join(dir, "convbatch")
-	convbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
+	beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
 	globs := []string{filepath.Join(dir, "in", "night-*", "*.json*")}
 	got := filepath.Join(dir, "convbeam")
 	j := job{globs: globs, out: got, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20, fault: "fail:i000001-s000000"}
@@ -86,7 +88,7 @@ func TestFailedJobPublishesNothing(t *testing.T) {
 	if err := runJob(t, j); err != nil {
 		t.Fatal(err)
 	}
-	compareOutputs(t, want, got)
+	beamtest.CompareOutputs(t, want, got)
 	if _, err := os.Stat(filepath.Join(got, ".convbeam")); !os.IsNotExist(err) {
 		t.Errorf("temporary files left after the rerun: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convbatch/convbatch/beam/internal/beamtest"
 	"github.com/convbatch/convbatch/internal/testkit/s3test"
 )
 
@@ -23,7 +24,7 @@ import (
 func TestInputsFromS3(t *testing.T) {
 	const bucket = "convbeam-inputs"
 	dir := t.TempDir()
-	inputs, keys := nights(t, filepath.Join(dir, "in"))
+	inputs, keys := beamtest.Nights(t, filepath.Join(dir, "in"))
 	s3 := s3test.Start(t)
 	s3.Bucket(t, bucket)
 	var urls []string
@@ -50,7 +51,7 @@ func TestInputsFromS3(t *testing.T) {
 	s3.Put(t, bucket, "keys/keys.json", kb)
 
 	want := filepath.Join(dir, "convbatch")
-	convbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, urls...)...)
+	beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, urls...)...)
 
 	const shardBytes = 16 << 10
 	s3.CutNextGets(3000, 10) // ten bodies cut short, whichever they are (those of fewer bytes not)
@@ -59,8 +60,8 @@ func TestInputsFromS3(t *testing.T) {
 		shardBytes: shardBytes, maxDoc: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	compareOutputs(t, want, got)
-	for _, in := range readReport(t, got).Inputs {
+	beamtest.CompareOutputs(t, want, got)
+	for _, in := range beamtest.ReadReport(t, got).Inputs {
 		if !strings.HasPrefix(in.Path, "s3://"+bucket+"/night-") {
 			t.Errorf("input %s: want its s3:// URL", in.Path)
 		}
@@ -136,7 +137,7 @@ func TestMakePlanURLs(t *testing.T) {
 func TestObjectChangedAfterPlan(t *testing.T) {
 	const bucket = "convbeam-changed"
 	dir := t.TempDir()
-	inputs, _ := nights(t, filepath.Join(dir, "in"))
+	inputs, _ := beamtest.Nights(t, filepath.Join(dir, "in"))
 	s3 := s3test.Start(t)
 	s3.Bucket(t, bucket)
 	objects := map[string][]byte{}

@@ -9,9 +9,12 @@ package s3test
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -92,6 +95,52 @@ func (s *Server) Put(t testing.TB, bucket, key string, data []byte) {
 	if _, err := s.backend.PutObject(bucket, key, map[string]string{}, bytes.NewReader(data), int64(len(data)), nil); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Keys returns the keys of bucket that begin with prefix, in key order.
+func (s *Server) Keys(t testing.TB, bucket, prefix string) []string {
+	t.Helper()
+	list, err := s.backend.ListBucket(bucket, &gofakes3.Prefix{HasPrefix: true, Prefix: prefix}, gofakes3.ListBucketPage{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, 0, len(list.Contents))
+	for _, c := range list.Contents {
+		keys = append(keys, c.Key)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Get returns the bytes of the object bucket/key.
+func (s *Server) Get(t testing.TB, bucket, key string) []byte {
+	t.Helper()
+	obj, err := s.backend.GetObject(bucket, key, nil)
+	if err != nil {
+		t.Fatalf("s3test: get %s/%s: %v", bucket, key, err)
+	}
+	defer obj.Contents.Close()
+	b, err := io.ReadAll(obj.Contents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Download writes every object of bucket under prefix to dir, at its key
+// without the prefix, as a directory of files, and returns dir.
+func (s *Server) Download(t testing.TB, bucket, prefix, dir string) string {
+	t.Helper()
+	for _, key := range s.Keys(t, bucket, prefix) {
+		p := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(key, prefix)))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, s.Get(t, bucket, key), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // CutNextGets makes the next GETs of object bodies end the connection

@@ -1,0 +1,413 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	fnpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/fnexecution_v1"
+	"google.golang.org/grpc"
+
+	"github.com/convbatch/convbatch/beam/internal/beamtest"
+	"github.com/convbatch/convbatch/internal/exitcode"
+	"github.com/convbatch/convbatch/internal/testkit/s3test"
+)
+
+// The job-server path (docs/SCALE-OUT.md, "On a job server"): convbeam
+// submitted over gRPC to a stand-alone Prism job server, its binary staged
+// as an artifact, the workers separate processes started by an EXTERNAL
+// worker pool through the Go SDK's boot program, every file on S3 (the
+// test process's S3 server on 127.0.0.1, which every process reaches
+// through AWS_ENDPOINT_URL_S3).
+
+// clusterBinaries are the programs of the set-up, built once per test
+// process: convbeam (stripped, as make build-beam builds it), Prism's job
+// server and the Go SDK's boot program (tools of the beam module's
+// go.mod).
+type clusterBinaries struct {
+	dir, convbeam, prism, boot string
+}
+
+var (
+	buildOnce sync.Once
+	built     clusterBinaries
+	buildErr  error
+)
+
+// buildCluster builds the set-up's programs (once per process) into a
+// directory removed when the process's tests end (TestMain).
+func buildCluster(t *testing.T) clusterBinaries {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "convbeam-cluster-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		built = clusterBinaries{dir: dir, convbeam: filepath.Join(dir, "convbeam"), prism: filepath.Join(dir, "prism"), boot: filepath.Join(dir, "boot")}
+		for _, b := range [][]string{
+			{"-ldflags=-s -w", "-o", built.convbeam, "."},
+			{"-o", built.prism, "github.com/apache/beam/sdks/v2/go/cmd/prism"},
+			{"-o", built.boot, "github.com/apache/beam/sdks/v2/go/container"},
+		} {
+			out, err := exec.Command("go", append([]string{"build"}, b...)...).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("go build %s: %v\n%s", strings.Join(b, " "), err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return built
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// freePort returns a TCP port free on 127.0.0.1 a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startJobServer starts Prism's stand-alone job server on a free port and
+// returns its endpoint once it accepts connections; it is killed when the
+// test ends. Its log goes to log.
+func startJobServer(t *testing.T, bin clusterBinaries, log *os.File) string {
+	t.Helper()
+	port := freePort(t)
+	cmd := exec.Command(bin.prism, "--job_port", strconv.Itoa(port), "--serve_http=false", "--log_level", "warn")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	endpoint := "localhost:" + strconv.Itoa(port)
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			c.Close()
+			return endpoint
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the job server did not listen on %s within 30 s: %v", endpoint, err)
+		}
+	}
+}
+
+// workerPool is a Beam EXTERNAL worker pool (BeamFnExternalWorkerPool),
+// as a cluster's worker pool sidecar runs: for each worker the job server
+// asks for, it starts the Go SDK's boot program as a separate process,
+// which fetches the staged worker binary from the job server and runs it
+// as its own child. It is Beam's container/pool on a port of the test's
+// choosing, keeping the workers' processes so that a test can kill one.
+type workerPool struct {
+	fnpb.UnimplementedBeamFnExternalWorkerPoolServer
+	boot, dir string
+	log       *os.File
+	addr      string
+	srv       *grpc.Server
+
+	mu    sync.Mutex
+	boots map[string]*exec.Cmd
+	exes  map[string]bool // the worker binaries boot copied, removed at the end
+}
+
+// startWorkerPool serves a workerPool on 127.0.0.1 until the test ends.
+func startWorkerPool(t *testing.T, bin clusterBinaries, log *os.File) *workerPool {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &workerPool{boot: bin.boot, dir: t.TempDir(), log: log, addr: ln.Addr().String(), srv: grpc.NewServer(),
+		boots: map[string]*exec.Cmd{}, exes: map[string]bool{}}
+	fnpb.RegisterBeamFnExternalWorkerPoolServer(p.srv, p)
+	go p.srv.Serve(ln)
+	t.Cleanup(p.stop)
+	return p
+}
+
+// StartWorker starts boot for the worker, as Beam's container/pool does.
+func (p *workerPool) StartWorker(_ context.Context, req *fnpb.StartWorkerRequest) (*fnpb.StartWorkerResponse, error) {
+	cmd := exec.Command(p.boot,
+		"--id="+req.GetWorkerId(),
+		"--control_endpoint="+req.GetControlEndpoint().GetUrl(),
+		"--artifact_endpoint="+req.GetArtifactEndpoint().GetUrl(),
+		"--provision_endpoint="+req.GetProvisionEndpoint().GetUrl(),
+		"--logging_endpoint="+req.GetLoggingEndpoint().GetUrl(),
+		"--semi_persist_dir="+p.dir)
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	if err := cmd.Start(); err != nil {
+		return &fnpb.StartWorkerResponse{Error: err.Error()}, nil
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	go p.noteWorkerBinary(cmd.Process.Pid, done)
+	p.mu.Lock()
+	p.boots[req.GetWorkerId()] = cmd
+	p.mu.Unlock()
+	return &fnpb.StartWorkerResponse{}, nil
+}
+
+// noteWorkerBinary notes the binary of the worker that boot process pid
+// starts (a copy boot makes under /tmp and never removes), for stop to
+// remove, watching until boot ends.
+func (p *workerPool) noteWorkerBinary(pid int, done chan struct{}) {
+	for {
+		for _, c := range children(pid) {
+			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", c)); err == nil && strings.HasPrefix(exe, os.TempDir()) {
+				p.mu.Lock()
+				p.exes[exe] = true
+				p.mu.Unlock()
+				return
+			}
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// StopWorker ends the worker's boot process and its worker.
+func (p *workerPool) StopWorker(_ context.Context, req *fnpb.StopWorkerRequest) (*fnpb.StopWorkerResponse, error) {
+	p.mu.Lock()
+	cmd := p.boots[req.GetWorkerId()]
+	delete(p.boots, req.GetWorkerId())
+	p.mu.Unlock()
+	if cmd != nil {
+		p.end(cmd.Process.Pid)
+	}
+	return &fnpb.StopWorkerResponse{}, nil
+}
+
+// workers returns the pids of the worker processes running (boot's
+// children).
+func (p *workerPool) workers() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var pids []int
+	for _, cmd := range p.boots {
+		pids = append(pids, children(cmd.Process.Pid)...)
+	}
+	return pids
+}
+
+// end kills boot process pid and its children.
+func (p *workerPool) end(pid int) {
+	for _, c := range children(pid) {
+		syscall.Kill(c, syscall.SIGKILL)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// stop ends every worker and the server, and removes the worker binaries
+// boot copied (into /tmp/binNNN/worker, which boot never removes).
+func (p *workerPool) stop() {
+	p.mu.Lock()
+	for _, cmd := range p.boots {
+		p.end(cmd.Process.Pid)
+	}
+	exes := p.exes
+	p.mu.Unlock()
+	p.srv.Stop()
+	for exe := range exes {
+		os.RemoveAll(filepath.Dir(exe))
+	}
+}
+
+// children returns the pids of the processes whose parent is pid (the
+// children of each of its threads: Go starts a process from any thread).
+func children(pid int) []int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// submit runs the convbeam binary against the job server, as a user
+// submits a job, and returns its exit code and standard error.
+func submit(t *testing.T, bin clusterBinaries, args ...string) (int, string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin.convbeam, args...)
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stderr.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), stderr.String()
+	}
+	t.Fatal(err)
+	return 0, ""
+}
+
+// TestJobServer runs convbeam the way a cluster runs it: submitted over
+// gRPC to a stand-alone Prism job server, with inputs, keyring and OUT on
+// S3, the workers as separate processes of an EXTERNAL worker pool (the
+// worker binary staged through the job server), and in LOOPBACK (workers
+// in the submitting process); each OUT, read back from the bucket, equals
+// convbatch run's on the same inputs: tables, totals, verdicts, archives,
+// rejects. Then a worker is killed (SIGKILL) in the middle of a job: the
+// job fails, nothing is published, and a rerun into the same OUT equals
+// the uninterrupted run and leaves no temporary files.
+func TestJobServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds convbeam, Prism and boot and runs four jobs (about a minute)")
+	}
+	bin := buildCluster(t)
+	const bucket = "jobserver"
+	dir := t.TempDir()
+	inputs, keys := beamtest.Nights(t, filepath.Join(dir, "in"))
+	s3 := s3test.Start(t)
+	s3.Bucket(t, bucket)
+	var urls []string
+	for _, p := range inputs {
+		rel, _ := filepath.Rel(filepath.Join(dir, "in"), p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s3.Put(t, bucket, rel, b)
+		urls = append(urls, "s3://"+bucket+"/"+rel)
+	}
+	kb, err := os.ReadFile(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3.Put(t, bucket, "keys.json", kb)
+	want := filepath.Join(dir, "convbatch")
+	beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, urls...)...)
+
+	log, err := os.Create(filepath.Join(dir, "cluster.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	defer func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(log.Name())
+			t.Logf("job server and workers' log (last 4 KiB):\n%s", b[max(0, len(b)-4096):])
+		}
+	}()
+	endpoint := startJobServer(t, bin, log)
+	pool := startWorkerPool(t, bin, log)
+	job := func(out, env string) []string {
+		args := []string{"--runner", "universal", "--endpoint", endpoint, "--environment_type", env, "--worker_binary", bin.convbeam,
+			"--input", "s3://" + bucket + "/night-*/*.json*", "--output", "s3://" + bucket + "/" + out,
+			"--keys", "s3://" + bucket + "/keys.json", "--shard_bytes", "16384", "--max_doc_bytes", "1048576"}
+		if env == "EXTERNAL" {
+			args = append(args, "--environment_config", pool.addr)
+		}
+		return args
+	}
+	// published checks that OUT on S3 equals convbatch run's and holds no
+	// temporary files.
+	published := func(t *testing.T, out string) {
+		t.Helper()
+		for _, k := range s3.Keys(t, bucket, out+"/") {
+			if strings.HasPrefix(k, out+"/.convbeam/") {
+				t.Errorf("temporary file left: %s", k)
+			}
+		}
+		beamtest.CompareOutputs(t, want, s3.Download(t, bucket, out+"/", filepath.Join(t.TempDir(), "out")))
+	}
+
+	for _, env := range []string{"EXTERNAL", "LOOPBACK"} {
+		t.Run(env, func(t *testing.T) {
+			out := "out-" + strings.ToLower(env)
+			code, stderr := submit(t, bin, job(out, env)...)
+			if code != exitcode.Findings {
+				t.Fatalf("exit %d, want %d (findings: the inputs hold rejects): %s", code, exitcode.Findings, stderr)
+			}
+			if !strings.Contains(stderr, "outputs in s3://"+bucket+"/"+out) || strings.Contains(stderr, s3test.Secret) {
+				t.Errorf("stderr %q: want the summary naming OUT, and never the secret key", stderr)
+			}
+			published(t, out)
+		})
+	}
+
+	t.Run("worker killed", func(t *testing.T) {
+		const out = "out-killed"
+		killed := make(chan int, 1)
+		stop := make(chan struct{})
+		go func() {
+			// Once a worker runs and a shard's files are on S3, the job is
+			// in its middle: kill the worker.
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+				pids := pool.workers()
+				if len(pids) == 0 || len(s3.Keys(t, bucket, out+"/.convbeam/tmp/")) == 0 {
+					continue
+				}
+				for _, pid := range pids {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+				killed <- len(pids)
+				return
+			}
+		}()
+		code, stderr := submit(t, bin, job(out, "EXTERNAL")...)
+		close(stop)
+		select {
+		case n := <-killed:
+			t.Logf("killed %d worker process(es) in the middle of the job", n)
+		default:
+			t.Fatalf("the job ended (exit %d) before a worker could be killed in its middle", code)
+		}
+		if code != exitcode.Fatal || !strings.Contains(stderr, "nothing was published") {
+			t.Fatalf("job with its worker killed: exit %d, want %d and nothing published: %s", code, exitcode.Fatal, stderr)
+		}
+		for _, k := range s3.Keys(t, bucket, out+"/") {
+			if !strings.HasPrefix(k, out+"/.convbeam/tmp/") {
+				t.Errorf("published by the failed job: %s", k)
+			}
+		}
+		code, stderr = submit(t, bin, job(out, "EXTERNAL")...)
+		if code != exitcode.Findings {
+			t.Fatalf("rerun: exit %d, want %d: %s", code, exitcode.Findings, stderr)
+		}
+		published(t, out)
+	})
+}
