@@ -161,6 +161,7 @@ func (p *workerPool) StartWorker(_ context.Context, req *fnpb.StartWorkerRequest
 		"--logging_endpoint="+req.GetLoggingEndpoint().GetUrl(),
 		"--semi_persist_dir="+p.dir)
 	cmd.Stdout, cmd.Stderr = p.log, p.log
+	cmd.Dir = p.dir // boot writes pipeline_options.json where it runs
 	if err := cmd.Start(); err != nil {
 		return &fnpb.StartWorkerResponse{Error: err.Error()}, nil
 	}
