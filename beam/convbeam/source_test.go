@@ -24,31 +24,19 @@ import (
 func TestInputsFromS3(t *testing.T) {
 	const bucket = "convbeam-inputs"
 	dir := t.TempDir()
-	inputs, keys := beamtest.Nights(t, filepath.Join(dir, "in"))
 	s3 := s3test.Start(t)
 	s3.Bucket(t, bucket)
-	var urls []string
+	inputs, keys, urls := beamtest.NightsIn(t, s3, "s3", bucket, filepath.Join(dir, "in"))
 	plainKey, plainSize := "", int64(0)
-	for _, p := range inputs {
-		rel, err := filepath.Rel(filepath.Join(dir, "in"), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s3.Put(t, bucket, rel, b)
-		urls = append(urls, "s3://"+bucket+"/"+rel)
-		if strings.HasSuffix(rel, ".jsonl") {
-			plainKey, plainSize = rel, int64(len(b))
+	for i, p := range inputs {
+		if strings.HasSuffix(p, ".jsonl") {
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plainKey, plainSize = strings.TrimPrefix(urls[i], "s3://"+bucket+"/"), st.Size()
 		}
 	}
-	kb, err := os.ReadFile(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s3.Put(t, bucket, "keys/keys.json", kb)
 
 	want := filepath.Join(dir, "convbatch")
 	beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, urls...)...)
@@ -56,7 +44,7 @@ func TestInputsFromS3(t *testing.T) {
 	const shardBytes = 16 << 10
 	s3.CutNextGets(3000, 10) // ten bodies cut short, whichever they are (those of fewer bytes not)
 	got := filepath.Join(dir, "convbeam")
-	if err := runJob(t, job{globs: []string{"s3://" + bucket + "/night-*/*.json*"}, out: got, keys: "s3://" + bucket + "/keys/keys.json",
+	if err := runJob(t, job{globs: []string{"s3://" + bucket + "/night-*/*.json*"}, out: got, keys: "s3://" + bucket + "/keys.json",
 		shardBytes: shardBytes, maxDoc: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}

@@ -296,24 +296,9 @@ func TestJobServer(t *testing.T) {
 	bin := buildCluster(t)
 	const bucket = "jobserver"
 	dir := t.TempDir()
-	inputs, keys := beamtest.Nights(t, filepath.Join(dir, "in"))
 	s3 := s3test.Start(t)
 	s3.Bucket(t, bucket)
-	var urls []string
-	for _, p := range inputs {
-		rel, _ := filepath.Rel(filepath.Join(dir, "in"), p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s3.Put(t, bucket, rel, b)
-		urls = append(urls, "s3://"+bucket+"/"+rel)
-	}
-	kb, err := os.ReadFile(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s3.Put(t, bucket, "keys.json", kb)
+	_, keys, urls := beamtest.NightsIn(t, s3, "s3", bucket, filepath.Join(dir, "in"))
 	want := filepath.Join(dir, "convbatch")
 	beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, urls...)...)
 

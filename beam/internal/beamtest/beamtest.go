@@ -25,6 +25,38 @@ import (
 	"github.com/convbatch/convbatch/sink"
 )
 
+// Store is an object store's test server (s3test.Server, for one) that
+// a test puts objects in.
+type Store interface {
+	Put(t testing.TB, bucket, key string, data []byte)
+}
+
+// NightsIn writes Nights' inputs under dir and puts each into bucket of
+// store under its path below dir, and the keyring as keys.json. It
+// returns the inputs' local paths, the keyring's and the inputs' URLs
+// (scheme://bucket/path), sorted.
+func NightsIn(t testing.TB, store Store, scheme, bucket, dir string) (inputs []string, keys string, urls []string) {
+	t.Helper()
+	inputs, keys = Nights(t, dir)
+	for _, p := range append(inputs, keys) {
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p == keys {
+			rel = "keys.json"
+		} else {
+			urls = append(urls, scheme+"://"+bucket+"/"+filepath.ToSlash(rel))
+		}
+		store.Put(t, bucket, filepath.ToSlash(rel), b)
+	}
+	return inputs, keys, urls
+}
+
 // ConvbatchRun runs `convbatch run` in process on the inputs.
 func ConvbatchRun(t testing.TB, out string, args ...string) {
 	t.Helper()
