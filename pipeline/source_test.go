@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/internal/testkit/gcstest"
 	"github.com/convbatch/convbatch/internal/testkit/s3test"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/source"
@@ -182,27 +183,47 @@ func TestInputsByURL(t *testing.T) {
 // that named it and its reading is a read-error of that input (its
 // requests are pinned to the version listed, which its fingerprint
 // would record), never the new bytes under the old version's name; the
-// other inputs are read as usual.
+// other inputs are read as usual. On S3 (ETag) and Cloud Storage
+// (generation).
 func TestObjectChangedAfterNamed(t *testing.T) {
-	const bucket = "pipeline-changed"
-	s3, dir := s3Corpus(t, bucket)
-	inputs := expand(t, "s3://"+bucket+"/2026/11/*")
-	a := urlCorpus(t, t.TempDir())["2026/11/a.jsonl"]
-	lines := strings.SplitAfter(string(a), "\n")
-	lines[1], lines[2] = lines[2], lines[1] // the same size, another ETag
-	s3.Put(t, bucket, "2026/11/a.jsonl", []byte(strings.Join(lines, "")))
-	res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: filepath.Join(dir, "out"), Workers: 2, Tables: tabledef.Names})
-	if err != nil {
-		t.Fatal(err)
+	type store interface {
+		Bucket(t testing.TB, name string)
+		Put(t testing.TB, bucket, key string, data []byte)
 	}
-	for _, in := range res.Report.Inputs {
-		changed := strings.HasSuffix(in.Path, "/a.jsonl")
-		switch {
-		case changed && (in.Error == nil || in.Error.Reason != "read-error" || in.Counts.Lines != 0):
-			t.Errorf("%s, overwritten after it was listed: error %+v, %d lines; want read-error and none", in.Path, in.Error, in.Counts.Lines)
-		case !changed && in.Error != nil:
-			t.Errorf("%s: %+v, want no fault", in.Path, in.Error)
-		}
+	for _, tc := range []struct {
+		scheme string
+		start  func(t testing.TB) store
+	}{
+		{"s3", func(t testing.TB) store { return s3test.Start(t) }},
+		{"gs", func(t testing.TB) store { return gcstest.Start(t) }},
+	} {
+		t.Run(tc.scheme, func(t *testing.T) {
+			bucket := "pipeline-changed-" + tc.scheme
+			srv := tc.start(t)
+			srv.Bucket(t, bucket)
+			dir := t.TempDir()
+			files := urlCorpus(t, dir)
+			for key, b := range files {
+				srv.Put(t, bucket, key, b)
+			}
+			inputs := expand(t, tc.scheme+"://"+bucket+"/2026/11/*")
+			lines := strings.SplitAfter(string(files["2026/11/a.jsonl"]), "\n")
+			lines[1], lines[2] = lines[2], lines[1] // the same size, another version
+			srv.Put(t, bucket, "2026/11/a.jsonl", []byte(strings.Join(lines, "")))
+			res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: filepath.Join(dir, "out"), Workers: 2, Tables: tabledef.Names})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range res.Report.Inputs {
+				changed := strings.HasSuffix(in.Path, "/a.jsonl")
+				switch {
+				case changed && (in.Error == nil || in.Error.Reason != "read-error" || in.Counts.Lines != 0):
+					t.Errorf("%s, overwritten after it was listed: error %+v, %d lines; want read-error and none", in.Path, in.Error, in.Counts.Lines)
+				case !changed && in.Error != nil:
+					t.Errorf("%s: %+v, want no fault", in.Path, in.Error)
+				}
+			}
+		})
 	}
 }
 
