@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
+
+	"github.com/convbatch/convbatch/internal/testkit/bodycut"
 )
 
 // modTime is every object's creation and update time: a test that
@@ -38,14 +40,8 @@ type Server struct {
 	buckets map[string]bool
 	// generation is the last generation given to a Put.
 	generation int64
-	// cuts are the GETs of object bodies still to cut, each after the
-	// number of body bytes given.
-	cuts []int64
-	// gets counts the GETs of object bodies served.
-	gets int
-	// ranges are the Range headers of the GETs of each object's body
-	// ("" for none), by "bucket/key".
-	ranges map[string][]string
+	// Watch counts, records and cuts the GETs of object bodies.
+	bodycut.Watch
 }
 
 var (
@@ -71,7 +67,7 @@ func Start(t testing.TB) *Server {
 			panic(err)
 		}
 		s := &Server{Host: ln.Addr().String(), fake: fake, buckets: map[string]bool{}, generation: modTime.UnixMicro()}
-		ts := httptest.NewUnstartedServer(s.handler(fake.HTTPHandler()))
+		ts := httptest.NewUnstartedServer(s.Handler(fake.HTTPHandler(), bodyObject))
 		ts.Listener.Close()
 		ts.Listener = ln
 		ts.Start()
@@ -115,32 +111,6 @@ func (s *Server) Put(t testing.TB, bucket, key string, data []byte) {
 	}
 }
 
-// CutNextGets makes the next GETs of object bodies end the connection
-// after n body bytes each, as a server that drops a connection in the
-// middle of an object does.
-func (s *Server) CutNextGets(n int64, times int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range times {
-		s.cuts = append(s.cuts, n)
-	}
-}
-
-// Gets returns the GETs of object bodies served so far.
-func (s *Server) Gets() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.gets
-}
-
-// Ranges returns the Range headers of the GETs of the body of
-// bucket/key served so far, in order, "" for a GET of the whole object.
-func (s *Server) Ranges(bucket, key string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.ranges[bucket+"/"+key]...)
-}
-
 // bodyObject returns "bucket/key" for a GET of an object's body (the
 // JSON API's /download/storage/v1/b/{bucket}/o/{key}, or the XML API's
 // /{bucket}/{key}), and false for metadata and listings (/storage/v1/).
@@ -154,49 +124,4 @@ func bodyObject(r *http.Request) (string, bool) {
 	}
 	obj := strings.TrimPrefix(r.URL.Path, "/")
 	return obj, strings.Contains(obj, "/")
-}
-
-// handler counts the GETs of object bodies and cuts those asked for.
-func (s *Server) handler(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		obj, body := bodyObject(r)
-		limit := int64(-1)
-		if body {
-			s.mu.Lock()
-			s.gets++
-			if s.ranges == nil {
-				s.ranges = map[string][]string{}
-			}
-			s.ranges[obj] = append(s.ranges[obj], r.Header.Get("Range"))
-			if len(s.cuts) > 0 {
-				limit, s.cuts = s.cuts[0], s.cuts[1:]
-			}
-			s.mu.Unlock()
-		}
-		if limit < 0 {
-			next.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(&cutWriter{ResponseWriter: w, left: limit}, r)
-	})
-}
-
-// cutWriter passes left body bytes, then aborts the response, which
-// closes the connection in the middle of the body.
-type cutWriter struct {
-	http.ResponseWriter
-	left int64
-}
-
-func (c *cutWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) <= c.left {
-		c.left -= int64(len(p))
-		return c.ResponseWriter.Write(p)
-	}
-	c.ResponseWriter.Write(p[:c.left])
-	c.left = 0
-	if f, ok := c.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-	panic(http.ErrAbortHandler)
 }

@@ -22,6 +22,8 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/convbatch/convbatch/internal/testkit/bodycut"
 )
 
 // Secret is the AWS secret access key the server's clients use: no
@@ -34,15 +36,8 @@ type Server struct {
 	URL     string
 	backend *s3mem.Backend
 
-	mu sync.Mutex
-	// cuts are the GETs of object bodies still to cut, each after the
-	// number of body bytes given.
-	cuts []int64
-	// gets counts the GETs of object bodies served.
-	gets int
-	// ranges are the Range headers of the GETs of each object's body
-	// ("" for none), by "bucket/key".
-	ranges map[string][]string
+	// Watch counts, records and cuts the GETs of object bodies.
+	bodycut.Watch
 }
 
 var (
@@ -58,7 +53,7 @@ func Start(t testing.TB) *Server {
 		// One fixed time for every object: a test that overwrites an
 		// object of the same size sees only its ETag change.
 		s := &Server{backend: s3mem.New(s3mem.WithTimeSource(gofakes3.FixedTimeSource(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))))}
-		ts := httptest.NewServer(s.handler(gofakes3.New(s.backend).Server()))
+		ts := httptest.NewServer(s.Handler(gofakes3.New(s.backend).Server(), isBody))
 		s.URL = ts.URL
 		dir, err := os.MkdirTemp("", "s3test-")
 		if err != nil {
@@ -143,75 +138,10 @@ func (s *Server) Download(t testing.TB, bucket, prefix, dir string) string {
 	return dir
 }
 
-// CutNextGets makes the next GETs of object bodies end the connection
-// after n body bytes each, as a server that drops a connection in the
-// middle of an object does.
-func (s *Server) CutNextGets(n int64, times int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range times {
-		s.cuts = append(s.cuts, n)
-	}
-}
-
-// Gets returns the GETs of object bodies served so far.
-func (s *Server) Gets() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.gets
-}
-
-// Ranges returns the Range headers of the GETs of the body of
-// bucket/key served so far, in order, "" for a GET of the whole object.
-func (s *Server) Ranges(bucket, key string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.ranges[bucket+"/"+key]...)
-}
-
-// handler counts the GETs of object bodies and cuts those asked for.
-func (s *Server) handler(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		body := r.Method == http.MethodGet && q.Get("list-type") == "" && !q.Has("prefix") && strings.Count(strings.Trim(r.URL.Path, "/"), "/") >= 1
-		limit := int64(-1)
-		if body {
-			s.mu.Lock()
-			s.gets++
-			if s.ranges == nil {
-				s.ranges = map[string][]string{}
-			}
-			obj := strings.TrimPrefix(r.URL.Path, "/")
-			s.ranges[obj] = append(s.ranges[obj], r.Header.Get("Range"))
-			if len(s.cuts) > 0 {
-				limit, s.cuts = s.cuts[0], s.cuts[1:]
-			}
-			s.mu.Unlock()
-		}
-		if limit < 0 {
-			next.ServeHTTP(w, r)
-			return
-		}
-		next.ServeHTTP(&cutWriter{ResponseWriter: w, left: limit}, r)
-	})
-}
-
-// cutWriter passes left body bytes, then aborts the response, which
-// closes the connection in the middle of the body.
-type cutWriter struct {
-	http.ResponseWriter
-	left int64
-}
-
-func (c *cutWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) <= c.left {
-		c.left -= int64(len(p))
-		return c.ResponseWriter.Write(p)
-	}
-	c.ResponseWriter.Write(p[:c.left])
-	c.left = 0
-	if f, ok := c.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-	panic(http.ErrAbortHandler)
+// isBody reports a GET of an object's body, as "bucket/key" (not a
+// listing, which has a query or no key).
+func isBody(r *http.Request) (string, bool) {
+	q := r.URL.Query()
+	obj := strings.TrimPrefix(r.URL.Path, "/")
+	return obj, r.Method == http.MethodGet && q.Get("list-type") == "" && !q.Has("prefix") && strings.Count(strings.Trim(r.URL.Path, "/"), "/") >= 1
 }
