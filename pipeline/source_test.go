@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -94,89 +95,153 @@ func withoutPrefix(t *testing.T, out, prefix string) map[string]string {
 	return files
 }
 
-// TestInputsByURL: a glob over an S3 listing reads every input shape with
-// the same names in OUT, the same rows and the same bytes as a run over
-// the same files on disk, also when the server drops the connection in the
-// middle of an object; an incremental run knows the objects by size and
-// ETag, and never shows the credentials.
+// objectStore is a test object store's server (s3test, gcstest).
+type objectStore interface {
+	Bucket(t testing.TB, name string)
+	Put(t testing.TB, bucket, key string, data []byte)
+	CutNextGets(n int64, times int)
+	Gets() int
+	Ranges(bucket, key string) []string
+}
+
+// objectStores are the test object stores, by URL scheme: S3 (gofakes3,
+// reached through AWS_ENDPOINT_URL_S3) and Cloud Storage
+// (fake-gcs-server, through STORAGE_EMULATOR_HOST).
+var objectStores = []struct {
+	scheme string
+	start  func(t testing.TB) objectStore
+}{
+	{"s3", func(t testing.TB) objectStore { return s3test.Start(t) }},
+	{"gs", func(t testing.TB) objectStore { return gcstest.Start(t) }},
+}
+
+// TestInputsByURL: a glob over an S3 or a Cloud Storage listing reads
+// every input shape with the same names in OUT, the same rows and the
+// same bytes as a run over the same files on disk, also when the server
+// drops the connection in the middle of an object (the read resumes from
+// the byte reached); an incremental run knows the objects by size and
+// version (ETag, generation): a second night skips them all, an object
+// overwritten with as many bytes at the same time is a changed input,
+// replaced with ReplaceChanged; the credentials show nowhere.
 func TestInputsByURL(t *testing.T) {
-	const bucket = "pipeline-urls"
-	s3, dir := s3Corpus(t, bucket)
-	local := expand(t, filepath.Join(dir, "2026", "11", "*"))
-	remote := expand(t, "s3://"+bucket+"/2026/11/*")
-	if len(remote) != 4 || len(local) != 4 {
-		t.Fatalf("expanded %d objects and %d files, want the 4 inputs (the keyring passed over)", len(remote), len(local))
-	}
-	for i := range remote {
-		if remote[i].Rel != local[i].Rel || remote[i].Shape != local[i].Shape || remote[i].Size != local[i].Size {
-			t.Errorf("object %+v, file %+v: want the same name, shape and size", remote[i], local[i])
-		}
-	}
-	cfg := func(inputs []stream.Input, out string) Config {
-		return Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: tabledef.Names}
-	}
-	ref := filepath.Join(dir, "ref")
-	refRes, err := Run(context.Background(), cfg(local, ref))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := withoutPrefix(t, ref, filepath.Join(dir, "2026", "11")+"/")
+	for _, st := range objectStores {
+		t.Run(st.scheme, func(t *testing.T) {
+			bucket := "pipeline-urls-" + st.scheme
+			store := st.start(t)
+			store.Bucket(t, bucket)
+			dir := t.TempDir()
+			for key, b := range urlCorpus(t, dir) {
+				store.Put(t, bucket, key, b)
+			}
+			prefix := st.scheme + "://" + bucket + "/"
+			local := expand(t, filepath.Join(dir, "2026", "11", "*"))
+			remote := expand(t, prefix+"2026/11/*")
+			if len(remote) != 4 || len(local) != 4 {
+				t.Fatalf("expanded %d objects and %d files, want the 4 inputs (the keyring passed over)", len(remote), len(local))
+			}
+			for i := range remote {
+				if remote[i].Rel != local[i].Rel || remote[i].Shape != local[i].Shape || remote[i].Size != local[i].Size {
+					t.Errorf("object %+v, file %+v: want the same name, shape and size", remote[i], local[i])
+				}
+			}
+			cfg := func(inputs []stream.Input, out string) Config {
+				return Config{Inputs: inputs, OutDir: out, Workers: 2, Tables: tabledef.Names}
+			}
+			ref := filepath.Join(dir, "ref")
+			refRes, err := Run(context.Background(), cfg(local, ref))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := withoutPrefix(t, ref, filepath.Join(dir, "2026", "11")+"/")
 
-	before := s3.Gets()
-	s3.CutNextGets(700, 2) // the first two objects' bodies cut short once
-	out := filepath.Join(dir, "out")
-	res, err := Run(context.Background(), cfg(remote, out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := s3.Gets() - before; got < len(remote)+2 {
-		t.Errorf("%d GETs for %d objects, two of them cut: the cuts were not retried", got, len(remote))
-	}
-	sameSnapshots(t, withoutPrefix(t, out, "s3://"+bucket+"/2026/11/"), want)
-	if res.Report.Totals != refRes.Report.Totals {
-		t.Errorf("totals %+v, from disk %+v", res.Report.Totals, refRes.Report.Totals)
-	}
-	for _, f := range snapshot(t, out) {
-		if strings.Contains(f, s3test.Secret) {
-			t.Fatal("OUT holds the secret access key")
-		}
-	}
+			const cut = 700
+			before := store.Gets()
+			store.CutNextGets(cut, 2) // the first two objects' bodies cut short once
+			out := filepath.Join(dir, "out")
+			res, err := Run(context.Background(), cfg(remote, out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := store.Gets() - before; got < len(remote)+2 {
+				t.Errorf("%d GETs for %d objects, two of them cut: the cuts were not retried", got, len(remote))
+			}
+			// Each GET after an object's first starts where the one before
+			// it was cut (the cuts may fall on one object's first GET and
+			// its retry).
+			resumed := 0
+			for _, in := range remote {
+				ranges := store.Ranges(bucket, strings.TrimPrefix(in.Path, prefix))
+				for i := 1; i < len(ranges); i++ {
+					if rangeStart(t, ranges[i]) != rangeStart(t, ranges[i-1])+cut {
+						t.Errorf("%s: GETs %q: a retry not from the byte reached", in.Path, ranges)
+					}
+					resumed++
+				}
+			}
+			if resumed != 2 {
+				t.Errorf("%d GETs resumed, want the two cut bodies each read on", resumed)
+			}
+			sameSnapshots(t, withoutPrefix(t, out, prefix+"2026/11/"), want)
+			if res.Report.Totals != refRes.Report.Totals {
+				t.Errorf("totals %+v, from disk %+v", res.Report.Totals, refRes.Report.Totals)
+			}
+			for _, f := range snapshot(t, out) {
+				if strings.Contains(f, s3test.Secret) {
+					t.Fatal("OUT holds the secret access key")
+				}
+			}
 
-	// Incremental: the same objects are skipped; an overwritten one is a
-	// changed input, replaced with ReplaceChanged.
-	inc := filepath.Join(dir, "inc")
-	incCfg := cfg(remote, inc)
-	incCfg.Incremental = true
-	if _, err := Run(context.Background(), incCfg); err != nil {
-		t.Fatal(err)
+			// Incremental: the same objects are skipped; an overwritten one
+			// is a changed input, replaced with ReplaceChanged.
+			inc := filepath.Join(dir, "inc")
+			incCfg := cfg(remote, inc)
+			incCfg.Incremental = true
+			if _, err := Run(context.Background(), incCfg); err != nil {
+				t.Fatal(err)
+			}
+			again, err := Run(context.Background(), incCfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(again.Skipped) != len(remote) {
+				t.Errorf("second night skipped %d of %d unchanged objects", len(again.Skipped), len(remote))
+			}
+			// The same size and the server's one modification time: only
+			// the ETag or generation tells the new version.
+			a := urlCorpus(t, t.TempDir())["2026/11/a.jsonl"]
+			lines := strings.SplitAfter(string(a), "\n")
+			lines[1], lines[2] = lines[2], lines[1]
+			store.Put(t, bucket, "2026/11/a.jsonl", []byte(strings.Join(lines, "")))
+			incCfg.Inputs = expand(t, prefix+"2026/11/*")
+			_, err = Run(context.Background(), incCfg)
+			var ce *outdir.ChangedError
+			if !errors.As(err, &ce) || !slices.Equal(ce.Paths, []string{prefix + "2026/11/a.jsonl"}) {
+				t.Fatalf("overwritten object: err = %v, want a ChangedError naming it", err)
+			}
+			incCfg.ReplaceChanged = true
+			replaced, err := Run(context.Background(), incCfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(replaced.Report.Replaced) != 1 {
+				t.Errorf("replaced %+v, want the overwritten object", replaced.Report.Replaced)
+			}
+		})
 	}
-	again, err := Run(context.Background(), incCfg)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// rangeStart returns the first byte a Range header asks for, 0 for none.
+func rangeStart(t *testing.T, r string) int64 {
+	t.Helper()
+	if r == "" {
+		return 0
 	}
-	if len(again.Skipped) != len(remote) {
-		t.Errorf("second night skipped %d of %d unchanged objects", len(again.Skipped), len(remote))
+	first, _, ok := strings.Cut(strings.TrimPrefix(r, "bytes="), "-")
+	n, err := strconv.ParseInt(first, 10, 64)
+	if !ok || err != nil {
+		t.Fatalf("Range %q: want bytes=N-", r)
 	}
-	// The same size, and within the second the same modification time
-	// (Last-Modified): only the ETag tells the new version.
-	a := urlCorpus(t, t.TempDir())["2026/11/a.jsonl"]
-	lines := strings.SplitAfter(string(a), "\n")
-	lines[1], lines[2] = lines[2], lines[1]
-	s3.Put(t, bucket, "2026/11/a.jsonl", []byte(strings.Join(lines, "")))
-	incCfg.Inputs = expand(t, "s3://"+bucket+"/2026/11/*")
-	_, err = Run(context.Background(), incCfg)
-	var ce *outdir.ChangedError
-	if !errors.As(err, &ce) || !slices.Equal(ce.Paths, []string{"s3://" + bucket + "/2026/11/a.jsonl"}) {
-		t.Fatalf("overwritten object: err = %v, want a ChangedError naming it", err)
-	}
-	incCfg.ReplaceChanged = true
-	replaced, err := Run(context.Background(), incCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(replaced.Report.Replaced) != 1 {
-		t.Errorf("replaced %+v, want the overwritten object", replaced.Report.Replaced)
-	}
+	return n
 }
 
 // TestObjectChangedAfterNamed: an object overwritten between the listing
@@ -186,17 +251,7 @@ func TestInputsByURL(t *testing.T) {
 // other inputs are read as usual. On S3 (ETag) and Cloud Storage
 // (generation).
 func TestObjectChangedAfterNamed(t *testing.T) {
-	type store interface {
-		Bucket(t testing.TB, name string)
-		Put(t testing.TB, bucket, key string, data []byte)
-	}
-	for _, tc := range []struct {
-		scheme string
-		start  func(t testing.TB) store
-	}{
-		{"s3", func(t testing.TB) store { return s3test.Start(t) }},
-		{"gs", func(t testing.TB) store { return gcstest.Start(t) }},
-	} {
+	for _, tc := range objectStores {
 		t.Run(tc.scheme, func(t *testing.T) {
 			bucket := "pipeline-changed-" + tc.scheme
 			srv := tc.start(t)

@@ -10,57 +10,88 @@ import (
 	"testing"
 
 	"github.com/convbatch/convbatch/beam/internal/beamtest"
+	"github.com/convbatch/convbatch/internal/testkit/gcstest"
 	"github.com/convbatch/convbatch/internal/testkit/s3test"
 )
 
-// TestInputsFromS3: convbeam on Prism reads a glob over an S3 listing
-// (the test's own S3 server on 127.0.0.1, reached through
-// AWS_ENDPOINT_URL_S3) and its keyring from the bucket, with the server
-// dropping connections in the middle of objects, and gives what
-// convbatch run gives over the same URLs: the same counters, verdicts,
-// rows, rejects and archives. Each shard of the plain object asks for
-// its own bytes (a Range from its start), none reads and discards those
-// before it.
-func TestInputsFromS3(t *testing.T) {
-	const bucket = "convbeam-inputs"
-	dir := t.TempDir()
-	s3 := s3test.Start(t)
-	s3.Bucket(t, bucket)
-	inputs, keys, urls := beamtest.NightsIn(t, s3, "s3", bucket, filepath.Join(dir, "in"))
-	plainKey, plainSize := "", int64(0)
-	for i, p := range inputs {
-		if strings.HasSuffix(p, ".jsonl") {
-			st, err := os.Stat(p)
-			if err != nil {
+// bucketStore is a test object store's server (s3test, gcstest).
+type bucketStore interface {
+	beamtest.Store
+	Bucket(t testing.TB, name string)
+	CutNextGets(n int64, times int)
+	Gets() int
+	Ranges(bucket, key string) []string
+}
+
+// TestInputsFromBuckets: convbeam on Prism reads a glob over an object
+// listing and its keyring from the bucket, in S3 (the test's gofakes3 on
+// 127.0.0.1, reached through AWS_ENDPOINT_URL_S3) and in Cloud Storage
+// (fake-gcs-server, through STORAGE_EMULATOR_HOST), with the server
+// dropping connections in the middle of objects, and gives what convbatch
+// run gives over the same URLs: the same counters, verdicts, rows,
+// rejects and archives. Each shard of the plain object asks for its own
+// bytes (a Range from its start), none reads and discards those before
+// it.
+func TestInputsFromBuckets(t *testing.T) {
+	for _, tc := range []struct {
+		scheme string
+		start  func(t testing.TB) bucketStore
+	}{
+		{"s3", func(t testing.TB) bucketStore { return s3test.Start(t) }},
+		{"gs", func(t testing.TB) bucketStore { return gcstest.Start(t) }},
+	} {
+		t.Run(tc.scheme, func(t *testing.T) {
+			bucket := "convbeam-inputs-" + tc.scheme
+			dir := t.TempDir()
+			store := tc.start(t)
+			store.Bucket(t, bucket)
+			inputs, keys, urls := beamtest.NightsIn(t, store, tc.scheme, bucket, filepath.Join(dir, "in"))
+			prefix := tc.scheme + "://" + bucket + "/"
+			plainKey, plainSize := "", int64(0)
+			for i, p := range inputs {
+				if strings.HasSuffix(p, ".jsonl") {
+					st, err := os.Stat(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					plainKey, plainSize = strings.TrimPrefix(urls[i], prefix), st.Size()
+				}
+			}
+			want := filepath.Join(dir, "convbatch")
+			beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, urls...)...)
+
+			const shardBytes = 16 << 10
+			before := store.Gets()
+			store.CutNextGets(3000, 10) // ten bodies cut short, whichever they are (those of fewer bytes not)
+			got := filepath.Join(dir, "convbeam")
+			if err := runJob(t, job{globs: []string{prefix + "night-*/*.json*"}, out: got, keys: prefix + "keys.json",
+				shardBytes: shardBytes, maxDoc: 1 << 20}); err != nil {
 				t.Fatal(err)
 			}
-			plainKey, plainSize = strings.TrimPrefix(urls[i], "s3://"+bucket+"/"), st.Size()
-		}
+			if n := store.Gets() - before; n < 10 {
+				t.Fatalf("convbeam made %d GETs of bodies, fewer than the ten cut", n)
+			}
+			beamtest.CompareOutputs(t, want, got)
+			for _, in := range beamtest.ReadReport(t, got).Inputs {
+				if !strings.HasPrefix(in.Path, prefix+"night-") {
+					t.Errorf("input %s: want its %s:// URL", in.Path, tc.scheme)
+				}
+			}
+			checkOwnRanges(t, store.Ranges(bucket, plainKey), plainSize, shardBytes)
+		})
 	}
+}
 
-	want := filepath.Join(dir, "convbatch")
-	beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, urls...)...)
-
-	const shardBytes = 16 << 10
-	s3.CutNextGets(3000, 10) // ten bodies cut short, whichever they are (those of fewer bytes not)
-	got := filepath.Join(dir, "convbeam")
-	if err := runJob(t, job{globs: []string{"s3://" + bucket + "/night-*/*.json*"}, out: got, keys: "s3://" + bucket + "/keys.json",
-		shardBytes: shardBytes, maxDoc: 1 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	beamtest.CompareOutputs(t, want, got)
-	for _, in := range beamtest.ReadReport(t, got).Inputs {
-		if !strings.HasPrefix(in.Path, "s3://"+bucket+"/night-") {
-			t.Errorf("input %s: want its s3:// URL", in.Path)
-		}
-	}
-
-	// The plain object's GETs: convbatch run's one, then convbeam's, each
-	// from a shard's first byte (counting its lines) or the byte before
-	// it (framing them), or past a shard's end (ending its last line).
-	shards := int((plainSize + shardBytes - 1) / shardBytes)
+// checkOwnRanges checks the GETs of a plain object (their Range headers):
+// convbatch run's one, then convbeam's, each from a shard's first byte
+// (counting its lines) or the byte before it (framing them), or past a
+// shard's end (ending its last line); none but the first shard's from
+// byte 0, as a shard that reads and discards the bytes before it would.
+func checkOwnRanges(t *testing.T, ranges []string, size, shardBytes int64) {
+	t.Helper()
+	shards := int((size + shardBytes - 1) / shardBytes)
 	starts := map[int64]int{}
-	for _, r := range s3.Ranges(bucket, plainKey) {
+	for _, r := range ranges {
 		if r == "" {
 			starts[-1]++ // a GET of the whole object
 			continue
@@ -82,7 +113,7 @@ func TestInputsFromS3(t *testing.T) {
 		t.Errorf("%d GETs from the object's first byte, want convbatch run's, the first shard's two and a cut one or so: shards read and discard (GETs by first byte: %v)", n, starts)
 	}
 	if testing.Verbose() {
-		fmt.Fprintf(os.Stderr, "%s: %d bytes, %d shards, %d GETs\n", plainKey, plainSize, shards, len(s3.Ranges(bucket, plainKey)))
+		fmt.Fprintf(os.Stderr, "%d bytes, %d shards, %d GETs\n", size, shards, len(ranges))
 	}
 }
 
