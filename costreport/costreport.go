@@ -452,7 +452,7 @@ func (a *Aggregator) AddFile(ctx context.Context, path string) (err error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := a.add(rr.Record()); err != nil {
+		if err := a.add(rr.RecordBatch()); err != nil {
 			return &FileError{Path: path, Err: err}
 		}
 	}
@@ -477,7 +477,7 @@ func (a *Aggregator) columns() []string {
 
 // AddRecord adds one record batch of the usage table (it must hold the
 // columns the keys and the metrics read; others are ignored).
-func (a *Aggregator) AddRecord(rec arrow.Record) error {
+func (a *Aggregator) AddRecord(rec arrow.RecordBatch) error {
 	if a.err != nil {
 		return a.err
 	}
@@ -495,7 +495,7 @@ type stringColumn interface {
 }
 
 // column returns the column of rec named name; a usage table has exactly one.
-func column(rec arrow.Record, name string) (arrow.Array, error) {
+func column(rec arrow.RecordBatch, name string) (arrow.Array, error) {
 	idx := rec.Schema().FieldIndices(name)
 	if len(idx) != 1 {
 		return nil, fmt.Errorf("not a usage table: no column %s", name)
@@ -505,7 +505,7 @@ func column(rec arrow.Record, name string) (arrow.Array, error) {
 
 // add sums the rows of one record batch into their groups and the total,
 // and into the overview's groupings.
-func (a *Aggregator) add(rec arrow.Record) error {
+func (a *Aggregator) add(rec arrow.RecordBatch) error {
 	for _, s := range a.subs {
 		if err := s.add(rec); err != nil {
 			return err
@@ -546,7 +546,7 @@ type metricColumns struct {
 }
 
 // metricColumnsOf finds the metric columns of rec and checks their types.
-func metricColumnsOf(rec arrow.Record) (metricColumns, error) {
+func metricColumnsOf(rec arrow.RecordBatch) (metricColumns, error) {
 	var m metricColumns
 	costArr, err := column(rec, metricCost)
 	if err != nil {
@@ -595,7 +595,7 @@ func (m metricColumns) row(i int) (Row, error) {
 
 // labelers returns, for each field of the grouping keys, a function giving
 // row i's label from the field's column of rec.
-func (a *Aggregator) labelers(rec arrow.Record) ([]func(i int) string, error) {
+func (a *Aggregator) labelers(rec arrow.RecordBatch) ([]func(i int) string, error) {
 	var labels []func(i int) string
 	for _, k := range a.keys {
 		for _, col := range k.Columns() {

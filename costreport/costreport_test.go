@@ -128,7 +128,7 @@ func writeUsageGroups(t *testing.T, path string, rows []usageRow, groupRows int6
 		b.Field(11).(*array.StringBuilder).Append(src)
 		b.Field(12).(*array.Int64Builder).Append(line)
 	}
-	rec := b.NewRecord()
+	rec := b.NewRecordBatch()
 	defer rec.Release()
 	if err := fw.Write(rec); err != nil {
 		t.Fatal(err)

@@ -153,7 +153,7 @@ func checkTokensInput(t *testing.T, path string) int {
 	defer rr.Release()
 	rows := 0
 	for rr.Next() {
-		rec := rr.Record()
+		rec := rr.RecordBatch()
 		ids := rec.Column(0).(*array.String)
 		tokens := rec.Column(1).(*array.Int64)
 		for j := range int(rec.NumRows()) {

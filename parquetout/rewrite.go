@@ -208,7 +208,7 @@ func (w *rewriter) copyRowGroup(rg int, runs []rowRun) (kept int64, err error) {
 	defer rr.Release()
 	var row int64 // the first row of the batch, within the row group
 	for rr.Next() {
-		rec := rr.Record()
+		rec := rr.RecordBatch()
 		n := rec.NumRows()
 		// The runs' pieces in this batch, relative to it.
 		var pieces []rowRun
@@ -253,7 +253,7 @@ func (w *rewriter) copyRowGroup(rg int, runs []rowRun) (kept int64, err error) {
 // write queues rec, of Arrow size size, cutting the row group before it if
 // the rows before reached RowGroupBytes: the next row group starts with
 // the next rows, so the part never ends with an empty one.
-func (w *rewriter) write(rec arrow.Record, size int64) error {
+func (w *rewriter) write(rec arrow.RecordBatch, size int64) error {
 	op := encodeOp{kind: opWrite, rec: rec, newRowGroup: w.cut}
 	w.cut = false
 	if err := w.enc.send(op); err != nil {
@@ -269,7 +269,7 @@ func (w *rewriter) write(rec arrow.Record, size int64) error {
 // keptRecord returns the rows of rec in pieces (sorted, disjoint) as one
 // record of schema, which the caller owns: a slice of rec for one piece,
 // their concatenation for several.
-func keptRecord(schema *arrow.Schema, rec arrow.Record, pieces []rowRun) (arrow.Record, error) {
+func keptRecord(schema *arrow.Schema, rec arrow.RecordBatch, pieces []rowRun) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, rec.NumCols())
 	defer func() {
 		for _, c := range cols {
@@ -300,7 +300,7 @@ func keptRecord(schema *arrow.Schema, rec arrow.Record, pieces []rowRun) (arrow.
 		}
 		cols[i] = c
 	}
-	return array.NewRecord(schema, cols, rows), nil
+	return array.NewRecordBatch(schema, cols, rows), nil
 }
 
 // fieldsDiff tells how the fields of have differ from those of

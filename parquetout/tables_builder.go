@@ -110,7 +110,7 @@ func (b *recordBuilder) Column(i int) columnBuilder { return b.cols[i] }
 
 // NewRecord returns the rows built so far as a record, which the caller
 // releases, and starts the next batch.
-func (b *recordBuilder) NewRecord() arrow.Record {
+func (b *recordBuilder) NewRecord() arrow.RecordBatch {
 	cols := make([]arrow.Array, len(b.fields))
 	for i, f := range b.fields {
 		b.measure(i)
@@ -121,7 +121,7 @@ func (b *recordBuilder) NewRecord() arrow.Record {
 		}
 	}
 	b.rows = cols[0].Len()
-	rec := array.NewRecord(b.schema, cols, int64(b.rows))
+	rec := array.NewRecordBatch(b.schema, cols, int64(b.rows))
 	for _, c := range cols {
 		c.Release()
 	}

@@ -54,7 +54,7 @@ var opNames = [...]string{opOpen: "open", opWrite: "write", opOffset: "offset", 
 type encodeOp struct {
 	kind        encodeOpKind
 	rel         string       // opOpen
-	rec         arrow.Record // opWrite, owned (released) by the encoder
+	rec         arrow.RecordBatch // opWrite, owned (released) by the encoder
 	newRowGroup bool         // opWrite
 }
 

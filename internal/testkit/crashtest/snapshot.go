@@ -305,7 +305,7 @@ func ParquetRows(b []byte) (schema string, rows []string, err error) {
 	tr := array.NewTableReader(tbl, 4096)
 	defer tr.Release()
 	for tr.Next() {
-		rec := tr.Record()
+		rec := tr.RecordBatch()
 		for i := 0; i < int(rec.NumRows()); i++ {
 			row := make([]any, rec.NumCols())
 			for c := range row {

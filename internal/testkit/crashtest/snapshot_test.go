@@ -23,7 +23,7 @@ func parquetFile(t *testing.T, vals []int64, codec compress.Compression) []byte 
 	b.AppendValues(vals, nil)
 	col := b.NewArray()
 	defer col.Release()
-	rec := array.NewRecord(schema, []arrow.Array{col}, int64(len(vals)))
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(len(vals)))
 	defer rec.Release()
 	var buf bytes.Buffer
 	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(parquet.WithCompression(codec)), pqarrow.DefaultWriterProps())
