@@ -53,9 +53,9 @@ var opNames = [...]string{opOpen: "open", opWrite: "write", opOffset: "offset", 
 // encodeOp is one operation queued to an encoder.
 type encodeOp struct {
 	kind        encodeOpKind
-	rel         string       // opOpen
+	rel         string            // opOpen
 	rec         arrow.RecordBatch // opWrite, owned (released) by the encoder
-	newRowGroup bool         // opWrite
+	newRowGroup bool              // opWrite
 }
 
 // offsetReply is the encoder's answer to an opOffset.
