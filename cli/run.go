@@ -33,6 +33,7 @@ type runFlags struct {
 	archive    string
 	tables     string
 	partition  string
+	format     string
 	maxDoc     string
 	zstdWindow string
 	strict     bool
@@ -70,6 +71,7 @@ func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
 // registerPartition adds --partition-by, for the commands that write tables.
 func (f *runFlags) registerPartition(fs *pflag.FlagSet) {
 	fs.StringVar(&f.partition, "partition-by", "none", "none, or day: Hive-style partitions OUT/tables/NAME/day=YYYY-MM-DD/ by the UTC day of each row's created_at (see docs/TABLES.md)")
+	fs.StringVar(&f.format, "table-format", "parquet", "parquet (directories of Parquet parts), or iceberg: Apache Iceberg tables OUT/tables/NAME/{metadata,data}/, one snapshot per run (see docs/TABLES.md)")
 }
 
 // register adds the flags of every command that reads archives; withKeys
@@ -123,6 +125,13 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		var err error
 		if partition, err = parquetout.ParsePartitioning(f.partition); err != nil {
 			return cfg, usageErr("--partition-by: %v", err)
+		}
+	}
+	format := outdir.FormatParquet
+	if !f.noOutputs {
+		var err error
+		if format, err = outdir.ParseTableFormat(f.format); err != nil {
+			return cfg, usageErr("--table-format: %v", err)
 		}
 	}
 	maxDoc, err := parseSize("--max-doc-bytes", f.maxDoc, 1, 1<<31-1, "a size from 1 byte to 2147483647 bytes (under 2GiB)")
@@ -180,7 +189,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		Inputs: inputs, Skipped: skipped, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
 		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit,
-		TableOptions: parquetout.TableOptions{PartitionBy: partition},
+		TableOptions: parquetout.TableOptions{PartitionBy: partition}, TableFormat: format,
 	}
 	if !f.quiet {
 		where := "--json"

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/tabledef"
 )
@@ -363,13 +364,20 @@ func newAggregator(keys []Key, o options) *Aggregator {
 
 // Parts returns the usage table's part files under the output directory
 // out (out/tables/usage/*.parquet, and out/tables/usage/day=*/*.parquet
-// for a run with --partition-by day), in name order. It returns an error
+// for a run with --partition-by day; the data files of the current
+// snapshot for an Iceberg table), in name order. It returns an error
 // wrapping ErrNoUsageTable when there are none.
 func Parts(out string) ([]string, error) {
 	dir := filepath.Join(out, filepath.FromSlash(outdir.TableDir(tabledef.Usage)))
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("%w in %s (expected %s from convbatch run or extract with the usage table)", ErrNoUsageTable, out, filepath.Join(dir, "part-*.parquet"))
+	}
+	if v, err := icebergout.Version(dir); err != nil || v > 0 {
+		if err != nil {
+			return nil, err
+		}
+		return icebergParts(out)
 	}
 	parts, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
 	if err != nil {
@@ -382,6 +390,26 @@ func Parts(out string) ([]string, error) {
 	parts = append(parts, nested...)
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w in %s: %s holds no .parquet part", ErrNoUsageTable, out, dir)
+	}
+	slices.Sort(parts)
+	return parts, nil
+}
+
+// icebergParts returns the data files of the current snapshot of the usage
+// table under out, an Iceberg table (--table-format iceberg), in name
+// order.
+func icebergParts(out string) ([]string, error) {
+	root, err := filepath.Abs(out)
+	if err != nil {
+		return nil, err
+	}
+	rels, err := icebergout.CurrentFiles(context.Background(), root, outdir.TableDir(tabledef.Usage))
+	if err != nil {
+		return nil, fmt.Errorf("%w in %s: %w", ErrNoUsageTable, out, err)
+	}
+	parts := make([]string, len(rels))
+	for i, r := range rels {
+		parts[i] = filepath.Join(out, filepath.FromSlash(r))
 	}
 	slices.Sort(parts)
 	return parts, nil

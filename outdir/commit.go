@@ -56,6 +56,8 @@ type commitPlan struct {
 	inputFiles [][]string
 	// segs are the sealed segments the run commits, in order.
 	segs []*SealedSegment
+	// ice gathers the Iceberg tables' snapshots (FormatIceberg).
+	ice iceberg
 }
 
 // segments returns the sealed segments that hold the seals, in order.
@@ -97,15 +99,17 @@ func (r *Run) Commit(c *Commit) error {
 	}
 	defer txn.Abort()
 	p := &commitPlan{r: r, c: c, run: r.run, staging: r.dir.Staging(), txn: txn, j: &Journal{Run: r.run},
-		inputFiles: make([][]string, len(r.opts.Inputs)), segs: segments(c.Seals)}
+		inputFiles: make([][]string, len(r.opts.Inputs)), segs: segments(c.Seals), ice: newIceberg()}
 	steps := []func() error{
 		p.placeTables,
 		p.placeArchives,
 		p.stageRunFiles,
 		p.retireLines,
+		p.retire,
+		p.snapshotTables,
 		p.stageState,
 		p.stageReports,
-		p.retire,
+		p.removeStale,
 		txn.Commit,
 		p.manifest,
 	}
@@ -184,11 +188,15 @@ func (p *commitPlan) placeTables() error {
 		run = p.run
 	}
 	next := map[string]int{}
-	place := func(rel string) string {
+	place := func(rel string) (string, error) {
+		if p.icebergFormat() {
+			table, _, _ := strings.Cut(rel, "/")
+			return p.icebergPlace(table, partitionOf(rel))
+		}
 		dir := path.Dir(TablePath(rel))
 		n := next[dir]
 		next[dir]++
-		return PartFile(dir, run, n)
+		return PartFile(dir, run, n), nil
 	}
 	p.c.Report.Tables = nil
 	if len(cfg.Tables) > 0 {
@@ -198,8 +206,16 @@ func (p *commitPlan) placeTables() error {
 	for _, name := range cfg.Tables {
 		tc := sink.TableCounts{Parts: []sink.PartCounts{}}
 		add := func(from string, part sink.PartCounts, g *SealedSegment) error {
-			to := place(part.Path)
+			to, err := place(part.Path)
+			if err != nil {
+				return err
+			}
 			p.publish(from, to)
+			if p.icebergFormat() {
+				if err := p.icebergAdd(name, from, to); err != nil {
+					return err
+				}
+			}
 			tc.Rows += part.Rows
 			tc.Parts = append(tc.Parts, sink.PartCounts{Path: to, Rows: part.Rows})
 			p.c.Report.Outputs.Tables = append(p.c.Report.Outputs.Tables, to)
@@ -229,7 +245,8 @@ func (p *commitPlan) placeTables() error {
 				return err
 			}
 		}
-		if len(tc.Parts) == 0 && (!cfg.Incremental || !hasFiles(filepath.Join(cfg.Root, DirTables, name))) {
+		// An Iceberg table's schema is in its metadata: it needs no empty part.
+		if len(tc.Parts) == 0 && !p.icebergFormat() && (!cfg.Incremental || !hasFiles(filepath.Join(cfg.Root, DirTables, name))) {
 			empty, err := writeEmptyTable(p.txn, name, p.r.opts.TableOptions)
 			if err != nil {
 				return err
@@ -389,10 +406,14 @@ func (p *commitPlan) cumulative(verdicts map[string]int64) (*sink.Cumulative, er
 // inputs) is rewritten without the replaced inputs' rows instead; a
 // shared file of index records is kept, the retired records in it listed
 // by no input any more.
-func (p *commitPlan) retire() (err error) {
+//
+// In the Iceberg format a replaced input's data files are not removed but
+// left out of the table's next snapshot (earlier snapshots still read
+// them), and a shared one is rewritten under a new name, which the kept
+// inputs' files then list.
+func (p *commitPlan) retire() error {
 	if !p.r.opts.Incremental {
-		p.j.Removes, err = staleFiles(p.r.opts.Root, p.j)
-		return err
+		return nil
 	}
 	published := map[string]bool{}
 	for _, r := range p.j.Renames {
@@ -418,12 +439,19 @@ func (p *commitPlan) retire() (err error) {
 				continue
 			}
 			done[f] = true
-			if !kept[f] {
-				p.j.Removes = append(p.j.Removes, f)
-			} else if _, ok := TableOf(f); ok {
+			table, isPart := TableOf(f)
+			switch {
+			case isPart && kept[f]:
 				rewrite = append(rewrite, f)
+			case isPart && p.icebergFormat():
+				p.icebergRetire(table, f)
+			case !kept[f]:
+				p.j.Removes = append(p.j.Removes, f)
 			}
 		}
+	}
+	if p.icebergFormat() {
+		return p.icebergRewriteShared(rewrite, retired, drop)
 	}
 	for _, f := range rewrite {
 		table, _ := TableOf(f)
@@ -439,6 +467,50 @@ func (p *commitPlan) retire() (err error) {
 		p.publish(outRel(f), f)
 	}
 	return nil
+}
+
+// icebergRewriteShared rewrites the shared data files without the rows of
+// the inputs drop names, each under a new name that the kept inputs'
+// files list in its place.
+func (p *commitPlan) icebergRewriteShared(rewrite []string, retired map[*committedInput]bool, drop map[string]bool) error {
+	renamed := map[string]string{}
+	for _, f := range rewrite {
+		table, _ := TableOf(f)
+		to, err := p.icebergRewrite(table, f, func(file string) bool { return drop[file] }, nil)
+		if err != nil {
+			return err
+		}
+		renamed[f] = to
+	}
+	for _, c := range p.r.state.inputs {
+		if retired[c] {
+			continue
+		}
+		var files []string
+		for _, f := range c.Files {
+			if to, ok := renamed[f]; !ok {
+				files = append(files, f)
+			} else if to != "" {
+				files = append(files, to)
+			}
+		}
+		if files == nil {
+			files = []string{}
+		}
+		c.Files = files
+	}
+	return nil
+}
+
+// removeStale names, for a run that replaces OUT's contents, every file
+// of the run directories and the state that the commit does not publish
+// (staleFiles): once everything else is staged, so that nothing the
+// commit publishes is among them.
+func (p *commitPlan) removeStale() (err error) {
+	if !p.r.opts.Incremental {
+		p.j.Removes, err = staleFiles(p.r.opts.Root, p.j)
+	}
+	return err
 }
 
 // archiveNames returns where each sealed input's archive is published, by

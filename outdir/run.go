@@ -55,6 +55,9 @@ type Options struct {
 	Archive  sink.ArchiveFormat
 	// TableOptions are the Parquet writer's options (Version set).
 	TableOptions parquetout.TableOptions
+	// TableFormat lays the tables out as Parquet datasets (FormatParquet,
+	// the default) or Iceberg tables (FormatIceberg).
+	TableFormat TableFormat
 	// KeyringSHA256 is the digest of the run's keyring (verify.Keyring.
 	// Digest); "" without one.
 	KeyringSHA256 string
@@ -200,12 +203,18 @@ type runSettings struct {
 	Tables      []string                `json:"tables"`
 	PartitionBy parquetout.Partitioning `json:"partition_by"`
 	Archive     sink.ArchiveFormat      `json:"archive"`
+	// TableFormat is "" for FormatParquet, so that the settings of the
+	// OUTs written before there was a choice still match.
+	TableFormat TableFormat `json:"table_format,omitempty"`
 }
 
 func (r *Run) settings() runSettings {
 	s := runSettings{Handlers: r.opts.Handlers, Tables: r.opts.Tables, PartitionBy: r.opts.TableOptions.PartitionBy, Archive: r.opts.Archive}
 	if s.PartitionBy == "" {
 		s.PartitionBy = parquetout.PartitionNone
+	}
+	if r.opts.TableFormat == FormatIceberg {
+		s.TableFormat = FormatIceberg
 	}
 	if s.Tables == nil {
 		s.Tables = []string{}

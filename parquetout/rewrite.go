@@ -102,14 +102,120 @@ func sourceFiles(path string) (files []string, err error) {
 // An error names src and rel and wraps the cause; rel is then left
 // incomplete in txn, which the caller aborts, as after a failed Tables.
 func Rewrite(txn *sink.Txn, rel string, src string, table string, opts TableOptions, drop func(sourceFile string) bool) (kept int64, err error) {
-	kept, err = rewrite(txn, rel, src, table, opts, drop)
+	kept, err = rewrite(txn, rel, src, table, opts, func(p *part, rg int) ([]rowRun, error) {
+		var runs []rowRun
+		err := p.sourceRuns(rg, func(start, end int64, file string) {
+			if !drop(file) {
+				runs = addRun(runs, start, end)
+			}
+		})
+		return runs, err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("rewriting parquet part %s as %s: %w", src, rel, err)
 	}
 	return kept, nil
 }
 
-func rewrite(txn *sink.Txn, rel string, src string, table string, opts TableOptions, drop func(sourceFile string) bool) (kept int64, err error) {
+// RewriteRows is Rewrite with the rows dropped one by one, by their
+// source_file and source_line: drop is called for every row. The
+// receipts table's rows are dropped so (a receipt is one row at the
+// position of its document), when a later run resolved them again.
+func RewriteRows(txn *sink.Txn, rel string, src string, table string, opts TableOptions, drop func(sourceFile string, sourceLine int64) bool) (kept int64, err error) {
+	kept, err = rewrite(txn, rel, src, table, opts, func(p *part, rg int) ([]rowRun, error) {
+		return p.keptRows(rg, drop)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("rewriting parquet part %s as %s: %w", src, rel, err)
+	}
+	return kept, nil
+}
+
+// HasRows reports whether the Parquet part at path holds a row that match
+// reports true for, by its source_file and source_line: whether
+// RewriteRows would drop any. Only those two columns are read, one row
+// group at a time.
+func HasRows(path string, match func(sourceFile string, sourceLine int64) bool) (found bool, err error) {
+	defer recoverPanic(&err)
+	p, err := openPart(path)
+	if err != nil {
+		return false, fmt.Errorf("parquet part %s: %w", path, err)
+	}
+	defer p.close()
+	for rg := range p.rdr.NumRowGroups() {
+		kept, err := p.keptRows(rg, match)
+		if err != nil {
+			return false, fmt.Errorf("parquet part %s: %w", path, err)
+		}
+		var n int64
+		for _, r := range kept {
+			n += r.end - r.start
+		}
+		if n < p.rdr.RowGroup(rg).NumRows() {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// addRun appends the rows start to end to runs, merged with the last run
+// when they follow it.
+func addRun(runs []rowRun, start, end int64) []rowRun {
+	if len(runs) > 0 && runs[len(runs)-1].end == start {
+		runs[len(runs)-1].end = end
+		return runs
+	}
+	return append(runs, rowRun{start, end})
+}
+
+// keptRows returns the rows of row group rg that drop keeps, as runs: it
+// reads the source_file and source_line columns of the row group whole.
+func (p *part) keptRows(rg int, drop func(file string, line int64) bool) ([]rowRun, error) {
+	var files []string
+	err := p.sourceRuns(rg, func(start, end int64, file string) {
+		for range end - start {
+			files = append(files, file)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	sc := p.rdr.MetaData().Schema
+	i := sc.ColumnIndexByName(tabledef.ColSourceLine)
+	if i < 0 {
+		return nil, fmt.Errorf("no %s column", tabledef.ColSourceLine)
+	}
+	cr, err := p.rdr.RowGroup(rg).Column(i)
+	if err != nil {
+		return nil, fmt.Errorf("row group %d: %w", rg, err)
+	}
+	col, ok := cr.(*file.Int64ColumnChunkReader)
+	if !ok || sc.Column(i).MaxDefinitionLevel() != 0 {
+		return nil, fmt.Errorf("row group %d: column %s read as %T, want a required int64", rg, tabledef.ColSourceLine, cr)
+	}
+	lines := make([]int64, len(files))
+	for read := 0; read < len(lines); {
+		_, n, err := col.ReadBatch(int64(len(lines)-read), lines[read:], nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("row group %d: column %s: %w", rg, tabledef.ColSourceLine, err)
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("row group %d: column %s ends after %d of %d rows (a damaged page?)", rg, tabledef.ColSourceLine, read, len(lines))
+		}
+		read += n
+	}
+	var runs []rowRun
+	for r, f := range files {
+		if !drop(f, lines[r]) {
+			runs = addRun(runs, int64(r), int64(r)+1)
+		}
+	}
+	return runs, nil
+}
+
+// rewrite copies the part src of table to rel in txn, keeping the rows
+// that keep returns for each row group, as runs.
+func rewrite(txn *sink.Txn, rel string, src string, table string, opts TableOptions, keep func(p *part, rg int) ([]rowRun, error)) (kept int64, err error) {
 	info := tables[table]
 	if info == nil {
 		return 0, fmt.Errorf("unknown table %q", table)
@@ -151,16 +257,7 @@ func rewrite(txn *sink.Txn, rel string, src string, table string, opts TableOpti
 	}
 	for rg := range p.rdr.NumRowGroups() {
 		// The rows kept, as runs of row numbers within the row group.
-		var runs []rowRun
-		err := p.sourceRuns(rg, func(start, end int64, file string) {
-			switch {
-			case drop(file):
-			case len(runs) > 0 && runs[len(runs)-1].end == start:
-				runs[len(runs)-1].end = end
-			default:
-				runs = append(runs, rowRun{start, end})
-			}
-		})
+		runs, err := keep(p, rg)
 		if err != nil {
 			return 0, err
 		}

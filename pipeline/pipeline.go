@@ -97,6 +97,9 @@ type Config struct {
 	Tables []string
 	// TableOptions size the Parquet output.
 	TableOptions parquetout.TableOptions
+	// TableFormat lays the tables out as Parquet datasets (the default)
+	// or as Iceberg tables, one snapshot per run (outdir.FormatIceberg).
+	TableFormat outdir.TableFormat
 	// Incremental adds to OutDir instead of replacing its contents: the
 	// inputs it already holds with the same fingerprint are skipped, the
 	// others committed beside them as a new run, and receipts resolved
@@ -395,7 +398,7 @@ func newReport(cfg *Config, handlers []transform.Handler) *sink.Report {
 		Settings: sink.Settings{
 			Workers: cfg.Workers, MaxDocBytes: cfg.MaxDocBytes, MaxDepth: cfg.MaxDepth,
 			ZstdMaxWindow: cfg.ZstdMaxWindow, Strict: cfg.Strict, Archive: archive, Handlers: names, Tables: tableList(cfg),
-			Incremental: cfg.Incremental, PartitionBy: partitionBy(cfg),
+			Incremental: cfg.Incremental, PartitionBy: partitionBy(cfg), TableFormat: tableFormat(cfg),
 		},
 		Inputs:          make([]sink.InputReport, len(cfg.Inputs)),
 		RejectsByReason: map[string]int64{},
@@ -404,6 +407,18 @@ func newReport(cfg *Config, handlers []transform.Handler) *sink.Report {
 		Receipts:        sink.Receipts{Keyring: keyringMode(cfg.Keyring), Reasons: map[string]int64{}},
 		Outputs:         sink.Outputs{Archives: []string{}},
 	}
+}
+
+// tableFormat is the tables' layout for the report, "" when no table is
+// written.
+func tableFormat(cfg *Config) string {
+	if len(tableList(cfg)) == 0 {
+		return ""
+	}
+	if cfg.TableFormat == "" {
+		return string(outdir.FormatParquet)
+	}
+	return string(cfg.TableFormat)
 }
 
 // partitionBy is the tables' partitioning for the report, "" when no table

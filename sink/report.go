@@ -161,6 +161,9 @@ type Settings struct {
 	Tables []string `json:"tables"`
 	// PartitionBy is how the tables are partitioned ("none" or "day").
 	PartitionBy string `json:"partition_by,omitempty"`
+	// TableFormat is how the tables are laid out ("parquet" or
+	// "iceberg"; docs/TABLES.md).
+	TableFormat string `json:"table_format,omitempty"`
 	// Incremental is set for a run that adds to OUT (--incremental).
 	Incremental bool `json:"incremental"`
 	// Handlers are the document handlers, in the order they ran.

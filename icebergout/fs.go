@@ -1,0 +1,110 @@
+package icebergout
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	icebergio "github.com/apache/iceberg-go/io"
+
+	"github.com/convbatch/convbatch/sink"
+)
+
+// Location returns the Iceberg location (a file URI) of the file or
+// directory rel (slash-separated, relative to OUT) of the output
+// directory root, which must be absolute.
+func Location(root, rel string) string {
+	p := filepath.ToSlash(filepath.Join(root, filepath.FromSlash(rel)))
+	return "file://" + p
+}
+
+// stagedFS is the file system iceberg-go writes a snapshot through: a
+// location inside OUT is written into the staging transaction txn, at
+// the same path relative to OUT, and read from there when staged, else
+// from OUT. A location outside OUT is refused.
+type stagedFS struct {
+	root string
+	txn  *sink.Txn
+}
+
+var _ icebergio.WriteFileIO = (*stagedFS)(nil)
+
+// rel returns the path of location relative to OUT.
+func (s *stagedFS) rel(location string) (string, error) {
+	p := strings.TrimPrefix(location, "file://")
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("iceberg: location %q is not an absolute file location", location)
+	}
+	r, err := filepath.Rel(s.root, filepath.FromSlash(p))
+	if err != nil || !filepath.IsLocal(r) {
+		return "", fmt.Errorf("iceberg: location %q is outside the output directory %s", location, s.root)
+	}
+	return filepath.ToSlash(r), nil
+}
+
+// path returns where the file at location is read from: its staged copy,
+// or OUT's.
+func (s *stagedFS) path(location string) (string, error) {
+	rel, err := s.rel(location)
+	if err != nil {
+		return "", err
+	}
+	if staged := s.txn.Path(rel); exists(staged) {
+		return staged, nil
+	}
+	return filepath.Join(s.root, filepath.FromSlash(rel)), nil
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// Open opens the file at location for reading.
+func (s *stagedFS) Open(location string) (icebergio.File, error) {
+	p, err := s.path(location)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: location, Err: err}
+	}
+	return os.Open(p)
+}
+
+// ReadFile reads the whole file at location.
+func (s *stagedFS) ReadFile(location string) ([]byte, error) {
+	p, err := s.path(location)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: location, Err: err}
+	}
+	return os.ReadFile(p)
+}
+
+// Create stages a new file at location.
+func (s *stagedFS) Create(location string) (icebergio.FileWriter, error) {
+	rel, err := s.rel(location)
+	if err != nil {
+		return nil, &fs.PathError{Op: "create", Path: location, Err: err}
+	}
+	return s.txn.Create(rel)
+}
+
+// WriteFile stages the file at location with content b.
+func (s *stagedFS) WriteFile(location string, b []byte) error {
+	f, err := s.Create(location)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Remove is a no-op: nothing in OUT is removed by a snapshot (earlier
+// snapshots still read the files it drops), and a staged file that
+// iceberg-go gives up (an orphaned manifest list after a retried commit,
+// which a single writer under OUT's lock never makes) is published
+// harmlessly with the rest.
+func (s *stagedFS) Remove(string) error { return nil }

@@ -1,0 +1,372 @@
+package icebergout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/convbatch/convbatch/sink"
+)
+
+// Names in a table's directory.
+const (
+	// MetadataDir holds a table's metadata files.
+	MetadataDir = "metadata"
+	// DataDir holds a table's data files.
+	DataDir = "data"
+	// VersionHintFile names the latest metadata version, as Hadoop's
+	// catalog writes it.
+	VersionHintFile = "version-hint.text"
+	// RunProperty is the snapshot summary property that holds the number
+	// of the convbatch run that committed the snapshot.
+	RunProperty = "convbatch.run"
+)
+
+// MetadataFile returns the path, relative to the table's directory, of its
+// metadata version n: "metadata/v<n>.metadata.json".
+func MetadataFile(n int) string { return fmt.Sprintf("%s/v%d.metadata.json", MetadataDir, n) }
+
+var metadataName = regexp.MustCompile(`^v([1-9][0-9]*)\.metadata\.json$`)
+
+// Version returns the latest metadata version of the table whose directory
+// is dir (a local path): the highest n of its metadata/v<n>.metadata.json,
+// or 0 when it has none.
+func Version(dir string) (int, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, MetadataDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("iceberg: %w", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if m := metadataName.FindStringSubmatch(e.Name()); m != nil {
+			if v, err := strconv.Atoi(m[1]); err == nil && v > n {
+				n = v
+			}
+		}
+	}
+	return n, nil
+}
+
+// DataFile is a Parquet part that a snapshot adds.
+type DataFile struct {
+	// Rel is where the file is published, relative to OUT.
+	Rel string
+	// Local is where the file is now (its staged copy), read for its
+	// footer: its row count and column statistics.
+	Local string
+	// Day is the file's partition value in a partitioned table: the day
+	// (days since 1970-01-01, UTC) of its rows; nil for the null
+	// partition, and for an unpartitioned table.
+	Day *int32
+}
+
+// Snapshot is one table's commit: the data files it adds and removes.
+type Snapshot struct {
+	// Root is the output directory, an absolute path.
+	Root string
+	// Table is the table's name (a tabledef name); its directory is
+	// Dir, relative to Root.
+	Table, Dir string
+	// Partitioned gives a new table the day partition spec (Spec).
+	Partitioned bool
+	// Fresh starts a new table, with no earlier snapshot (a run that
+	// replaces OUT's contents), numbered after the metadata versions the
+	// directory holds, so that a reader picking the latest one never
+	// goes back.
+	Fresh bool
+	// Add are the data files the snapshot adds.
+	Add []DataFile
+	// Remove are data files of the current snapshot (relative to Root)
+	// that the snapshot no longer holds.
+	Remove []string
+	// Run is the committing run's number, recorded in the snapshot's
+	// summary as RunProperty.
+	Run int
+}
+
+// Staged is what Stage staged.
+type Staged struct {
+	// Version is the number of the new metadata file.
+	Version int
+	// SnapshotID is the new snapshot's id.
+	SnapshotID int64
+	// Files are the staged files, relative to Root, in the order they must
+	// be published: the manifests and the manifest list, then the
+	// metadata file (the moment a reader sees the snapshot), then the
+	// version hint.
+	Files []string
+}
+
+// Stage writes one new snapshot of s.Table into txn (a transaction over
+// the staging copy of OUT: each file at its path relative to OUT) and
+// returns its files. Nothing in OUT is touched: the snapshot is current
+// once its files are published, in order.
+func Stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
+	st, err := stage(ctx, txn, s)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg table %s: %w", s.Table, err)
+	}
+	return st, nil
+}
+
+func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
+	sfs := &recordingFS{stagedFS: stagedFS{root: s.Root, txn: txn}}
+	fsF := func(context.Context) (icebergio.IO, error) { return sfs, nil }
+	dir := filepath.Join(s.Root, filepath.FromSlash(s.Dir))
+	version, err := Version(dir)
+	if err != nil {
+		return nil, err
+	}
+	ident := table.Identifier{s.Table}
+	cat := &stagingCatalog{fs: sfs, root: s.Root, dir: s.Dir, next: version + 1}
+	var tbl *table.Table
+	if s.Fresh || version == 0 {
+		meta, err := newMetadata(s)
+		if err != nil {
+			return nil, err
+		}
+		tbl = table.New(ident, meta, "", fsF, cat)
+	} else {
+		cat.baseLoc = Location(s.Root, path.Join(s.Dir, MetadataFile(version)))
+		if tbl, err = table.NewFromLocation(ctx, ident, cat.baseLoc, fsF, cat); err != nil {
+			return nil, err
+		}
+	}
+	cat.base = tbl.Metadata()
+
+	add := make([]iceberg.DataFile, 0, len(s.Add))
+	for _, f := range s.Add {
+		df, err := dataFile(tbl, s.Root, f)
+		if err != nil {
+			return nil, err
+		}
+		add = append(add, df)
+	}
+	remove, err := currentFiles(tbl, sfs, s.Root, s.Remove)
+	if err != nil {
+		return nil, err
+	}
+	props := iceberg.Properties{RunProperty: strconv.Itoa(s.Run)}
+	tx := tbl.NewTransaction()
+	switch {
+	case len(remove) > 0:
+		err = tx.ReplaceDataFilesWithDataFiles(ctx, remove, add, props)
+	case len(add) > 0:
+		err = tx.AddDataFiles(ctx, add, props)
+	default:
+		// A night that adds nothing still gets its snapshot, so that
+		// every run is one snapshot of every table it writes.
+		err = tx.AddFiles(ctx, nil, props, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	committed, err := tx.Commit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cat.staged == "" {
+		return nil, errors.New("the transaction committed no metadata")
+	}
+	out := &Staged{Version: cat.next}
+	if snap := committed.CurrentSnapshot(); snap != nil {
+		out.SnapshotID = snap.SnapshotID
+	}
+	for _, f := range sfs.files {
+		if f != cat.staged && f != cat.hint {
+			out.Files = append(out.Files, f)
+		}
+	}
+	out.Files = append(out.Files, cat.staged, cat.hint)
+	return out, nil
+}
+
+// newMetadata is the metadata of a new table: format version 2, the
+// table's schema and spec, at the table's location.
+func newMetadata(s Snapshot) (table.Metadata, error) {
+	sc, err := Schema(s.Table)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := Spec(s.Table, sc, s.Partitioned)
+	if err != nil {
+		return nil, err
+	}
+	return table.NewMetadata(sc, &spec, table.UnsortedSortOrder, Location(s.Root, s.Dir), iceberg.Properties{
+		table.PropertyFormatVersion:       "2",
+		"write.format.default":            "parquet",
+		"write.parquet.compression-codec": "zstd",
+	})
+}
+
+// dataFile describes the Parquet part f for tbl from its footer.
+func dataFile(tbl *table.Table, root string, f DataFile) (iceberg.DataFile, error) {
+	st, err := os.Stat(f.Local)
+	if err != nil {
+		return nil, err
+	}
+	rdr, err := file.OpenParquetFile(f.Local, false)
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", f.Rel, err)
+	}
+	defer rdr.Close()
+	args := table.DataFileArgs{
+		Schema:   tbl.Schema(),
+		Spec:     tbl.Spec(),
+		Format:   iceberg.ParquetFile,
+		Metadata: rdr.MetaData(),
+		FilePath: Location(root, f.Rel),
+		FileSize: st.Size(),
+		Content:  iceberg.EntryContentData,
+	}
+	spec := tbl.Spec()
+	if spec.NumFields() > 0 {
+		var v any
+		if f.Day != nil {
+			v = *f.Day
+		}
+		args.PartitionValues = map[int]any{spec.Field(0).FieldID: v}
+	}
+	df, err := table.DataFileFromMetadata(args)
+	if err != nil {
+		return nil, fmt.Errorf("data file %s: %w", f.Rel, err)
+	}
+	return df, nil
+}
+
+// currentFiles returns the data files of tbl's current snapshot at the
+// paths rels (relative to root); a path it does not hold is an error.
+func currentFiles(tbl *table.Table, fsys icebergio.IO, root string, rels []string) ([]iceberg.DataFile, error) {
+	if len(rels) == 0 {
+		return nil, nil
+	}
+	want := map[string]bool{}
+	for _, r := range rels {
+		want[Location(root, r)] = true
+	}
+	snap := tbl.CurrentSnapshot()
+	if snap == nil {
+		return nil, fmt.Errorf("no current snapshot holds %s", rels[0])
+	}
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, err
+	}
+	var out []iceberg.DataFile
+	for _, m := range manifests {
+		if m.ManifestContent() != iceberg.ManifestContentData {
+			continue
+		}
+		entries, err := m.FetchEntries(fsys, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if df := e.DataFile(); want[df.FilePath()] {
+				delete(want, df.FilePath())
+				out = append(out, df)
+			}
+		}
+	}
+	for loc := range want {
+		return nil, fmt.Errorf("the current snapshot holds no data file %s", loc)
+	}
+	return out, nil
+}
+
+// recordingFS is a stagedFS that lists the files it stages, in order.
+type recordingFS struct {
+	stagedFS
+	files []string
+}
+
+// Create stages a new file at location and records it.
+func (r *recordingFS) Create(location string) (icebergio.FileWriter, error) {
+	w, err := r.stagedFS.Create(location)
+	if err == nil {
+		rel, _ := r.rel(location)
+		r.files = append(r.files, rel)
+	}
+	return w, err
+}
+
+// WriteFile stages the file at location with content b and records it.
+func (r *recordingFS) WriteFile(location string, b []byte) error {
+	f, err := r.Create(location)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// stagingCatalog is the catalog of one Stage: its commit applies the
+// transaction's updates to the table's metadata and stages the result as
+// the next metadata version, with the version hint, instead of publishing
+// them.
+type stagingCatalog struct {
+	fs        *recordingFS
+	root, dir string
+	// base is the table's metadata the transaction started from, at
+	// baseLoc ("" for a new table); next the version to write.
+	base    table.Metadata
+	baseLoc string
+	next    int
+	// staged and hint are the files the commit staged.
+	staged, hint string
+}
+
+// LoadTable returns the table as it was before the commit.
+func (c *stagingCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	fsF := func(context.Context) (icebergio.IO, error) { return c.fs, nil }
+	return table.New(ident, c.base, c.baseLoc, fsF, c), nil
+}
+
+// CommitTable stages the updated metadata as version next.
+func (c *stagingCatalog) CommitTable(_ context.Context, _ table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	if c.staged != "" {
+		return nil, "", fmt.Errorf("%w: one commit per staged snapshot", table.ErrCommitFailed)
+	}
+	for _, r := range reqs {
+		if err := r.Validate(c.base); err != nil {
+			return nil, "", err
+		}
+	}
+	updated, err := table.UpdateTableMetadata(c.base, updates, c.baseLoc)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := json.Marshal(updated)
+	if err != nil {
+		return nil, "", err
+	}
+	rel := path.Join(c.dir, MetadataFile(c.next))
+	loc := Location(c.root, rel)
+	if err := c.fs.WriteFile(loc, append(b, '\n')); err != nil {
+		return nil, "", err
+	}
+	hint := path.Join(c.dir, MetadataDir, VersionHintFile)
+	if err := c.fs.WriteFile(Location(c.root, hint), []byte(strconv.Itoa(c.next))); err != nil {
+		return nil, "", err
+	}
+	c.staged, c.hint = rel, hint
+	return updated, loc, nil
+}

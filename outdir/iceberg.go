@@ -1,0 +1,251 @@
+package outdir
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/parquetout"
+	"github.com/convbatch/convbatch/tabledef"
+)
+
+// TableFormat is how a run lays out its tables (--table-format).
+type TableFormat string
+
+const (
+	// FormatParquet writes each table as a directory of Parquet parts,
+	// OUT/tables/<name>/part-NNNNN.parquet (docs/TABLES.md). The zero
+	// value means the same.
+	FormatParquet TableFormat = "parquet"
+	// FormatIceberg writes each table as an Apache Iceberg table,
+	// OUT/tables/<name>/metadata/ and data/, one snapshot per run
+	// (docs/TABLES.md, "Iceberg tables").
+	FormatIceberg TableFormat = "iceberg"
+)
+
+// ParseTableFormat parses the --table-format flag: "parquet" or "iceberg".
+func ParseTableFormat(s string) (TableFormat, error) {
+	switch f := TableFormat(s); f {
+	case FormatParquet, FormatIceberg:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown table format %q (want parquet or iceberg)", s)
+}
+
+// TableDataDir returns the directory of an Iceberg table's data files:
+// OUT/tables/<name>/data.
+func TableDataDir(table string) string { return TableDir(table) + "/" + icebergout.DataDir }
+
+// iceberg is what a commit in the Iceberg format gathers for each table's
+// snapshot: the metadata version it writes, the numbering of its new data
+// files, and the files it adds and removes.
+type iceberg struct {
+	version map[string]int
+	next    map[string]int
+	add     map[string][]icebergout.DataFile
+	remove  map[string][]string
+}
+
+func newIceberg() iceberg {
+	return iceberg{version: map[string]int{}, next: map[string]int{}, add: map[string][]icebergout.DataFile{}, remove: map[string][]string{}}
+}
+
+func (p *commitPlan) icebergFormat() bool { return p.r.opts.TableFormat == FormatIceberg }
+
+// root is OUT as an absolute path, as Iceberg locations need it.
+func (p *commitPlan) absRoot() (string, error) {
+	return filepath.Abs(p.r.opts.Root)
+}
+
+// icebergPlace returns where the data file of table in partition (a
+// partition directory name, "" for none) is published: the table's data
+// directory, the partition's directory in it, and a name that carries the
+// metadata version of the snapshot that adds it,
+// part-vVVVVVV-NNNNN.parquet, so that no run ever writes over a file an
+// earlier snapshot holds.
+func (p *commitPlan) icebergPlace(table, partition string) (string, error) {
+	ice := &p.ice
+	v, ok := ice.version[table]
+	if !ok {
+		n, err := icebergout.Version(filepath.Join(p.r.opts.Root, filepath.FromSlash(TableDir(table))))
+		if err != nil {
+			return "", err
+		}
+		v = n + 1
+		ice.version[table] = v
+	}
+	dir := TableDataDir(table)
+	if partition != "" {
+		dir += "/" + partition
+	}
+	n := ice.next[dir]
+	ice.next[dir]++
+	return fmt.Sprintf("%s/part-v%06d-%05d.parquet", dir, v, n), nil
+}
+
+// icebergAdd records that the snapshot of table adds the data file
+// published at to, staged at from (relative to the staging directory).
+func (p *commitPlan) icebergAdd(table, from, to string) error {
+	f := icebergout.DataFile{Rel: to, Local: filepath.Join(p.staging, filepath.FromSlash(from))}
+	if p.r.opts.TableOptions.PartitionBy == parquetout.PartitionDay {
+		day, err := partitionDay(to)
+		if err != nil {
+			return err
+		}
+		f.Day = day
+	}
+	p.ice.add[table] = append(p.ice.add[table], f)
+	return nil
+}
+
+// partitionDay returns the day of the partition directory in the path
+// rel (days since 1970-01-01), nil for the null partition or a path in no
+// partition.
+func partitionDay(rel string) (*int32, error) {
+	for _, el := range strings.Split(path.Dir(rel), "/") {
+		v, ok := strings.CutPrefix(el, parquetout.PartitionColumn+"=")
+		if !ok {
+			continue
+		}
+		if v == parquetout.NullPartition {
+			return nil, nil
+		}
+		t, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			return nil, fmt.Errorf("output directory: partition of %s: %w", rel, err)
+		}
+		d := int32(t.Unix() / 86400)
+		return &d, nil
+	}
+	return nil, nil
+}
+
+// partitionOf returns the partition directory of a table's data file rel
+// (relative to OUT), "" when it is in none.
+func partitionOf(rel string) string {
+	el := path.Base(path.Dir(rel))
+	if strings.HasPrefix(el, parquetout.PartitionColumn+"=") {
+		return el
+	}
+	return ""
+}
+
+// icebergRetire takes the data file f (relative to OUT) of table out of
+// its next snapshot. The file stays in OUT: earlier snapshots hold it.
+func (p *commitPlan) icebergRetire(table, f string) {
+	p.ice.remove[table] = append(p.ice.remove[table], f)
+}
+
+// icebergRewrite stages the data file f of table without the rows of the
+// inputs drop names (or, with dropRow, the rows it names), as a new file
+// that the next snapshot adds in f's place; a copy with no row is not
+// added. It returns the new file's path, "" when none.
+func (p *commitPlan) icebergRewrite(table, f string, drop func(string) bool, dropRow func(string, int64) bool) (string, error) {
+	to, err := p.icebergPlace(table, partitionOf(f))
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(p.r.opts.Root, filepath.FromSlash(f))
+	var rows int64
+	if dropRow != nil {
+		rows, err = parquetout.RewriteRows(p.txn, to, src, table, p.r.opts.TableOptions, dropRow)
+	} else {
+		rows, err = parquetout.Rewrite(p.txn, to, src, table, p.r.opts.TableOptions, drop)
+	}
+	if err != nil {
+		return "", fmt.Errorf("output directory: rewrite %s without retired rows: %w", f, err)
+	}
+	p.icebergRetire(table, f)
+	if rows == 0 {
+		return "", nil
+	}
+	p.publish(outRel(to), to)
+	return to, p.icebergAdd(table, outRel(to), to)
+}
+
+// reresolveReceipts takes out of the receipts table's next snapshot the
+// earlier rows of the receipts this run resolved again (their new rows
+// are among the files it adds): every data file of the current snapshot
+// that holds one is rewritten without it.
+func (p *commitPlan) reresolveReceipts(ctx context.Context, root string) error {
+	if len(p.c.Reresolved) == 0 || !slices.Contains(p.r.opts.Tables, tabledef.Receipts) {
+		return nil
+	}
+	type key struct {
+		file string
+		line int64
+	}
+	keys := map[key]bool{}
+	for _, r := range p.c.Reresolved {
+		keys[key{r.File, r.Line}] = true
+	}
+	current, err := icebergout.CurrentFiles(ctx, root, TableDir(tabledef.Receipts))
+	if err != nil {
+		return err
+	}
+	retired := map[string]bool{}
+	for _, f := range p.ice.remove[tabledef.Receipts] {
+		retired[f] = true
+	}
+	for _, f := range current {
+		if retired[f] {
+			continue
+		}
+		reresolved := func(file string, line int64) bool { return keys[key{file, line}] }
+		held, err := parquetout.HasRows(filepath.Join(root, filepath.FromSlash(f)), reresolved)
+		if err != nil {
+			return fmt.Errorf("output directory: %w", err)
+		}
+		if !held {
+			continue
+		}
+		if _, err := p.icebergRewrite(tabledef.Receipts, f, nil, reresolved); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// snapshotTables stages one snapshot of every Iceberg table the run
+// writes, adding its new data files and removing the retired ones, and
+// publishes the snapshot's metadata after its data files, its
+// vN.metadata.json last but for the version hint.
+func (p *commitPlan) snapshotTables() error {
+	if !p.icebergFormat() {
+		return nil
+	}
+	ctx := context.Background()
+	root, err := p.absRoot()
+	if err != nil {
+		return err
+	}
+	if p.r.opts.Incremental {
+		if err := p.reresolveReceipts(ctx, root); err != nil {
+			return err
+		}
+	}
+	for _, name := range p.r.opts.Tables {
+		st, err := icebergout.Stage(ctx, p.txn, icebergout.Snapshot{
+			Root: root, Table: name, Dir: TableDir(name),
+			Partitioned: p.r.opts.TableOptions.PartitionBy == parquetout.PartitionDay,
+			Fresh:       !p.r.opts.Incremental,
+			Add:         p.ice.add[name], Remove: p.ice.remove[name],
+			Run: p.run,
+		})
+		if err != nil {
+			return fmt.Errorf("output directory: %w", err)
+		}
+		if v, ok := p.ice.version[name]; ok && v != st.Version {
+			return fmt.Errorf("output directory: iceberg table %s: staged metadata version %d, its data files were named for %d", name, st.Version, v)
+		}
+		for _, f := range st.Files {
+			p.publish(outRel(f), f)
+		}
+	}
+	return nil
+}
