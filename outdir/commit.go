@@ -451,7 +451,11 @@ func (p *commitPlan) retire() error {
 		}
 	}
 	if p.icebergFormat() {
-		return p.icebergRewriteShared(rewrite, retired, drop)
+		// Rewritten with the receipts re-resolved (rewriteData).
+		for _, f := range rewrite {
+			p.ice.rewrite[f], _ = TableOf(f)
+		}
+		return nil
 	}
 	for _, f := range rewrite {
 		table, _ := TableOf(f)
@@ -465,39 +469,6 @@ func (p *commitPlan) retire() error {
 			continue
 		}
 		p.publish(outRel(f), f)
-	}
-	return nil
-}
-
-// icebergRewriteShared rewrites the shared data files without the rows of
-// the inputs drop names, each under a new name that the kept inputs'
-// files list in its place.
-func (p *commitPlan) icebergRewriteShared(rewrite []string, retired map[*committedInput]bool, drop map[string]bool) error {
-	renamed := map[string]string{}
-	for _, f := range rewrite {
-		table, _ := TableOf(f)
-		to, err := p.icebergRewrite(table, f, func(file string) bool { return drop[file] }, nil)
-		if err != nil {
-			return err
-		}
-		renamed[f] = to
-	}
-	for _, c := range p.r.state.inputs {
-		if retired[c] {
-			continue
-		}
-		var files []string
-		for _, f := range c.Files {
-			if to, ok := renamed[f]; !ok {
-				files = append(files, f)
-			} else if to != "" {
-				files = append(files, to)
-			}
-		}
-		if files == nil {
-			files = []string{}
-		}
-		c.Files = files
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package outdir
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
@@ -49,10 +50,12 @@ type iceberg struct {
 	next    map[string]int
 	add     map[string][]icebergout.DataFile
 	remove  map[string][]string
+	// rewrite are the data files to rewrite without some rows, by table.
+	rewrite map[string]string
 }
 
 func newIceberg() iceberg {
-	return iceberg{version: map[string]int{}, next: map[string]int{}, add: map[string][]icebergout.DataFile{}, remove: map[string][]string{}}
+	return iceberg{version: map[string]int{}, next: map[string]int{}, add: map[string][]icebergout.DataFile{}, remove: map[string][]string{}, rewrite: map[string]string{}}
 }
 
 func (p *commitPlan) icebergFormat() bool { return p.r.opts.TableFormat == FormatIceberg }
@@ -141,22 +144,16 @@ func (p *commitPlan) icebergRetire(table, f string) {
 	p.ice.remove[table] = append(p.ice.remove[table], f)
 }
 
-// icebergRewrite stages the data file f of table without the rows of the
-// inputs drop names (or, with dropRow, the rows it names), as a new file
-// that the next snapshot adds in f's place; a copy with no row is not
-// added. It returns the new file's path, "" when none.
-func (p *commitPlan) icebergRewrite(table, f string, drop func(string) bool, dropRow func(string, int64) bool) (string, error) {
+// icebergRewrite stages the data file f of table without the rows drop
+// names, as a new file that the next snapshot adds in f's place; a copy
+// with no row is not added. It returns the new file's path, "" when none.
+func (p *commitPlan) icebergRewrite(table, f string, drop func(string, int64) bool) (string, error) {
 	to, err := p.icebergPlace(table, partitionOf(f))
 	if err != nil {
 		return "", err
 	}
 	src := filepath.Join(p.r.opts.Root, filepath.FromSlash(f))
-	var rows int64
-	if dropRow != nil {
-		rows, err = parquetout.RewriteRows(p.txn, to, src, table, p.r.opts.TableOptions, dropRow)
-	} else {
-		rows, err = parquetout.Rewrite(p.txn, to, src, table, p.r.opts.TableOptions, drop)
-	}
+	rows, err := parquetout.RewriteRows(p.txn, to, src, table, p.r.opts.TableOptions, drop)
 	if err != nil {
 		return "", fmt.Errorf("output directory: rewrite %s without retired rows: %w", f, err)
 	}
@@ -168,45 +165,88 @@ func (p *commitPlan) icebergRewrite(table, f string, drop func(string) bool, dro
 	return to, p.icebergAdd(table, outRel(to), to)
 }
 
-// reresolveReceipts takes out of the receipts table's next snapshot the
-// earlier rows of the receipts this run resolved again (their new rows
-// are among the files it adds): every data file of the current snapshot
-// that holds one is rewritten without it.
-func (p *commitPlan) reresolveReceipts(ctx context.Context, root string) error {
-	if len(p.c.Reresolved) == 0 || !slices.Contains(p.r.opts.Tables, tabledef.Receipts) {
+// reresolvedRows returns the receipts this run resolved again, by their
+// source_file and source_line (nil when none).
+func (p *commitPlan) reresolvedRows() map[rowKey]bool {
+	if len(p.c.Reresolved) == 0 {
 		return nil
 	}
-	type key struct {
-		file string
-		line int64
-	}
-	keys := map[key]bool{}
+	keys := map[rowKey]bool{}
 	for _, r := range p.c.Reresolved {
-		keys[key{r.File, r.Line}] = true
+		keys[rowKey{r.File, r.Line}] = true
 	}
-	current, err := icebergout.CurrentFiles(ctx, root, TableDir(tabledef.Receipts))
-	if err != nil {
-		return err
+	return keys
+}
+
+// rowKey is a row's source_file and source_line.
+type rowKey struct {
+	file string
+	line int64
+}
+
+// rewriteData rewrites, each once, the data files the next snapshots
+// must not hold whole: the parts a replaced input shares with kept ones
+// (without the replaced inputs' rows: retire lists them in
+// p.ice.rewrite), and the receipts table's files holding the earlier row
+// of a receipt this run resolved again, or a row of a replaced input that
+// no input lists (an earlier re-resolution's), without those rows. Every kept
+// input's files then list the new names.
+func (p *commitPlan) rewriteData(ctx context.Context, root string) error {
+	dropFile := map[string]bool{}
+	for _, c := range p.r.replaced {
+		dropFile[c.Path] = true
 	}
-	retired := map[string]bool{}
-	for _, f := range p.ice.remove[tabledef.Receipts] {
-		retired[f] = true
-	}
-	for _, f := range current {
-		if retired[f] {
-			continue
-		}
-		reresolved := func(file string, line int64) bool { return keys[key{file, line}] }
-		held, err := parquetout.HasRows(filepath.Join(root, filepath.FromSlash(f)), reresolved)
+	keys := p.reresolvedRows()
+	// A receipt's row may be in a file no input lists (a re-resolution's),
+	// so the receipts table's files are searched for both kinds of row.
+	drop := func(file string, line int64) bool { return dropFile[file] || keys[rowKey{file, line}] }
+	if (keys != nil || len(dropFile) > 0) && slices.Contains(p.r.opts.Tables, tabledef.Receipts) {
+		current, err := icebergout.CurrentFiles(ctx, root, TableDir(tabledef.Receipts))
 		if err != nil {
-			return fmt.Errorf("output directory: %w", err)
-		}
-		if !held {
-			continue
-		}
-		if _, err := p.icebergRewrite(tabledef.Receipts, f, nil, reresolved); err != nil {
 			return err
 		}
+		retired := map[string]bool{}
+		for _, f := range p.ice.remove[tabledef.Receipts] {
+			retired[f] = true
+		}
+		for _, f := range current {
+			if retired[f] || p.ice.rewrite[f] != "" {
+				continue
+			}
+			held, err := parquetout.HasRows(filepath.Join(root, filepath.FromSlash(f)), drop)
+			if err != nil {
+				return fmt.Errorf("output directory: %w", err)
+			}
+			if held {
+				p.ice.rewrite[f] = tabledef.Receipts
+			}
+		}
+	}
+	renamed := map[string]string{}
+	for _, f := range slices.Sorted(maps.Keys(p.ice.rewrite)) {
+		to, err := p.icebergRewrite(p.ice.rewrite[f], f, drop)
+		if err != nil {
+			return err
+		}
+		renamed[f] = to
+	}
+	if len(renamed) == 0 {
+		return nil
+	}
+	retired := p.r.replacedSet()
+	for _, c := range p.r.state.inputs {
+		if retired[c] {
+			continue
+		}
+		files := []string{}
+		for _, f := range c.Files {
+			if to, ok := renamed[f]; !ok {
+				files = append(files, f)
+			} else if to != "" {
+				files = append(files, to)
+			}
+		}
+		c.Files = files
 	}
 	return nil
 }
@@ -225,7 +265,7 @@ func (p *commitPlan) snapshotTables() error {
 		return err
 	}
 	if p.r.opts.Incremental {
-		if err := p.reresolveReceipts(ctx, root); err != nil {
+		if err := p.rewriteData(ctx, root); err != nil {
 			return err
 		}
 	}

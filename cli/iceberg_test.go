@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/internal/testkit/chdbtest"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
+)
+
+// snapshotsByRun reads the latest metadata of the Iceberg table dir and
+// returns its snapshots' ids by the run that committed them (the
+// convbatch.run summary property), failing on a run with two.
+func snapshotsByRun(t *testing.T, dir string) map[int]int64 {
+	t.Helper()
+	v, err := icebergout.Version(dir)
+	if err != nil || v == 0 {
+		t.Fatalf("%s: no metadata (%v)", dir, err)
+	}
+	var meta struct {
+		Snapshots []struct {
+			ID      int64             `json:"snapshot-id"`
+			Summary map[string]string `json:"summary"`
+		} `json:"snapshots"`
+		Current int64 `json:"current-snapshot-id"`
+	}
+	readJSON(t, filepath.Join(dir, filepath.FromSlash(icebergout.MetadataFile(v))), &meta)
+	out := map[int]int64{}
+	for _, s := range meta.Snapshots {
+		run, err := strconv.Atoi(s.Summary[icebergout.RunProperty])
+		if err != nil {
+			t.Fatalf("%s: snapshot %d has no %s: %v", dir, s.ID, icebergout.RunProperty, s.Summary)
+		}
+		if _, dup := out[run]; dup {
+			t.Fatalf("%s: two snapshots of run %d", dir, run)
+		}
+		out[run] = s.ID
+	}
+	if len(meta.Snapshots) > 0 && meta.Current != meta.Snapshots[len(meta.Snapshots)-1].ID {
+		t.Fatalf("%s: the current snapshot %d is not the latest", dir, meta.Current)
+	}
+	return out
+}
+
+// compareIceberg returns the statements that count, for every table, the
+// rows of the Iceberg table under ice (its snapshot snap, or the current
+// one when 0) missing from the Parquet layout under pq, and those of pq
+// missing from it (EXCEPT ALL both ways; the receipts table without its
+// reresolves_run, which only an incremental series sets). Paths are
+// relative to the query's directory.
+func compareIceberg(ice, pq string, partitioned bool, snaps map[string]int64) []string {
+	glob := "/*.parquet"
+	if partitioned {
+		glob = "/*/*.parquet"
+	}
+	sqls := []string{"SET use_hive_partitioning = 0"}
+	for _, name := range tabledef.Names {
+		cols := "*"
+		if name == tabledef.Receipts {
+			cols = "* EXCEPT (reresolves_run)"
+		}
+		settings := ""
+		if id := snaps[name]; id != 0 {
+			settings = fmt.Sprintf(" SETTINGS iceberg_snapshot_id = %d", id)
+		}
+		// In parentheses: a SETTINGS clause at the end of a side of
+		// EXCEPT ALL applies to the other side, or to none.
+		iceRows := fmt.Sprintf("SELECT * FROM (SELECT %s FROM icebergLocal(%s)%s)", cols, chdbtest.Literal(ice+"/tables/"+name), settings)
+		pqRows := fmt.Sprintf("SELECT %s FROM file(%s, Parquet)", cols, chdbtest.Literal(pq+"/tables/"+name+glob))
+		sqls = append(sqls, fmt.Sprintf(`SELECT %s AS name, (SELECT count() FROM (%s)) AS n,
+			(SELECT count() FROM (%s EXCEPT ALL %s)) AS extra,
+			(SELECT count() FROM (%s EXCEPT ALL %s)) AS missing`,
+			chdbtest.Literal(name), iceRows, iceRows, pqRows, pqRows, iceRows))
+	}
+	return sqls
+}
+
+// checkCompare fails t for every table whose rows differ in res (the
+// results of compareIceberg's statements).
+func checkCompare(t *testing.T, what string, res [][]map[string]any) {
+	t.Helper()
+	for _, rows := range res[1:] {
+		r := rows[0]
+		if chdbtest.Int(t, r["extra"]) != 0 || chdbtest.Int(t, r["missing"]) != 0 {
+			t.Errorf("%s: table %s: %d rows, %d not in the parquet layout, %d of it missing", what, r["name"], chdbtest.Int(t, r["n"]), chdbtest.Int(t, r["extra"]), chdbtest.Int(t, r["missing"]))
+		}
+	}
+}
+
+// TestIcebergNights is issue 26's check with an independent reader:
+// ClickHouse (chDB's icebergLocal) reads every Iceberg table of an
+// incremental series of nights with the same rows as the parquet layout
+// of one run over the same nights; time travel to each night's snapshot
+// (one per table per run, its summary naming the run) gives the rows of a
+// run over the nights up to it; and --replace-changed takes the changed
+// input's rows out of the next snapshot while the earlier ones still read
+// them.
+func TestIcebergNights(t *testing.T) {
+	chdbtest.Require(t)
+	for _, partition := range []string{"none", "day"} {
+		t.Run(partition, func(t *testing.T) {
+			dir := t.TempDir()
+			set := filepath.Join(dir, "set")
+			exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 5, Faults: 0.05, Tamper: 0.2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := filepath.Join(set, exp.Keys)
+			var nights []string
+			for n := 1; n <= exp.Nights; n++ {
+				nights = append(nights, filepath.Join(set, fmt.Sprintf("night-%d", n)))
+			}
+			flags := []string{"--keys", keys, "--partition-by", partition}
+			ice := filepath.Join(dir, "ice")
+			for n := 1; n <= len(nights); n++ {
+				runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--incremental", "--table-format", "iceberg"}, flags, nights[:n])...)
+				runOK(t, slices.Concat([]string{"run", "-q", "-o", filepath.Join(dir, fmt.Sprintf("one-%d", n))}, flags, nights[:n])...)
+			}
+			var rep sink.Report
+			readJSON(t, filepath.Join(ice, "report.json"), &rep)
+			if rep.Settings.TableFormat != "iceberg" || rep.Run != 3 {
+				t.Fatalf("report.json: table_format %q, run %d", rep.Settings.TableFormat, rep.Run)
+			}
+
+			// The night-1 input a.jsonl.zst changes: its last documents go.
+			changed := filepath.Join(nights[0], "a.jsonl.zst")
+			lines := bytes.SplitAfter(decompress(t, changed), []byte("\n"))
+			writeZstd(t, changed, bytes.Join(lines[:len(lines)*2/3], nil))
+			runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--incremental", "--replace-changed", "--table-format", "iceberg"}, flags, nights)...)
+			runOK(t, slices.Concat([]string{"run", "-q", "-o", filepath.Join(dir, "one-4")}, flags, nights)...)
+
+			byRun := map[string]map[int]int64{}
+			for _, name := range tabledef.Names {
+				byRun[name] = snapshotsByRun(t, filepath.Join(ice, "tables", name))
+				if len(byRun[name]) != 4 {
+					t.Fatalf("table %s: snapshots by run %v, want one for each of runs 1 to 4", name, byRun[name])
+				}
+			}
+			var sqls []string
+			for n := 1; n <= 4; n++ {
+				snaps := map[string]int64{}
+				for _, name := range tabledef.Names {
+					snaps[name] = byRun[name][n]
+				}
+				sqls = append(sqls, compareIceberg("ice", fmt.Sprintf("one-%d", n), partition == "day", snaps)...)
+			}
+			sqls = append(sqls, compareIceberg("ice", "one-4", partition == "day", nil)...)
+			res := chdbtest.Query(t, dir, sqls...)
+			per := len(tabledef.Names) + 1
+			for i := 0; i*per < len(res); i++ {
+				what := fmt.Sprintf("snapshot of run %d", i+1)
+				if i == 4 {
+					what = "current snapshot"
+				}
+				checkCompare(t, what, res[i*per:(i+1)*per])
+			}
+		})
+	}
+}
+
+// writeZstd writes b to path as a zstd frame.
+func writeZstd(t *testing.T, path string, b []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	enc, err := zstd.NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc.Write(b)
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+
