@@ -184,5 +184,3 @@ func writeZstd(t *testing.T, path string, b []byte) {
 		t.Fatal(err)
 	}
 }
-
-
