@@ -24,9 +24,14 @@ func Location(root, rel string) string {
 // location inside OUT is written into the staging transaction txn, at
 // the same path relative to OUT, and read from there when staged, else
 // from OUT. A location outside OUT is refused.
+//
+// A location outside OUT that names a file in the table's directory dir
+// (relative to OUT) by an earlier place of OUT (moved or copied since its
+// metadata was written) is the file at that path in the table's directory
+// here. With a nil txn it only reads.
 type stagedFS struct {
-	root string
-	txn  *sink.Txn
+	root, dir string
+	txn       *sink.Txn
 }
 
 var _ icebergio.WriteFileIO = (*stagedFS)(nil)
@@ -38,10 +43,13 @@ func (s *stagedFS) rel(location string) (string, error) {
 		return "", fmt.Errorf("iceberg: location %q is not an absolute file location", location)
 	}
 	r, err := filepath.Rel(s.root, filepath.FromSlash(p))
-	if err != nil || !filepath.IsLocal(r) {
-		return "", fmt.Errorf("iceberg: location %q is outside the output directory %s", location, s.root)
+	if err == nil && filepath.IsLocal(r) {
+		return filepath.ToSlash(r), nil
 	}
-	return filepath.ToSlash(r), nil
+	if rel, err := tableRel(location, s.dir); err == nil && s.txn == nil || err == nil && !strings.HasPrefix(p, s.root+"/") {
+		return rel, nil
+	}
+	return "", fmt.Errorf("iceberg: location %q is outside the output directory %s", location, s.root)
 }
 
 // path returns where the file at location is read from: its staged copy,
@@ -51,8 +59,10 @@ func (s *stagedFS) path(location string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if staged := s.txn.Path(rel); exists(staged) {
-		return staged, nil
+	if s.txn != nil {
+		if staged := s.txn.Path(rel); exists(staged) {
+			return staged, nil
+		}
 	}
 	return filepath.Join(s.root, filepath.FromSlash(rel)), nil
 }
@@ -85,6 +95,9 @@ func (s *stagedFS) Create(location string) (icebergio.FileWriter, error) {
 	rel, err := s.rel(location)
 	if err != nil {
 		return nil, &fs.PathError{Op: "create", Path: location, Err: err}
+	}
+	if s.txn == nil {
+		return nil, &fs.PathError{Op: "create", Path: location, Err: fs.ErrPermission}
 	}
 	return s.txn.Create(rel)
 }

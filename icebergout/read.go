@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
@@ -20,7 +21,7 @@ func CurrentFiles(ctx context.Context, root, dir string) ([]string, error) {
 	if err != nil || tbl == nil {
 		return nil, err
 	}
-	return SnapshotFiles(tbl, root, tbl.CurrentSnapshot())
+	return SnapshotFiles(tbl, root, dir, tbl.CurrentSnapshot())
 }
 
 // Load reads the latest metadata of the table whose directory is dir
@@ -30,43 +31,64 @@ func Load(ctx context.Context, root, dir string) (*table.Table, error) {
 	if err != nil || v == 0 {
 		return nil, err
 	}
-	fsF := func(context.Context) (icebergio.IO, error) { return icebergio.LocalFS{}, nil }
-	tbl, err := table.NewFromLocation(ctx, table.Identifier{path.Base(dir)}, Location(root, path.Join(dir, MetadataFile(v))), fsF, nil)
-	if err != nil {
-		return nil, fmt.Errorf("iceberg table %s: %w", dir, err)
-	}
-	return tbl, nil
+	return LoadVersion(ctx, root, dir, path.Join(dir, MetadataFile(v)))
 }
 
-// SnapshotFiles returns the data files of snapshot snap of tbl (none for
-// a nil snap), as paths relative to root.
-func SnapshotFiles(tbl *table.Table, root string, snap *table.Snapshot) ([]string, error) {
+// SnapshotFiles returns the data files of snapshot snap of tbl, the table
+// in the directory dir (relative to root), as paths relative to root;
+// none for a nil snap. Files named by an earlier place of root (moved or
+// copied since) are read, and named, where they are now.
+func SnapshotFiles(tbl *table.Table, root, dir string, snap *table.Snapshot) ([]string, error) {
 	if snap == nil {
 		return nil, nil
 	}
-	fsys := icebergio.LocalFS{}
+	fsys := &stagedFS{root: root, dir: dir}
 	manifests, err := snap.Manifests(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg table %s: %w", tbl.Location(), err)
 	}
-	prefix := Location(root, "")
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
 	var out []string
 	for _, m := range manifests {
+		if m.ManifestContent() != iceberg.ManifestContentData {
+			continue
+		}
 		entries, err := m.FetchEntries(fsys, true)
 		if err != nil {
 			return nil, fmt.Errorf("iceberg table %s: %w", tbl.Location(), err)
 		}
 		for _, e := range entries {
 			loc := e.DataFile().FilePath()
-			rel, ok := strings.CutPrefix(loc, prefix)
-			if !ok {
-				return nil, fmt.Errorf("iceberg table %s: data file %s is outside %s", tbl.Location(), loc, root)
+			rel, err := fsys.rel(loc)
+			if err != nil {
+				return nil, fmt.Errorf("iceberg table %s: %w", tbl.Location(), err)
 			}
 			out = append(out, rel)
 		}
 	}
 	return out, nil
+}
+
+// tableRel returns the path, relative to the output directory, of the
+// file at location in the table whose directory (relative to it) is dir:
+// the part of location from dir's last element on ("…/tables/usage/data/x"
+// gives "tables/usage/data/x" for dir "tables/usage"), wherever the output
+// directory was when location was written.
+func tableRel(location, dir string) (string, error) {
+	marker := "/" + dir + "/"
+	i := strings.LastIndex(location, marker)
+	if i < 0 {
+		return "", fmt.Errorf("file %s is not in the table's directory %s", location, dir)
+	}
+	return location[i+1:], nil
+}
+
+// LoadVersion reads the metadata file rel (relative to root, an absolute
+// path) of the table whose directory is dir.
+func LoadVersion(ctx context.Context, root, dir, rel string) (*table.Table, error) {
+	fsF := func(context.Context) (icebergio.IO, error) { return &stagedFS{root: root, dir: dir}, nil }
+	tbl, err := table.NewFromLocation(ctx, table.Identifier{path.Base(dir)}, Location(root, rel), fsF, nil)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg table %s: %w", dir, err)
+	}
+	return tbl, nil
 }

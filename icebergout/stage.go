@@ -125,7 +125,7 @@ func Stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 }
 
 func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
-	sfs := &recordingFS{stagedFS: stagedFS{root: s.Root, txn: txn}}
+	sfs := &recordingFS{stagedFS: stagedFS{root: s.Root, dir: s.Dir, txn: txn}}
 	fsF := func(context.Context) (icebergio.IO, error) { return sfs, nil }
 	dir := filepath.Join(s.Root, filepath.FromSlash(s.Dir))
 	version, err := Version(dir)
@@ -146,6 +146,9 @@ func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 		if tbl, err = table.NewFromLocation(ctx, ident, cat.baseLoc, fsF, cat); err != nil {
 			return nil, err
 		}
+		if tbl, err = relocate(tbl, s, cat, fsF); err != nil {
+			return nil, err
+		}
 	}
 	cat.base = tbl.Metadata()
 
@@ -157,7 +160,7 @@ func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 		}
 		add = append(add, df)
 	}
-	remove, err := currentFiles(tbl, sfs, s.Root, s.Remove)
+	remove, err := currentFiles(tbl, sfs, s.Remove)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +197,31 @@ func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 	}
 	out.Files = append(out.Files, cat.staged, cat.hint)
 	return out, nil
+}
+
+// relocate returns tbl at the location of its directory in s.Root when
+// its metadata names another one (the output directory was moved or
+// copied since): the new snapshot's files are written at, and its
+// metadata names, the new location; the earlier files, which the
+// carried-over manifests still name by the old one, are found in the same
+// table directory here (stagedFS).
+func relocate(tbl *table.Table, s Snapshot, cat *stagingCatalog, fsF table.FSysF) (*table.Table, error) {
+	want := Location(s.Root, s.Dir)
+	if had := tbl.Location(); had != want {
+		b, err := table.MetadataBuilderFromBase(tbl.Metadata(), cat.baseLoc)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.SetLoc(want); err != nil {
+			return nil, err
+		}
+		meta, err := b.Build()
+		if err != nil {
+			return nil, err
+		}
+		tbl = table.New(tbl.Identifier(), meta, cat.baseLoc, fsF, cat)
+	}
+	return tbl, nil
 }
 
 // newMetadata is the metadata of a new table: format version 2, the
@@ -250,14 +278,15 @@ func dataFile(tbl *table.Table, root string, f DataFile) (iceberg.DataFile, erro
 }
 
 // currentFiles returns the data files of tbl's current snapshot at the
-// paths rels (relative to root); a path it does not hold is an error.
-func currentFiles(tbl *table.Table, fsys icebergio.IO, root string, rels []string) ([]iceberg.DataFile, error) {
+// paths rels (relative to the output directory); a path it does not hold
+// is an error.
+func currentFiles(tbl *table.Table, fsys *recordingFS, rels []string) ([]iceberg.DataFile, error) {
 	if len(rels) == 0 {
 		return nil, nil
 	}
 	want := map[string]bool{}
 	for _, r := range rels {
-		want[Location(root, r)] = true
+		want[r] = true
 	}
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
@@ -277,14 +306,19 @@ func currentFiles(tbl *table.Table, fsys icebergio.IO, root string, rels []strin
 			return nil, err
 		}
 		for _, e := range entries {
-			if df := e.DataFile(); want[df.FilePath()] {
-				delete(want, df.FilePath())
+			df := e.DataFile()
+			rel, err := fsys.rel(df.FilePath())
+			if err != nil {
+				return nil, err
+			}
+			if want[rel] {
+				delete(want, rel)
 				out = append(out, df)
 			}
 		}
 	}
-	for loc := range want {
-		return nil, fmt.Errorf("the current snapshot holds no data file %s", loc)
+	for rel := range want {
+		return nil, fmt.Errorf("the current snapshot holds no data file %s", rel)
 	}
 	return out, nil
 }

@@ -79,6 +79,16 @@ func Snapshot(dir string) (map[string][]byte, error) {
 			snap[rel+"@"] = []byte(d.Type().String())
 			return nil
 		}
+		if key, b, ok, err := icebergEntry(dir, rel); ok || err != nil {
+			if err != nil {
+				return fmt.Errorf("%s: %w", rel, err)
+			}
+			if b == nil {
+				b = append(snap[key], '.') // the count of such files
+			}
+			snap[key] = b
+			return nil
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
@@ -114,7 +124,9 @@ func isManifest(rel string) bool {
 
 // NormalizeManifest returns the manifest b without the sizes and digests
 // of the reports it records (their times differ from run to run, as
-// ReportTimeKeys say), re-marshalled with sorted keys.
+// ReportTimeKeys say) and of the Iceberg metadata files (random ids and
+// times; the Avro ones, named by UUID, by their directory only),
+// re-marshalled with sorted keys.
 func NormalizeManifest(b []byte) ([]byte, error) {
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -125,9 +137,13 @@ func NormalizeManifest(b []byte) ([]byte, error) {
 	files, _ := m["files"].([]any)
 	for _, f := range files {
 		if rec, ok := f.(map[string]any); ok {
-			if p, _ := rec["path"].(string); isReport(p) {
+			p, _ := rec["path"].(string)
+			if isReport(p) || icebergMetadata.MatchString(p) {
 				delete(rec, "size")
 				delete(rec, "sha256")
+			}
+			if icebergMetadata.MatchString(p) && strings.HasSuffix(p, ".avro") {
+				rec["path"] = path.Dir(p) + "/*.avro"
 			}
 		}
 	}
