@@ -67,9 +67,9 @@ type offsetReply struct {
 // encoder owns a table's Parquet writer and part file, and encodes the
 // records a tableWriter hands it on a goroutine of its own (see
 // tableWriter), in the order they are queued. It runs from a tableWriter's
-// first part to the end of its writing (Close; partitioned, the last
-// partition's),
-// through as many parts as the writer rolls over.
+// first part to the end of its writing (Close, or partitioned the end of
+// the last partition), through as many parts as the writer rolls over,
+// and partitions.
 //
 // Its first error is sticky: every later operation is skipped (its record
 // released) and every call returns the error, wrapped with the table's
