@@ -69,10 +69,18 @@ type TableOptions struct {
 	// (docs/TABLES.md, "Partitioned datasets"); PartitionNone, the
 	// default, one directory of parts per table.
 	PartitionBy Partitioning
-	// MaxOpenPartitions bounds the partitions of one table open at once
-	// (default DefaultMaxOpenPartitions): opening one more closes the
-	// least recently used one's part.
+	// MaxOpenPartitions is accepted for callers that set it, and unused: a
+	// partitioned table no longer keeps partitions open while rows come,
+	// it writes them one after the other at Close (see partitions), one
+	// part file open at a time.
 	MaxOpenPartitions int
+	// SpillDir is where a partitioned table spills the rows beyond its
+	// memory budget (RowGroupBytes), in a temporary file removed as soon
+	// as it is created (it lives as long as the table's open descriptor);
+	// by default the Txn's directory, which is on the output's file system
+	// (a temporary directory such as /tmp may be memory), or the system's
+	// temporary directory when there is no Txn.
+	SpillDir string
 	// NoEmptyPart writes no part for a table that got no rows (by default
 	// it gets one empty part with its schema): for a caller that writes
 	// one dataset from several Tables, such as the pipeline's per-input
@@ -115,8 +123,8 @@ type Tables struct {
 	names []string
 	// err is a sticky error of the options, returned by every method.
 	err error
-	// failed is the first error of AddDocument or AddReceipts, returned
-	// by every later call and by Close.
+	// failed is the first error of AddDocument, AddReceipts or Close,
+	// returned by every later call.
 	failed error
 	// enc is how the tables' records are encoded.
 	enc encoderConfig
@@ -282,11 +290,12 @@ func (t *Tables) AddReceipts(results []verify.ReceiptResult) error {
 
 // Close flushes every table and closes its last part. A table with no rows
 // still gets one part with its schema, so readers see the columns.
-// Partitioned, every open partition is closed, and a table with no rows
-// gets its empty part in the null partition. Close waits for every
-// table's encoder and returns the first error: that of an earlier
-// AddDocument or AddReceipts, else the first table's, in the order of the
-// names.
+// Partitioned, Close writes every partition, the days in order (see
+// partitions), and a table with no rows gets its empty part in the null
+// partition. Close waits for every table's encoder and returns the first
+// error: that of an earlier AddDocument or AddReceipts, else the first
+// table's, in the order of the names; a later AddDocument or AddReceipts
+// returns it too.
 func (t *Tables) Close() error {
 	if t.err != nil {
 		return t.err
@@ -316,11 +325,15 @@ func (t *Tables) Close() error {
 			first = err
 		}
 	}
+	if t.failed == nil {
+		t.failed = first
+	}
 	return first
 }
 
-// tableWriters returns the writers of the named table: its one writer, or
-// one per partition, the days in order.
+// tableWriters returns the writers of the named table: its one writer,
+// whose parts are, when partitioned, those of every partition, the days
+// in order.
 func (t *Tables) tableWriters(name string) []*tableWriter {
 	if p := t.parts[name]; p != nil {
 		return p.writers()
@@ -426,24 +439,18 @@ func (t *Tables) Abort() {
 //
 // The encoder's first error is sticky (err); close queues the last rows
 // and the closing of the part, and wait waits for the encoder and returns
-// that error. A partition's encoder ends when the partition is evicted;
-// if it opens again, it gets a new one.
+// that error. A partitioned table has one tableWriter too, which writes
+// its partitions one after the other (see partitions), its partition
+// naming the directory of the parts it opens.
 type tableWriter struct {
 	name string
-	// partition is the partition's directory name ("day=2026-11-29"),
-	// empty when the table is not partitioned.
+	// partition is the directory name ("day=2026-11-29") of the
+	// partition being written, empty when the table is not partitioned.
 	partition string
 	txn       *sink.Txn
 	opts      TableOptions
 	info      tableInfo
 	enc       encoderConfig
-	// set is the table's partitions, nil when not partitioned; isOpen
-	// tells a partition that is in set.open.
-	set    *partitions
-	isOpen bool
-	// cols are the rowWriter's columns bound to rb, kept while another
-	// partition is written (a *boundColumns[R]).
-	cols any
 
 	rb   *recordBuilder
 	rows int
@@ -477,9 +484,6 @@ func (w *tableWriter) builder() *recordBuilder {
 
 func (w *tableWriter) rowAdded() error {
 	w.rows++
-	if w.set != nil {
-		return w.set.rowAdded()
-	}
 	if w.rows >= w.opts.BatchRows {
 		return w.flush()
 	}
@@ -554,25 +558,42 @@ func (w *tableWriter) flush() error {
 	if w.err != nil {
 		return w.err
 	}
-	newRowGroup := false
-	if !w.partOpen {
-		if err := w.open(); err != nil {
-			return err
-		}
-	} else if w.cut && w.rows > 0 {
-		newRowGroup = true
-		w.cut, w.cutBytes = false, 0
-	}
 	if w.rows == 0 {
+		if !w.partOpen {
+			return w.open()
+		}
 		return nil
 	}
 	rec := w.builder().NewRecord()
-	for _, col := range rec.Columns() {
-		w.rgBytes += dataSize(col.Data())
-	}
-	w.total += int64(w.rows)
-	w.partRows[len(w.partRows)-1] += int64(w.rows)
 	w.rows = 0
+	var size int64
+	for _, col := range rec.Columns() {
+		size += dataSize(col.Data())
+	}
+	return w.write(rec, size)
+}
+
+// write queues rec, which it owns, whose Arrow size is size, into the open
+// part (opening one if none is), and cuts row groups and parts as flush
+// says.
+func (w *tableWriter) write(rec arrow.RecordBatch, size int64) error {
+	if w.err != nil {
+		rec.Release()
+		return w.err
+	}
+	newRowGroup := false
+	if !w.partOpen {
+		if err := w.open(); err != nil {
+			rec.Release()
+			return err
+		}
+	} else if w.cut {
+		newRowGroup = true
+		w.cut, w.cutBytes = false, 0
+	}
+	w.rgBytes += size
+	w.total += rec.NumRows()
+	w.partRows[len(w.partRows)-1] += rec.NumRows()
 	if err := w.send(encodeOp{kind: opWrite, rec: rec, newRowGroup: newRowGroup}); err != nil {
 		return err
 	}
@@ -634,7 +655,6 @@ func (w *tableWriter) release() {
 		w.rb.Release()
 		w.rb = nil
 	}
-	w.cols = nil
 }
 
 // abort releases the writer's memory after a failure and stops its
@@ -665,11 +685,10 @@ func dataSize(d arrow.ArrayData) int64 {
 // rowWriter appends rows of type R to a table through the appenders its
 // declaration derives, bound to the writer's record builder.
 type rowWriter[R any] struct {
-	// w is the table's writer, or when partitioned the partition of the
-	// last row, day.
+	// w is the table's writer, or when partitioned (w nil) set the
+	// table's partitions, which build the rows of every day together.
 	w     *tableWriter
 	set   *partitions
-	day   int64
 	table *table[R]
 	// columns are the table's columns, bound to the record builder bound.
 	columns []boundColumn[R]
@@ -687,9 +706,13 @@ func newRowWriter[R any](w *tableWriter, set *partitions, t *table[R]) *rowWrite
 // add appends one row.
 func (rw *rowWriter[R]) add(r R) error {
 	if rw.set != nil {
-		if err := rw.route(r); err != nil {
-			return err
+		if rb := rw.set.builder(); rb != rw.bound {
+			rw.columns, rw.bound = rw.table.bind(rb), rb
 		}
+		appendRow(rw.columns, r)
+		rw.added++
+		t := rw.table.partitionTime(r)
+		return rw.set.rowAdded(dayOf(t.V, t.Valid))
 	}
 	if rb := rw.w.builder(); rb != rw.bound {
 		rw.columns, rw.bound = rw.table.bind(rb), rb
@@ -697,41 +720,6 @@ func (rw *rowWriter[R]) add(r R) error {
 	appendRow(rw.columns, r)
 	rw.added++
 	return rw.w.rowAdded()
-}
-
-// route makes rw.w the open partition of row r's day, keeping the columns
-// bound to the partition it leaves with that partition.
-func (rw *rowWriter[R]) route(r R) error {
-	t := rw.table.partitionTime(r)
-	day := dayOf(t.V, t.Valid)
-	if rw.w != nil && day == rw.day && rw.w.isOpen {
-		return nil // the most recently used partition already
-	}
-	if old := rw.w; old != nil && old.rb != nil && old.rb == rw.bound {
-		// Kept in a struct made once per open partition: a slice stored
-		// in an interface would be boxed anew at every switch.
-		if bc, ok := old.cols.(*boundColumns[R]); ok {
-			bc.rb, bc.columns = rw.bound, rw.columns
-		} else {
-			old.cols = &boundColumns[R]{rb: rw.bound, columns: rw.columns}
-		}
-	}
-	w, err := rw.set.writer(day)
-	if err != nil {
-		return err
-	}
-	rw.w, rw.day = w, day
-	rw.columns, rw.bound = nil, nil
-	if bc, ok := w.cols.(*boundColumns[R]); ok && bc.rb == w.rb {
-		rw.columns, rw.bound = bc.columns, bc.rb
-	}
-	return nil
-}
-
-// boundColumns are a table's columns bound to the record builder rb.
-type boundColumns[R any] struct {
-	rb      *recordBuilder
-	columns []boundColumn[R]
 }
 
 // PartName is the name of the table's Parquet part number part in the

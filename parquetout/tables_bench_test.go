@@ -166,3 +166,60 @@ func BenchmarkTablesWriteTiny(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// manyDaysDocs are n tiny documents, document i (and its one message) on
+// day i from 1990-01-01: the worst case of a partitioned run for files,
+// one row per partition in every table.
+func manyDaysDocs(n int) []Doc {
+	const day = 86_400_000_000
+	base := int64(631_152_000_000_000) // 1990-01-01T00:00:00Z
+	docs := make([]Doc, n)
+	for i := range docs {
+		d := tinyDoc()
+		at := transform.Some(base + int64(i)*day + day/2)
+		d.Rows.Conversation.CreatedAt = at
+		d.Rows.Usage[0].CreatedAt = at
+		d.ID, d.Line = "c"+strconv.Itoa(i), int64(i+1)
+		d.Hash[1], d.Hash[2] = byte(i), byte(i>>8)
+		docs[i] = *d
+	}
+	return docs
+}
+
+// BenchmarkTablesManyDays writes 10,000 tiny documents, each on a day of
+// its own, into every table, unpartitioned and partitioned by day (10,000
+// partitions of one row in usage, conversations and transcripts): the
+// difference between the two, over the files the partitioned run writes
+// beyond the unpartitioned one's, is what a partition file costs beyond
+// its rows (reported as µs/file). One op is one run, Close included; run
+// it with -benchtime=1x -count=N and take the medians.
+func BenchmarkTablesManyDays(b *testing.B) {
+	docs := manyDaysDocs(10_000)
+	for _, part := range []Partitioning{PartitionNone, PartitionDay} {
+		b.Run(string(part), func(b *testing.B) {
+			var files int
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				txn, err := sink.NewFlatTxn(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				tables := NewTables(txn, tabledef.Names, TableOptions{PartitionBy: part})
+				for j := range docs {
+					if err := tables.AddDocument(&docs[j]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := tables.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				files = len(tables.Parts())
+				txn.Abort()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(files), "files")
+		})
+	}
+}

@@ -1,9 +1,9 @@
 package parquetout
 
 import (
+	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -67,8 +67,9 @@ type offsetReply struct {
 // encoder owns a table's Parquet writer and part file, and encodes the
 // records a tableWriter hands it on a goroutine of its own (see
 // tableWriter), in the order they are queued. It runs from a tableWriter's
-// first part to the end of its writing (Close, or a partition's eviction),
-// through as many parts as the writer rolls over.
+// first part to the end of its writing (Close, or partitioned the end of
+// the last partition), through as many parts as the writer rolls over,
+// and partitions.
 //
 // Its first error is sticky: every later operation is skipped (its record
 // released) and every call returns the error, wrapped with the table's
@@ -93,10 +94,29 @@ type encoder struct {
 	mu  sync.Mutex
 	err error
 
-	// Owned by the goroutine (the caller's when serial).
+	// Owned by the goroutine (the caller's when serial). out buffers the
+	// part file's writes (pqarrow writes each page header, page and
+	// footer piece on its own: some fifty writes for a part of one row)
+	// and counts the bytes written, which opOffset answers.
 	file *sink.File
+	out  *countingWriter
 	fw   *pqarrow.FileWriter
 }
+
+// countingWriter buffers writes to a part file and counts them.
+type countingWriter struct {
+	bw *bufio.Writer
+	n  int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.bw.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// partBufferBytes is the size of an encoder's write buffer.
+const partBufferBytes = 64 << 10
 
 // newEncoder starts an encoder of the table name, writing parts in txn.
 func newEncoder(name string, txn *sink.Txn, schema *arrow.Schema, props *parquet.WriterProperties, cfg encoderConfig) *encoder {
@@ -255,7 +275,7 @@ func (e *encoder) run(op encodeOp) (n int64, err error) {
 		}
 		return 0, e.fw.WriteBuffered(op.rec)
 	case opOffset:
-		return e.file.Seek(0, io.SeekCurrent)
+		return e.out.n, nil
 	case opClose:
 		return 0, e.closePart()
 	}
@@ -267,10 +287,15 @@ func (e *encoder) open(rel string) error {
 	if err != nil {
 		return err
 	}
-	// pqarrow closes a writer that has a Close; the file stays open so
-	// that closePart closes it and returns its error.
-	out := struct{ io.Writer }{f}
-	fw, err := pqarrow.NewFileWriter(e.schema, out, e.props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	// pqarrow closes a writer that has a Close, which countingWriter has
+	// not: the file stays open so that closePart flushes and closes it and
+	// returns its error.
+	if e.out == nil {
+		e.out = &countingWriter{bw: bufio.NewWriterSize(f, partBufferBytes)}
+	}
+	e.out.bw.Reset(f)
+	e.out.n = 0
+	fw, err := pqarrow.NewFileWriter(e.schema, e.out, e.props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		f.Close()
 		return err
@@ -282,6 +307,10 @@ func (e *encoder) open(rel string) error {
 func (e *encoder) closePart() error {
 	err := e.fw.Close() // flushes the last row group, writes the footer
 	e.fw = nil
+	if ferr := e.out.bw.Flush(); err == nil {
+		err = ferr
+	}
+	e.out.bw.Reset(nil)
 	if cerr := e.file.Close(); err == nil {
 		err = cerr
 	}

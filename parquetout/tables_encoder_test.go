@@ -114,8 +114,9 @@ func checkGoroutines(t *testing.T, before int) {
 // random delays in the encoders, and with the encoding on the writer's
 // goroutine (serial): the part files are the same bytes. The row groups
 // and parts are small, so that their cuts, which depend on the bytes the
-// encoder has written, happen often; partitioned tables, whose partitions
-// are evicted and reopened, included. No encoder outlives Close.
+// encoder has written, happen often; partitioned tables, whose rows are
+// spilled and whose partitions are written at Close, included. No encoder
+// outlives Close.
 func TestTablesEncodersSameBytes(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -193,8 +194,11 @@ func TestTablesEncoderError(t *testing.T) {
 		{"offset", parquetout.TableOptions{BatchRows: 16, RowGroupBytes: 1}, "offset", 2, false},
 		{"close", parquetout.TableOptions{BatchRows: 16, RowGroupBytes: 1, PartBytes: 1}, "close", 1, false},
 		{"panic", parquetout.TableOptions{BatchRows: 16}, "write", 2, true},
-		{"day", parquetout.TableOptions{BatchRows: 16, PartitionBy: parquetout.PartitionDay, MaxOpenPartitions: 2}, "write", 5, false},
-		{"day-close", parquetout.TableOptions{BatchRows: 16, PartitionBy: parquetout.PartitionDay, MaxOpenPartitions: 1}, "close", 2, false},
+		// Partitioned, the parts are written at Close, a write per day
+		// (4 partitions: 3 days and the null one), unless spilled.
+		{"day", parquetout.TableOptions{BatchRows: 16, PartitionBy: parquetout.PartitionDay}, "write", 2, false},
+		{"day-close", parquetout.TableOptions{BatchRows: 16, PartitionBy: parquetout.PartitionDay}, "close", 2, false},
+		{"day-spilled", parquetout.TableOptions{BatchRows: 16, RowGroupBytes: 1, PartitionBy: parquetout.PartitionDay}, "write", 40, false},
 	} {
 		for _, serial := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s-serial=%v", tc.name, serial), func(t *testing.T) {
@@ -265,7 +269,7 @@ func TestTablesAbortStopsEncoders(t *testing.T) {
 			t.Fatal(err)
 		}
 		slow := func(string) error { time.Sleep(200 * time.Microsecond); return nil }
-		tb := parquetout.NewTablesWith(txn, tabledef.Names, parquetout.TableOptions{BatchRows: 8, PartitionBy: part, MaxOpenPartitions: 2}, parquetout.EncoderConfig{Depth: 2, Before: slow})
+		tb := parquetout.NewTablesWith(txn, tabledef.Names, parquetout.TableOptions{BatchRows: 8, PartitionBy: part}, parquetout.EncoderConfig{Depth: 2, Before: slow})
 		for i := range in.docs {
 			if err := tb.AddDocument(&in.docs[i]); err != nil {
 				t.Fatal(err)

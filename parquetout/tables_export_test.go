@@ -23,11 +23,11 @@ func FinishTables(t testing.TB, txn *sink.Txn, tables *Tables, receipts []verify
 	}
 }
 
-// MaxOpenPartitions returns the most partitions of the named table that t
-// had open at once (0 when the table is not partitioned).
-func MaxOpenPartitions(t *Tables, name string) int {
+// Spilled returns the batches the named table spilled to its spill file
+// (0 when it spilled none or is not partitioned).
+func Spilled(t *Tables, name string) int {
 	if p := t.parts[name]; p != nil {
-		return p.maxOpen
+		return p.spilled
 	}
 	return 0
 }

@@ -2,10 +2,17 @@ package parquetout
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/convbatch/convbatch/sink"
 )
@@ -40,7 +47,8 @@ const NullPartition = "__HIVE_DEFAULT_PARTITION__"
 // PartitionColumn is the name of the partition key in the directory names.
 const PartitionColumn = "day"
 
-// DefaultMaxOpenPartitions is the default of TableOptions.MaxOpenPartitions.
+// DefaultMaxOpenPartitions is the default of TableOptions.MaxOpenPartitions,
+// which is unused (kept for the callers that set it).
 const DefaultMaxOpenPartitions = 8
 
 // nullDay is the day key of the null partition.
@@ -82,208 +90,419 @@ func dayName(day int64) string {
 	return fmt.Sprintf("%s=%04d-%02d-%02d", PartitionColumn, y, m, d)
 }
 
-// partitions are the partitions of one table: a tableWriter per partition
-// directory, each numbering its own parts from 00000.
+// partitions write one table partitioned by day: at most one part per
+// partition (more only where a part reaches PartBytes, as unpartitioned
+// parts roll), however the rows of the days arrive, in the memory of about
+// one unpartitioned table.
 //
-// At most MaxOpenPartitions of them are open at once (an open partition
-// holds a record builder and a Parquet writer with its buffered row
-// group); opening one more closes the least recently used, whose part
-// ends there: its next rows, if any come, start its next part. Rows of all
-// the open partitions are handed to their Parquet writers together, every
-// BatchRows rows in all, so the builders hold no more rows than one
-// unpartitioned table's; and once the row groups buffered by the open
-// partitions reach RowGroupBytes in all (Arrow size), the least recently
-// used ones are closed until they fall below it, so the buffered row groups
-// take no more memory than one unpartitioned table's either (besides the
-// last row group of the partition evicted last, which its encoder may
-// still be writing: evicting the next one waits for it). Archives in
-// time order thus close a day's part soon after the day ends; only rows
-// that keep returning to many days at once make many small parts.
+// The rows of every day are built together, in arrival order, in one
+// record builder, and the day of each row is kept beside it. Every
+// BatchRows rows the builder's rows become a record, held in memory. Once
+// the held records reach RowGroupBytes (their Arrow size), they are sorted
+// by day, stably, into one record (concatenated, then taken in day order)
+// and spilled to a temporary Arrow IPC file, one IPC batch per day, an
+// index keeping each day's batches in order (spill). Close then writes the
+// partitions, the days in order and the null partition last, through the
+// table's one tableWriter: each day's spilled batches in spill order, then
+// the day's rows still held, sorted the same way. A day's rows thus keep
+// their arrival order, its part is opened once, and only one part file is
+// open at a time. Close does this on a goroutine of its own (writeAll),
+// so that the tables write their partitions at once; wait waits for it.
+//
+// Memory is the builder's rows, the held records (RowGroupBytes, twice
+// while they are sorted), the index (a few words per day and spill) and,
+// while writing, what the tableWriter holds: one part's buffered row group
+// and the encoder's queue.
 type partitions struct {
 	name string
 	txn  *sink.Txn
 	opts TableOptions
 	info tableInfo
-	enc  encoderConfig
 
-	byDay map[int64]*tableWriter
-	// closing is the partition evicted last, whose encoder may still be
-	// writing its part.
-	closing *tableWriter
-	// open are the open partitions, least recently used first.
-	open []*tableWriter
-	// pending counts the rows in the open partitions' builders.
-	pending int
-	// maxOpen is the most partitions that were open at once.
-	maxOpen int
+	// w writes every partition's parts, one partition after the other.
+	w *tableWriter
+
+	rb   *recordBuilder
+	rows int
+	// days are the days of the rows in rb.
+	days []int64
+	// held are the records built and not spilled, heldBytes their Arrow
+	// size.
+	held      []heldRecord
+	heldBytes int64
+	// spill holds the spilled rows, nil before the first spill and after
+	// the end; spilled counts its batches.
+	spill   *spillFile
+	spilled int
+
+	// done is closed when writeAll has ended, err is its error; stop asks
+	// it to end early (Abort).
+	done chan struct{}
+	err  error
+	stop atomic.Bool
+}
+
+// heldRecord is a record of rows and the day of each.
+type heldRecord struct {
+	rec  arrow.RecordBatch
+	days []int64
 }
 
 func newPartitions(name string, txn *sink.Txn, opts TableOptions, info tableInfo, enc encoderConfig) *partitions {
-	return &partitions{name: name, txn: txn, opts: opts, info: info, enc: enc, byDay: map[int64]*tableWriter{}}
+	return &partitions{name: name, txn: txn, opts: opts, info: info,
+		w: &tableWriter{name: name, txn: txn, opts: opts, info: info, enc: enc}}
 }
 
-// writer returns the open writer of the partition day, opening it (and
-// closing the least recently used one if MaxOpenPartitions are open).
-func (p *partitions) writer(day int64) (*tableWriter, error) {
-	w := p.byDay[day]
-	if w == nil {
-		w = &tableWriter{name: p.name, partition: dayName(day), txn: p.txn, opts: p.opts, info: p.info, enc: p.enc, set: p}
-		p.byDay[day] = w
+func (p *partitions) builder() *recordBuilder {
+	if p.rb == nil {
+		p.rb = newRecordBuilder(p.info.tableSchema())
 	}
-	if w.isOpen {
-		if i := slices.Index(p.open, w); i != len(p.open)-1 {
-			p.open = append(append(p.open[:i], p.open[i+1:]...), w)
-		}
-		return w, nil
-	}
-	for len(p.open) >= p.opts.MaxOpenPartitions {
-		if err := p.evict(p.open[0]); err != nil {
-			return nil, err
-		}
-	}
-	// A partition evicted before ends its encoder before it gets a new
-	// one, so that its parts are written one after the other.
-	if p.closing == w {
-		p.closing = nil
-	}
-	if err := w.wait(); err != nil {
-		return nil, err
-	}
-	w.isOpen = true
-	p.open = append(p.open, w)
-	p.maxOpen = max(p.maxOpen, len(p.open))
-	return w, nil
+	return p.rb
 }
 
-// rowAdded is called after a row was added to an open partition.
-func (p *partitions) rowAdded() error {
-	p.pending++
-	if p.pending < p.opts.BatchRows {
+// rowAdded is called after a row of the day was added to the builder.
+func (p *partitions) rowAdded(day int64) error {
+	p.days = append(p.days, day)
+	p.rows++
+	if p.rows < p.opts.BatchRows {
 		return nil
 	}
-	p.pending = 0
-	for _, w := range p.open {
-		if w.rows > 0 {
-			if err := w.flush(); err != nil {
-				return err
-			}
+	return p.build()
+}
+
+// build makes the builder's rows a held record, and spills the held
+// records once they reach the table's memory budget.
+func (p *partitions) build() error {
+	if p.rows > 0 {
+		rec := p.builder().NewRecord()
+		p.heldBytes += recordSize(rec)
+		p.held = append(p.held, heldRecord{rec: rec, days: p.days})
+		p.days, p.rows = make([]int64, 0, p.opts.BatchRows), 0
+	}
+	if p.heldBytes < p.opts.RowGroupBytes || len(p.held) == 0 {
+		return nil
+	}
+	return p.spillHeld()
+}
+
+// spillHeld sorts the held records by day and appends them to the spill
+// file, one IPC batch per day.
+func (p *partitions) spillHeld() error {
+	s, err := sortByDay(p.held)
+	p.releaseHeld()
+	if err != nil {
+		return fmt.Errorf("table %s: %w", p.name, err)
+	}
+	defer s.rec.Release()
+	if p.spill == nil {
+		dir := p.opts.SpillDir
+		if dir == "" && p.txn != nil {
+			dir = p.txn.Path("")
+		}
+		if p.spill, err = newSpillFile(dir, p.name, p.info.tableSchema()); err != nil {
+			return fmt.Errorf("table %s: %w", p.name, err)
 		}
 	}
-	// Close the least recently used partitions while the row groups held
-	// in memory reach the budget of one table.
-	for len(p.open) > 1 {
-		var held int64
-		for _, w := range p.open {
-			held += w.rgBytes + w.cutBytes
-		}
-		if held < p.opts.RowGroupBytes {
-			break
-		}
-		if err := p.evict(p.open[0]); err != nil {
-			return err
+	for _, r := range s.runs {
+		if err := p.spill.write(r.day, s.rec.NewSlice(r.start, r.end)); err != nil {
+			return fmt.Errorf("table %s: spill: %w", p.name, err)
 		}
 	}
 	return nil
 }
 
-// evict closes the open partition w: its rows are queued, its part
-// closed, its builder released and its encoder's queue ended. The
-// partition evicted before is waited for first, so that at most one
-// evicted partition's row group is still being written.
-func (p *partitions) evict(w *tableWriter) error {
-	p.open = slices.DeleteFunc(p.open, func(o *tableWriter) bool { return o == w })
-	w.isOpen = false
-	p.pending -= w.rows
+func (p *partitions) releaseHeld() {
+	for _, h := range p.held {
+		h.rec.Release()
+	}
+	p.held, p.heldBytes = nil, 0
+}
+
+// close builds the last rows and starts writeAll; wait waits for it.
+func (p *partitions) close() error {
+	if p.rows > 0 {
+		rec := p.builder().NewRecord()
+		p.held = append(p.held, heldRecord{rec: rec, days: p.days})
+		p.days, p.rows = nil, 0
+	}
+	if p.rb != nil {
+		p.rb.Release()
+		p.rb = nil
+	}
+	p.done = make(chan struct{})
+	go func() {
+		defer close(p.done)
+		p.err = p.writeAll()
+	}()
+	return nil
+}
+
+// writeAll writes every partition, the days in order and the null
+// partition last, and ends the encoder's queue.
+func (p *partitions) writeAll() error {
+	w := p.w
+	defer func() {
+		if w.encoder != nil {
+			w.encoder.finish()
+		}
+	}()
+	s, err := sortByDay(p.held)
+	p.releaseHeld()
+	if err != nil {
+		return fmt.Errorf("table %s: %w", p.name, err)
+	}
+	if s.rec != nil {
+		defer s.rec.Release()
+	}
+	var spilled map[int64][]int
+	if p.spill != nil {
+		if spilled, err = p.spill.finish(); err != nil {
+			return fmt.Errorf("table %s: spill: %w", p.name, err)
+		}
+	}
+	days := make([]int64, 0, len(s.runs)+len(spilled))
+	inMemory := make(map[int64]dayRun, len(s.runs))
+	for _, r := range s.runs {
+		inMemory[r.day] = r
+		days = append(days, r.day)
+	}
+	for d := range spilled {
+		if _, ok := inMemory[d]; !ok {
+			days = append(days, d)
+		}
+	}
+	slices.SortFunc(days, compareDays)
+	if len(days) == 0 && !p.opts.NoEmptyPart {
+		w.partition = dayName(nullDay)
+		if err := w.open(); err != nil {
+			return err
+		}
+		return w.closePart()
+	}
+	// The Arrow size of a slice of the sorted record, in proportion to its
+	// rows: the slice's buffers are the whole record's.
+	perRow := 0.0
+	if s.rec != nil && s.rec.NumRows() > 0 {
+		n := s.rec.NumRows()
+		perRow = float64(recordSize(s.rec)) / float64(n)
+	}
+	for _, day := range days {
+		w.partition, w.part = dayName(day), 0
+		for _, i := range spilled[day] {
+			if p.stop.Load() {
+				return fmt.Errorf("table %s: aborted", p.name)
+			}
+			rec, err := p.spill.read(i)
+			if err != nil {
+				return fmt.Errorf("table %s: spill: %w", p.name, err)
+			}
+			if err := w.write(rec, recordSize(rec)); err != nil {
+				return err
+			}
+		}
+		if r, ok := inMemory[day]; ok {
+			if p.stop.Load() {
+				return fmt.Errorf("table %s: aborted", p.name)
+			}
+			if err := w.write(s.rec.NewSlice(r.start, r.end), int64(perRow*float64(r.end-r.start))); err != nil {
+				return err
+			}
+		}
+		if w.partOpen {
+			if err := w.closePart(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// wait waits for writeAll and the encoder, and returns the first error.
+func (p *partitions) wait() error {
 	var err error
-	if c := p.closing; c != nil && c != w {
-		err = c.wait()
+	if p.done != nil {
+		<-p.done
+		err = p.err
 	}
-	p.closing = w
-	if w.rows > 0 {
-		if ferr := w.flush(); err == nil {
-			err = ferr
-		}
+	if werr := p.w.wait(); err == nil {
+		err = werr
 	}
-	w.release()
-	if w.partOpen && w.err == nil {
-		if cerr := w.closePart(); err == nil {
-			err = cerr
-		}
-	}
-	if w.encoder != nil {
-		w.encoder.finish()
-	}
+	p.closeSpill()
 	return err
 }
 
-// close closes every open partition. A table with no rows at all gets one
-// part with its schema and no rows in the null partition, so that readers
-// of the partitions' parts see the columns. wait then waits for the
-// partitions' encoders.
-func (p *partitions) close() error {
-	if len(p.byDay) == 0 && p.opts.NoEmptyPart {
-		return nil
-	}
-	if len(p.byDay) == 0 {
-		w, err := p.writer(nullDay)
-		if err != nil {
-			return err
-		}
-		p.open = nil
-		w.isOpen = false
-		return w.close()
-	}
-	var first error
-	for len(p.open) > 0 {
-		if err := p.evict(p.open[0]); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
-
-// wait waits for every partition's encoder and returns the first error,
-// the partitions taken in the order of writers.
-func (p *partitions) wait() error {
-	var first error
-	for _, w := range p.writers() {
-		if err := w.wait(); err != nil && first == nil {
-			first = err
-		}
-	}
-	p.closing = nil
-	return first
-}
-
-// abort releases the partitions' memory and stops their encoders.
+// abort stops writeAll, if it runs, and the encoder, and releases the
+// memory and the spill file.
 func (p *partitions) abort() {
-	for _, w := range p.byDay {
-		w.abort()
+	p.stop.Store(true)
+	if p.done != nil {
+		<-p.done
 	}
-	p.open, p.closing = nil, nil
+	p.w.abort()
+	p.releaseHeld()
+	if p.rb != nil {
+		p.rb.Release()
+		p.rb = nil
+	}
+	p.closeSpill()
 }
 
-// writers returns every partition's writer, the days in order and the null
-// partition last.
+func (p *partitions) closeSpill() {
+	if p.spill != nil {
+		p.spilled = p.spill.batches
+		p.spill.close()
+		p.spill = nil
+	}
+}
+
+// writers returns the table's one writer, whose parts are those of every
+// partition, the days in order and the null partition last.
 func (p *partitions) writers() []*tableWriter {
-	days := make([]int64, 0, len(p.byDay))
-	for d := range p.byDay {
-		days = append(days, d)
+	return []*tableWriter{p.w}
+}
+
+// compareDays orders days in time order, the null day last.
+func compareDays(a, b int64) int {
+	switch {
+	case a == b:
+		return 0
+	case a == nullDay:
+		return 1
+	case b == nullDay:
+		return -1
 	}
-	slices.SortFunc(days, func(a, b int64) int {
-		switch {
-		case a == b:
-			return 0
-		case a == nullDay:
-			return 1
-		case b == nullDay:
-			return -1
+	return cmp.Compare(a, b)
+}
+
+// recordSize is the Arrow size of a record's buffers.
+func recordSize(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, col := range rec.Columns() {
+		n += dataSize(col.Data())
+	}
+	return n
+}
+
+// sortedRecord is a record sorted by day and the rows of each day in it,
+// the days in order.
+type sortedRecord struct {
+	rec  arrow.RecordBatch
+	runs []dayRun
+}
+
+// dayRun is the rows [start, end) of a day in a sortedRecord.
+type dayRun struct {
+	day        int64
+	start, end int64
+}
+
+// sortByDay returns the rows of the held records in one record, sorted by
+// day (the null day last), each day's rows in their order: a counting
+// sort, the days' first rows keeping their order in held. Rows already in
+// day order are only concatenated. The held records are not released.
+func sortByDay(held []heldRecord) (sortedRecord, error) {
+	slot := map[int64]int{}
+	var days []int64
+	var counts []int64
+	total := 0
+	for _, h := range held {
+		for _, d := range h.days {
+			i, ok := slot[d]
+			if !ok {
+				i = len(days)
+				slot[d] = i
+				days = append(days, d)
+				counts = append(counts, 0)
+			}
+			counts[i]++
 		}
-		return cmp.Compare(a, b)
-	})
-	out := make([]*tableWriter, len(days))
-	for i, d := range days {
-		out[i] = p.byDay[d]
+		total += len(h.days)
 	}
-	return out
+	order := make([]int, len(days))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return compareDays(days[a], days[b]) })
+	next := make([]int64, len(days))
+	runs := make([]dayRun, len(days))
+	var at int64
+	for k, i := range order {
+		runs[k] = dayRun{day: days[i], start: at, end: at + counts[i]}
+		next[i] = at
+		at += counts[i]
+	}
+	indices := make([]int64, total)
+	sorted := true
+	row := int64(0)
+	for _, h := range held {
+		for _, d := range h.days {
+			i := slot[d]
+			indices[next[i]] = row
+			if next[i] != row {
+				sorted = false
+			}
+			next[i]++
+			row++
+		}
+	}
+	rec, err := concatRecords(held)
+	if err != nil || rec == nil || sorted {
+		return sortedRecord{rec: rec, runs: runs}, err
+	}
+	defer rec.Release()
+	idx := array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, total,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(indices))}, nil, 0, 0))
+	defer idx.Release()
+	cols := make([]arrow.Array, rec.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	ctx := context.Background()
+	for i, c := range rec.Columns() {
+		if cols[i], err = compute.TakeArrayOpts(ctx, c, idx, compute.TakeOptions{BoundsCheck: false}); err != nil {
+			return sortedRecord{}, fmt.Errorf("sorting rows by day: %w", err)
+		}
+	}
+	return sortedRecord{rec: array.NewRecordBatch(rec.Schema(), cols, int64(total)), runs: runs}, nil
+}
+
+// concatRecords returns the rows of the held records as one record (a new
+// reference to the only one, if there is one), nil when there are none.
+func concatRecords(held []heldRecord) (arrow.RecordBatch, error) {
+	switch len(held) {
+	case 0:
+		return nil, nil
+	case 1:
+		held[0].rec.Retain()
+		return held[0].rec, nil
+	}
+	schema := held[0].rec.Schema()
+	cols := make([]arrow.Array, schema.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	var rows int64
+	parts := make([]arrow.Array, len(held))
+	for i := range cols {
+		for j, h := range held {
+			parts[j] = h.rec.Column(i)
+		}
+		c, err := array.Concatenate(parts, memory.DefaultAllocator)
+		if err != nil {
+			return nil, fmt.Errorf("concatenating rows: %w", err)
+		}
+		cols[i] = c
+	}
+	for _, h := range held {
+		rows += h.rec.NumRows()
+	}
+	return array.NewRecordBatch(schema, cols, rows), nil
 }

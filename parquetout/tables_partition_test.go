@@ -2,6 +2,7 @@ package parquetout_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -130,8 +131,8 @@ var partitionDir = regexp.MustCompile(`^day=(\d{4}-\d\d-\d\d|__HIVE_DEFAULT_PART
 // checks it against the unpartitioned tables under flat: each partition's
 // rows are the flat table's rows of that day, in the same order, in parts
 // numbered from 00000; Parts and Counts list the parts in directory order.
-// It returns the number of parts of each table.
-func checkPartitioned(t *testing.T, out, flat string, tb *parquetout.Tables) map[string]int {
+// It returns the number of parts and of partitions of each table.
+func checkPartitioned(t *testing.T, out, flat string, tb *parquetout.Tables) (nparts, ndirs map[string]int) {
 	t.Helper()
 	docDay := map[int64]string{} // source_line → the document's partition
 	conv := pqtest.ReadTable(t, flat, tabledef.Conversations)
@@ -141,7 +142,7 @@ func checkPartitioned(t *testing.T, out, flat string, tb *parquetout.Tables) map
 	}
 	counts := tb.Counts()
 	var parts []string
-	nparts := map[string]int{}
+	nparts, ndirs = map[string]int{}, map[string]int{}
 	for _, name := range tabledef.Names {
 		want := pqtest.ReadTable(t, flat, name)
 		byDay := map[string][][]any{}
@@ -169,6 +170,7 @@ func checkPartitioned(t *testing.T, out, flat string, tb *parquetout.Tables) map
 			}
 			dirs = append(dirs, e.Name())
 		}
+		ndirs[name] = len(dirs)
 		// The null partition sorts last in Parts and Counts.
 		slices.SortFunc(dirs, func(a, b string) int {
 			an, bn := a == "day="+parquetout.NullPartition, b == "day="+parquetout.NullPartition
@@ -210,76 +212,177 @@ func checkPartitioned(t *testing.T, out, flat string, tb *parquetout.Tables) map
 	if got := tb.Parts(); !reflect.DeepEqual(got, parts) {
 		t.Errorf("Parts() = %v\nwant %v", got, parts)
 	}
-	return nparts
+	return nparts, ndirs
 }
 
-// TestTablesPartitionedOpenBound writes an input whose rows cycle through
-// 12 days and the null partition, the worst order for open partitions,
-// with at most 3 open per table: no more than 3 are ever open, each
-// return of a closed day starts its next part, and the partitions hold
-// exactly the rows of the unpartitioned tables, each day's in input order.
-func TestTablesPartitionedOpenBound(t *testing.T) {
-	in := newPartitionInput(72, 12, false)
-	dir := t.TempDir()
-	flat := filepath.Join(dir, "flat")
-	small := parquetout.TableOptions{BatchRows: 8}
-	in.write(t, flat, small)
+// shuffledPartitionInput is newPartitionInput(docs, days, false) with its
+// documents in a random order (seeded), their lines renumbered in that
+// order: rows that jump between the days at random.
+func shuffledPartitionInput(docs, days int, seed uint64) *partitionInput {
+	in := newPartitionInput(docs, days, false)
+	r := rand.New(rand.NewPCG(seed, seed))
+	r.Shuffle(len(in.docs), func(i, j int) { in.docs[i], in.docs[j] = in.docs[j], in.docs[i] })
+	for i := range in.docs {
+		in.docs[i].Line = int64(i + 1)
+	}
+	in.receipts = nil
+	for i := range in.docs {
+		if i%3 == 0 {
+			at := in.docs[i].Rows.Conversation.CreatedAt
+			r := verify.ReceiptResult{ConversationID: in.docs[i].ID, Status: verify.Status("valid"), Reasons: []string{}, File: "in.jsonl", Line: in.docs[i].Line}
+			if at.Valid {
+				r.SignedAt, r.SignedAtMicros = "t", at.V
+			}
+			in.receipts = append(in.receipts, r)
+		}
+	}
+	return in
+}
 
-	for _, tc := range []struct {
+// TestTablesPartitionedOneFilePerDay writes inputs whose rows arrive in
+// every order (days in order, cycling through the days, at random, many
+// days of few rows) with sizes that keep every row in memory or spill
+// every batch: each partition of each table is one part (or, where a
+// part reaches PartBytes, parts numbered from 00000), and holds exactly
+// the unpartitioned table's rows of that day, in the same order, read back
+// with pqarrow. MaxOpenPartitions changes nothing.
+func TestTablesPartitionedOneFilePerDay(t *testing.T) {
+	yes, no := true, false
+	inputs := []struct {
+		name string
+		in   *partitionInput
+	}{
+		{"ordered", newPartitionInput(300, 10, true)},
+		{"cycling", newPartitionInput(300, 12, false)},
+		{"random", shuffledPartitionInput(400, 30, 7)},
+		{"many-days", shuffledPartitionInput(150, 120, 8)},
+	}
+	sizes := []struct {
 		name string
 		opts parquetout.TableOptions
+		// spill: whether every table spills (some do when unset);
+		// oneEach: one part per partition
+		spill   *bool
+		oneEach bool
 	}{
-		{"open3", parquetout.TableOptions{BatchRows: 8, PartitionBy: parquetout.PartitionDay, MaxOpenPartitions: 3}},
-		{"open1", parquetout.TableOptions{BatchRows: 8, PartitionBy: parquetout.PartitionDay, MaxOpenPartitions: 1}},
-		// The default bound, 8, is still below the 13 partitions of
-		// conversations (12 days and the null one; usage has 14).
-		{"default", parquetout.TableOptions{BatchRows: 8, PartitionBy: parquetout.PartitionDay}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out := filepath.Join(dir, tc.name)
-			tb := in.write(t, out, tc.opts)
-			limit := tc.opts.MaxOpenPartitions
-			if limit == 0 {
-				limit = parquetout.DefaultMaxOpenPartitions
-			}
-			for _, name := range tabledef.Names {
-				got := parquetout.MaxOpenPartitions(tb, name)
-				// receipts have 5 partitions only (every third document,
-				// 4 days and the null one)
-				if got > limit || got < min(limit, 5) || (got != limit && name != tabledef.Receipts) {
-					t.Errorf("table %s: %d partitions open at most, want the bound %d", name, got, limit)
+		{"memory", parquetout.TableOptions{BatchRows: 8}, &no, true},
+		{"default", parquetout.TableOptions{}, &no, true},
+		{"open1", parquetout.TableOptions{BatchRows: 8, MaxOpenPartitions: 1}, &no, true},
+		// The memory budget is one byte: every batch of rows is spilled.
+		{"spill", parquetout.TableOptions{BatchRows: 8, RowGroupBytes: 1}, &yes, true},
+		{"spill-batch1", parquetout.TableOptions{BatchRows: 1, RowGroupBytes: 1}, &yes, true},
+		// Spilled every 4 KiB of rows, in row groups of 4 KiB and one part.
+		{"spill-4k", parquetout.TableOptions{BatchRows: 8, RowGroupBytes: 4 << 10}, nil, true},
+		// Parts roll at 2 KiB: a busy day gets several.
+		{"roll", parquetout.TableOptions{BatchRows: 8, RowGroupBytes: 1 << 10, PartBytes: 2 << 10}, nil, false},
+	}
+	for _, input := range inputs {
+		dir := t.TempDir()
+		flat := filepath.Join(dir, "flat")
+		input.in.write(t, flat, parquetout.TableOptions{BatchRows: 8})
+		for _, size := range sizes {
+			t.Run(input.name+"/"+size.name, func(t *testing.T) {
+				opts := size.opts
+				opts.PartitionBy = parquetout.PartitionDay
+				out := filepath.Join(dir, size.name)
+				tb := input.in.write(t, out, opts)
+				nparts, ndirs := checkPartitioned(t, out, flat, tb)
+				for _, name := range tabledef.Names {
+					if size.oneEach && nparts[name] != ndirs[name] {
+						t.Errorf("table %s: %d parts in %d partitions, want one each", name, nparts[name], ndirs[name])
+					}
+					if n := parquetout.Spilled(tb, name); size.spill != nil && (n > 0) != *size.spill {
+						t.Errorf("table %s: %d batches spilled, want spilling %v", name, n, *size.spill)
+					}
 				}
-			}
-			nparts := checkPartitioned(t, out, flat, tb)
-			t.Logf("%s: parts per table %v", tc.name, nparts)
-			// Cycling through 13 partitions with fewer open closes each
-			// one before it comes back: a part per visit of a partition
-			// that has rows in a batch.
-			if nparts[tabledef.Conversations] <= 13 {
-				t.Errorf("conversations: %d parts, want more than one per partition", nparts[tabledef.Conversations])
-			}
-		})
+				t.Logf("parts %v in partitions %v", nparts, ndirs)
+			})
+		}
 	}
 }
 
-// TestTablesPartitionedInOrder writes an input in time order: one part
-// per partition, as many partitions open at once as the days overlap (the
-// usage rows a day after their document's), and nothing else changes.
-func TestTablesPartitionedInOrder(t *testing.T) {
-	in := newPartitionInput(300, 10, true)
-	dir := t.TempDir()
-	flat := filepath.Join(dir, "flat")
-	in.write(t, flat, parquetout.TableOptions{BatchRows: 8})
-	out := filepath.Join(dir, "day")
-	tb := in.write(t, out, parquetout.TableOptions{BatchRows: 8, PartitionBy: parquetout.PartitionDay, MaxOpenPartitions: 4})
-	nparts := checkPartitioned(t, out, flat, tb)
-	want := map[string]int{
-		tabledef.Usage: 12, tabledef.Conversations: 11, tabledef.ToolCalls: 11,
-		tabledef.Transcripts: 11, tabledef.Receipts: 11,
+// TestTablesPartitionedSpillFile: the spill file is in SpillDir while the
+// table is written, and gone (removed on creation) whatever the end.
+func TestTablesPartitionedSpillFile(t *testing.T) {
+	in := shuffledPartitionInput(200, 20, 3)
+	for _, abort := range []bool{false, true} {
+		spill := t.TempDir()
+		out := t.TempDir()
+		txn, err := sink.NewTxn(filepath.Join(out, "tables"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb := parquetout.NewTables(txn, tabledef.Names, parquetout.TableOptions{BatchRows: 4, RowGroupBytes: 1, PartitionBy: parquetout.PartitionDay, SpillDir: spill})
+		for i := range in.docs {
+			if err := tb.AddDocument(&in.docs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if entries, _ := os.ReadDir(spill); len(entries) != 0 {
+			t.Errorf("abort=%v: %d files listed in the spill directory while writing", abort, len(entries))
+		}
+		if abort {
+			tb.Abort()
+			txn.Abort()
+		} else {
+			parquetout.FinishTables(t, txn, tb, in.receipts)
+			if parquetout.Spilled(tb, tabledef.Usage) == 0 {
+				t.Error("usage spilled nothing")
+			}
+		}
+		if entries, _ := os.ReadDir(spill); len(entries) != 0 {
+			t.Errorf("abort=%v: %d files left in the spill directory", abort, len(entries))
+		}
+		if _, err := os.Stat(filepath.Join(out, "tables", ".spill-usage")); err == nil {
+			t.Error("a spill file in the Txn's directory")
+		}
 	}
-	if !reflect.DeepEqual(nparts, want) {
-		t.Errorf("parts per table %v, want one per partition %v", nparts, want)
-	}
+}
+
+// FuzzPartitionedRows compares partitioned output to unpartitioned output
+// on inputs the fuzzer chooses: each byte of days is a document's day (0
+// a null time), the batch and the memory budget as small as it likes.
+// Every partition must hold the unpartitioned table's rows of its day in
+// their order, in one part when nothing rolls.
+func FuzzPartitionedRows(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 1, 2, 3}, uint8(2), uint16(1))
+	f.Add([]byte{5, 5, 5, 0, 5, 9, 0, 200, 1}, uint8(1), uint16(0))
+	f.Add([]byte("the quick brown fox jumps over the lazy dog"), uint8(3), uint16(300))
+	f.Add(make([]byte, 40), uint8(7), uint16(1))
+	f.Fuzz(func(t *testing.T, days []byte, batch uint8, budget uint16) {
+		if len(days) > 300 {
+			days = days[:300]
+		}
+		in := newPartitionInput(len(days), 1, true)
+		base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+		for i, d := range days {
+			at := transform.Opt[int64]{V: base + int64(d)*microsPerDay + int64(i), Valid: d != 0}
+			rows := in.docs[i].Rows
+			rows.Conversation.CreatedAt = at
+			rows.Usage[0].CreatedAt = at
+			rows.Usage[1].CreatedAt = transform.Opt[int64]{V: at.V + int64(d%3)*microsPerDay, Valid: at.Valid}
+		}
+		for i := range in.receipts {
+			at := in.docs[in.receipts[i].Line-1].Rows.Conversation.CreatedAt
+			in.receipts[i].SignedAt, in.receipts[i].SignedAtMicros = "", 0
+			if at.Valid {
+				in.receipts[i].SignedAt, in.receipts[i].SignedAtMicros = "t", at.V
+			}
+		}
+		dir := t.TempDir()
+		flat := filepath.Join(dir, "flat")
+		in.write(t, flat, parquetout.TableOptions{})
+		out := filepath.Join(dir, "day")
+		opts := parquetout.TableOptions{BatchRows: int(batch%16) + 1, RowGroupBytes: int64(budget) + 1, PartitionBy: parquetout.PartitionDay}
+		tb := in.write(t, out, opts)
+		nparts, ndirs := checkPartitioned(t, out, flat, tb)
+		for _, name := range tabledef.Names {
+			// A row group is cut at RowGroupBytes, a part at 256 MiB.
+			if nparts[name] != ndirs[name] {
+				t.Errorf("table %s: %d parts in %d partitions", name, nparts[name], ndirs[name])
+			}
+		}
+	})
 }
 
 // TestTablesPartitionedEmpty: a table with no rows gets one empty part in
@@ -317,36 +420,9 @@ func TestTablesPartitionBad(t *testing.T) {
 	}
 }
 
-// TestTablesPartitionedBudget cycles through 3 partitions (2 days and the
-// null one), fewer than may be open: with the default sizes each gets one
-// part; with a row group budget of 1 byte, after every batch only the most
-// recently used partition stays open, and the others start new parts.
-func TestTablesPartitionedBudget(t *testing.T) {
-	in := newPartitionInput(72, 2, false)
-	dir := t.TempDir()
-	flat := filepath.Join(dir, "flat")
-	in.write(t, flat, parquetout.TableOptions{BatchRows: 8})
-	for _, tc := range []struct {
-		name    string
-		rgBytes int64
-		oneEach bool
-	}{
-		{"default", 0, true},
-		{"tiny", 1, false},
-	} {
-		out := filepath.Join(dir, tc.name)
-		tb := in.write(t, out, parquetout.TableOptions{BatchRows: 8, RowGroupBytes: tc.rgBytes, PartitionBy: parquetout.PartitionDay})
-		nparts := checkPartitioned(t, out, flat, tb)
-		t.Logf("%s: parts per table %v", tc.name, nparts)
-		if n := nparts[tabledef.Conversations]; (n == 3) != tc.oneEach {
-			t.Errorf("%s: conversations in %d parts over 3 partitions", tc.name, n)
-		}
-	}
-}
-
 // BenchmarkTablesPartitioned measures appending documents that alternate
-// between 3 days, all open: switching partitions must not rebind the
-// columns (no allocation per row beyond the Parquet writes).
+// between 3 days: switching days must not rebind the columns (no
+// allocation per row beyond building the records).
 func BenchmarkTablesPartitioned(b *testing.B) {
 	txn, err := sink.NewTxn(b.TempDir())
 	if err != nil {
