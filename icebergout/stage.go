@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -69,6 +68,11 @@ type DataFile struct {
 	// Local is where the file is now (its staged copy), read for its
 	// footer: its row count and column statistics.
 	Local string
+	// Footer and Size stand for Local when the file is not on this
+	// machine (Local ""): its Parquet footer, the serialized FileMetaData
+	// (ReadFooter), and its size in bytes.
+	Footer []byte
+	Size   int64
 	// Day is the file's partition value in a partitioned table: the day
 	// (days since 1970-01-01, UTC) of its rows; nil for the null
 	// partition, and for an unpartitioned table.
@@ -77,10 +81,20 @@ type DataFile struct {
 
 // Snapshot is one table's commit: the data files it adds and removes.
 type Snapshot struct {
-	// Root is the output directory, an absolute path.
+	// Root is the output directory, an absolute path; "" for one that is
+	// not on the local file system (an object store), which Base and IO
+	// give.
 	Root string
+	// Base is, when Root is "", the location of the output directory: a
+	// URL such as s3://bucket/out, which the locations of all the
+	// table's files start with.
+	Base string
+	// IO reads, when Root is "", the files the output directory at Base
+	// holds: the table's earlier metadata (an icebergio.ListableIO, whose
+	// WalkDir finds its latest version). A Fresh snapshot only lists.
+	IO icebergio.IO
 	// Table is the table's name (a tabledef name); its directory is
-	// Dir, relative to Root.
+	// Dir, relative to the output directory.
 	Table, Dir string
 	// Partitioned gives a new table the day partition spec (Spec).
 	Partitioned bool
@@ -125,24 +139,29 @@ func Stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 }
 
 func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
-	sfs := &recordingFS{stagedFS: stagedFS{root: s.Root, txn: txn}}
+	sfs := &recordingFS{stagedFS: stagedFS{root: s.Root, base: s.Base, out: s.IO, txn: txn}}
 	fsF := func(context.Context) (icebergio.IO, error) { return sfs, nil }
-	dir := filepath.Join(s.Root, filepath.FromSlash(s.Dir))
-	version, err := Version(dir)
+	var version int
+	var err error
+	if s.Root != "" {
+		version, err = Version(filepath.Join(s.Root, filepath.FromSlash(s.Dir)))
+	} else {
+		version, err = VersionAt(s.IO, sfs.location(s.Dir))
+	}
 	if err != nil {
 		return nil, err
 	}
 	ident := table.Identifier{s.Table}
-	cat := &stagingCatalog{fs: sfs, root: s.Root, dir: s.Dir, next: version + 1}
+	cat := &stagingCatalog{fs: sfs, dir: s.Dir, next: version + 1}
 	var tbl *table.Table
 	if s.Fresh || version == 0 {
-		meta, err := newMetadata(s)
+		meta, err := newMetadata(s, sfs.location(s.Dir))
 		if err != nil {
 			return nil, err
 		}
 		tbl = table.New(ident, meta, "", fsF, cat)
 	} else {
-		cat.baseLoc = Location(s.Root, path.Join(s.Dir, MetadataFile(version)))
+		cat.baseLoc = sfs.location(path.Join(s.Dir, MetadataFile(version)))
 		if tbl, err = table.NewFromLocation(ctx, ident, cat.baseLoc, fsF, cat); err != nil {
 			return nil, err
 		}
@@ -151,13 +170,13 @@ func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 
 	add := make([]iceberg.DataFile, 0, len(s.Add))
 	for _, f := range s.Add {
-		df, err := dataFile(tbl, s.Root, f)
+		df, err := dataFile(tbl, sfs, f)
 		if err != nil {
 			return nil, err
 		}
 		add = append(add, df)
 	}
-	remove, err := currentFiles(tbl, sfs, s.Root, s.Remove)
+	remove, err := currentFiles(tbl, sfs, s.Remove)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +217,7 @@ func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 
 // newMetadata is the metadata of a new table: format version 2, the
 // table's schema and spec, at the table's location.
-func newMetadata(s Snapshot) (table.Metadata, error) {
+func newMetadata(s Snapshot, loc string) (table.Metadata, error) {
 	sc, err := Schema(s.Table)
 	if err != nil {
 		return nil, err
@@ -207,7 +226,7 @@ func newMetadata(s Snapshot) (table.Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	return table.NewMetadata(sc, &spec, table.UnsortedSortOrder, Location(s.Root, s.Dir), iceberg.Properties{
+	return table.NewMetadata(sc, &spec, table.UnsortedSortOrder, loc, iceberg.Properties{
 		table.PropertyFormatVersion:       "2",
 		"write.format.default":            "parquet",
 		"write.parquet.compression-codec": "zstd",
@@ -215,23 +234,18 @@ func newMetadata(s Snapshot) (table.Metadata, error) {
 }
 
 // dataFile describes the Parquet part f for tbl from its footer.
-func dataFile(tbl *table.Table, root string, f DataFile) (iceberg.DataFile, error) {
-	st, err := os.Stat(f.Local)
-	if err != nil {
-		return nil, err
-	}
-	rdr, err := file.OpenParquetFile(f.Local, false)
+func dataFile(tbl *table.Table, sfs *recordingFS, f DataFile) (iceberg.DataFile, error) {
+	meta, size, err := footer(f)
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", f.Rel, err)
 	}
-	defer rdr.Close()
 	args := table.DataFileArgs{
 		Schema:   tbl.Schema(),
 		Spec:     tbl.Spec(),
 		Format:   iceberg.ParquetFile,
-		Metadata: rdr.MetaData(),
-		FilePath: Location(root, f.Rel),
-		FileSize: st.Size(),
+		Metadata: meta,
+		FilePath: sfs.location(f.Rel),
+		FileSize: size,
 		Content:  iceberg.EntryContentData,
 	}
 	spec := tbl.Spec()
@@ -250,14 +264,15 @@ func dataFile(tbl *table.Table, root string, f DataFile) (iceberg.DataFile, erro
 }
 
 // currentFiles returns the data files of tbl's current snapshot at the
-// paths rels (relative to root); a path it does not hold is an error.
-func currentFiles(tbl *table.Table, fsys icebergio.IO, root string, rels []string) ([]iceberg.DataFile, error) {
+// paths rels (relative to the output directory); a path it does not hold
+// is an error.
+func currentFiles(tbl *table.Table, fsys *recordingFS, rels []string) ([]iceberg.DataFile, error) {
 	if len(rels) == 0 {
 		return nil, nil
 	}
 	want := map[string]bool{}
 	for _, r := range rels {
-		want[Location(root, r)] = true
+		want[fsys.location(r)] = true
 	}
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
@@ -323,8 +338,8 @@ func (r *recordingFS) WriteFile(location string, b []byte) error {
 // the next metadata version, with the version hint, instead of publishing
 // them.
 type stagingCatalog struct {
-	fs        *recordingFS
-	root, dir string
+	fs  *recordingFS
+	dir string
 	// base is the table's metadata the transaction started from, at
 	// baseLoc ("" for a new table); next the version to write.
 	base    table.Metadata
@@ -359,12 +374,12 @@ func (c *stagingCatalog) CommitTable(_ context.Context, _ table.Identifier, reqs
 		return nil, "", err
 	}
 	rel := path.Join(c.dir, MetadataFile(c.next))
-	loc := Location(c.root, rel)
+	loc := c.fs.location(rel)
 	if err := c.fs.WriteFile(loc, append(b, '\n')); err != nil {
 		return nil, "", err
 	}
 	hint := path.Join(c.dir, MetadataDir, VersionHintFile)
-	if err := c.fs.WriteFile(Location(c.root, hint), []byte(strconv.Itoa(c.next))); err != nil {
+	if err := c.fs.WriteFile(c.fs.location(hint), []byte(strconv.Itoa(c.next))); err != nil {
 		return nil, "", err
 	}
 	c.staged, c.hint = rel, hint
