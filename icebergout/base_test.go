@@ -228,11 +228,10 @@ func dataFiles(t *testing.T, snap *table.Snapshot, fsys icebergio.IO) []string {
 	}
 	var out []string
 	for _, m := range manifests {
-		entries, err := m.FetchEntries(fsys, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(fsys, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
 			out = append(out, e.DataFile().FilePath())
 		}
 	}
