@@ -2,6 +2,7 @@ package icebergout
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,21 +24,40 @@ func Location(root, rel string) string {
 // stagedFS is the file system iceberg-go writes a snapshot through: a
 // location inside OUT is written into the staging transaction txn, at
 // the same path relative to OUT, and read from there when staged, else
-// from OUT. A location outside OUT is refused.
+// from OUT. A location outside OUT is refused. OUT is the local directory
+// root or, when root is "", the one at the location base, read through
+// out.
 //
-// A location outside OUT that names a file in the table's directory dir
-// (relative to OUT) by an earlier place of OUT (moved or copied since its
-// metadata was written) is the file at that path in the table's directory
-// here. With a nil txn it only reads.
+// A location outside a local OUT that names a file in the table's
+// directory dir (relative to OUT) by an earlier place of OUT (moved or
+// copied since its metadata was written) is the file at that path in the
+// table's directory here. With a nil txn it only reads.
 type stagedFS struct {
 	root, dir string
+	base      string
+	out       icebergio.IO
 	txn       *sink.Txn
+}
+
+// location returns the location of rel, relative to OUT.
+func (s *stagedFS) location(rel string) string {
+	if s.root == "" {
+		return BaseLocation(s.base, rel)
+	}
+	return Location(s.root, rel)
 }
 
 var _ icebergio.WriteFileIO = (*stagedFS)(nil)
 
 // rel returns the path of location relative to OUT.
 func (s *stagedFS) rel(location string) (string, error) {
+	if s.root == "" {
+		r, ok := strings.CutPrefix(location, strings.TrimSuffix(s.base, "/")+"/")
+		if !ok || !fs.ValidPath(r) || r == "." {
+			return "", fmt.Errorf("iceberg: location %q is outside the output directory %s", location, s.base)
+		}
+		return r, nil
+	}
 	p := strings.TrimPrefix(location, "file://")
 	if !filepath.IsAbs(p) {
 		return "", fmt.Errorf("iceberg: location %q is not an absolute file location", location)
@@ -46,14 +66,14 @@ func (s *stagedFS) rel(location string) (string, error) {
 	if err == nil && filepath.IsLocal(r) {
 		return filepath.ToSlash(r), nil
 	}
-	if rel, err := tableRel(location, s.dir); err == nil && s.txn == nil || err == nil && !strings.HasPrefix(p, s.root+"/") {
+	if rel, err := tableRel(location, s.dir); err == nil {
 		return rel, nil
 	}
 	return "", fmt.Errorf("iceberg: location %q is outside the output directory %s", location, s.root)
 }
 
 // path returns where the file at location is read from: its staged copy,
-// or OUT's.
+// or OUT's; "" for OUT's copy of a file at a location base.
 func (s *stagedFS) path(location string) (string, error) {
 	rel, err := s.rel(location)
 	if err != nil {
@@ -63,6 +83,12 @@ func (s *stagedFS) path(location string) (string, error) {
 		if staged := s.txn.Path(rel); exists(staged) {
 			return staged, nil
 		}
+	}
+	if s.root == "" {
+		if s.out == nil {
+			return "", fmt.Errorf("iceberg: no file system reads the output directory %s", s.base)
+		}
+		return "", nil
 	}
 	return filepath.Join(s.root, filepath.FromSlash(rel)), nil
 }
@@ -78,6 +104,9 @@ func (s *stagedFS) Open(location string) (icebergio.File, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: location, Err: err}
 	}
+	if p == "" {
+		return s.out.Open(location)
+	}
 	return os.Open(p)
 }
 
@@ -86,6 +115,9 @@ func (s *stagedFS) ReadFile(location string) ([]byte, error) {
 	p, err := s.path(location)
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: location, Err: err}
+	}
+	if p == "" {
+		return readAll(s.out, location)
 	}
 	return os.ReadFile(p)
 }
@@ -121,3 +153,16 @@ func (s *stagedFS) WriteFile(location string, b []byte) error {
 // which a single writer under OUT's lock never makes) is published
 // harmlessly with the rest.
 func (s *stagedFS) Remove(string) error { return nil }
+
+// readAll reads the whole file at location through fsys.
+func readAll(fsys icebergio.IO, location string) ([]byte, error) {
+	if r, ok := fsys.(icebergio.ReadFileIO); ok {
+		return r.ReadFile(location)
+	}
+	f, err := fsys.Open(location)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}

@@ -52,11 +52,10 @@ func SnapshotFiles(tbl *table.Table, root, dir string, snap *table.Snapshot) ([]
 		if m.ManifestContent() != iceberg.ManifestContentData {
 			continue
 		}
-		entries, err := m.FetchEntries(fsys, true)
-		if err != nil {
-			return nil, fmt.Errorf("iceberg table %s: %w", tbl.Location(), err)
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(fsys, true) {
+			if err != nil {
+				return nil, fmt.Errorf("iceberg table %s: %w", tbl.Location(), err)
+			}
 			loc := e.DataFile().FilePath()
 			rel, err := fsys.rel(loc)
 			if err != nil {

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -69,6 +68,11 @@ type DataFile struct {
 	// Local is where the file is now (its staged copy), read for its
 	// footer: its row count and column statistics.
 	Local string
+	// Footer and Size stand for Local when the file is not on this
+	// machine (Local ""): its Parquet footer, the serialized FileMetaData
+	// (ReadFooter), and its size in bytes.
+	Footer []byte
+	Size   int64
 	// Day is the file's partition value in a partitioned table: the day
 	// (days since 1970-01-01, UTC) of its rows; nil for the null
 	// partition, and for an unpartitioned table.
@@ -77,10 +81,20 @@ type DataFile struct {
 
 // Snapshot is one table's commit: the data files it adds and removes.
 type Snapshot struct {
-	// Root is the output directory, an absolute path.
+	// Root is the output directory, an absolute path; "" for one that is
+	// not on the local file system (an object store), which Base and IO
+	// give.
 	Root string
+	// Base is, when Root is "", the location of the output directory: a
+	// URL such as s3://bucket/out, which the locations of all the
+	// table's files start with.
+	Base string
+	// IO reads, when Root is "", the files the output directory at Base
+	// holds: the table's earlier metadata (an icebergio.ListableIO, whose
+	// WalkDir finds its latest version). A Fresh snapshot only lists.
+	IO icebergio.IO
 	// Table is the table's name (a tabledef name); its directory is
-	// Dir, relative to Root.
+	// Dir, relative to the output directory.
 	Table, Dir string
 	// Partitioned gives a new table the day partition spec (Spec).
 	Partitioned bool
@@ -125,36 +139,43 @@ func Stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 }
 
 func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
-	sfs := &recordingFS{stagedFS: stagedFS{root: s.Root, dir: s.Dir, txn: txn}}
+	sfs := &recordingFS{stagedFS: stagedFS{root: s.Root, dir: s.Dir, base: s.Base, out: s.IO, txn: txn}}
 	fsF := func(context.Context) (icebergio.IO, error) { return sfs, nil }
-	dir := filepath.Join(s.Root, filepath.FromSlash(s.Dir))
-	version, err := Version(dir)
+	var version int
+	var err error
+	if s.Root != "" {
+		version, err = Version(filepath.Join(s.Root, filepath.FromSlash(s.Dir)))
+	} else {
+		version, err = VersionAt(s.IO, sfs.location(s.Dir))
+	}
 	if err != nil {
 		return nil, err
 	}
 	ident := table.Identifier{s.Table}
-	cat := &stagingCatalog{fs: sfs, root: s.Root, dir: s.Dir, next: version + 1}
+	cat := &stagingCatalog{fs: sfs, dir: s.Dir, next: version + 1}
 	var tbl *table.Table
 	if s.Fresh || version == 0 {
-		meta, err := newMetadata(s)
+		meta, err := newMetadata(s, sfs.location(s.Dir))
 		if err != nil {
 			return nil, err
 		}
 		tbl = table.New(ident, meta, "", fsF, cat)
 	} else {
-		cat.baseLoc = Location(s.Root, path.Join(s.Dir, MetadataFile(version)))
+		cat.baseLoc = sfs.location(path.Join(s.Dir, MetadataFile(version)))
 		if tbl, err = table.NewFromLocation(ctx, ident, cat.baseLoc, fsF, cat); err != nil {
 			return nil, err
 		}
-		if tbl, err = relocate(tbl, s, cat, fsF); err != nil {
-			return nil, err
+		if s.Root != "" && tbl.Location() != Location(s.Root, s.Dir) {
+			if tbl, s, err = moved(tbl, s, sfs, fsF, cat); err != nil {
+				return nil, err
+			}
 		}
 	}
 	cat.base = tbl.Metadata()
 
 	add := make([]iceberg.DataFile, 0, len(s.Add))
 	for _, f := range s.Add {
-		df, err := dataFile(tbl, s.Root, f)
+		df, err := dataFile(tbl, sfs, f)
 		if err != nil {
 			return nil, err
 		}
@@ -199,34 +220,46 @@ func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 	return out, nil
 }
 
-// relocate returns tbl at the location of its directory in s.Root when
-// its metadata names another one (the output directory was moved or
-// copied since): the new snapshot's files are written at, and its
-// metadata names, the new location; the earlier files, which the
-// carried-over manifests still name by the old one, are found in the same
-// table directory here (stagedFS).
-func relocate(tbl *table.Table, s Snapshot, cat *stagingCatalog, fsF table.FSysF) (*table.Table, error) {
-	want := Location(s.Root, s.Dir)
-	if had := tbl.Location(); had != want {
-		b, err := table.MetadataBuilderFromBase(tbl.Metadata(), cat.baseLoc)
-		if err != nil {
-			return nil, err
-		}
-		if err := b.SetLoc(want); err != nil {
-			return nil, err
-		}
-		meta, err := b.Build()
-		if err != nil {
-			return nil, err
-		}
-		tbl = table.New(tbl.Identifier(), meta, cat.baseLoc, fsF, cat)
+// moved starts afresh, at the location of its directory in s.Root, the
+// table tbl, whose metadata names another location (the output directory
+// was moved or copied since it was written): the new table's one snapshot
+// holds the current snapshot's data files (less s.Remove) and s.Add, at
+// their new locations, and the earlier snapshots are not carried over.
+// Their manifests name every file by its old location, and a table whose
+// snapshots mix two locations is misread by readers that resolve files
+// relative to the table (ClickHouse read a copied OUT's files at a path
+// cut short), so time travel starts again from the move.
+func moved(tbl *table.Table, s Snapshot, sfs *recordingFS, fsF table.FSysF, cat *stagingCatalog) (*table.Table, Snapshot, error) {
+	files, err := SnapshotFiles(tbl, s.Root, s.Dir, tbl.CurrentSnapshot())
+	if err != nil {
+		return nil, s, err
 	}
-	return tbl, nil
+	gone := map[string]bool{}
+	for _, r := range s.Remove {
+		gone[r] = true
+	}
+	var carried []DataFile
+	for _, f := range files {
+		if !gone[f] {
+			// The partition value is inferred from the file's statistics
+			// (the day transform preserves order).
+			carried = append(carried, DataFile{Rel: f, Local: filepath.Join(s.Root, filepath.FromSlash(f))})
+		}
+	}
+	s.Add = append(carried, s.Add...)
+	s.Remove = nil
+	s.Fresh = true
+	meta, err := newMetadata(s, sfs.location(s.Dir))
+	if err != nil {
+		return nil, s, err
+	}
+	cat.baseLoc = ""
+	return table.New(tbl.Identifier(), meta, "", fsF, cat), s, nil
 }
 
 // newMetadata is the metadata of a new table: format version 2, the
 // table's schema and spec, at the table's location.
-func newMetadata(s Snapshot) (table.Metadata, error) {
+func newMetadata(s Snapshot, loc string) (table.Metadata, error) {
 	sc, err := Schema(s.Table)
 	if err != nil {
 		return nil, err
@@ -235,7 +268,7 @@ func newMetadata(s Snapshot) (table.Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	return table.NewMetadata(sc, &spec, table.UnsortedSortOrder, Location(s.Root, s.Dir), iceberg.Properties{
+	return table.NewMetadata(sc, &spec, table.UnsortedSortOrder, loc, iceberg.Properties{
 		table.PropertyFormatVersion:       "2",
 		"write.format.default":            "parquet",
 		"write.parquet.compression-codec": "zstd",
@@ -243,23 +276,18 @@ func newMetadata(s Snapshot) (table.Metadata, error) {
 }
 
 // dataFile describes the Parquet part f for tbl from its footer.
-func dataFile(tbl *table.Table, root string, f DataFile) (iceberg.DataFile, error) {
-	st, err := os.Stat(f.Local)
-	if err != nil {
-		return nil, err
-	}
-	rdr, err := file.OpenParquetFile(f.Local, false)
+func dataFile(tbl *table.Table, sfs *recordingFS, f DataFile) (iceberg.DataFile, error) {
+	meta, size, err := footer(f)
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", f.Rel, err)
 	}
-	defer rdr.Close()
 	args := table.DataFileArgs{
 		Schema:   tbl.Schema(),
 		Spec:     tbl.Spec(),
 		Format:   iceberg.ParquetFile,
-		Metadata: rdr.MetaData(),
-		FilePath: Location(root, f.Rel),
-		FileSize: st.Size(),
+		Metadata: meta,
+		FilePath: sfs.location(f.Rel),
+		FileSize: size,
 		Content:  iceberg.EntryContentData,
 	}
 	spec := tbl.Spec()
@@ -301,11 +329,10 @@ func currentFiles(tbl *table.Table, fsys *recordingFS, rels []string) ([]iceberg
 		if m.ManifestContent() != iceberg.ManifestContentData {
 			continue
 		}
-		entries, err := m.FetchEntries(fsys, true)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(fsys, true) {
+			if err != nil {
+				return nil, err
+			}
 			df := e.DataFile()
 			rel, err := fsys.rel(df.FilePath())
 			if err != nil {
@@ -357,8 +384,8 @@ func (r *recordingFS) WriteFile(location string, b []byte) error {
 // the next metadata version, with the version hint, instead of publishing
 // them.
 type stagingCatalog struct {
-	fs        *recordingFS
-	root, dir string
+	fs  *recordingFS
+	dir string
 	// base is the table's metadata the transaction started from, at
 	// baseLoc ("" for a new table); next the version to write.
 	base    table.Metadata
@@ -393,12 +420,12 @@ func (c *stagingCatalog) CommitTable(_ context.Context, _ table.Identifier, reqs
 		return nil, "", err
 	}
 	rel := path.Join(c.dir, MetadataFile(c.next))
-	loc := Location(c.root, rel)
+	loc := c.fs.location(rel)
 	if err := c.fs.WriteFile(loc, append(b, '\n')); err != nil {
 		return nil, "", err
 	}
 	hint := path.Join(c.dir, MetadataDir, VersionHintFile)
-	if err := c.fs.WriteFile(Location(c.root, hint), []byte(strconv.Itoa(c.next))); err != nil {
+	if err := c.fs.WriteFile(c.fs.location(hint), []byte(strconv.Itoa(c.next))); err != nil {
 		return nil, "", err
 	}
 	c.staged, c.hint = rel, hint

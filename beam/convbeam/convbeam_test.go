@@ -22,6 +22,7 @@ type job struct {
 	out        string
 	keys       string
 	tables     string
+	format     string // --table_format; "" for parquet
 	shardBytes int64
 	maxDoc     int64
 	fault      string
@@ -47,6 +48,7 @@ func runJobMetrics(t *testing.T, j job) (map[string]int64, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.TableFormat = j.format
 	if j.shardBytes > 0 {
 		s.ShardBytes = j.shardBytes
 	}

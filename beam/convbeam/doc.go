@@ -32,5 +32,8 @@
 //     the successful bundles reported into their final names (a retried
 //     bundle's files are never reported, so never published), writes the
 //     receipts outputs and the report, and removes the job's temporary
-//     directory.
+//     directory. With Settings.TableFormat "iceberg" the table parts are
+//     each table's data files, and before the report it publishes each
+//     table's Iceberg snapshot, which package icebergout stages
+//     (iceberg.go).
 package convbeam

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
@@ -38,6 +39,8 @@ type publishFn struct {
 
 	// docParts are the parts of each table, in order, as published.
 	docParts map[string][]sink.PartCounts
+	// ice gathers the Iceberg tables' snapshots (TableFormat iceberg).
+	ice *icebergTables
 }
 
 // ProcessElement publishes the job's outputs; report.json is written last.
@@ -103,11 +106,22 @@ func (f *publishFn) ProcessElement(ctx context.Context, _ []byte, results func(*
 	}
 	defer os.RemoveAll(local)
 	rep := f.newReport()
+	if f.S.iceberg() {
+		if f.ice, err = f.newIcebergTables(ctx); err != nil {
+			return err
+		}
+	}
 	if err := f.publishShards(ctx, rep, byInput, local); err != nil {
 		return err
 	}
 	if err := f.publishRun(ctx, rep, results2, local); err != nil {
 		return err
+	}
+	if f.ice != nil {
+		// Every data file is in place: the snapshots can be.
+		if err := f.snapshot(ctx, f.ice, local); err != nil {
+			return err
+		}
 	}
 	if ids.Documents > ids.Distinct {
 		rep.Warnings[codes.WarnDuplicateID.String()] += ids.Documents - ids.Distinct
@@ -152,9 +166,12 @@ func (f *publishFn) newReport() *sink.Report {
 	if tables == nil {
 		tables = []string{}
 	}
-	partition := ""
+	partition, format := "", ""
 	if len(tables) > 0 {
-		partition = string(parquetout.PartitionNone)
+		partition, format = string(parquetout.PartitionNone), string(outdir.FormatParquet)
+		if f.S.iceberg() {
+			format = string(outdir.FormatIceberg)
+		}
 	}
 	skipped := f.Skipped
 	if skipped == nil {
@@ -167,7 +184,7 @@ func (f *publishFn) newReport() *sink.Report {
 	return &sink.Report{
 		Tool: "convbeam", Version: pipeline.Version, Run: 1,
 		Settings: sink.Settings{MaxDocBytes: f.S.MaxDocBytes, MaxDepth: depth, ZstdMaxWindow: f.S.ZstdMaxWindow,
-			Strict: f.S.Strict, Archive: f.S.Archive, Tables: tables, PartitionBy: partition, Handlers: f.S.Handlers},
+			Strict: f.S.Strict, Archive: f.S.Archive, Tables: tables, PartitionBy: partition, TableFormat: format, Handlers: f.S.Handlers},
 		Inputs:          make([]sink.InputReport, len(f.Inputs)),
 		Skipped:         skipped,
 		RejectsByReason: map[string]int64{},
@@ -204,8 +221,14 @@ func (f *publishFn) publishShards(ctx context.Context, rep *sink.Report, byInput
 			for _, tf := range files {
 				switch {
 				case tf.Table != "":
-					to := outdir.PartFile(outdir.TableDir(tf.Table), 0, next[tf.Table])
-					next[tf.Table]++
+					var to string
+					if f.ice != nil {
+						to = f.ice.place(tf.Table)
+						f.ice.add[tf.Table] = append(f.ice.add[tf.Table], icebergout.DataFile{Rel: to, Footer: tf.Footer, Size: tf.Size})
+					} else {
+						to = outdir.PartFile(outdir.TableDir(tf.Table), 0, next[tf.Table])
+						next[tf.Table]++
+					}
 					if err := rename(ctx, tf.Temp, join(f.S.Output, to)); err != nil {
 						return err
 					}
@@ -264,8 +287,9 @@ func (f *publishFn) publishShards(ctx context.Context, rep *sink.Report, byInput
 // keyName names a shard's directory in the publishing step's scratch.
 func (s *ShardResult) keyName() string { return fmt.Sprintf("i%06d-s%06d", s.Input, s.Index) }
 
-// publishRun writes the run's receipts outputs and the tables' empty parts,
-// and fills the report's table counts.
+// publishRun writes the run's receipts outputs and the tables' empty parts
+// (an Iceberg table needs none: its schema is in its metadata), and fills
+// the report's table counts.
 func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts []verify.ReceiptResult, local string) error {
 	txn, err := sink.NewTxn(filepath.Join(local, "receipts"))
 	if err != nil {
@@ -273,6 +297,24 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 	}
 	if err := sink.WriteReceipts(txn, outdir.ReceiptsFile, receipts); err != nil {
 		return err
+	}
+	// dest is where each file of txn is published.
+	dest := map[string]string{outdir.ReceiptsFile: outdir.ReceiptsFile}
+	// add places the parts of table name that txn holds (named within the
+	// tables' directory, as the Parquet writer names them).
+	add := func(name string, parts []sink.PartCounts) {
+		for _, p := range parts {
+			to := outdir.TablePath(p.Path)
+			if f.ice != nil {
+				if p.Rows == 0 {
+					continue
+				}
+				to = f.ice.place(name)
+				f.ice.add[name] = append(f.ice.add[name], icebergout.DataFile{Rel: to, Local: txn.Path(p.Path)})
+			}
+			dest[p.Path] = to
+			f.docParts[name] = append(f.docParts[name], sink.PartCounts{Path: to, Rows: p.Rows})
+		}
 	}
 	opts := parquetout.TableOptions{Version: pipeline.Version}
 	if slices.Contains(f.S.Tables, tabledef.Receipts) {
@@ -285,10 +327,10 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 			t.Abort()
 			return err
 		}
-		f.docParts[tabledef.Receipts] = append(f.docParts[tabledef.Receipts], placed(t.Counts()[tabledef.Receipts].Parts)...)
+		add(tabledef.Receipts, t.Counts()[tabledef.Receipts].Parts)
 	}
 	for _, name := range f.S.Tables {
-		if name == tabledef.Receipts || len(f.docParts[name]) > 0 {
+		if name == tabledef.Receipts || len(f.docParts[name]) > 0 || f.ice != nil {
 			continue
 		}
 		// A dataset with no rows still gets one part, with its schema.
@@ -297,15 +339,15 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 			t.Abort()
 			return err
 		}
-		f.docParts[name] = placed(t.Counts()[name].Parts)
+		add(name, t.Counts()[name].Parts)
 	}
 	if err := txn.Commit(); err != nil {
 		return err
 	}
 	for _, rel := range txn.Files() {
-		to := rel
-		if rel != outdir.ReceiptsFile {
-			to = outdir.TablePath(rel) // a table part, named within the tables' directory
+		to, ok := dest[rel]
+		if !ok {
+			continue // a receipts table part without rows, of an Iceberg table
 		}
 		if err := upload(ctx, txn.Path(rel), join(f.S.Output, to)); err != nil {
 			return err
@@ -338,14 +380,4 @@ func ReadReport(ctx context.Context, output string) (*sink.Report, error) {
 		return nil, fmt.Errorf("%s: %w", join(output, outdir.ReportFile), err)
 	}
 	return rep, nil
-}
-
-// placed returns parts named within the tables' directory (as the Parquet
-// writer names them) with their paths in OUT.
-func placed(parts []sink.PartCounts) []sink.PartCounts {
-	out := make([]sink.PartCounts, len(parts))
-	for i, p := range parts {
-		out[i] = sink.PartCounts{Path: outdir.TablePath(p.Path), Rows: p.Rows}
-	}
-	return out
 }

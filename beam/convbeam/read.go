@@ -14,6 +14,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
@@ -322,10 +323,17 @@ func (f *readFn) uploadFiles(ctx context.Context, sh Shard, r *shardRead) ([]Tem
 		// path as a URL, so a "%2F" of sink.FlatName would come back a
 		// "/" and the file lie deeper than removeTemporary looks.
 		tmp := join(dir, fmt.Sprintf("file-%04d", i))
-		if err := upload(ctx, r.txn.Path(rel), tmp); err != nil {
+		err := upload(ctx, r.txn.Path(rel), tmp)
+		if err != nil {
 			return nil, err
 		}
-		files = append(files, TempFile{Rel: rel, Temp: tmp, Table: table[rel], Rows: rows[rel]})
+		tf := TempFile{Rel: rel, Temp: tmp, Table: table[rel], Rows: rows[rel]}
+		if tf.Table != "" && f.S.iceberg() {
+			if tf.Footer, tf.Size, err = icebergout.ReadFooter(r.txn.Path(rel)); err != nil {
+				return nil, err
+			}
+		}
+		files = append(files, tf)
 	}
 	return files, nil
 }

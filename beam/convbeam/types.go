@@ -40,6 +40,10 @@ type Settings struct {
 	// IDBuckets is the number of buckets the documents' ids are
 	// partitioned into for the receipt pass (DefaultIDBuckets when 0).
 	IDBuckets int
+	// TableFormat lays the tables out as Parquet datasets ("parquet",
+	// or "" for the same) or Apache Iceberg tables ("iceberg"), as
+	// convbatch run --table-format does (outdir.TableFormat).
+	TableFormat string
 }
 
 // DefaultIDBuckets is the number of id buckets of the receipt pass: each
@@ -171,6 +175,11 @@ type TempFile struct {
 	Temp  string
 	Table string
 	Rows  int64
+	// Footer and Size are, for a part of an Iceberg table, its Parquet
+	// footer and size (icebergout.ReadFooter), which its snapshot's
+	// manifest describes it by.
+	Footer []byte
+	Size   int64
 }
 
 // ShardResult is what one shard's read produced: its counts and counters,

@@ -3,7 +3,8 @@
 // docs/SCALE-OUT.md.
 //
 //	convbeam --input GLOB[,GLOB...] --output DIR [--keys FILE] [--tables LIST]
-//	         [--archive zst|jsonl|none] [--shard_bytes N] [--max_doc_bytes N] [--strict]
+//	         [--table_format parquet|iceberg] [--archive zst|jsonl|none]
+//	         [--shard_bytes N] [--max_doc_bytes N] [--strict]
 //	         [--runner prism|flink|spark|dataflow] [runner flags]
 package main
 
@@ -36,6 +37,7 @@ import (
 
 	"github.com/convbatch/convbatch/beam/convbeam"
 	"github.com/convbatch/convbatch/internal/exitcode"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/stream"
 )
 
@@ -43,6 +45,7 @@ import (
 // in Beam's package variables, defined on flag.CommandLine.
 type options struct {
 	input, output, keys, tables, archive string
+	tableFormat                          string
 	shardBytes, maxDoc                   int64
 	strict, verbose                      bool
 	cpuprofile                           string
@@ -54,6 +57,7 @@ func (o *options) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.output, "output", "", "output directory (local path, gs://, s3://); must hold no report.json")
 	fs.StringVar(&o.keys, "keys", "", "keyring file (JSON) for the receipts' signatures")
 	fs.StringVar(&o.tables, "tables", "all", "tables to write: all, none, or a comma-separated list of usage, conversations, tool_calls, receipts, transcripts")
+	fs.StringVar(&o.tableFormat, "table_format", "parquet", "parquet (directories of Parquet parts), or iceberg: Apache Iceberg tables OUT/tables/NAME/{metadata,data}/, one snapshot per job, as convbatch run --table-format (see docs/SCALE-OUT.md)")
 	fs.StringVar(&o.archive, "archive", "zst", "archive write-back format: zst, jsonl or none")
 	fs.Int64Var(&o.shardBytes, "shard_bytes", convbeam.DefaultShardBytes, "byte-range shard size of a plain .jsonl input")
 	fs.Int64Var(&o.maxDoc, "max_doc_bytes", stream.DefaultMaxDocBytes, "size cap of one line, as convbatch run --max-doc-bytes")
@@ -74,7 +78,8 @@ const help = `convbeam runs the convbatch job as an Apache Beam pipeline, on Pri
 
 Usage:
   convbeam --input GLOB[,GLOB...] --output DIR [--keys FILE] [--tables LIST]
-           [--archive zst|jsonl|none] [--shard_bytes N] [--max_doc_bytes N] [--strict]
+           [--table_format parquet|iceberg] [--archive zst|jsonl|none]
+           [--shard_bytes N] [--max_doc_bytes N] [--strict]
            [--runner prism|flink|spark|dataflow] [runner flags]
 
 ` + exitcode.Summary + `
@@ -243,6 +248,11 @@ func (o *options) job(ctx context.Context, stderr io.Writer) int {
 		return usageError(stderr, err)
 	}
 	s.ShardBytes, s.MaxDocBytes, s.Strict = o.shardBytes, o.maxDoc, o.strict
+	format, err := outdir.ParseTableFormat(o.tableFormat)
+	if err != nil {
+		return usageError(stderr, fmt.Errorf("--table_format: %w", err))
+	}
+	s.TableFormat = string(format)
 	plan, err := convbeam.MakePlan(ctx, strings.Split(o.input, ","), s.ShardBytes)
 	if err != nil {
 		return usageError(stderr, err)

@@ -155,7 +155,7 @@ const usageLine = "usage: convbeam --input GLOB[,GLOB...] --output DIR [flags]; 
 // stderr, the error and the usage, nothing on stdout, and exit 2. The
 // cases follow one another so that a flag given to one call would show in
 // the next if it stayed set: "no input" comes after calls that set
-// --input, --tables and --archive.
+// --input, --tables, --table_format and --archive.
 func TestRunUsage(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
@@ -189,6 +189,10 @@ func TestRunUsage(t *testing.T) {
 			`convbeam: unknown table "bogus" (tables: usage, conversations, tool_calls, receipts, transcripts, or all, none)`},
 		{"bad --archive", []string{"--input", in, "--output", out, "--archive", "gz"}, exitcode.Usage, nil,
 			`convbeam: archive format "gz": want zst, jsonl or none`},
+		{"bad --table_format", []string{"--input", in, "--output", out, "--table_format", "delta"}, exitcode.Usage, nil,
+			`convbeam: --table_format: unknown table format "delta" (want parquet or iceberg)`},
+		{"--table-format, convbatch's spelling", []string{"--input", in, "--output", out, "--table-format", "iceberg"}, exitcode.Usage, nil,
+			"convbeam: flag provided but not defined: -table-format"},
 		{"bad --runner", []string{"--input", in, "--output", out, "--experiments", "x", "--runner", "direct"}, exitcode.Usage, nil,
 			`convbeam: --runner "direct": want one of prism, flink, spark, dataflow, universal`},
 		{"no input", []string{"--output", out}, exitcode.Usage, nil,

@@ -7,19 +7,25 @@ package beamtest
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/convbatch/convbatch/cli"
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/internal/testkit/pqtest"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
@@ -234,4 +240,46 @@ func Decompress(t testing.TB, p string) []byte {
 		t.Fatalf("%s: %v", p, err)
 	}
 	return plain
+}
+
+// IcebergTable reads the latest metadata of the Iceberg table whose
+// directory is dir (a location: a file:// URI, or a URL that fsys reads)
+// with iceberg-go, as any reader by path does; version is its number.
+func IcebergTable(t testing.TB, dir string, version int, fsys icebergio.IO) *table.Table {
+	t.Helper()
+	loc := icebergout.BaseLocation(dir, icebergout.MetadataFile(version))
+	fsF := func(context.Context) (icebergio.IO, error) { return fsys, nil }
+	tbl, err := table.NewFromLocation(context.Background(), table.Identifier{path.Base(dir)}, loc, fsF, nil)
+	if err != nil {
+		t.Fatalf("iceberg table %s: %v", loc, err)
+	}
+	return tbl
+}
+
+// IcebergRows is the rows of the current snapshot of tbl, read by
+// iceberg-go's scan, each as a JSON object, sorted: the rows as a
+// multiset.
+func IcebergRows(t testing.TB, tbl *table.Table) []string {
+	t.Helper()
+	_, records, err := tbl.Scan().ToArrowRecords(context.Background())
+	if err != nil {
+		t.Fatalf("scan %s: %v", tbl.Location(), err)
+	}
+	var b bytes.Buffer
+	for rec, err := range records {
+		if err != nil {
+			t.Fatalf("scan %s: %v", tbl.Location(), err)
+		}
+		err = array.RecordToJSON(rec, &b)
+		rec.Release()
+		if err != nil {
+			t.Fatalf("scan %s: %v", tbl.Location(), err)
+		}
+	}
+	rows := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if b.Len() == 0 {
+		rows = []string{}
+	}
+	sort.Strings(rows)
+	return rows
 }
