@@ -2,10 +2,11 @@
 # Whole-corpus benchmark: convbatch against its peers on the same files, in
 # the same run (see bench/README.md).
 #
-#   make bench                  # = bash bench/run.sh: 1 GiB, 1M/3M tiny documents and 100k inputs, 3 runs
+#   make bench                  # = bash bench/run.sh: 1 GiB, 1M/3M tiny documents, 100k inputs and Iceberg, 3 runs
 #   QUICK=1 bash bench/run.sh   # smoke test: 64 MiB, 100k/300k tiny documents, 1 run, writes bench/work/RESULTS-quick.md
 #   SIZE=256MiB RUNS=5 bash bench/run.sh
 #   CASES=many bash bench/run.sh   # only the many-inputs case (7.), writes bench/work/RESULTS-many.md
+#   CASES=iceberg bash bench/run.sh   # only the Iceberg cases (8.), writes bench/work/RESULTS-iceberg.md
 #
 # 1. `convbatch gen --seed 42` writes a SIZE archive (plain JSONL), and
 #    `zstd -3 -T0` a compressed copy, under bench/data (kept, ignored by git).
@@ -37,9 +38,20 @@
 #    tables), what OUT holds (files, state bytes, Parquet parts per table;
 #    bench/many.py), then `run --incremental` over both directories;
 #    RUNS times, each round after the tiny documents' round.
+# 8. Iceberg tables (issue 26, item 7): the full run of 1. and the extract of
+#    the largest N of 6. each also with --table-format iceberg, measured right
+#    after its parquet twin in every round; and DAYS (default 10000)
+#    one-message documents each on its own UTC day (bench/iceberg.py days,
+#    kept as bench/data/days-DAYS.jsonl), `extract` with --partition-by none
+#    and day, in both formats, in each tiny documents' round. Every Iceberg
+#    OUT of the last round is read back by ClickHouse (chDB icebergLocal) and
+#    must hold the rows of its parquet twin (bench/iceberg.py check): the
+#    bench fails if not.
 # Everything lands in bench/RESULTS.md (RESULTS overrides the path).
 # CASES=many runs case 7 alone (no peers installed, no archive generated) and
-# writes bench/work/RESULTS-many.md unless RESULTS is set; CASES=all (the
+# writes bench/work/RESULTS-many.md unless RESULTS is set; CASES=iceberg runs
+# case 8 with its parquet twins alone (only chDB installed) and writes
+# bench/work/RESULTS-iceberg.md unless RESULTS is set; CASES=all (the
 # default) runs everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,19 +61,22 @@ if [ "${QUICK:-0}" = 1 ]; then
   SCALE_SIZES=${SCALE_SIZES:-"16MiB 64MiB 256MiB"}
   SHORT_DOCS=${SHORT_DOCS:-"100000 300000"}
   MANY_INPUTS=${MANY_INPUTS:-"5000"}
+  DAYS=${DAYS:-1000}
   [ "${CASES:-all}" = all ] && RESULTS=${RESULTS:-bench/work/RESULTS-quick.md}
 fi
 CASES=${CASES:-all}
 case "$CASES" in
   all) ;;
   many) RESULTS=${RESULTS:-${WORK:-bench/work}/RESULTS-many.md} ;;
-  *) echo "bench: CASES is all or many, not $CASES" >&2; exit 2 ;;
+  iceberg) RESULTS=${RESULTS:-${WORK:-bench/work}/RESULTS-iceberg.md} ;;
+  *) echo "bench: CASES is all, many or iceberg, not $CASES" >&2; exit 2 ;;
 esac
 SIZE=${SIZE:-1GiB}
 RUNS=${RUNS:-3}
 SCALE_SIZES=${SCALE_SIZES:-"256MiB 1GiB 4GiB"}
 SHORT_DOCS=${SHORT_DOCS:-"1000000 3000000"}
 MANY_INPUTS=${MANY_INPUTS:-"100000"}
+DAYS=${DAYS:-10000}
 RESULTS=${RESULTS:-bench/RESULTS.md}
 DATA=${DATA:-bench/data}
 WORK=${WORK:-bench/work}
@@ -76,7 +91,8 @@ export POLARS_NODE_DIR="$DATA/polars"
 
 need() { command -v "$1" >/dev/null || { echo "bench: the $1 command is needed${2:+ ($2)}" >&2; exit 2; }; }
 need python3; need go
-if [ "$CASES" = all ]; then need zstd; need jq; need node; need npm; fi
+if [ "$CASES" = all ]; then need jq; fi
+if [ "$CASES" != many ]; then need zstd; need node; need npm; fi
 [ -x /usr/bin/time ] || { echo "bench: /usr/bin/time is needed (apt-get install time)" >&2; exit 2; }
 log() { printf '%s bench: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -148,19 +164,6 @@ many_setup() {
 many_report() { python3 bench/many.py report --tsv "$many_tsv" --stats "$many_stats" --runs "$RUNS" --commands "$many_cmds" "$@"; }
 many_clean() { for n in $MANY_INPUTS; do rm -rf "$WORK/out-many-$n"; done; }
 
-if [ "$CASES" = many ]; then
-  many_setup
-  for i in $(seq "$RUNS"); do
-    for n in $MANY_INPUTS; do many_round "$n" "$i"; done
-  done
-  mkdir -p "$(dirname "$RESULTS")"
-  many_report --standalone > "$RESULTS"
-  many_clean
-  log "wrote $RESULTS"
-  cat "$RESULTS"
-  exit 0
-fi
-
 # gen_archive SIZE: bench/data/bench-SIZE.jsonl (+ .keys.json, .expect.json) and .zst
 gen_archive() {
   local plain="$DATA/bench-$1.jsonl"
@@ -175,6 +178,138 @@ gen_archive() {
   fi
 }
 
+# ClickHouse as chDB (npm chdb; its platform package @chdb/lib-linux-x64-gnu
+# holds libchdb.so, ~550 MB), installed once under bench/data.
+install_chdb() {
+  if [ ! -f "$CHDB_NODE_DIR/node_modules/chdb/package.json" ]; then
+    log "installing chdb@$CHDB_VERSION into $CHDB_NODE_DIR"
+    mkdir -p "$CHDB_NODE_DIR"
+    [ -f "$CHDB_NODE_DIR/package.json" ] || echo '{"private": true}' > "$CHDB_NODE_DIR/package.json"
+    (cd "$CHDB_NODE_DIR" && npm install --no-audit --no-fund --loglevel=error -E "chdb@$CHDB_VERSION")
+  fi
+}
+
+# tiny_gen N: bench/data/short-N.jsonl (+ .expect.json), the tiny documents of case 6.
+tiny_gen() {
+  local f="$DATA/short-$1.jsonl"
+  if [ ! -f "$f" ] || [ ! -f "$f.expect.json" ]; then
+    log "generating $f"
+    "$BIN" gen -o "$f" --conversations "$1" --seed 42 --profile short --progress never
+  fi
+}
+
+# The commands of the cases that case 8 measures in both formats (EXTRA:
+# more flags, such as --table-format iceberg). run_full_cmd NAME [EXTRA]:
+# the full run of case 1 on the zstd archive; tiny_extract_cmd N NAME
+# [EXTRA]: the extract of case 6; days_cmd NAME [EXTRA]: extract (all
+# tables) of the DAYS file.
+run_full_cmd() { echo "$BIN run -o $WORK/out-$1 --keys $DATA/bench-$SIZE.jsonl.keys.json --tables all --archive zst${2:+ $2} --progress never $DATA/bench-$SIZE.jsonl.zst"; }
+tiny_extract_cmd() { echo "$BIN extract -o $WORK/out-$2 --tables usage,conversations${3:+ $3} --progress never $DATA/short-$1.jsonl"; }
+days_cmd() { echo "$BIN extract -o $WORK/out-$1${2:+ $2} --progress never $DATA/days-$DAYS.jsonl"; }
+
+# Iceberg tables (case 8). ICE: case -> command; ICE_PAIRS: "parquet
+# iceberg" case pairs, each Iceberg OUT checked against its twin's;
+# ICE_TWIN: the Iceberg case measured right after a parquet case of cases 1
+# and 6 (CASES=all measures those in their own rounds). ice_setup TINY_N
+# generates the DAYS file and fills these.
+ice_tsv="$WORK/iceberg.tsv"
+ice_stats="$WORK/iceberg-stats.jsonl"
+ice_checks="$WORK/iceberg-checks.jsonl"
+ice_cmds="$WORK/iceberg-commands.txt"
+declare -A ICE=() ICE_TWIN=()
+ICE_PAIRS=()
+ice_days=()
+ice_setup() {
+  local n=$1 name part pair
+  : > "$ice_tsv"; : > "$ice_stats"; : > "$ice_checks"; : > "$ice_cmds"
+  if [ ! -f "$DATA/days-$DAYS.jsonl" ]; then
+    log "generating $DATA/days-$DAYS.jsonl"
+    python3 bench/iceberg.py days --bin "$BIN" --days "$DAYS" --out "$DATA/days-$DAYS.jsonl"
+  fi
+  ICE[run-full-zst]=$(run_full_cmd run-full-zst)
+  ICE[run-full-zst-iceberg]=$(run_full_cmd run-full-zst-iceberg "--table-format iceberg")
+  ICE[tiny-extract-$n]=$(tiny_extract_cmd "$n" "tiny-extract-$n")
+  ICE[tiny-extract-$n-iceberg]=$(tiny_extract_cmd "$n" "tiny-extract-$n-iceberg" "--table-format iceberg")
+  ICE_TWIN=([run-full-zst]=run-full-zst-iceberg [tiny-extract-$n]=tiny-extract-$n-iceberg)
+  ICE_PAIRS=("run-full-zst run-full-zst-iceberg" "tiny-extract-$n tiny-extract-$n-iceberg")
+  ice_days=()
+  for part in none day; do
+    ICE[days-$DAYS-$part]=$(days_cmd "days-$DAYS-$part" "--partition-by $part")
+    ICE[days-$DAYS-$part-iceberg]=$(days_cmd "days-$DAYS-$part-iceberg" "--partition-by $part --table-format iceberg")
+    ice_days+=("days-$DAYS-$part" "days-$DAYS-$part-iceberg")
+    ICE_PAIRS+=("days-$DAYS-$part days-$DAYS-$part-iceberg")
+  done
+  for pair in "${ICE_PAIRS[@]}"; do
+    for name in $pair; do printf '%s\t%s\n' "$name" "${ICE[$name]}" >> "$ice_cmds"; done
+  done
+}
+# ice_twin NAME [I]: after parquet case NAME, its Iceberg twin, if it has one.
+ice_twin() {
+  local t=${ICE_TWIN[$1]:-}
+  [ -n "$t" ] || return 0
+  log "iceberg, round ${2:-?}/$RUNS: $t"
+  measure "$ice_tsv" "$t" "${ICE[$t]}"
+}
+# ice_days_round I: round I of the DAYS cases.
+ice_days_round() {
+  for name in "${ice_days[@]}"; do
+    log "iceberg, round $1/$RUNS: $name"
+    measure "$ice_tsv" "$name" "${ICE[$name]}"
+  done
+}
+# ice_check: what each OUT of the last round holds, and every Iceberg OUT
+# read back by ClickHouse against its parquet twin; exits if rows differ.
+ice_check() {
+  local pq ice pair
+  for pair in "${ICE_PAIRS[@]}"; do
+    read -r pq ice <<<"$pair"
+    python3 bench/iceberg.py stats --out "$WORK/out-$pq" --case "$pq" >> "$ice_stats"
+    python3 bench/iceberg.py stats --out "$WORK/out-$ice" --case "$ice" >> "$ice_stats"
+    log "iceberg: reading $ice back through chDB icebergLocal against $pq"
+    python3 bench/iceberg.py check --work "$WORK" --chdb bench/chdb.mjs --iceberg "$ice" --parquet "$pq" >> "$ice_checks" ||
+      { echo "bench: the Iceberg tables of $ice do not hold the rows of $pq's (see $ice_checks)" >&2; exit 1; }
+  done
+}
+ice_report() { python3 bench/iceberg.py report --stats "$ice_stats" --checks "$ice_checks" --runs "$RUNS" --days "$DAYS" --commands "$ice_cmds" "$@"; }
+ice_clean() { for name in "${!ICE[@]}"; do rm -rf "$WORK/out-$name"; done; }
+ice_hi() { printf '%s\n' $SHORT_DOCS | sort -n | tail -1; }
+
+if [ "$CASES" = many ]; then
+  many_setup
+  for i in $(seq "$RUNS"); do
+    for n in $MANY_INPUTS; do many_round "$n" "$i"; done
+  done
+  mkdir -p "$(dirname "$RESULTS")"
+  many_report --standalone > "$RESULTS"
+  many_clean
+  log "wrote $RESULTS"
+  cat "$RESULTS"
+  exit 0
+fi
+
+if [ "$CASES" = iceberg ]; then
+  install_chdb
+  gen_archive "$SIZE"
+  hi=$(ice_hi)
+  tiny_gen "$hi"
+  ice_setup "$hi"
+  for i in $(seq "$RUNS"); do
+    for name in run-full-zst "tiny-extract-$hi"; do
+      log "iceberg, round $i/$RUNS: $name"
+      measure "$ice_tsv" "$name" "${ICE[$name]}"
+      ice_twin "$name" "$i"
+    done
+    ice_days_round "$i"
+  done
+  ice_check
+  mkdir -p "$(dirname "$RESULTS")"
+  ice_report --tsv "$ice_tsv" --standalone > "$RESULTS"
+  ice_clean
+  log "wrote $RESULTS"
+  cat "$RESULTS"
+  exit 0
+fi
+
 # DuckDB, installed once under bench/data (ignored by git).
 if [ ! -f "$DUCKDB_NODE_DIR/node_modules/@duckdb/node-api/package.json" ]; then
   log "installing @duckdb/node-api@$DUCKDB_VERSION into $DUCKDB_NODE_DIR"
@@ -184,14 +319,7 @@ if [ ! -f "$DUCKDB_NODE_DIR/node_modules/@duckdb/node-api/package.json" ]; then
 fi
 duckdb_version=$(node bench/duckdb.mjs --version)
 
-# ClickHouse as chDB (npm chdb; its platform package @chdb/lib-linux-x64-gnu
-# holds libchdb.so, ~550 MB), installed once under bench/data.
-if [ ! -f "$CHDB_NODE_DIR/node_modules/chdb/package.json" ]; then
-  log "installing chdb@$CHDB_VERSION into $CHDB_NODE_DIR"
-  mkdir -p "$CHDB_NODE_DIR"
-  [ -f "$CHDB_NODE_DIR/package.json" ] || echo '{"private": true}' > "$CHDB_NODE_DIR/package.json"
-  (cd "$CHDB_NODE_DIR" && npm install --no-audit --no-fund --loglevel=error -E "chdb@$CHDB_VERSION")
-fi
+install_chdb
 chdb_version=$(node bench/chdb.mjs --version)
 
 # Polars as nodejs-polars, pinned with npm i -E; its platform package is
@@ -216,7 +344,7 @@ zbytes=$(stat -c %s "$zst")
 # The cases, in the order they run in each round. $WORK/out-NAME is each
 # case's output directory, emptied before every run.
 declare -A CMDS=(
-  [run-full-zst]="$BIN run -o $WORK/out-run-full-zst --keys $keys --tables all --archive zst --progress never $zst"
+  [run-full-zst]="$(run_full_cmd run-full-zst)"
   [run-verify-zst]="$BIN run -o $WORK/out-run-verify-zst --tables none --archive none --progress never $zst"
   [extract-zst]="$BIN extract -o $WORK/out-extract-zst --tables usage,conversations --progress never $zst"
   [extract-plain]="$BIN extract -o $WORK/out-extract-plain --tables usage,conversations --progress never $plain"
@@ -230,12 +358,17 @@ declare -A CMDS=(
 )
 order=(run-full-zst run-verify-zst extract-zst extract-plain duckdb-zst duckdb-plain chdb-zst chdb-plain polars-plain jq-zst floor-zstd-dc)
 
+tiny_hi=$(ice_hi)
+tiny_gen "$tiny_hi"
+ice_setup "$tiny_hi"
+
 tsv="$WORK/times.tsv"
 : > "$tsv"
 for i in $(seq "$RUNS"); do
   for name in "${order[@]}"; do
     log "round $i/$RUNS: $name"
     measure "$tsv" "$name" "${CMDS[$name]}"
+    ice_twin "$name" "$i"
   done
 done
 
@@ -301,12 +434,9 @@ tiny_docs=()
 CHDB_DOC_HASH='lower(hex(SHA256(toJSONString(tuple(id,title,createdAt,extensions,agentId,skillIds,swarmRole,leaderId,consensusReceipt,messages)))))'
 for n in $SHORT_DOCS; do
   f="$DATA/short-$n.jsonl"
-  if [ ! -f "$f" ] || [ ! -f "$f.expect.json" ]; then
-    log "generating $f"
-    "$BIN" gen -o "$f" --conversations "$n" --seed 42 --profile short --progress never
-  fi
+  tiny_gen "$n"
   abs=$(realpath "$f")
-  TINY[tiny-extract-$n]="$BIN extract -o $WORK/out-tiny-extract-$n --tables usage,conversations --progress never $f"
+  TINY[tiny-extract-$n]="$(tiny_extract_cmd "$n" "tiny-extract-$n")"
   TINY[tiny-run-$n]="$BIN run -o $WORK/out-tiny-run-$n --tables none --archive none --progress never $f"
   TINY[tiny-chdb-$n]="node bench/chdb.mjs bench/chdb_extract.sql input=$abs transcript=NULL out=$(realpath "$WORK")/out-tiny-chdb-$n"
   # Like for like: ClickHouse also re-serializes and hashes every document.
@@ -320,9 +450,12 @@ for i in $(seq "$RUNS"); do
   for name in "${tiny_order[@]}"; do
     log "tiny documents, round $i/$RUNS: $name"
     measure "$tiny_tsv" "$name" "${TINY[$name]}"
+    ice_twin "$name" "$i"
   done
+  ice_days_round "$i"
   for n in $MANY_INPUTS; do many_round "$n" "$i"; done
 done
+ice_check
 # Rows of the last round: gen's expectation, convbatch, ClickHouse, DuckDB.
 tiny_rows="$WORK/tiny-rows.tsv"
 : > "$tiny_rows"
@@ -362,7 +495,9 @@ python3 bench/report.py \
   --jq "$WORK/jq-result.txt" --jcs "${jcs_files[@]}" --scale-docs "${scale_docs[@]}" \
   --chdb-version "$chdb_version" --chdb-npm "$CHDB_VERSION" --polars-version "$polars_version" --peer-counts "${peer_counts[@]}" --tiny-tsv "$tiny_tsv" --tiny-rows "$tiny_rows" --tiny-docs "${tiny_docs[@]}" > "$RESULTS"
 many_report >> "$RESULTS"
+ice_report --tsv "$tsv" "$tiny_tsv" "$ice_tsv" >> "$RESULTS"
 many_clean
+ice_clean
 for name in "${order[@]}" "${tiny_order[@]}"; do rm -rf "$WORK/out-$name"; done
 rm -rf "$WORK"/out-run-verify-j?
 log "wrote $RESULTS"
