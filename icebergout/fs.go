@@ -136,7 +136,12 @@ func (s *stagedFS) Create(location string) (icebergio.FileWriter, error) {
 
 // WriteFile stages the file at location with content b.
 func (s *stagedFS) WriteFile(location string, b []byte) error {
-	f, err := s.Create(location)
+	return writeFile(s.Create, location, b)
+}
+
+// writeFile writes b to a new file at location made by create.
+func writeFile(create func(string) (icebergio.FileWriter, error), location string, b []byte) error {
+	f, err := create(location)
 	if err != nil {
 		return err
 	}

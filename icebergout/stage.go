@@ -368,15 +368,7 @@ func (r *recordingFS) Create(location string) (icebergio.FileWriter, error) {
 
 // WriteFile stages the file at location with content b and records it.
 func (r *recordingFS) WriteFile(location string, b []byte) error {
-	f, err := r.Create(location)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return writeFile(r.Create, location, b)
 }
 
 // stagingCatalog is the catalog of one Stage: its commit applies the
