@@ -3,12 +3,13 @@
 # the tiny and 1 GiB inputs that `make bench` generates in bench/data: N
 # interleaved runs each, wall/user/sys/maxRSS medians. From the repo root:
 #   bash bench/ab-extract.sh /tmp/cb-old bin/convbatch 3
+# AB_INPUTS (space-separated names under bench/data) picks the inputs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 A=$1; B=$2; N=${3:-3}
 D=bench/data; O=${TMPDIR:-/tmp}/ab-extract
 mkdir -p $O
-for in in short-1000000.jsonl short-3000000.jsonl bench-1GiB.jsonl.zst; do
+for in in ${AB_INPUTS:-short-1000000.jsonl short-3000000.jsonl bench-1GiB.jsonl.zst}; do
   : > $O/A.txt; : > $O/B.txt
   for i in $(seq $N); do
     for bin in A B; do
