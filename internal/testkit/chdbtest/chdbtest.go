@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -109,18 +108,9 @@ func run(t testing.TB, dir string, sqls ...string) ([][]map[string]any, error) {
 // string); anything else fails the test.
 func Int(t testing.TB, v any) int64 {
 	t.Helper()
-	var s string
-	switch x := v.(type) {
-	case json.Number:
-		s = x.String()
-	case string:
-		s = x
-	default:
-		t.Fatalf("chdbtest: %v (%T) is not an integer", v, v)
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	n, err := npmtest.Int(v)
 	if err != nil {
-		t.Fatalf("chdbtest: %q is not an int64: %v", s, err)
+		t.Fatalf("chdbtest: %v", err)
 	}
 	return n
 }
@@ -155,13 +145,6 @@ var install = npmtest.Install{
 const scriptPath = "testdata/chdb/query.mjs"
 
 func setup() env {
-	var e env
-	script, err := npmtest.Script(scriptPath)
-	if err != nil {
-		e.fail = err.Error()
-		return e
-	}
-	ne := install.Setup()
-	e.node, e.dir, e.script, e.skip, e.fail = ne.Node, ne.Dir, script, ne.Skip, ne.Fail
-	return e
+	ne, script := install.SetupScript(scriptPath)
+	return env{node: ne.Node, dir: ne.Dir, script: script, skip: ne.Skip, fail: ne.Fail}
 }

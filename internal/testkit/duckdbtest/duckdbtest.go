@@ -150,18 +150,9 @@ func QueryAll(t testing.TB, sqls ...string) []*Result {
 // string); nil is an error.
 func Int(t testing.TB, v any) int64 {
 	t.Helper()
-	var s string
-	switch x := v.(type) {
-	case json.Number:
-		s = x.String()
-	case string:
-		s = x
-	default:
-		t.Fatalf("duckdbtest: %v (%T) is not an integer", v, v)
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	n, err := npmtest.Int(v)
 	if err != nil {
-		t.Fatalf("duckdbtest: %q is not an int64: %v", s, err)
+		t.Fatalf("duckdbtest: %v", err)
 	}
 	return n
 }
@@ -218,13 +209,6 @@ const scriptPath = "testdata/duckdb/query.mjs"
 // setup finds node, the script and the installed package, installing it
 // when needed.
 func setup() env {
-	var e env
-	script, err := npmtest.Script(scriptPath)
-	if err != nil {
-		e.fail = err.Error()
-		return e
-	}
-	ne := install.Setup()
-	e.node, e.dir, e.script, e.skip, e.fail = ne.Node, ne.Dir, script, ne.Skip, ne.Fail
-	return e
+	ne, script := install.SetupScript(scriptPath)
+	return env{node: ne.Node, dir: ne.Dir, script: script, skip: ne.Skip, fail: ne.Fail}
 }

@@ -15,6 +15,7 @@ package npmtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -188,4 +189,34 @@ func Script(rel string) (string, error) {
 		}
 		dir = up
 	}
+}
+
+// SetupScript is Setup for a harness that runs the script at rel (relative
+// to the module root) with the packages: it returns the Env and the
+// script's path; a missing script is a failure, not a skip.
+func (in Install) SetupScript(rel string) (Env, string) {
+	script, err := Script(rel)
+	if err != nil {
+		return Env{Fail: err.Error()}, ""
+	}
+	return in.Setup(), script
+}
+
+// Int reads an integer value of a result that JSON decoded with UseNumber
+// (a json.Number, or a decimal string, as engines write 64-bit integers).
+func Int(v any) (int64, error) {
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		s = x.String()
+	case string:
+		s = x
+	default:
+		return 0, fmt.Errorf("%v (%T) is not an integer", v, v)
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not an int64: %w", s, err)
+	}
+	return n, nil
 }
