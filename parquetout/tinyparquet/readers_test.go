@@ -1,0 +1,76 @@
+package tinyparquet_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/convbatch/convbatch/internal/testkit/duckdbtest"
+	"github.com/convbatch/convbatch/internal/testkit/hyparquettest"
+	"github.com/convbatch/convbatch/parquetout/tinyparquet"
+)
+
+// TestIndependentReaders writes the same rows with the Writer and with
+// pqarrow and has two readers that share no code with arrow-go read both:
+// DuckDB finds the same rows (EXCEPT ALL both ways) and hyparquet the
+// same cells, in each of its modes.
+func TestIndependentReaders(t *testing.T) {
+	props, aprops := tinyparquet.TestProps()
+	w, err := tinyparquet.New(tinyparquet.TestSchema, props, aprops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var tiny, ref []string
+	for seed := range uint64(4) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		recs := []arrow.RecordBatch{tinyparquet.RandomRecord(rng, 1+int(seed)*20), tinyparquet.RandomRecord(rng, 3)}
+		var buf bytes.Buffer
+		if _, err := w.WriteFile(&buf, recs...); err != nil {
+			t.Fatal(err)
+		}
+		tp, rp := filepath.Join(dir, "tiny", string(rune('a'+seed))+".parquet"), filepath.Join(dir, "ref", string(rune('a'+seed))+".parquet")
+		for p, b := range map[string][]byte{tp: buf.Bytes(), rp: tinyparquet.WritePqarrow(t, recs)} {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tiny, ref = append(tiny, tp), append(ref, rp)
+		for _, r := range recs {
+			r.Release()
+		}
+	}
+
+	// DuckDB: maps compared as their entries, floats as their bits (NaN
+	// and -0 exactly).
+	cols := `s, s_null, bin, i32, i32_null, i64, i64_null, cast(f64 as varchar) as f64, cast(f64_null as varchar) as f64_null,
+		b, b_null, ts, list, list_req, list_req_items, map_entries(map) as map`
+	from := func(sub string) string {
+		return "select " + cols + " from read_parquet(" + duckdbtest.Literal(filepath.Join(dir, sub, "*.parquet")) + ")"
+	}
+	rows := duckdbtest.Query(t, "select (select count(*) from ("+from("tiny")+" except all "+from("ref")+")) as extra, (select count(*) from ("+
+		from("ref")+" except all "+from("tiny")+")) as missing, (select count(*) from ("+from("tiny")+")) as n, (select count(*) from ("+from("ref")+")) as want")
+	r := rows[0]
+	if duckdbtest.Int(t, r["extra"]) != 0 || duckdbtest.Int(t, r["missing"]) != 0 || duckdbtest.Int(t, r["n"]) != duckdbtest.Int(t, r["want"]) || duckdbtest.Int(t, r["n"]) == 0 {
+		t.Errorf("DuckDB: %v", r)
+	}
+
+	for _, mode := range []hyparquettest.Mode{hyparquettest.AllColumns, hyparquettest.EachColumn} {
+		got, want := hyparquettest.Read(t, mode, tiny...), hyparquettest.Read(t, mode, ref...)
+		for i := range got {
+			g, w := *got[i], *want[i]
+			g.Path, w.Path = "", ""
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("hyparquet (%s): %s reads\n%v\nwant (pqarrow's)\n%v", mode, tiny[i], g, w)
+			}
+		}
+	}
+}
