@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/convbatch/convbatch/parquetout/tinyparquet"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/tabledef"
 )
@@ -241,7 +242,14 @@ func rewrite(txn *sink.Txn, rel string, src string, table string, opts TableOpti
 	}
 
 	props := parquet.NewWriterProperties(writerProperties(info, opts)...)
-	w := &rewriter{fr: fr, schema: schema, opts: opts, enc: newEncoder(table, txn, schema, props, defaultEncoderConfig)}
+	w := &rewriter{fr: fr, schema: schema, opts: opts, rel: rel, enc: newEncoder(table, txn, schema, props, defaultEncoderConfig)}
+	if opts.PartitionBy == PartitionDay {
+		// A partition's part, written as the table's writer writes it:
+		// whole by tinyparquet while its rows are few.
+		if t, err := tinyparquet.New(schema, props, arrowWriterProperties()); err == nil {
+			w.tiny, w.gate.on = t, true
+		}
+	}
 	defer func() {
 		// Run before recoverPanic's (registered first): a panic is made
 		// an error here, and the encoder stopped.
@@ -249,12 +257,10 @@ func rewrite(txn *sink.Txn, rel string, src string, table string, opts TableOpti
 			err = panicError(r)
 		}
 		if err != nil {
+			w.gate.release()
 			w.enc.abort()
 		}
 	}()
-	if err := w.enc.send(encodeOp{kind: opOpen, rel: rel}); err != nil {
-		return 0, err
-	}
 	for rg := range p.rdr.NumRowGroups() {
 		// The rows kept, as runs of row numbers within the row group.
 		runs, err := keep(p, rg)
@@ -270,7 +276,7 @@ func rewrite(txn *sink.Txn, rel string, src string, table string, opts TableOpti
 			return 0, fmt.Errorf("row group %d: %w", rg, err)
 		}
 	}
-	if err := w.enc.send(encodeOp{kind: opClose}); err != nil {
+	if err := w.finish(); err != nil {
 		return 0, err
 	}
 	if err := w.enc.wait(); err != nil {
@@ -289,10 +295,37 @@ type rewriter struct {
 	schema *arrow.Schema
 	opts   TableOptions
 	enc    *encoder
+	// rel is the copy's name; opened tells that the encoder opened it.
+	rel    string
+	opened bool
+	// gate holds back the rows of a partition's part while they are few
+	// enough for tiny to write the copy whole (see tinyGate).
+	gate tinyGate
+	tiny *tinyparquet.Writer
 	// rgBytes is the Arrow size of the rows in the open row group; cut
 	// asks for a new row group before the next rows.
 	rgBytes int64
 	cut     bool
+}
+
+// finish ends the copy: written whole by tiny from the rows held back, or
+// the encoder's part closed (opened first if no row was kept: the copy
+// is an empty part).
+func (w *rewriter) finish() error {
+	if held, _ := w.gate.take(); len(held) > 0 {
+		return w.enc.send(encodeOp{kind: opTiny, rel: w.rel, recs: held, tiny: w.tiny})
+	}
+	if !w.opened {
+		if err := w.open(); err != nil {
+			return err
+		}
+	}
+	return w.enc.send(encodeOp{kind: opClose})
+}
+
+func (w *rewriter) open() error {
+	w.opened = true
+	return w.enc.send(encodeOp{kind: opOpen, rel: w.rel})
 }
 
 // copyRowGroup queues the rows of row group rg in runs, in batches of at
@@ -351,6 +384,25 @@ func (w *rewriter) copyRowGroup(rg int, runs []rowRun) (kept int64, err error) {
 // the rows before reached RowGroupBytes: the next row group starts with
 // the next rows, so the part never ends with an empty one.
 func (w *rewriter) write(rec arrow.RecordBatch, size int64) error {
+	if w.gate.hold(rec, size) {
+		return nil
+	}
+	held, sizes := w.gate.take()
+	if err := writeAll(held, sizes, rec, w.encode); err != nil {
+		return err
+	}
+	return w.encode(rec, size)
+}
+
+// encode queues rec, of Arrow size size, to the encoder's part, opening
+// it first if needed.
+func (w *rewriter) encode(rec arrow.RecordBatch, size int64) error {
+	if !w.opened {
+		if err := w.open(); err != nil {
+			rec.Release()
+			return err
+		}
+	}
 	op := encodeOp{kind: opWrite, rec: rec, newRowGroup: w.cut}
 	w.cut = false
 	if err := w.enc.send(op); err != nil {

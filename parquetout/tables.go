@@ -7,7 +7,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/convbatch/convbatch/parquetout/tinyparquet"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
@@ -459,6 +461,10 @@ type tableWriter struct {
 	encoder  *encoder
 	partOpen bool
 	props    *parquet.WriterProperties
+	// tiny writes the small partitions' parts (writeTiny), made on first
+	// use; noTiny tells that the table's schema is not one it writes.
+	tiny   *tinyparquet.Writer
+	noTiny bool
 	// err is the first error, returned by every later flush.
 	err   error
 	part  int
@@ -494,9 +500,7 @@ func (w *tableWriter) rowAdded() error {
 // kept as the writer's.
 func (w *tableWriter) send(op encodeOp) error {
 	if w.err != nil {
-		if op.rec != nil {
-			op.rec.Release()
-		}
+		op.release()
 		return w.err
 	}
 	if w.encoder == nil {
@@ -523,6 +527,44 @@ func (w *tableWriter) open() error {
 	w.partRows = append(w.partRows, 0)
 	w.part++
 	return nil
+}
+
+// writeTiny queues recs, which it owns, the rows of a small partition,
+// as one part of their own written by the table's tinyparquet writer. No
+// part may be open.
+func (w *tableWriter) writeTiny(recs []arrow.RecordBatch) error {
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	rel := PartName(w.name, w.partition, w.part)
+	if err := w.send(encodeOp{kind: opTiny, rel: rel, recs: recs, tiny: w.tiny}); err != nil {
+		return err
+	}
+	w.parts = append(w.parts, rel)
+	w.partRows = append(w.partRows, rows)
+	w.part++
+	w.total += rows
+	return nil
+}
+
+// tinyWriter returns the table's tinyparquet writer, made on the first
+// call, or nil if its schema is one tinyparquet does not write.
+func (w *tableWriter) tinyWriter() *tinyparquet.Writer {
+	if w.tiny == nil && !w.noTiny && !w.enc.noTiny {
+		if w.props == nil {
+			w.props = parquet.NewWriterProperties(writerProperties(w.info, w.opts)...)
+		}
+		t, err := tinyparquet.New(w.info.tableSchema(), w.props, arrowWriterProperties())
+		w.tiny, w.noTiny = t, err != nil
+	}
+	return w.tiny
+}
+
+// arrowWriterProperties are pqarrow's properties of every part: the Arrow
+// schema stored in the footer.
+func arrowWriterProperties() pqarrow.ArrowWriterProperties {
+	return pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
 }
 
 // writerProperties are the Parquet writer properties of every part of the

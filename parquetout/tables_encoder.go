@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/convbatch/convbatch/parquetout/tinyparquet"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -30,6 +31,9 @@ type encoderConfig struct {
 	// returns becomes the operation's. Tests use it to delay the encoder
 	// or make it fail.
 	before func(kind string) error
+	// noTiny writes every partition with pqarrow, however small (no
+	// tinyparquet part): for tests of the pqarrow path on few rows.
+	noTiny bool
 }
 
 // encodeOpKind tells what an encodeOp asks for.
@@ -46,16 +50,30 @@ const (
 	// opClose ends the part: the last row group, the footer, the file
 	// closed.
 	opClose
+	// opTiny writes the part rel, whole, from recs with tiny.
+	opTiny
 )
 
-var opNames = [...]string{opOpen: "open", opWrite: "write", opOffset: "offset", opClose: "close"}
+var opNames = [...]string{opOpen: "open", opWrite: "write", opOffset: "offset", opClose: "close", opTiny: "tiny"}
 
 // encodeOp is one operation queued to an encoder.
 type encodeOp struct {
 	kind        encodeOpKind
-	rel         string            // opOpen
-	rec         arrow.RecordBatch // opWrite, owned (released) by the encoder
-	newRowGroup bool              // opWrite
+	rel         string              // opOpen
+	rec         arrow.RecordBatch   // opWrite, owned (released) by the encoder
+	newRowGroup bool                // opWrite
+	recs        []arrow.RecordBatch // opTiny, owned by the encoder
+	tiny        *tinyparquet.Writer // opTiny
+}
+
+// release releases the records of op.
+func (op encodeOp) release() {
+	if op.rec != nil {
+		op.rec.Release()
+	}
+	for _, r := range op.recs {
+		r.Release()
+	}
 }
 
 // offsetReply is the encoder's answer to an opOffset.
@@ -150,9 +168,7 @@ func (e *encoder) fail(err error) {
 // done before send returns.
 func (e *encoder) send(op encodeOp) error {
 	if err := e.Err(); err != nil {
-		if op.rec != nil {
-			op.rec.Release()
-		}
+		op.release()
 		return err
 	}
 	if e.cfg.serial {
@@ -248,9 +264,7 @@ func (e *encoder) do(op encodeOp) (int64, error) {
 			e.fail(err)
 		}
 	}
-	if op.rec != nil {
-		op.rec.Release()
-	}
+	op.release()
 	return n, err
 }
 
@@ -278,6 +292,8 @@ func (e *encoder) run(op encodeOp) (n int64, err error) {
 		return e.out.n, nil
 	case opClose:
 		return 0, e.closePart()
+	case opTiny:
+		return 0, e.writeTiny(op.rel, op.tiny, op.recs)
 	}
 	return 0, fmt.Errorf("unknown operation %d", op.kind)
 }
@@ -295,7 +311,7 @@ func (e *encoder) open(rel string) error {
 	}
 	e.out.bw.Reset(f)
 	e.out.n = 0
-	fw, err := pqarrow.NewFileWriter(e.schema, e.out, e.props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	fw, err := pqarrow.NewFileWriter(e.schema, e.out, e.props, arrowWriterProperties())
 	if err != nil {
 		f.Close()
 		return err
@@ -315,5 +331,18 @@ func (e *encoder) closePart() error {
 		err = cerr
 	}
 	e.file = nil
+	return err
+}
+
+// writeTiny writes the part rel, whole, from recs with t.
+func (e *encoder) writeTiny(rel string, t *tinyparquet.Writer, recs []arrow.RecordBatch) error {
+	f, err := e.txn.Create(rel)
+	if err != nil {
+		return err
+	}
+	_, err = t.WriteFile(f, recs...)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	return err
 }

@@ -198,6 +198,10 @@ func TestTablesEncoderError(t *testing.T) {
 		// (4 partitions: 3 days and the null one), unless spilled.
 		{"day", parquetout.TableOptions{BatchRows: 16, PartitionBy: parquetout.PartitionDay}, "write", 2, false},
 		{"day-close", parquetout.TableOptions{BatchRows: 16, PartitionBy: parquetout.PartitionDay}, "close", 2, false},
+		// Small partitions are written whole (tinyparquet), an
+		// operation a part.
+		{"day-tiny", parquetout.TableOptions{BatchRows: 16, PartitionBy: parquetout.PartitionDay}, "tiny", 2, false},
+		{"day-tiny-panic", parquetout.TableOptions{BatchRows: 16, PartitionBy: parquetout.PartitionDay}, "tiny", 1, true},
 		{"day-spilled", parquetout.TableOptions{BatchRows: 16, RowGroupBytes: 1, PartitionBy: parquetout.PartitionDay}, "write", 40, false},
 	} {
 		for _, serial := range []bool{false, true} {
@@ -218,7 +222,9 @@ func TestTablesEncoderError(t *testing.T) {
 					}
 					return boom
 				}
-				tb := parquetout.NewTablesWith(txn, []string{tabledef.Usage}, tc.opts, parquetout.EncoderConfig{Serial: serial, Depth: 1, Before: hook})
+				// The pqarrow path, but where a tiny part's failure is tested.
+				noTiny := !strings.HasPrefix(tc.name, "day-tiny")
+				tb := parquetout.NewTablesWith(txn, []string{tabledef.Usage}, tc.opts, parquetout.EncoderConfig{Serial: serial, Depth: 1, Before: hook, NoTiny: noTiny})
 				var first error
 				for i := range in.docs {
 					if err := tb.AddDocument(&in.docs[i]); err != nil {

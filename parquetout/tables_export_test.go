@@ -40,10 +40,12 @@ type EncoderConfig struct {
 	Depth int
 	// Before is called before each operation of an encoder.
 	Before func(kind string) error
+	// NoTiny writes every partition with pqarrow, however small.
+	NoTiny bool
 }
 
 func (c EncoderConfig) config() encoderConfig {
-	return encoderConfig{serial: c.Serial, depth: c.Depth, before: c.Before}
+	return encoderConfig{serial: c.Serial, depth: c.Depth, before: c.Before, noTiny: c.NoTiny}
 }
 
 // NewTablesWith is NewTables encoding as c says.

@@ -288,30 +288,32 @@ func (p *partitions) writeAll() error {
 	}
 	for _, day := range days {
 		w.partition, w.part = dayName(day), 0
+		d := dayWriter{w: w, gate: tinyGate{on: w.tinyWriter() != nil}}
 		for _, i := range spilled[day] {
 			if p.stop.Load() {
+				d.release()
 				return fmt.Errorf("table %s: aborted", p.name)
 			}
 			rec, err := p.spill.read(i)
 			if err != nil {
+				d.release()
 				return fmt.Errorf("table %s: spill: %w", p.name, err)
 			}
-			if err := w.write(rec, recordSize(rec)); err != nil {
+			if err := d.write(rec, recordSize(rec)); err != nil {
 				return err
 			}
 		}
 		if r, ok := inMemory[day]; ok {
 			if p.stop.Load() {
+				d.release()
 				return fmt.Errorf("table %s: aborted", p.name)
 			}
-			if err := w.write(s.rec.NewSlice(r.start, r.end), int64(perRow*float64(r.end-r.start))); err != nil {
+			if err := d.write(s.rec.NewSlice(r.start, r.end), int64(perRow*float64(r.end-r.start))); err != nil {
 				return err
 			}
 		}
-		if w.partOpen {
-			if err := w.closePart(); err != nil {
-				return err
-			}
+		if err := d.close(); err != nil {
+			return err
 		}
 	}
 	return nil
