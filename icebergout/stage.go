@@ -10,7 +10,10 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -173,13 +176,9 @@ func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 	}
 	cat.base = tbl.Metadata()
 
-	add := make([]iceberg.DataFile, 0, len(s.Add))
-	for _, f := range s.Add {
-		df, err := dataFile(tbl, sfs, f)
-		if err != nil {
-			return nil, err
-		}
-		add = append(add, df)
+	add, err := dataFiles(tbl, sfs, s.Add)
+	if err != nil {
+		return nil, err
 	}
 	remove, err := currentFiles(tbl, sfs, s.Remove)
 	if err != nil {
@@ -273,6 +272,31 @@ func newMetadata(s Snapshot, loc string) (table.Metadata, error) {
 		"write.format.default":            "parquet",
 		"write.parquet.compression-codec": "zstd",
 	})
+}
+
+// dataFiles describes the Parquet parts files for tbl, in their order,
+// on a goroutine per CPU: a night of a table partitioned over thousands
+// of days adds as many parts, each a footer to read and its statistics to
+// convert.
+func dataFiles(tbl *table.Table, sfs *recordingFS, files []DataFile) ([]iceberg.DataFile, error) {
+	out := make([]iceberg.DataFile, len(files))
+	errs := make([]error, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(files); i = int(next.Add(1) - 1) {
+				out[i], errs[i] = dataFile(tbl, sfs, files[i])
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // dataFile describes the Parquet part f for tbl from its footer.
