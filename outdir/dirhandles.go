@@ -26,38 +26,34 @@ import (
 // wherever it leads. Missing directories are created the same way, with
 // mkdirat(2) in the parent's handle.
 //
-// At most maxOpen handles stay open (the process's file limit may be low,
-// and a partitioned table may have many thousands of directories): when
-// the cache is full the least recently used half is closed, and those a
-// file was published into are synced first, in the background. Once
-// every rename is done, sync makes durable the directories still open
-// that were published into, and every ancestor of a directory published
-// into (the entry of a directory the commit created is in its parent),
-// and waits for the background syncs. A directory published into again
-// after its handle was closed is opened, and synced, again.
+// At most about maxOpen handles stay open (the process's file limit may
+// be low, and a partitioned table may have many thousands of
+// directories): when the cache is full the least recently used half is
+// closed, and those a file was published into are remembered. Once every
+// rename is done, sync makes durable, dirSyncParallel at a time, every
+// directory published into and every ancestor of one (the entry of a
+// directory the commit created is in its parent). The syncs wait for the
+// renames: run beside them, their writes hold up the creation of
+// directories, which waits for the blocks being written.
 type dirHandles struct {
 	root   *os.File // OUT, opened through the os.Root
 	rootFd int
 	open   map[string]*dirHandle // by OUT-relative, slash-separated path, but "."
 	clock  uint64                // the stamp of the latest use
-	// ancestors are the proper ancestors of the directories published
-	// into ("." among them), synced by sync.
+	// unsynced are the directories published into whose handles were
+	// closed; ancestors the proper ancestors of every directory published
+	// into ("." among them). sync syncs both, and the open ones published
+	// into.
+	unsynced  map[string]bool
 	ancestors map[string]bool
 	maxOpen   int
-
-	// The background syncer: syncAsync hands it the handles it syncs,
-	// then closes.
-	syncq   chan int
-	workers sync.WaitGroup
-	errMu   sync.Mutex
-	err     error // the first failed sync's
 }
 
 // dirHandle is one open directory of dirHandles.
 type dirHandle struct {
 	fd    int
 	used  uint64 // dirHandles.clock when last used
-	dirty bool   // a file was published into it since it was opened
+	dirty bool   // a file was published into it
 }
 
 const (
@@ -73,37 +69,13 @@ func newDirHandles(root *os.Root, maxOpen int) (*dirHandles, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &dirHandles{root: f, rootFd: int(f.Fd()), open: map[string]*dirHandle{},
-		ancestors: map[string]bool{}, maxOpen: max(maxOpen, 2), syncq: make(chan int)}
-	h.workers.Add(dirSyncParallel)
-	for range dirSyncParallel {
-		go func() {
-			defer h.workers.Done()
-			for fd := range h.syncq {
-				h.fail(unix.Fsync(fd), "sync directory")
-				unix.Close(fd)
-			}
-		}()
-	}
-	return h, nil
-}
-
-// fail records err, the first one, for sync to return.
-func (h *dirHandles) fail(err error, op string) {
-	if err == nil {
-		return
-	}
-	h.errMu.Lock()
-	if h.err == nil {
-		h.err = fmt.Errorf("%s: %w", op, err)
-	}
-	h.errMu.Unlock()
+	return &dirHandles{root: f, rootFd: int(f.Fd()), open: map[string]*dirHandle{},
+		unsynced: map[string]bool{}, ancestors: map[string]bool{}, maxOpen: max(maxOpen, 2)}, nil
 }
 
 // makeRoom closes the least recently used half of the open handles when
-// the cache is full, those published into once synced in the background.
-// It is called before a step's lookups, never between them, so that the
-// handles a step holds stay open.
+// the cache is full. It is called before a step's lookups, never between
+// them, so that the handles a step holds stay open.
 func (h *dirHandles) makeRoom() {
 	if len(h.open) < h.maxOpen {
 		return
@@ -118,7 +90,12 @@ func (h *dirHandles) makeRoom() {
 	}
 	slices.SortFunc(all, func(a, b aged) int { return cmp.Compare(a.used, b.used) })
 	for _, a := range all[:len(all)/2] {
-		h.release(a.rel)
+		e := h.open[a.rel]
+		if e.dirty {
+			h.unsynced[a.rel] = true
+		}
+		unix.Close(e.fd)
+		delete(h.open, a.rel)
 	}
 }
 
@@ -141,11 +118,31 @@ func (h *dirHandles) dir(rel string, create bool) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	fd, err := openDirAt(parent, rel, create)
+	if err != nil {
+		return -1, err
+	}
+	h.open[rel] = &dirHandle{fd: fd, used: h.clock}
+	return fd, nil
+}
+
+// openDirAt opens (and with create makes, if missing) the directory rel,
+// whose parent's handle is parent: the last element of rel in parent. A
+// link or a file there is refused, never followed.
+func openDirAt(parent int, rel string, create bool) (int, error) {
 	base := path.Base(rel)
-	fd, err := openDirAt(parent, base)
+	open := func() (int, error) {
+		for {
+			fd, err := unix.Openat(parent, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != unix.EINTR {
+				return fd, err
+			}
+		}
+	}
+	fd, err := open()
 	if err == unix.ENOENT && create {
 		if err = unix.Mkdirat(parent, base, 0o755); err == nil || err == unix.EEXIST {
-			fd, err = openDirAt(parent, base)
+			fd, err = open()
 		}
 	}
 	switch {
@@ -154,24 +151,12 @@ func (h *dirHandles) dir(rel string, create bool) (int, error) {
 	case err != nil:
 		return -1, &fs.PathError{Op: "open", Path: rel, Err: err}
 	}
-	h.open[rel] = &dirHandle{fd: fd, used: h.clock}
 	return fd, nil
 }
 
-// openDirAt opens the directory name in the directory dirfd, refusing a
-// link (ELOOP) or a file (ENOTDIR) there.
-func openDirAt(dirfd int, name string) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
-
 // published records that a file was published into the directory rel,
-// whose handle dir returned last: it is synced, with its ancestors,
-// before the commit publishes its report.
+// whose handle dir returned last: sync makes it durable, with its
+// ancestors.
 func (h *dirHandles) published(rel string) {
 	if rel == "." {
 		h.ancestors["."] = true
@@ -185,68 +170,74 @@ func (h *dirHandles) published(rel string) {
 	}
 }
 
-// release closes the handle of rel, after syncing it (in the background)
-// if it was published into.
-func (h *dirHandles) release(rel string) {
-	e := h.open[rel]
-	delete(h.open, rel)
-	switch {
-	case e.dirty && h.syncq != nil:
-		h.syncq <- e.fd
-	case e.dirty:
-		h.fail(unix.Fsync(e.fd), "sync directory")
-		unix.Close(e.fd)
-	default:
-		unix.Close(e.fd)
-	}
-}
-
-// sync makes durable every directory published into and its ancestors:
-// it syncs those still open and the ancestors, and waits for the
-// background syncs of the closed ones. It returns the first error, and
-// leaves no handle open but OUT's.
+// sync makes durable every directory published into and its ancestors,
+// dirSyncParallel at a time, each through a handle of its own opened in
+// its parent's; it returns the first error. The cached handles stay open.
 func (h *dirHandles) sync() error {
-	for rel := range h.open {
-		if !h.ancestors[rel] {
-			h.release(rel)
+	todo := h.unsynced
+	h.unsynced = map[string]bool{}
+	for rel, e := range h.open {
+		if e.dirty {
+			todo[rel] = true
+			e.dirty = false
 		}
 	}
 	for rel := range h.ancestors {
+		todo[rel] = true
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	fds := make(chan int)
+	wg.Add(dirSyncParallel)
+	for range dirSyncParallel {
+		go func() {
+			defer wg.Done()
+			for fd := range fds {
+				if err := unix.Fsync(fd); err != nil {
+					fail(fmt.Errorf("sync directory: %w", err))
+				}
+				unix.Close(fd)
+			}
+		}()
+	}
+	for rel := range todo {
 		if rel == "." {
 			continue
 		}
 		h.makeRoom()
-		if _, err := h.dir(rel, false); err != nil {
-			h.fail(err, "sync directory")
-			continue
+		parent, err := h.dir(path.Dir(rel), false)
+		var fd int
+		if err == nil {
+			fd, err = openDirAt(parent, rel, false)
 		}
-		h.open[rel].dirty = true
+		if err != nil {
+			fail(fmt.Errorf("sync directory: %w", err))
+			break
+		}
+		fds <- fd
 	}
-	for rel := range h.open {
-		h.release(rel)
+	close(fds)
+	wg.Wait()
+	if todo["."] {
+		if err := unix.Fsync(h.rootFd); err != nil {
+			fail(fmt.Errorf("sync directory: %w", err))
+		}
 	}
-	if h.ancestors["."] {
-		h.fail(unix.Fsync(h.rootFd), "sync directory")
-	}
-	h.stop()
-	h.errMu.Lock()
-	defer h.errMu.Unlock()
-	return h.err
+	return firstErr
 }
 
-// stop waits for the background syncs to end.
-func (h *dirHandles) stop() {
-	if h.syncq != nil {
-		close(h.syncq)
-		h.workers.Wait()
-		h.syncq = nil
-	}
-}
-
-// close closes every handle (without syncing what sync did not) once the
-// background syncs have ended.
+// close closes every handle.
 func (h *dirHandles) close() {
-	h.stop()
 	for rel, e := range h.open {
 		unix.Close(e.fd)
 		delete(h.open, rel)

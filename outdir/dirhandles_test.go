@@ -274,8 +274,14 @@ func TestDirHandlesSyncAncestors(t *testing.T) {
 	if err := h.sync(); err != nil {
 		t.Fatal(err)
 	}
+	for rel, e := range h.open {
+		if e.dirty {
+			t.Errorf("%s is still to sync after sync", rel)
+		}
+	}
+	h.close()
 	if len(h.open) != 0 {
-		t.Errorf("%d handles open after sync", len(h.open))
+		t.Errorf("%d handles open after close", len(h.open))
 	}
 }
 
