@@ -34,7 +34,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -685,26 +684,42 @@ func syncFiles(paths []string, digest bool) ([]FileRecord, error) {
 var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // syncFile syncs the file at p and, with digest, fills rec's size and
-// SHA-256 from its bytes.
+// SHA-256 from its bytes. It works on the bare descriptor (open, read to
+// the end, fsync, close): an os.File would add a poller registration and
+// a finalizer for each of a commit's thousands of small files. A link
+// planted at p since the commit checked it is refused, not followed.
 func syncFile(p string, digest bool, rec *FileRecord) error {
-	f, err := os.Open(p)
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return err
+		return &fs.PathError{Op: "open", Path: p, Err: err}
 	}
-	defer f.Close()
+	defer unix.Close(fd)
 	if digest {
 		h := sha256.New()
 		buf := copyBuffers.Get().(*[]byte)
-		// Read through a plain reader: os.File's WriteTo would make a
-		// buffer of its own for every file, 32 KiB of garbage each.
-		n, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf)
-		copyBuffers.Put(buf)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+		var size int64
+		for {
+			n, err := unix.Read(fd, *buf)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				copyBuffers.Put(buf)
+				return &fs.PathError{Op: "read", Path: p, Err: err}
+			}
+			if n == 0 {
+				break
+			}
+			h.Write((*buf)[:n])
+			size += int64(n)
 		}
-		rec.Size, rec.SHA256 = n, hex.EncodeToString(h.Sum(nil))
+		copyBuffers.Put(buf)
+		rec.Size, rec.SHA256 = size, hex.EncodeToString(h.Sum(nil))
 	}
-	return f.Sync()
+	if err := unix.Fsync(fd); err != nil {
+		return &fs.PathError{Op: "sync", Path: p, Err: err}
+	}
+	return nil
 }
 
 // stageManifest completes j.Manifest from the staged files' records (in
