@@ -34,7 +34,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -45,6 +44,7 @@ import (
 	"syscall"
 
 	"github.com/convbatch/convbatch/internal/crashpoint"
+	"golang.org/x/sys/unix"
 )
 
 // Names under OUT.
@@ -345,7 +345,8 @@ func (d *Dir) writeJournal(j *Journal) error {
 // apply carries out a journal; every step may have been done already (a
 // recovery after a crash), so each is idempotent. hit names the crash
 // point reached after each rename or removal. Every path goes through
-// d.fs: nothing outside OUT is touched, whatever links OUT holds.
+// d.fs, or through directory handles opened from it that follow no link
+// (dirHandles): nothing outside OUT is touched, whatever links OUT holds.
 func (d *Dir) apply(j *Journal, hit string) error {
 	staged := func(rel string) string { return path.Join(StateDir, stagingName, rel) }
 	report := staged(j.Report)
@@ -357,12 +358,15 @@ func (d *Dir) apply(j *Journal, hit string) error {
 		if err := d.stepDone(); err != nil {
 			return err
 		}
-		dirs := map[string]bool{}
+		h, err := newDirHandles(d.fs, dirHandlesMax)
+		if err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		defer h.close()
 		for _, r := range j.Renames {
-			if err := d.publish(staged(r.From), r.To); err != nil {
+			if err := d.publish(h, staged(r.From), r.To); err != nil {
 				return fmt.Errorf("commit: %w", err)
 			}
-			dirs[path.Dir(r.To)] = true
 			crashpoint.Hit(hit)
 			if err := d.stepDone(); err != nil {
 				return err
@@ -377,10 +381,10 @@ func (d *Dir) apply(j *Journal, hit string) error {
 				return err
 			}
 		}
-		for dir := range dirs {
-			if err := d.syncDir(dir); err != nil {
-				return fmt.Errorf("commit: %w", err)
-			}
+		// The published files' directories, and the entries of those the
+		// commit created, are durable before the report is published.
+		if err := h.sync(); err != nil {
+			return fmt.Errorf("commit: %w", err)
 		}
 		if err := d.fs.Rename(report, ReportFile); err != nil {
 			return fmt.Errorf("commit: publish report: %w", err)
@@ -416,25 +420,79 @@ func (d *Dir) apply(j *Journal, hit string) error {
 	return nil
 }
 
-// publish renames a staged file into place (both relative to OUT); a file
-// no longer staged was published by the interrupted attempt, unless it is
+// publish renames a staged file into place (both relative to OUT, clean
+// and local: validated journal paths) through the directory handles h,
+// creating the destination's directory if it is missing; a file no
+// longer staged was published by the interrupted attempt, unless it is
 // missing there too.
-func (d *Dir) publish(from, to string) error {
-	err := d.fs.Rename(from, to)
+func (d *Dir) publish(h *dirHandles, from, to string) error {
+	h.makeRoom()
+	fromBase, toDir, toBase := path.Base(from), path.Dir(to), path.Base(to)
+	src, err := h.dir(path.Dir(from), false)
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := d.fs.Lstat(from); errors.Is(serr, fs.ErrNotExist) {
-			if _, derr := d.fs.Lstat(to); derr == nil {
-				return nil
-			}
-			return fmt.Errorf("%s: neither staged nor published", to)
-		}
-		// The destination's directory is missing.
-		if err := d.fs.MkdirAll(path.Dir(to), 0o755); err != nil {
-			return err
-		}
-		err = d.fs.Rename(from, to)
+		return d.published(h, to)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	dst, err := h.dir(toDir, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The destination's directory is missing: it is created for a
+		// file that is staged.
+		if staged, serr := existsAt(src, fromBase); serr != nil || !staged {
+			if serr != nil {
+				return &fs.PathError{Op: "lstat", Path: from, Err: serr}
+			}
+			return d.published(h, to)
+		}
+		dst, err = h.dir(toDir, true)
+	}
+	if err != nil {
+		return err
+	}
+	if err := unix.Renameat(src, fromBase, dst, toBase); err != nil {
+		if err == unix.ENOENT {
+			return d.published(h, to)
+		}
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	h.published(toDir)
+	return nil
+}
+
+// published checks that the file to (relative to OUT), no longer staged,
+// was published by an interrupted attempt at the commit.
+func (d *Dir) published(h *dirHandles, to string) error {
+	dst, err := h.dir(path.Dir(to), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: neither staged nor published", to)
+	}
+	if err != nil {
+		return err
+	}
+	ok, err := existsAt(dst, path.Base(to))
+	if err != nil {
+		return &fs.PathError{Op: "lstat", Path: to, Err: err}
+	}
+	if !ok {
+		return fmt.Errorf("%s: neither staged nor published", to)
+	}
+	h.published(path.Dir(to))
+	return nil
+}
+
+// existsAt reports whether the directory dirfd holds name (a link is not
+// followed).
+func existsAt(dirfd int, name string) (bool, error) {
+	var st unix.Stat_t
+	switch err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err {
+	case nil:
+		return true, nil
+	case unix.ENOENT:
+		return false, nil
+	default:
+		return false, err
+	}
 }
 
 // removeIfExists removes the file rel (relative to OUT), if it is there.
@@ -626,26 +684,42 @@ func syncFiles(paths []string, digest bool) ([]FileRecord, error) {
 var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 
 // syncFile syncs the file at p and, with digest, fills rec's size and
-// SHA-256 from its bytes.
+// SHA-256 from its bytes. It works on the bare descriptor (open, read to
+// the end, fsync, close): an os.File would add a poller registration and
+// a finalizer for each of a commit's thousands of small files. A link
+// planted at p since the commit checked it is refused, not followed.
 func syncFile(p string, digest bool, rec *FileRecord) error {
-	f, err := os.Open(p)
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return err
+		return &fs.PathError{Op: "open", Path: p, Err: err}
 	}
-	defer f.Close()
+	defer unix.Close(fd)
 	if digest {
 		h := sha256.New()
 		buf := copyBuffers.Get().(*[]byte)
-		// Read through a plain reader: os.File's WriteTo would make a
-		// buffer of its own for every file, 32 KiB of garbage each.
-		n, err := io.CopyBuffer(h, struct{ io.Reader }{f}, *buf)
-		copyBuffers.Put(buf)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+		var size int64
+		for {
+			n, err := unix.Read(fd, *buf)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				copyBuffers.Put(buf)
+				return &fs.PathError{Op: "read", Path: p, Err: err}
+			}
+			if n == 0 {
+				break
+			}
+			h.Write((*buf)[:n])
+			size += int64(n)
 		}
-		rec.Size, rec.SHA256 = n, hex.EncodeToString(h.Sum(nil))
+		copyBuffers.Put(buf)
+		rec.Size, rec.SHA256 = size, hex.EncodeToString(h.Sum(nil))
 	}
-	return f.Sync()
+	if err := unix.Fsync(fd); err != nil {
+		return &fs.PathError{Op: "sync", Path: p, Err: err}
+	}
+	return nil
 }
 
 // stageManifest completes j.Manifest from the staged files' records (in

@@ -1,0 +1,246 @@
+package outdir
+
+import (
+	"cmp"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirHandles is a commit's cache of open directories of OUT, so that
+// apply renames each file with one renameat(2) between two directory
+// handles instead of walking both paths component by component (as the
+// os.Root does for every call), and makes the directories it published
+// into durable in parallel instead of one fsync after the other.
+//
+// Every handle is confined to OUT: OUT itself is opened through the
+// os.Root, and every other directory with openat(2) of a single name (a
+// path component of a validated journal path: no slash, no "..") in its
+// parent's handle, with O_NOFOLLOW and O_DIRECTORY, so that a symbolic
+// link (or a file) where a directory belongs is refused, never followed,
+// wherever it leads. Missing directories are created the same way, with
+// mkdirat(2) in the parent's handle.
+//
+// At most about maxOpen handles stay open (the process's file limit may
+// be low, and a partitioned table may have many thousands of
+// directories): when the cache is full the least recently used half is
+// closed, and those a file was published into are remembered. Once every
+// rename is done, sync makes durable, dirSyncParallel at a time, every
+// directory published into and every ancestor of one (the entry of a
+// directory the commit created is in its parent). The syncs wait for the
+// renames: run beside them, their writes hold up the creation of
+// directories, which waits for the blocks being written.
+type dirHandles struct {
+	root   *os.File // OUT, opened through the os.Root
+	rootFd int
+	open   map[string]*dirHandle // by OUT-relative, slash-separated path, but "."
+	clock  uint64                // the stamp of the latest use
+	// unsynced are the directories published into whose handles were
+	// closed; ancestors the proper ancestors of every directory published
+	// into ("." among them). sync syncs both, and the open ones published
+	// into.
+	unsynced  map[string]bool
+	ancestors map[string]bool
+	maxOpen   int
+}
+
+// dirHandle is one open directory of dirHandles.
+type dirHandle struct {
+	fd    int
+	used  uint64 // dirHandles.clock when last used
+	dirty bool   // a file was published into it
+}
+
+const (
+	// dirHandlesMax bounds the handles a commit keeps open.
+	dirHandlesMax = 1024
+	// dirSyncParallel is how many directories are synced at once.
+	dirSyncParallel = 16
+)
+
+// newDirHandles opens OUT's directory through root.
+func newDirHandles(root *os.Root, maxOpen int) (*dirHandles, error) {
+	f, err := root.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	return &dirHandles{root: f, rootFd: int(f.Fd()), open: map[string]*dirHandle{},
+		unsynced: map[string]bool{}, ancestors: map[string]bool{}, maxOpen: max(maxOpen, 2)}, nil
+}
+
+// makeRoom closes the least recently used half of the open handles when
+// the cache is full. It is called before a step's lookups, never between
+// them, so that the handles a step holds stay open.
+func (h *dirHandles) makeRoom() {
+	if len(h.open) < h.maxOpen {
+		return
+	}
+	type aged struct {
+		rel  string
+		used uint64
+	}
+	all := make([]aged, 0, len(h.open))
+	for rel, e := range h.open {
+		all = append(all, aged{rel, e.used})
+	}
+	slices.SortFunc(all, func(a, b aged) int { return cmp.Compare(a.used, b.used) })
+	for _, a := range all[:len(all)/2] {
+		e := h.open[a.rel]
+		if e.dirty {
+			h.unsynced[a.rel] = true
+		}
+		unix.Close(e.fd)
+		delete(h.open, a.rel)
+	}
+}
+
+// dir returns the handle of OUT's directory rel (relative to OUT,
+// slash-separated, clean and local), opening it, and with create the
+// missing directories on its way, if needed. A directory that does not
+// exist is an error that matches fs.ErrNotExist; a link or a file on the
+// way is refused with ErrRefused. The handle stays valid until the next
+// makeRoom, sync or close.
+func (h *dirHandles) dir(rel string, create bool) (int, error) {
+	if rel == "." {
+		return h.rootFd, nil
+	}
+	h.clock++
+	if e := h.open[rel]; e != nil {
+		e.used = h.clock
+		return e.fd, nil
+	}
+	parent, err := h.dir(path.Dir(rel), create)
+	if err != nil {
+		return -1, err
+	}
+	fd, err := openDirAt(parent, rel, create)
+	if err != nil {
+		return -1, err
+	}
+	h.open[rel] = &dirHandle{fd: fd, used: h.clock}
+	return fd, nil
+}
+
+// openDirAt opens (and with create makes, if missing) the directory rel,
+// whose parent's handle is parent: the last element of rel in parent. A
+// link or a file there is refused, never followed.
+func openDirAt(parent int, rel string, create bool) (int, error) {
+	base := path.Base(rel)
+	open := func() (int, error) {
+		for {
+			fd, err := unix.Openat(parent, base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != unix.EINTR {
+				return fd, err
+			}
+		}
+	}
+	fd, err := open()
+	if err == unix.ENOENT && create {
+		if err = unix.Mkdirat(parent, base, 0o755); err == nil || err == unix.EEXIST {
+			fd, err = open()
+		}
+	}
+	switch {
+	case err == unix.ELOOP || err == unix.ENOTDIR:
+		return -1, fmt.Errorf("%w: %s in OUT is a symbolic link or not a directory, where OUT needs a directory of its own: convbatch never writes through a link; move it away, then rerun", ErrRefused, rel)
+	case err != nil:
+		return -1, &fs.PathError{Op: "open", Path: rel, Err: err}
+	}
+	return fd, nil
+}
+
+// published records that a file was published into the directory rel,
+// whose handle dir returned last: sync makes it durable, with its
+// ancestors.
+func (h *dirHandles) published(rel string) {
+	if rel == "." {
+		h.ancestors["."] = true
+	}
+	if e := h.open[rel]; e != nil {
+		e.dirty = true
+	}
+	for rel != "." && !h.ancestors[path.Dir(rel)] {
+		rel = path.Dir(rel)
+		h.ancestors[rel] = true
+	}
+}
+
+// sync makes durable every directory published into and its ancestors,
+// dirSyncParallel at a time, each through a handle of its own opened in
+// its parent's; it returns the first error. The cached handles stay open.
+func (h *dirHandles) sync() error {
+	todo := h.unsynced
+	h.unsynced = map[string]bool{}
+	for rel, e := range h.open {
+		if e.dirty {
+			todo[rel] = true
+			e.dirty = false
+		}
+	}
+	for rel := range h.ancestors {
+		todo[rel] = true
+	}
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	fds := make(chan int)
+	wg.Add(dirSyncParallel)
+	for range dirSyncParallel {
+		go func() {
+			defer wg.Done()
+			for fd := range fds {
+				if err := unix.Fsync(fd); err != nil {
+					fail(fmt.Errorf("sync directory: %w", err))
+				}
+				unix.Close(fd)
+			}
+		}()
+	}
+	for rel := range todo {
+		if rel == "." {
+			continue
+		}
+		h.makeRoom()
+		parent, err := h.dir(path.Dir(rel), false)
+		var fd int
+		if err == nil {
+			fd, err = openDirAt(parent, rel, false)
+		}
+		if err != nil {
+			fail(fmt.Errorf("sync directory: %w", err))
+			break
+		}
+		fds <- fd
+	}
+	close(fds)
+	wg.Wait()
+	if todo["."] {
+		if err := unix.Fsync(h.rootFd); err != nil {
+			fail(fmt.Errorf("sync directory: %w", err))
+		}
+	}
+	return firstErr
+}
+
+// close closes every handle.
+func (h *dirHandles) close() {
+	for rel, e := range h.open {
+		unix.Close(e.fd)
+		delete(h.open, rel)
+	}
+	h.root.Close()
+}
