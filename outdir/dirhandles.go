@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -152,6 +153,81 @@ func openDirAt(parent int, rel string, create bool) (int, error) {
 		return -1, &fs.PathError{Op: "open", Path: rel, Err: err}
 	}
 	return fd, nil
+}
+
+// makeDirs makes the directories dirs (OUT-relative, as for dir) that are
+// missing, before the renames into them: the directories of one parent
+// one after the other (mkdir(2) locks the parent), those of different
+// parents (the tables) at once, one parent per CPU. A partitioned night
+// of 10,000 days makes as many directories in each table, which the
+// renames alone made one at a time: 3.5 of the commit's 4.2 CPU-seconds.
+// A link or a file where a parent belongs is refused as by dir; one where
+// a directory of dirs belongs is left for the renames to refuse.
+func (h *dirHandles) makeDirs(dirs []string) error {
+	children := map[string][]string{}
+	seen := map[string]bool{}
+	for _, rel := range dirs {
+		if rel == "." || seen[rel] {
+			continue
+		}
+		seen[rel] = true
+		children[path.Dir(rel)] = append(children[path.Dir(rel)], path.Base(rel))
+	}
+	// A parent that is itself among dirs is made first, by the walk of
+	// dir below.
+	parents := make([]string, 0, len(children))
+	for p := range children {
+		parents = append(parents, p)
+	}
+	slices.Sort(parents)
+	type job struct {
+		fd    int
+		names []string
+	}
+	jobs := make(chan job)
+	errs := make(chan error, len(parents))
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(parents)) {
+		wg.Go(func() {
+			for j := range jobs {
+				errs <- mkdirsAt(j.fd, j.names)
+				unix.Close(j.fd)
+			}
+		})
+	}
+	var err error
+	for _, p := range parents {
+		h.makeRoom()
+		var fd int
+		if fd, err = h.dir(p, true); err == nil {
+			// A copy of its own: the cache may close the handle.
+			fd, err = unix.Dup(fd)
+		}
+		if err != nil {
+			break
+		}
+		jobs <- job{fd, children[p]}
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		if err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// mkdirsAt makes the directories names in the directory parent, those
+// that are missing.
+func mkdirsAt(parent int, names []string) error {
+	for _, name := range names {
+		if err := unix.Mkdirat(parent, name, 0o755); err != nil && err != unix.EEXIST {
+			return &fs.PathError{Op: "mkdir", Path: name, Err: err}
+		}
+	}
+	return nil
 }
 
 // published records that a file was published into the directory rel,

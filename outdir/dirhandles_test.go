@@ -1,9 +1,12 @@
 package outdir
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -170,67 +173,80 @@ func TestPublishThroughDirHandles(t *testing.T) {
 			}(),
 		},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			parent := t.TempDir()
-			outside := filepath.Join(parent, "outside")
-			os.MkdirAll(outside, 0o755)
-			d, err := Open(filepath.Join(parent, "out"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer d.Close()
-			staging := d.Staging()
-			tc.prepare(t, d.Root(), staging, outside)
-			outsideBefore := regular(t, outside)
-			maxOpen := tc.maxOpen
-			if maxOpen == 0 {
-				maxOpen = dirHandlesMax
-			}
-			h, err := newDirHandles(d.fs, maxOpen)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer h.close()
-			for _, r := range tc.renames {
-				if err = d.publish(h, StateDir+"/"+stagingName+"/"+r.from, r.to); err != nil {
-					break
+		for _, makeDirs := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/makeDirs=%v", tc.name, makeDirs), func(t *testing.T) {
+				parent := t.TempDir()
+				outside := filepath.Join(parent, "outside")
+				os.MkdirAll(outside, 0o755)
+				d, err := Open(filepath.Join(parent, "out"))
+				if err != nil {
+					t.Fatal(err)
 				}
-				if len(h.open) > maxOpen+8 {
-					t.Fatalf("%d handles open, at most %d wanted", len(h.open), maxOpen)
+				defer d.Close()
+				staging := d.Staging()
+				tc.prepare(t, d.Root(), staging, outside)
+				outsideBefore := regular(t, outside)
+				maxOpen := tc.maxOpen
+				if maxOpen == 0 {
+					maxOpen = dirHandlesMax
 				}
-			}
-			if serr := h.sync(); err == nil {
-				err = serr
-			}
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Fatalf("publish: %v", err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				t.Fatalf("publish: %v, want an error saying %q", err, tc.wantErr)
-			case errors.Is(err, ErrRefused) != tc.refused:
-				t.Fatalf("publish: %v, refused %v, want %v", err, errors.Is(err, ErrRefused), tc.refused)
-			}
-			got := regular(t, d.Root())
-			for rel := range got {
-				if strings.HasPrefix(rel, StateDir+"/") {
-					delete(got, rel)
+				h, err := newDirHandles(d.fs, maxOpen)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if keys(got) != keys(tc.want) {
-				t.Fatalf("OUT holds %s, want %s", keys(got), keys(tc.want))
-			}
-			for k, v := range tc.want {
-				if got[k] != v {
-					t.Errorf("%s = %q, want %q", k, got[k], v)
+				defer h.close()
+				if makeDirs {
+					// As apply does: the directories first, then the renames.
+					var dirs []string
+					for _, r := range tc.renames {
+						dirs = append(dirs, path.Dir(r.to))
+					}
+					err = h.makeDirs(dirs)
 				}
-			}
-			if after := regular(t, outside); keys(after) != keys(outsideBefore) {
-				t.Errorf("the directory outside OUT changed: %s, was %s", keys(after), keys(outsideBefore))
-			}
-			if ents, _ := os.ReadDir(outside); len(ents) != len(outsideBefore) {
-				t.Errorf("something was created outside OUT: %d entries", len(ents))
-			}
-		})
+				for _, r := range tc.renames {
+					if err != nil {
+						break
+					}
+					if err = d.publish(h, StateDir+"/"+stagingName+"/"+r.from, r.to); err != nil {
+						break
+					}
+					if len(h.open) > maxOpen+8 {
+						t.Fatalf("%d handles open, at most %d wanted", len(h.open), maxOpen)
+					}
+				}
+				if serr := h.sync(); err == nil {
+					err = serr
+				}
+				switch {
+				case tc.wantErr == "" && err != nil:
+					t.Fatalf("publish: %v", err)
+				case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+					t.Fatalf("publish: %v, want an error saying %q", err, tc.wantErr)
+				case errors.Is(err, ErrRefused) != tc.refused:
+					t.Fatalf("publish: %v, refused %v, want %v", err, errors.Is(err, ErrRefused), tc.refused)
+				}
+				got := regular(t, d.Root())
+				for rel := range got {
+					if strings.HasPrefix(rel, StateDir+"/") {
+						delete(got, rel)
+					}
+				}
+				if keys(got) != keys(tc.want) {
+					t.Fatalf("OUT holds %s, want %s", keys(got), keys(tc.want))
+				}
+				for k, v := range tc.want {
+					if got[k] != v {
+						t.Errorf("%s = %q, want %q", k, got[k], v)
+					}
+				}
+				if after := regular(t, outside); keys(after) != keys(outsideBefore) {
+					t.Errorf("the directory outside OUT changed: %s, was %s", keys(after), keys(outsideBefore))
+				}
+				if ents, _ := os.ReadDir(outside); len(ents) != len(outsideBefore) {
+					t.Errorf("something was created outside OUT: %d entries", len(ents))
+				}
+			})
+		}
 	}
 }
 
@@ -317,5 +333,42 @@ func symlink(t *testing.T, target, name string) {
 	t.Helper()
 	if err := os.Symlink(target, name); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSyncStagedManyFiles: below manyFiles each staged file is synced,
+// from manyFiles on the file system once; both read every file for its
+// size and SHA-256, and give the same records.
+func TestSyncStagedManyFiles(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var paths []string
+	for i := range manyFiles {
+		p := filepath.Join(d.Staging(), "seg", fmt.Sprintf("f%04d", i))
+		write(t, p, strings.Repeat("x", i))
+		paths = append(paths, p)
+	}
+	for _, n := range []int{manyFiles - 1, manyFiles} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			records, err := d.syncStaged(paths[:n], true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(records) != n {
+				t.Fatalf("%d records for %d files", len(records), n)
+			}
+			for i, r := range records {
+				sum := sha256.Sum256([]byte(strings.Repeat("x", i)))
+				if r.Size != int64(i) || r.SHA256 != hex.EncodeToString(sum[:]) {
+					t.Fatalf("file %d: size %d sha256 %s, want %d %x", i, r.Size, r.SHA256, i, sum)
+				}
+			}
+		})
+	}
+	if _, err := d.syncStaged([]string{filepath.Join(d.Staging(), "missing")}, true); err == nil {
+		t.Error("a missing staged file: no error")
 	}
 }

@@ -269,7 +269,7 @@ func (d *Dir) Commit(j *Journal) error {
 	for _, r := range append(j.Renames, Rename{From: j.Report}) {
 		staged = append(staged, filepath.Join(d.Staging(), filepath.FromSlash(r.From)))
 	}
-	records, err := syncFiles(staged, j.Manifest != nil)
+	records, err := d.syncStaged(staged, j.Manifest != nil)
 	if err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -363,6 +363,13 @@ func (d *Dir) apply(j *Journal, hit string) error {
 			return fmt.Errorf("commit: %w", err)
 		}
 		defer h.close()
+		dirs := make([]string, 0, len(j.Renames))
+		for _, r := range j.Renames {
+			dirs = append(dirs, path.Dir(r.To))
+		}
+		if err := h.makeDirs(dirs); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
 		for _, r := range j.Renames {
 			if err := d.publish(h, staged(r.From), r.To); err != nil {
 				return fmt.Errorf("commit: %w", err)
@@ -382,9 +389,18 @@ func (d *Dir) apply(j *Journal, hit string) error {
 			}
 		}
 		// The published files' directories, and the entries of those the
-		// commit created, are durable before the report is published.
-		if err := h.sync(); err != nil {
-			return fmt.Errorf("commit: %w", err)
+		// commit created, are durable before the report is published:
+		// each synced, or for manyFiles renames or more the file system.
+		synced := false
+		if len(j.Renames) >= manyFiles {
+			if synced, err = d.syncFileSystem(); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
+		}
+		if !synced {
+			if err := h.sync(); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
 		}
 		if err := d.fs.Rename(report, ReportFile); err != nil {
 			return fmt.Errorf("commit: publish report: %w", err)
@@ -652,11 +668,56 @@ func createNew(name string) (*os.File, error) {
 	return os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 }
 
-// syncFiles syncs the files, several at a time: a run over many inputs
+// manyFiles is the number of files from which a commit syncs OUT's file
+// system once (syncfs(2), where the system has it) rather than each file
+// and directory: 10,000 partitions of three tables are 30,000 files and as
+// many directories, whose fsyncs took 2.8 s of a 7.5 s run (1.7 s the
+// files, 1.1 s the directories, 16 at a time) against 0.2 s for one
+// syncfs. Below it, the fsyncs of a few files do not wait on the writes of
+// other programs to the same file system, as syncfs may.
+const manyFiles = 1000
+
+// syncStaged makes the staged files durable and, with digest, returns
+// their records (see syncFiles): each file synced, or when there are
+// manyFiles or more the file system once after reading them.
+func (d *Dir) syncStaged(paths []string, digest bool) ([]FileRecord, error) {
+	if len(paths) < manyFiles {
+		return syncFiles(paths, digest, true)
+	}
+	records, err := syncFiles(paths, digest, false)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := d.syncFileSystem()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return syncFiles(paths, digest, true)
+	}
+	return records, nil
+}
+
+// syncFileSystem syncs the file system that holds OUT, if the system can
+// (syncfs(2)); it returns false if it cannot.
+func (d *Dir) syncFileSystem() (bool, error) {
+	f, err := d.fs.Open(".")
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	ok, err := syncFileSystem(int(f.Fd()))
+	if err != nil {
+		return false, fmt.Errorf("sync file system: %w", err)
+	}
+	return ok, nil
+}
+
+// syncFiles syncs the files (unless not fsync), several at a time: a run over many inputs
 // stages many small files, and one fsync waits for the disk. With digest
 // it also reads each file once and returns its size and SHA-256, by
 // position (Path left empty).
-func syncFiles(paths []string, digest bool) ([]FileRecord, error) {
+func syncFiles(paths []string, digest, fsync bool) ([]FileRecord, error) {
 	const parallel = 16
 	records := make([]FileRecord, len(paths))
 	errs := make(chan error, len(paths))
@@ -665,7 +726,7 @@ func syncFiles(paths []string, digest bool) ([]FileRecord, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
-			errs <- syncFile(p, digest, &records[i])
+			errs <- syncFile(p, digest, fsync, &records[i])
 		}()
 	}
 	for range parallel {
@@ -688,7 +749,10 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 // the end, fsync, close): an os.File would add a poller registration and
 // a finalizer for each of a commit's thousands of small files. A link
 // planted at p since the commit checked it is refused, not followed.
-func syncFile(p string, digest bool, rec *FileRecord) error {
+func syncFile(p string, digest, fsync bool, rec *FileRecord) error {
+	if !digest && !fsync {
+		return nil
+	}
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: p, Err: err}
@@ -715,6 +779,9 @@ func syncFile(p string, digest bool, rec *FileRecord) error {
 		}
 		copyBuffers.Put(buf)
 		rec.Size, rec.SHA256 = size, hex.EncodeToString(h.Sum(nil))
+	}
+	if !fsync {
+		return nil
 	}
 	if err := unix.Fsync(fd); err != nil {
 		return &fs.PathError{Op: "sync", Path: p, Err: err}
