@@ -228,13 +228,7 @@ func (r *compactReader) skip(t byte, depth int) error {
 			}
 		}
 		for range n {
-			if et == ctTrue || et == ctFalse {
-				if _, err := r.byte(); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := r.skip(et, depth+1); err != nil {
+			if err := r.skipElement(et, depth+1); err != nil {
 				return err
 			}
 		}
@@ -250,13 +244,7 @@ func (r *compactReader) skip(t byte, depth int) error {
 		}
 		for range n {
 			for _, et := range [2]byte{kv >> 4, kv & 0x0f} {
-				if et == ctTrue || et == ctFalse {
-					if _, err := r.byte(); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := r.skip(et, depth+1); err != nil {
+				if err := r.skipElement(et, depth+1); err != nil {
 					return err
 				}
 			}
@@ -266,6 +254,16 @@ func (r *compactReader) skip(t byte, depth int) error {
 		return r.skipStruct(depth + 1)
 	}
 	return fmt.Errorf("%w: type %d", errCompact, t)
+}
+
+// skipElement skips an element of a list, set or map of compact type t:
+// a boolean element is a byte of its own.
+func (r *compactReader) skipElement(t byte, depth int) error {
+	if t == ctTrue || t == ctFalse {
+		_, err := r.byte()
+		return err
+	}
+	return r.skip(t, depth)
 }
 
 // skipStruct skips the fields of a nested struct and its stop byte.
