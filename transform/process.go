@@ -24,6 +24,9 @@ type Doc struct {
 	Agents []string
 
 	state any
+	// inBatch is set while ProcessBatch runs: a BatchFinisher's Handle
+	// may leave part of its work to FinishBatch.
+	inBatch bool
 
 	// The members of the root object and of each message, indexed once
 	// (fields.go), and the scratch memory for escaped names.
@@ -43,6 +46,21 @@ func (d *Doc) State() any { return d.state }
 type Stateful interface {
 	NewState() any
 }
+
+// BatchFinisher is implemented by handlers that may finish part of their
+// work on several documents at once: after every record of a batch has
+// been through the handlers, ProcessBatch calls FinishBatch with the
+// handler's state (see Stateful), which must complete every Result the
+// handler left unfinished (the Results of a batch stay where they are until
+// ProcessBatch returns). Under Process alone the handler must do all of
+// its work in Handle; Doc.InBatch tells which.
+type BatchFinisher interface {
+	FinishBatch(state any)
+}
+
+// InBatch reports whether the document is handled by ProcessBatch, whose
+// BatchFinisher handlers may finish it in FinishBatch.
+func (d *Doc) InBatch() bool { return d.inBatch }
 
 // Result is what the handlers found in one record.
 type Result struct {
@@ -99,9 +117,11 @@ func (r *Result) Warn(w codes.Warning) { r.Warnings = append(r.Warnings, w) }
 type Processor struct {
 	handlers []Handler
 	states   []any
-	tape     jsonscan.Tape
-	doc      Doc
-	strs     strCache
+	// finishers are the indexes in handlers of the BatchFinishers.
+	finishers []int
+	tape      jsonscan.Tape
+	doc       Doc
+	strs      strCache
 }
 
 // NewProcessor returns a processor for handlers, which must come from
@@ -111,6 +131,9 @@ func NewProcessor(handlers []Handler) *Processor {
 	for i, h := range handlers {
 		if s, ok := h.(Stateful); ok {
 			p.states[i] = s.NewState()
+		}
+		if _, ok := h.(BatchFinisher); ok {
+			p.finishers = append(p.finishers, i)
 		}
 	}
 	return p
@@ -153,14 +176,20 @@ func (p *Processor) Process(rec *stream.Record, res *Result) {
 
 // ProcessBatch runs the handlers on every record of recs, as Process does,
 // into results, which it grows to len(recs) (reusing its room) and returns:
-// results[i] is recs[i]'s.
+// results[i] is recs[i]'s. The BatchFinisher handlers then finish the
+// batch (the transcript hashes of all its documents at once).
 func (p *Processor) ProcessBatch(recs []stream.Record, results []Result) []Result {
 	if cap(results) < len(recs) {
 		results = make([]Result, len(recs))
 	}
 	results = results[:len(recs)]
+	p.doc.inBatch = true
 	for i := range recs {
 		p.Process(&recs[i], &results[i])
+	}
+	p.doc.inBatch = false
+	for _, i := range p.finishers {
+		p.handlers[i].(BatchFinisher).FinishBatch(p.states[i])
 	}
 	return results
 }
