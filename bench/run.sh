@@ -7,6 +7,7 @@
 #   SIZE=256MiB RUNS=5 bash bench/run.sh
 #   CASES=many bash bench/run.sh   # only the many-inputs case (7.), writes bench/work/RESULTS-many.md
 #   CASES=iceberg bash bench/run.sh   # only the Iceberg cases (8.), writes bench/work/RESULTS-iceberg.md
+#   CASES=perf bash bench/run.sh   # only the Performance III cases (9.), writes bench/work/RESULTS-perf.md
 #
 # 1. `convbatch gen --seed 42` writes a SIZE archive (plain JSONL), and
 #    `zstd -3 -T0` a compressed copy, under bench/data (kept, ignored by git).
@@ -47,6 +48,16 @@
 #    OUT of the last round is read back by ClickHouse (chDB icebergLocal) and
 #    must hold the rows of its parquet twin (bench/iceberg.py check): the
 #    bench fails if not.
+# 9. Performance III (issue 28, CASES=perf only): at each size of
+#    PERF_SIZES (default 300MB and 1GiB; gen --bytes, zstd archives),
+#    `extract --tables usage,conversations` against ClickHouse's present
+#    query (chdb_extract.sql) and its lighter one (chdb_light.sql: only the
+#    columns both compute), `extract --tables usage` against ClickHouse's
+#    usage-only query (chdb_usage.sql); PERF_TINY (default 3M) tiny
+#    documents, both tables, against both ClickHouse queries; the full run
+#    on the largest size; RUNS times interleaved; the rows compared
+#    (peer_compare.sql); then bench/floor's single-core stage times on the
+#    largest archive, the full run's floor (bench/perf.py).
 # Everything lands in bench/RESULTS.md (RESULTS overrides the path).
 # CASES=many runs case 7 alone (no peers installed, no archive generated) and
 # writes bench/work/RESULTS-many.md unless RESULTS is set; CASES=iceberg runs
@@ -69,7 +80,8 @@ case "$CASES" in
   all) ;;
   many) RESULTS=${RESULTS:-${WORK:-bench/work}/RESULTS-many.md} ;;
   iceberg) RESULTS=${RESULTS:-${WORK:-bench/work}/RESULTS-iceberg.md} ;;
-  *) echo "bench: CASES is all, many or iceberg, not $CASES" >&2; exit 2 ;;
+  perf) RESULTS=${RESULTS:-${WORK:-bench/work}/RESULTS-perf.md} ;;
+  *) echo "bench: CASES is all, many, iceberg or perf, not $CASES" >&2; exit 2 ;;
 esac
 SIZE=${SIZE:-1GiB}
 RUNS=${RUNS:-3}
@@ -77,6 +89,8 @@ SCALE_SIZES=${SCALE_SIZES:-"256MiB 1GiB 4GiB"}
 SHORT_DOCS=${SHORT_DOCS:-"1000000 3000000"}
 MANY_INPUTS=${MANY_INPUTS:-"100000"}
 DAYS=${DAYS:-10000}
+PERF_SIZES=${PERF_SIZES:-"300MB 1GiB"}
+PERF_TINY=${PERF_TINY:-3000000}
 RESULTS=${RESULTS:-bench/RESULTS.md}
 DATA=${DATA:-bench/data}
 WORK=${WORK:-bench/work}
@@ -202,6 +216,16 @@ install_chdb() {
   fi
 }
 
+# DuckDB, installed once under bench/data (ignored by git).
+install_duckdb() {
+  if [ ! -f "$DUCKDB_NODE_DIR/node_modules/@duckdb/node-api/package.json" ]; then
+    log "installing @duckdb/node-api@$DUCKDB_VERSION into $DUCKDB_NODE_DIR"
+    mkdir -p "$DUCKDB_NODE_DIR"
+    [ -f "$DUCKDB_NODE_DIR/package.json" ] || echo '{"private": true}' > "$DUCKDB_NODE_DIR/package.json"
+    (cd "$DUCKDB_NODE_DIR" && npm install --no-audit --no-fund --loglevel=error "@duckdb/node-api@$DUCKDB_VERSION")
+  fi
+}
+
 # tiny_gen N: bench/data/short-N.jsonl (+ .expect.json), the tiny documents of case 6.
 tiny_gen() {
   local f="$DATA/short-$1.jsonl"
@@ -300,6 +324,98 @@ if [ "$CASES" = many ]; then
   exit 0
 fi
 
+# Performance III (case 9). PERF: case -> command, in the order of
+# perf_order; the OUT of each case is $WORK/out-NAME.
+declare -A PERF=()
+perf_order=()
+perf_tsv="$WORK/perf.tsv"
+perf_rows="$WORK/perf-rows.tsv"
+perf_cmds="$WORK/perf-commands.txt"
+# perf_add NAME CMD: one case.
+perf_add() { PERF[$1]=$2; perf_order+=("$1"); }
+perf_setup() {
+  local s z abs out t
+  out=$(realpath "$WORK")
+  for s in $PERF_SIZES; do
+    gen_archive "$s"
+    z="$DATA/bench-$s.jsonl.zst"
+    abs=$(realpath "$z")
+    perf_add "perf-extract-$s" "$BIN extract -o $WORK/out-perf-extract-$s --tables usage,conversations --progress never $z"
+    perf_add "perf-chdb-$s" "node bench/chdb.mjs bench/chdb_extract.sql input=$abs transcript=NULL out=$out/out-perf-chdb-$s"
+    perf_add "perf-chdblight-$s" "node bench/chdb.mjs bench/chdb_light.sql input=$abs out=$out/out-perf-chdblight-$s"
+    perf_add "perf-usage-$s" "$BIN extract -o $WORK/out-perf-usage-$s --tables usage --progress never $z"
+    perf_add "perf-chdbusage-$s" "node bench/chdb.mjs bench/chdb_usage.sql input=$abs out=$out/out-perf-chdbusage-$s"
+  done
+  tiny_gen "$PERF_TINY"
+  t=$(realpath "$DATA/short-$PERF_TINY.jsonl")
+  perf_add "perf-tiny-extract-$PERF_TINY" "$(tiny_extract_cmd "$PERF_TINY" "perf-tiny-extract-$PERF_TINY")"
+  perf_add "perf-tiny-chdb-$PERF_TINY" "node bench/chdb.mjs bench/chdb_extract.sql input=$t transcript=NULL out=$out/out-perf-tiny-chdb-$PERF_TINY"
+  perf_add "perf-tiny-chdblight-$PERF_TINY" "node bench/chdb.mjs bench/chdb_light.sql input=$t out=$out/out-perf-tiny-chdblight-$PERF_TINY"
+  s=$(perf_largest)
+  perf_add "perf-run-full-$s" "$BIN run -o $WORK/out-perf-run-full-$s --keys $DATA/bench-$s.jsonl.keys.json --tables all --archive zst --progress never $DATA/bench-$s.jsonl.zst"
+  : > "$perf_tsv"; : > "$perf_rows"; : > "$perf_cmds"
+  for name in "${perf_order[@]}"; do printf '%s\t%s\n' "$name" "${PERF[$name]}" >> "$perf_cmds"; done
+}
+# perf_largest: the size of PERF_SIZES with the most bytes (generated).
+perf_largest() {
+  local s
+  for s in $PERF_SIZES; do printf '%s\t%s\n' "$(stat -c %s "$DATA/bench-$s.jsonl")" "$s"; done | sort -n | tail -1 | cut -f2
+}
+# perf_rows OURS PEER: one line of perf-rows.tsv: usage and conversation
+# rows of convbatch's OUT and the peer's, and the rows of either missing
+# from the other (peer_compare.sql); a usage-only peer by its count.
+perf_compare() {
+  local ours=$1 peer=$2 r
+  if [[ $peer == *chdbusage* ]]; then
+    python3 - "$peer" "$WORK/out-$ours/report.json" "$WORK/$peer.log" >> "$perf_rows" <<'PY'
+import json, sys
+peer, report, log = sys.argv[1:]
+t = json.load(open(report))["tables"]
+rows = [l.split("\t") for l in open(log) if l.startswith("rows\t")][-1]
+print(peer, t["usage"]["rows"], rows[1].strip(), "-", "-", "count only", "-", sep="\t")
+PY
+    return
+  fi
+  r=$(node bench/duckdb.mjs bench/peer_compare.sql cb="$WORK/out-$ours/tables" pe="$WORK/out-$peer")
+  # counts uc up cc pc udiff cdiff
+  read -r _ uc up cc pc ud cdiff <<<"$r"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$peer" "$uc" "$up" "$cc" "$pc" "$ud" "$cdiff" >> "$perf_rows"
+}
+
+if [ "$CASES" = perf ]; then
+  install_chdb
+  install_duckdb
+  perf_setup
+  for i in $(seq "$RUNS"); do
+    for name in "${perf_order[@]}"; do
+      log "perf, round $i/$RUNS: $name"
+      measure "$perf_tsv" "$name" "${PERF[$name]}"
+    done
+  done
+  log "perf: comparing the rows"
+  for s in $PERF_SIZES; do
+    perf_compare "perf-extract-$s" "perf-chdb-$s"
+    perf_compare "perf-extract-$s" "perf-chdblight-$s"
+    perf_compare "perf-usage-$s" "perf-chdbusage-$s"
+  done
+  perf_compare "perf-tiny-extract-$PERF_TINY" "perf-tiny-chdb-$PERF_TINY"
+  perf_compare "perf-tiny-extract-$PERF_TINY" "perf-tiny-chdblight-$PERF_TINY"
+  big=$(perf_largest)
+  log "perf: bench/floor on $big"
+  go build -pgo=cmd/convbatch/default.pgo -o "$WORK/floor" ./bench/floor
+  "$WORK/floor" -in "$DATA/bench-$big.jsonl.zst" -keys "$DATA/bench-$big.jsonl.keys.json" -rounds 3 -json "$WORK/floor.json" > "$WORK/floor.txt"
+  size_bytes=()
+  for s in $PERF_SIZES; do size_bytes+=("$s=$(stat -c %s "$DATA/bench-$s.jsonl")"); done
+  mkdir -p "$(dirname "$RESULTS")"
+  python3 bench/perf.py report --tsv "$perf_tsv" --runs "$RUNS" --sizes "$PERF_SIZES" --bytes "${size_bytes[@]}" \
+    --tiny "$PERF_TINY" --tiny-bytes "$(stat -c %s "$DATA/short-$PERF_TINY.jsonl")" --full-size "$big" \
+    --floor "$WORK/floor.json" --rows "$perf_rows" --commands "$perf_cmds" --standalone > "$RESULTS"
+  for name in "${perf_order[@]}"; do rm -rf "$WORK/out-$name"; done
+  log "wrote $RESULTS"
+  cat "$RESULTS"
+  exit 0
+fi
+
 if [ "$CASES" = iceberg ]; then
   install_chdb
   gen_archive "$SIZE"
@@ -323,13 +439,7 @@ if [ "$CASES" = iceberg ]; then
   exit 0
 fi
 
-# DuckDB, installed once under bench/data (ignored by git).
-if [ ! -f "$DUCKDB_NODE_DIR/node_modules/@duckdb/node-api/package.json" ]; then
-  log "installing @duckdb/node-api@$DUCKDB_VERSION into $DUCKDB_NODE_DIR"
-  mkdir -p "$DUCKDB_NODE_DIR"
-  [ -f "$DUCKDB_NODE_DIR/package.json" ] || echo '{"private": true}' > "$DUCKDB_NODE_DIR/package.json"
-  (cd "$DUCKDB_NODE_DIR" && npm install --no-audit --no-fund --loglevel=error "@duckdb/node-api@$DUCKDB_VERSION")
-fi
+install_duckdb
 duckdb_version=$(node bench/duckdb.mjs --version)
 
 install_chdb
