@@ -74,7 +74,7 @@ def report(a):
     else:
         w("## Performance III: like for like against ClickHouse (issue 28)")
         w("")
-    w(f"Each case ran {a.runs} times, interleaved (every case once, then again); medians shown, the range of the "
+    w(f"Each case ran {a.runs} time{'s' if a.runs != 1 else ''}, interleaved (every case once, then again); medians shown, the range of the "
       "runs beside them. MB/s is uncompressed JSON bytes per wall second (the `.zst` archives are read compressed). "
       "ClickHouse is chDB embedded in Node, reading the `.zst` itself: `chdb` is bench/chdb_extract.sql (the "
       "tables as convbatch writes them, transcript column null), `chdblight` bench/chdb_light.sql (only the "

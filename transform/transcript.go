@@ -5,6 +5,7 @@ import (
 	"hash"
 
 	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/internal/sha256x16"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -41,6 +42,7 @@ type hashState struct {
 	msgs [][]byte
 	to   []*Result
 	sums [][sha256.Size]byte
+	many sha256x16.Hasher
 }
 
 // hashBatchBytes is the room of a worker's buffer of canonical forms
@@ -137,7 +139,7 @@ func (st *hashState) flush() {
 		st.sums = make([][sha256.Size]byte, len(st.msgs))
 	}
 	sums := st.sums[:len(st.msgs)]
-	hashMany(st.msgs, sums)
+	hashMany(&st.many, st.msgs, sums)
 	for k, res := range st.to {
 		res.Hash, res.Hashed = sums[k], true
 	}
