@@ -157,3 +157,5 @@ tool (
 	github.com/apache/beam/sdks/v2/go/cmd/prism
 	github.com/apache/beam/sdks/v2/go/container
 )
+
+replace github.com/apache/iceberg-go => ../third_party/iceberg-go
