@@ -56,11 +56,21 @@ func zstdEncoder(level int) *zstd.Encoder {
 	enc, ok := zstdEncs[l]
 	if !ok {
 		enc, _ = zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(l),
-			zstd.WithAllLitEntropyCompression(true), zstd.WithEncoderConcurrency(zstdConcurrency()))
+			zstd.WithAllLitEntropyCompression(true), zstd.WithEncoderConcurrency(zstdConcurrency()),
+			zstd.WithWindowSize(zstdPageWindow))
 		zstdEncs[l] = enc
 	}
 	return enc
 }
+
+// zstdPageWindow is the encoder's window. A page is compressed on its own
+// and holds about a data page (1 MiB, arrow-go's default) or a dictionary
+// page (capped at 1 MiB) of bytes, a little more where the batch that
+// crossed the limit ends it, so a window of twice that finds the matches
+// zstd's default (8 MiB) would in all but outsize pages. Each encoder state
+// keeps a history of twice the window, which the garbage collector counts
+// as live heap whether or not its pages are touched: 4 MiB instead of 16.
+const zstdPageWindow = 2 << 20
 
 // zstdConcurrency is how many pages a shared encoder compresses at once:
 // one per table that may be written at once, and no more than the CPUs Go

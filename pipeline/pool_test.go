@@ -64,3 +64,26 @@ func TestQueueBoundsBytesInFlight(t *testing.T) {
 		t.Errorf("%d bytes still charged after every job came back", q.inUse)
 	}
 }
+
+// TestPoolBytes pins the budget: a batch per worker and two more, capped
+// by DefaultPoolBytes and by a quarter of the memory limit.
+func TestPoolBytes(t *testing.T) {
+	const mb = 1 << 20
+	for _, tc := range []struct {
+		workers, batch int
+		limit, want    int64
+	}{
+		{2, 4 * mb, 0, 16 * mb},
+		{2, 4 * mb, 200 * mb, 16 * mb},
+		{1, 4 * mb, 0, 12 * mb},
+		{6, 4 * mb, 0, 32 * mb},
+		{64, 4 * mb, 0, DefaultPoolBytes},
+		{2, 4 * mb, 40 * mb, 10 * mb},
+		{2, 64 << 10, 0, 256 << 10},
+	} {
+		cfg := &Config{Workers: tc.workers, BatchBytes: tc.batch, MemoryLimit: tc.limit}
+		if got := poolBytes(cfg); got != tc.want {
+			t.Errorf("workers %d, batch %d, limit %d: %d, want %d", tc.workers, tc.batch, tc.limit, got, tc.want)
+		}
+	}
+}
