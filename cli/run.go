@@ -27,6 +27,13 @@ import (
 )
 
 // runFlags are the flags shared by the commands that read archives.
+// DefaultGCPercent is the garbage collector's target percentage during
+// run, extract and verify when GOGC is not set: the heap grows by half
+// what is live before a collection, not by all of it. On extract --tables
+// usage of 1 GiB that took peak RSS from 144-153 MiB to about 130 MiB for
+// 18 collections instead of 8, 2% of the CPU instead of 1% (gctrace).
+const DefaultGCPercent = 50
+
 type runFlags struct {
 	out        string
 	workers    int
@@ -166,6 +173,10 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		memLimit = 0
 	}
+	gcPercent := DefaultGCPercent
+	if os.Getenv("GOGC") != "" {
+		gcPercent = 0
+	}
 	var keyring *verify.Keyring
 	if f.maxKeyring != "" {
 		maxKeyring, err := parseSize("--max-keyring-bytes", f.maxKeyring, 1, math.MaxInt64, "a size of at least 1 byte")
@@ -188,7 +199,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		Incremental: f.incremental, ReplaceChanged: f.replaceChanged, Checksum: f.checksum,
 		Inputs: inputs, Skipped: skipped, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
-		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit,
+		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit, GCPercent: gcPercent,
 		TableOptions: parquetout.TableOptions{PartitionBy: partition}, TableFormat: format,
 	}
 	if !f.quiet {

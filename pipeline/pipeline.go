@@ -123,6 +123,12 @@ type Config struct {
 	// twice that. It sets the process-wide limit
 	// (runtime/debug.SetMemoryLimit) and restores it when the run ends.
 	MemoryLimit int64
+	// GCPercent, when > 0, is the garbage collector's target percentage
+	// for the run (runtime/debug.SetGCPercent), restored when it ends;
+	// 0 leaves the process's (GOGC's). The collector lets the heap grow
+	// by this share of what is live before it collects: convbatch passes
+	// 50, see cli.DefaultGCPercent.
+	GCPercent int
 	// SegmentBytes is how many bytes of input a segment of small inputs
 	// takes before it is sealed (DefaultSegmentBytes when 0; negative:
 	// every input in a segment of its own). Consecutive inputs that can be
@@ -222,6 +228,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("Config.BatchBytes %d: must be at least 1 KiB (0: %d)", c.BatchBytes, stream.DefaultBatchBytes)
 	case c.MemoryLimit < 0:
 		return fmt.Errorf("Config.MemoryLimit %d: must not be negative (0: none)", c.MemoryLimit)
+	case c.GCPercent < 0:
+		return fmt.Errorf("Config.GCPercent %d: must not be negative (0: GOGC's)", c.GCPercent)
 	}
 	switch c.Archive {
 	case "", sink.ArchiveZstd, sink.ArchiveJSONL, sink.ArchiveNone:
@@ -351,6 +359,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.MemoryLimit > 0 {
 		prev := debug.SetMemoryLimit(cfg.MemoryLimit)
 		defer debug.SetMemoryLimit(prev)
+	}
+	if cfg.GCPercent > 0 {
+		prev := debug.SetGCPercent(cfg.GCPercent)
+		defer debug.SetGCPercent(prev)
 	}
 	defer w.release()
 	if err := w.openOutputs(); err != nil {
