@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
@@ -198,7 +199,7 @@ func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, 
 		}
 		rd.in = &errRecorder{r: r}
 		rd.dec = dec
-		rd.zsrc = &zstdSource{sp: frameSplitter{br: bufio.NewReaderSize(rd.in, 64<<10)}, dec: dec}
+		rd.zsrc = &zstdSource{sp: frameSplitter{br: bufio.NewReaderSize(rd.in, 64<<10)}, dec: dec, hash: xxhash.New()}
 		r = rd.zsrc
 	}
 	rd.src = r

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -181,15 +182,17 @@ func (s *frameSplitter) Read(p []byte) (int, error) {
 
 // zstdSource decompresses a zstd stream frame by frame (see above): the
 // decoder checks everything but the content checksum, which zstdSource
-// checks; a frame that fails it is recorded in damaged and reading goes
-// on with the next frame.
+// checks (XXH64 of the frame's content, cespare/xxhash's assembly), as the
+// decoder stops at the first frame whose checksum fails and does not hand
+// over that frame's last block; a frame that fails it is recorded in
+// damaged and reading goes on with the next frame.
 type zstdSource struct {
 	sp      frameSplitter
 	dec     *zstd.Decoder
 	inFrame bool
-	hash    xxh64
-	off     int64 // decompressed bytes delivered
-	start   int64 // the current frame's first decompressed byte
+	hash    *xxhash.Digest // XXH64, seed 0: the low 32 bits are a frame's content checksum
+	off     int64          // decompressed bytes delivered
+	start   int64          // the current frame's first decompressed byte
 	damaged []Range
 	err     error // sticky
 }
@@ -209,12 +212,12 @@ func (z *zstdSource) Read(p []byte) (int, error) {
 				return 0, err
 			}
 			z.inFrame, z.start = true, z.off
-			z.hash.reset()
+			z.hash.Reset()
 		}
 		n, err := z.dec.Read(p)
 		if n > 0 {
 			if z.sp.hasSum {
-				z.hash.write(p[:n])
+				z.hash.Write(p[:n])
 			}
 			z.off += int64(n)
 		}
@@ -230,7 +233,7 @@ func (z *zstdSource) Read(p []byte) (int, error) {
 			return n, io.EOF
 		}
 		z.inFrame = false
-		if z.sp.hasSum && uint32(z.hash.sum64()) != z.sp.sum {
+		if z.sp.hasSum && uint32(z.hash.Sum64()) != z.sp.sum {
 			z.damaged = append(z.damaged, Range{Off: z.start, Len: z.off - z.start})
 		}
 		if n > 0 {
