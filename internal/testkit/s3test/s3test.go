@@ -36,6 +36,10 @@ type Server struct {
 	URL     string
 	backend *s3mem.Backend
 
+	mu sync.Mutex
+	// held are the buckets of the tests running, by name.
+	held map[string]bool
+
 	// Watch counts, records and cuts the GETs of object bodies.
 	bodycut.Watch
 }
@@ -75,12 +79,43 @@ func Start(t testing.TB) *Server {
 	return server
 }
 
-// Bucket creates the bucket name (unique to the test that asks).
+// Bucket creates the bucket name, empty, for t, and removes it with its
+// objects when t (and its subtests) end, so that a later test, or the
+// next round of go test -count=N, may make it again. No other test may
+// hold the name while t runs; a bucket of that name left on the server
+// by no test (its removal failed) is removed first.
 func (s *Server) Bucket(t testing.TB, name string) {
 	t.Helper()
+	s.mu.Lock()
+	if s.held == nil {
+		s.held = map[string]bool{}
+	}
+	taken := s.held[name]
+	s.held[name] = true
+	s.mu.Unlock()
+	if taken {
+		t.Fatalf("s3test: bucket %s is another running test's", name)
+	}
+	t.Cleanup(func() {
+		s.remove(t, name)
+		s.mu.Lock()
+		delete(s.held, name)
+		s.mu.Unlock()
+	})
+	s.remove(t, name)
 	if err := s.backend.CreateBucket(name); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// remove removes the bucket name, if there is one, with its objects, and
+// forgets the Range headers of their GETs.
+func (s *Server) remove(t testing.TB, name string) {
+	t.Helper()
+	if err := s.backend.ForceDeleteBucket(name); err != nil && !gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchBucket) {
+		t.Errorf("s3test: remove bucket %s: %v", name, err)
+	}
+	s.Forget(name)
 }
 
 // Put writes the object bucket/key, as a PUT through the server would,
