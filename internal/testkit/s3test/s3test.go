@@ -59,17 +59,16 @@ func Start(t testing.TB) *Server {
 		s := &Server{backend: s3mem.New(s3mem.WithTimeSource(gofakes3.FixedTimeSource(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))))}
 		ts := httptest.NewServer(s.Handler(gofakes3.New(s.backend).Server(), isBody))
 		s.URL = ts.URL
-		dir, err := os.MkdirTemp("", "s3test-")
-		if err != nil {
-			panic(err)
-		}
+		// The shared config and credentials files are the empty
+		// os.DevNull, never the user's ~/.aws ones (the SDK reads no
+		// other file when these are set).
 		for k, v := range map[string]string{
 			"AWS_ENDPOINT_URL_S3":         ts.URL,
 			"AWS_ACCESS_KEY_ID":           "AKIAS3TESTS3TEST",
 			"AWS_SECRET_ACCESS_KEY":       Secret,
 			"AWS_REGION":                  "us-east-1",
-			"AWS_CONFIG_FILE":             dir + "/config",
-			"AWS_SHARED_CREDENTIALS_FILE": dir + "/credentials",
+			"AWS_CONFIG_FILE":             os.DevNull,
+			"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
 			"AWS_EC2_METADATA_DISABLED":   "true",
 		} {
 			os.Setenv(k, v)
