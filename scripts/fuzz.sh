@@ -10,11 +10,20 @@
 # it fails so again, its seed and stored corpus are replayed without
 # fuzzing (deterministic, no deadline), and the target passes only if the
 # replay does. Any other failure fails at once.
+#
+# A fuzzing worker still in an input when -fuzztime ends is interrupted
+# (SIGINT, then SIGKILL) without running its cleanups, so the input's
+# t.TempDir() stays (a slow target such as FuzzPartitionedRows left
+# /tmp/FuzzPartitionedRowsNNN). The runs' temporary directories, the test
+# binaries' t.TempDir()s among them, are made under GOTMPDIR, a directory
+# of this script's own, removed when it ends.
 set -uo pipefail
 FUZZTIME=${1:-60s}
 GO=${GO:-go}
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+GOTMPDIR=$(mktemp -d "${GOTMPDIR:-${TMPDIR:-/tmp}}/convbatch-fuzz-XXXXXX")
+export GOTMPDIR
+log="$GOTMPDIR/log"
+trap 'rm -rf "$GOTMPDIR"' EXIT
 
 # bare_deadline: the log holds the deadline message and no sign of a
 # finding (a written input, a panic, a test's error line).

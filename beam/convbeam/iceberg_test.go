@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
@@ -21,6 +22,11 @@ import (
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/tabledef"
 )
+
+// memRuns counts the memfs outputs of TestIcebergSameAsConvbatchRun:
+// Beam's memfs lives as long as the process, so each run of the test
+// (go test -count=N) writes to an OUT of its own.
+var memRuns atomic.Int64
 
 // TestIcebergSameAsConvbatchRun checks convbeam --table_format iceberg
 // against convbatch run --table-format iceberg on the same inputs: every
@@ -60,7 +66,7 @@ func TestIcebergSameAsConvbatchRun(t *testing.T) {
 		earlier int
 	}{
 		{"local", func(*testing.T) string { return filepath.Join(dir, "local") }, 0},
-		{"memfs", func(*testing.T) string { return "memfs://iceberg-out" }, 0},
+		{"memfs", func(*testing.T) string { return fmt.Sprintf("memfs://iceberg-out-%d", memRuns.Add(1)) }, 0},
 		{"s3", s3Bucket, 0},
 		{"local, over an earlier job's tables", func(*testing.T) string { return filepath.Join(dir, "again") }, 1},
 	} {

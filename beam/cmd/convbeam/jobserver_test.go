@@ -133,7 +133,25 @@ type workerPool struct {
 
 	mu    sync.Mutex
 	boots map[string]*exec.Cmd
-	exes  map[string]bool // the worker binaries boot copied, removed at the end
+	// bins are the directories boot copied worker binaries into
+	// (/tmp/binNNN, which boot never removes), removed at the end;
+	// binsBefore are the /tmp/bin* names there before the pool started.
+	bins       map[string]bool
+	binsBefore map[string]bool
+}
+
+// bootBins is where boot copies the worker binary: a directory it makes
+// with os.MkdirTemp("/tmp/", "bin*"), whatever TMPDIR says.
+const bootBins = "/tmp/bin"
+
+// binDirs returns the names of the /tmp/bin* entries.
+func binDirs() map[string]bool {
+	names, _ := filepath.Glob(bootBins + "*")
+	set := map[string]bool{}
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
 }
 
 // startWorkerPool serves a workerPool on 127.0.0.1 until the test ends.
@@ -144,14 +162,17 @@ func startWorkerPool(t *testing.T, bin clusterBinaries, log *os.File) *workerPoo
 		t.Fatal(err)
 	}
 	p := &workerPool{boot: bin.boot, dir: t.TempDir(), log: log, addr: ln.Addr().String(), srv: grpc.NewServer(),
-		boots: map[string]*exec.Cmd{}, exes: map[string]bool{}}
+		boots: map[string]*exec.Cmd{}, bins: map[string]bool{}, binsBefore: binDirs()}
 	fnpb.RegisterBeamFnExternalWorkerPoolServer(p.srv, p)
 	go p.srv.Serve(ln)
 	t.Cleanup(p.stop)
 	return p
 }
 
-// StartWorker starts boot for the worker, as Beam's container/pool does.
+// StartWorker starts boot for the worker, as Beam's container/pool does,
+// with TMPDIR the pool's directory: the worker, boot's child, makes its
+// temporary directories (convbeam-shard-*) there, removed with the pool's
+// directory also when a test kills the worker in the middle of a shard.
 func (p *workerPool) StartWorker(_ context.Context, req *fnpb.StartWorkerRequest) (*fnpb.StartWorkerResponse, error) {
 	cmd := exec.Command(p.boot,
 		"--id="+req.GetWorkerId(),
@@ -162,6 +183,7 @@ func (p *workerPool) StartWorker(_ context.Context, req *fnpb.StartWorkerRequest
 		"--semi_persist_dir="+p.dir)
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	cmd.Dir = p.dir // boot writes pipeline_options.json where it runs
+	cmd.Env = append(os.Environ(), "TMPDIR="+p.dir)
 	if err := cmd.Start(); err != nil {
 		return &fnpb.StartWorkerResponse{Error: err.Error()}, nil
 	}
@@ -174,15 +196,20 @@ func (p *workerPool) StartWorker(_ context.Context, req *fnpb.StartWorkerRequest
 	return &fnpb.StartWorkerResponse{}, nil
 }
 
-// noteWorkerBinary notes the binary of the worker that boot process pid
-// starts (a copy boot makes under /tmp and never removes), for stop to
-// remove, watching until boot ends.
+// noteWorkerBinary notes the directory of the binary of the worker that
+// boot process pid starts (a copy boot makes under /tmp/binNNN and never
+// removes), for stop to remove, watching until boot ends: the file boot
+// has open while it copies, or the worker's executable once it runs.
 func (p *workerPool) noteWorkerBinary(pid int, done chan struct{}) {
 	for {
+		paths, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
 		for _, c := range children(pid) {
-			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", c)); err == nil && strings.HasPrefix(exe, os.TempDir()) {
+			paths = append(paths, fmt.Sprintf("/proc/%d/exe", c))
+		}
+		for _, link := range paths {
+			if f, err := os.Readlink(link); err == nil && strings.HasPrefix(f, bootBins) && filepath.Base(f) == "worker" {
 				p.mu.Lock()
-				p.exes[exe] = true
+				p.bins[filepath.Dir(f)] = true
 				p.mu.Unlock()
 				return
 			}
@@ -228,17 +255,28 @@ func (p *workerPool) end(pid int) {
 }
 
 // stop ends every worker and the server, and removes the worker binaries
-// boot copied (into /tmp/binNNN/worker, which boot never removes).
+// boot copied (into /tmp/binNNN/worker, which boot never removes), and
+// the empty /tmp/bin* directories made since the pool started (of a boot
+// ended before it copied; removing one another process's boot made is
+// harmless, as boot makes the directory again when it copies).
 func (p *workerPool) stop() {
 	p.mu.Lock()
 	for _, cmd := range p.boots {
 		p.end(cmd.Process.Pid)
 	}
-	exes := p.exes
+	var bins []string
+	for dir := range p.bins {
+		bins = append(bins, dir)
+	}
 	p.mu.Unlock()
 	p.srv.Stop()
-	for exe := range exes {
-		os.RemoveAll(filepath.Dir(exe))
+	for _, dir := range bins {
+		os.RemoveAll(dir)
+	}
+	for dir := range binDirs() {
+		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() && !p.binsBefore[dir] {
+			os.Remove(dir) // only if empty
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ package bodycut
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 )
 
@@ -44,11 +45,25 @@ func (w *Watch) Gets() int {
 }
 
 // Ranges returns the Range headers of the GETs of the body of
-// bucket/key served so far, in order, "" for a GET of the whole object.
+// bucket/key served so far (since the store last forgot bucket), in
+// order, "" for a GET of the whole object.
 func (w *Watch) Ranges(bucket, key string) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]string(nil), w.ranges[bucket+"/"+key]...)
+}
+
+// Forget drops the Range headers recorded for the objects of bucket, as a
+// store does when it removes the bucket: a later bucket of that name
+// starts with none.
+func (w *Watch) Forget(bucket string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for obj := range w.ranges {
+		if strings.HasPrefix(obj, bucket+"/") {
+			delete(w.ranges, obj)
+		}
+	}
 }
 
 // Handler serves next, watching the requests that body says are GETs of

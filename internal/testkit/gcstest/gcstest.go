@@ -36,8 +36,8 @@ type Server struct {
 	fake *fakestorage.Server
 
 	mu sync.Mutex
-	// buckets are the buckets made so far.
-	buckets map[string]bool
+	// held are the buckets of the tests running, by name.
+	held map[string]bool
 	// generation is the last generation given to a Put.
 	generation int64
 	// Watch counts, records and cuts the GETs of object bodies.
@@ -66,7 +66,7 @@ func Start(t testing.TB) *Server {
 		if err != nil {
 			panic(err)
 		}
-		s := &Server{Host: ln.Addr().String(), fake: fake, buckets: map[string]bool{}, generation: modTime.UnixMicro()}
+		s := &Server{Host: ln.Addr().String(), fake: fake, held: map[string]bool{}, generation: modTime.UnixMicro()}
 		ts := httptest.NewUnstartedServer(s.Handler(fake.HTTPHandler(), bodyObject))
 		ts.Listener.Close()
 		ts.Listener = ln
@@ -77,19 +77,52 @@ func Start(t testing.TB) *Server {
 	return server
 }
 
-// Bucket creates the bucket name (unique to the test that asks), without
-// object versioning: an overwritten generation is gone, as in a bucket
-// that keeps none.
+// Bucket creates the bucket name, empty, for t, without object
+// versioning (an overwritten generation is gone, as in a bucket that
+// keeps none), and removes it with its objects when t (and its subtests)
+// end, so that a later test, or the next round of go test -count=N, may
+// make it again. No other test may hold the name while t runs; a bucket
+// of that name left on the server by no test (its removal failed) is
+// removed first.
 func (s *Server) Bucket(t testing.TB, name string) {
 	t.Helper()
 	s.mu.Lock()
-	taken := s.buckets[name]
-	s.buckets[name] = true
+	taken := s.held[name]
+	s.held[name] = true
 	s.mu.Unlock()
 	if taken {
-		t.Fatalf("gcstest: bucket %s exists", name)
+		t.Fatalf("gcstest: bucket %s is another running test's", name)
 	}
+	t.Cleanup(func() {
+		s.remove(t, name)
+		s.mu.Lock()
+		delete(s.held, name)
+		s.mu.Unlock()
+	})
+	s.remove(t, name)
 	s.fake.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: name})
+}
+
+// remove removes the bucket name, if there is one, with its objects, and
+// forgets the Range headers of their GETs.
+func (s *Server) remove(t testing.TB, name string) {
+	t.Helper()
+	store := s.fake.Backend()
+	if _, err := store.GetBucket(name); err == nil {
+		objs, err := store.ListObjects(name, "", false)
+		if err != nil {
+			t.Errorf("gcstest: list bucket %s: %v", name, err)
+		}
+		for _, o := range objs {
+			if err := store.DeleteObject(name, o.Name); err != nil {
+				t.Errorf("gcstest: remove %s/%s: %v", name, o.Name, err)
+			}
+		}
+		if err := store.DeleteBucket(name); err != nil {
+			t.Errorf("gcstest: remove bucket %s: %v", name, err)
+		}
+	}
+	s.Forget(name)
 }
 
 // Put writes the object bucket/key, as an upload through the server

@@ -36,6 +36,10 @@ type Server struct {
 	URL     string
 	backend *s3mem.Backend
 
+	mu sync.Mutex
+	// held are the buckets of the tests running, by name.
+	held map[string]bool
+
 	// Watch counts, records and cuts the GETs of object bodies.
 	bodycut.Watch
 }
@@ -55,17 +59,16 @@ func Start(t testing.TB) *Server {
 		s := &Server{backend: s3mem.New(s3mem.WithTimeSource(gofakes3.FixedTimeSource(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC))))}
 		ts := httptest.NewServer(s.Handler(gofakes3.New(s.backend).Server(), isBody))
 		s.URL = ts.URL
-		dir, err := os.MkdirTemp("", "s3test-")
-		if err != nil {
-			panic(err)
-		}
+		// The shared config and credentials files are the empty
+		// os.DevNull, never the user's ~/.aws ones (the SDK reads no
+		// other file when these are set).
 		for k, v := range map[string]string{
 			"AWS_ENDPOINT_URL_S3":         ts.URL,
 			"AWS_ACCESS_KEY_ID":           "AKIAS3TESTS3TEST",
 			"AWS_SECRET_ACCESS_KEY":       Secret,
 			"AWS_REGION":                  "us-east-1",
-			"AWS_CONFIG_FILE":             dir + "/config",
-			"AWS_SHARED_CREDENTIALS_FILE": dir + "/credentials",
+			"AWS_CONFIG_FILE":             os.DevNull,
+			"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
 			"AWS_EC2_METADATA_DISABLED":   "true",
 		} {
 			os.Setenv(k, v)
@@ -75,12 +78,43 @@ func Start(t testing.TB) *Server {
 	return server
 }
 
-// Bucket creates the bucket name (unique to the test that asks).
+// Bucket creates the bucket name, empty, for t, and removes it with its
+// objects when t (and its subtests) end, so that a later test, or the
+// next round of go test -count=N, may make it again. No other test may
+// hold the name while t runs; a bucket of that name left on the server
+// by no test (its removal failed) is removed first.
 func (s *Server) Bucket(t testing.TB, name string) {
 	t.Helper()
+	s.mu.Lock()
+	if s.held == nil {
+		s.held = map[string]bool{}
+	}
+	taken := s.held[name]
+	s.held[name] = true
+	s.mu.Unlock()
+	if taken {
+		t.Fatalf("s3test: bucket %s is another running test's", name)
+	}
+	t.Cleanup(func() {
+		s.remove(t, name)
+		s.mu.Lock()
+		delete(s.held, name)
+		s.mu.Unlock()
+	})
+	s.remove(t, name)
 	if err := s.backend.CreateBucket(name); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// remove removes the bucket name, if there is one, with its objects, and
+// forgets the Range headers of their GETs.
+func (s *Server) remove(t testing.TB, name string) {
+	t.Helper()
+	if err := s.backend.ForceDeleteBucket(name); err != nil && !gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchBucket) {
+		t.Errorf("s3test: remove bucket %s: %v", name, err)
+	}
+	s.Forget(name)
 }
 
 // Put writes the object bucket/key, as a PUT through the server would,
