@@ -21,6 +21,7 @@ import (
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
 	"github.com/convbatch/convbatch/internal/testkit/bodycut"
+	"github.com/convbatch/convbatch/internal/testkit/bucketclaim"
 )
 
 // modTime is every object's creation and update time: a test that
@@ -35,10 +36,11 @@ type Server struct {
 	Host string
 	fake *fakestorage.Server
 
+	// claims lends the bucket names to one running test at a time.
+	claims bucketclaim.Claims
+
 	mu sync.Mutex
-	// held are the buckets of the tests running, by name.
-	held map[string]bool
-	// generation is the last generation given to a Put.
+	// generation is the last generation given to a Put (under mu).
 	generation int64
 	// Watch counts, records and cuts the GETs of object bodies.
 	bodycut.Watch
@@ -66,7 +68,7 @@ func Start(t testing.TB) *Server {
 		if err != nil {
 			panic(err)
 		}
-		s := &Server{Host: ln.Addr().String(), fake: fake, held: map[string]bool{}, generation: modTime.UnixMicro()}
+		s := &Server{Host: ln.Addr().String(), fake: fake, generation: modTime.UnixMicro()}
 		ts := httptest.NewUnstartedServer(s.Handler(fake.HTTPHandler(), bodyObject))
 		ts.Listener.Close()
 		ts.Listener = ln
@@ -86,20 +88,7 @@ func Start(t testing.TB) *Server {
 // removed first.
 func (s *Server) Bucket(t testing.TB, name string) {
 	t.Helper()
-	s.mu.Lock()
-	taken := s.held[name]
-	s.held[name] = true
-	s.mu.Unlock()
-	if taken {
-		t.Fatalf("gcstest: bucket %s is another running test's", name)
-	}
-	t.Cleanup(func() {
-		s.remove(t, name)
-		s.mu.Lock()
-		delete(s.held, name)
-		s.mu.Unlock()
-	})
-	s.remove(t, name)
+	s.claims.Take(t, name, func() { s.remove(t, name) })
 	s.fake.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: name})
 }
 

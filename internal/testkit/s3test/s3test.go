@@ -24,6 +24,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/convbatch/convbatch/internal/testkit/bodycut"
+	"github.com/convbatch/convbatch/internal/testkit/bucketclaim"
 )
 
 // Secret is the AWS secret access key the server's clients use: no
@@ -36,9 +37,8 @@ type Server struct {
 	URL     string
 	backend *s3mem.Backend
 
-	mu sync.Mutex
-	// held are the buckets of the tests running, by name.
-	held map[string]bool
+	// claims lends the bucket names to one running test at a time.
+	claims bucketclaim.Claims
 
 	// Watch counts, records and cuts the GETs of object bodies.
 	bodycut.Watch
@@ -85,23 +85,7 @@ func Start(t testing.TB) *Server {
 // by no test (its removal failed) is removed first.
 func (s *Server) Bucket(t testing.TB, name string) {
 	t.Helper()
-	s.mu.Lock()
-	if s.held == nil {
-		s.held = map[string]bool{}
-	}
-	taken := s.held[name]
-	s.held[name] = true
-	s.mu.Unlock()
-	if taken {
-		t.Fatalf("s3test: bucket %s is another running test's", name)
-	}
-	t.Cleanup(func() {
-		s.remove(t, name)
-		s.mu.Lock()
-		delete(s.held, name)
-		s.mu.Unlock()
-	})
-	s.remove(t, name)
+	s.claims.Take(t, name, func() { s.remove(t, name) })
 	if err := s.backend.CreateBucket(name); err != nil {
 		t.Fatal(err)
 	}
