@@ -99,11 +99,12 @@ func TestMemFS(t *testing.T) {
 	if err := runJob(t, job{globs: []string{filepath.Join(dir, "in", "night-*", "*.json*")}, out: local, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	if err := runJob(t, job{globs: []string{"memfs://in/night-*/*.json*"}, out: "memfs://out", keys: "memfs://keys.json", shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
+	out := fmt.Sprintf("memfs://out-%d", memRuns.Add(1))
+	if err := runJob(t, job{globs: []string{"memfs://in/night-*/*.json*"}, out: out, keys: "memfs://keys.json", shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	fsys := memfs.New(ctx)
-	raw, err := filesystem.Read(ctx, fsys, "memfs://out/report.json")
+	raw, err := filesystem.Read(ctx, fsys, out+"/report.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestMemFS(t *testing.T) {
 		t.Errorf("memfs report %+v %+v, local %+v %+v", gr.Totals, gr.Receipts, lr.Totals, lr.Receipts)
 	}
 	for _, p := range gr.Outputs.Tables {
-		if _, err := fsys.Size(ctx, "memfs://out/"+p); err != nil {
+		if _, err := fsys.Size(ctx, out+"/"+p); err != nil {
 			t.Errorf("table part %s: %v", p, err)
 		}
 	}
@@ -126,7 +127,7 @@ func TestMemFS(t *testing.T) {
 			t.Errorf("input %d: %s, want %s", i, in.Path, memInputs[i])
 		}
 	}
-	if left, _ := fsys.List(ctx, "memfs://out/.convbeam/tmp/*/*/*"); len(left) > 0 {
+	if left, _ := fsys.List(ctx, out+"/.convbeam/tmp/*/*/*"); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
 }

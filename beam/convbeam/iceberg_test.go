@@ -23,9 +23,9 @@ import (
 	"github.com/convbatch/convbatch/tabledef"
 )
 
-// memRuns counts the memfs outputs of TestIcebergSameAsConvbatchRun:
-// Beam's memfs lives as long as the process, so each run of the test
-// (go test -count=N) writes to an OUT of its own.
+// memRuns numbers the memfs outputs of TestIcebergSameAsConvbatchRun and
+// TestMemFS: Beam's memfs lives as long as the process, so each run of a
+// test (go test -count=N) writes to an OUT of its own.
 var memRuns atomic.Int64
 
 // TestIcebergSameAsConvbatchRun checks convbeam --table_format iceberg
