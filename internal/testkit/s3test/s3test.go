@@ -49,8 +49,21 @@ var (
 	server *Server
 )
 
+// userVariables are the AWS SDK's variables that a developer's shell may
+// set and that would take the tests' client elsewhere or make it fail: a
+// profile that the empty config file lacks ("failed to get shared config
+// profile"), a session token or role beside the static test credentials,
+// another CA bundle or endpoint, endpoints switched off or to FIPS or
+// dual-stack. Start unsets them for the process.
+var userVariables = []string{
+	"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_ROLE_ARN",
+	"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CA_BUNDLE", "AWS_ENDPOINT_URL",
+	"AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT",
+}
+
 // Start returns the process's S3 server, starting it and setting the AWS
-// variables on first use (they stay set for the process).
+// variables on first use (they stay set for the process, and the user's
+// userVariables unset).
 func Start(t testing.TB) *Server {
 	t.Helper()
 	once.Do(func() {
@@ -72,6 +85,9 @@ func Start(t testing.TB) *Server {
 			"AWS_EC2_METADATA_DISABLED":   "true",
 		} {
 			os.Setenv(k, v)
+		}
+		for _, k := range userVariables {
+			os.Unsetenv(k)
 		}
 		server = s
 	})
