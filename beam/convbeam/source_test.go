@@ -152,7 +152,8 @@ func TestMakePlanURLs(t *testing.T) {
 // the shards' reads (the same size, other bytes) fails the job, whether it
 // is read in byte ranges or whole: its shards are pinned to the version
 // planned, so none reads the new bytes and no two mix versions, and
-// nothing is published; the error names the object.
+// nothing is published; the error names the object (or, on Prism, may be
+// the publishing step's refusal, see below).
 func TestObjectChangedAfterPlan(t *testing.T) {
 	const bucket = "convbeam-changed"
 	dir := t.TempDir()
@@ -179,7 +180,14 @@ func TestObjectChangedAfterPlan(t *testing.T) {
 			got := filepath.Join(t.TempDir(), "out")
 			err := runJob(t, job{globs: []string{"s3://" + bucket + "/*"}, out: got, shardBytes: 64 << 10,
 				planned: func() { s3.Put(t, bucket, key, other) }})
-			if err == nil || !strings.Contains(err.Error(), "s3://"+bucket+"/"+key) || !strings.Contains(err.Error(), "changed") {
+			// The job fails with the read's error, naming the object as
+			// changed, or with the publishing step's refusal to publish
+			// an incomplete job: Prism drops a failed bundle's elements
+			// and may still run the next stage before the job ends, and
+			// whichever error reaches the job first is its error (1 run
+			// in 5 here; TestFailedJobPublishesNothing accepts the same).
+			named := err != nil && strings.Contains(err.Error(), "s3://"+bucket+"/"+key) && strings.Contains(err.Error(), "changed")
+			if !named && (err == nil || !strings.Contains(err.Error(), "shards reported")) {
 				t.Errorf("job over an object overwritten after the plan: %v, want a failure naming it as changed", err)
 			}
 			if _, err := os.Stat(filepath.Join(got, "report.json")); !os.IsNotExist(err) {
