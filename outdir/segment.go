@@ -355,6 +355,11 @@ type segFiles struct {
 	// none).
 	docs, receipts *os.File
 	rw             *bufio.Writer
+	// docsWB starts the writeback of docs as it is written: on tiny
+	// documents it is as large as the tables (150 MB for 3M), and the
+	// commit's fsync of it took 0.24 s at the end of the run when it was
+	// left in the page cache (sink.WritebackBytes).
+	docsWB sink.Writeback
 	// docBuf holds the index records not yet written to docs: records
 	// are encoded straight into it. Through a bufio.Writer each was
 	// encoded into a scratch slice, then copied: 3% of the CPU of extract
@@ -386,7 +391,8 @@ func (s *segFiles) addDoc(id string, hash [32]byte, hashed bool) error {
 
 // flushDocs writes the buffered index records to docs.
 func (s *segFiles) flushDocs() error {
-	_, err := s.docs.Write(s.docBuf)
+	n, err := s.docs.Write(s.docBuf)
+	s.docsWB.Wrote(s.docs, n)
 	s.docBuf = s.docBuf[:0]
 	if cap(s.docBuf) > 2*docBufBytes {
 		// Grown by a very long id: not kept.
@@ -414,7 +420,7 @@ func (s *segFiles) addReceipt(p *verify.PendingReceipt) error {
 // close flushes and closes both files.
 func (s *segFiles) close() error {
 	var first error
-	steps := []func() error{s.flushDocs, s.docs.Close}
+	steps := []func() error{s.flushDocs, func() error { s.docsWB.Done(s.docs); return nil }, s.docs.Close}
 	if s.receipts != nil {
 		steps = append(steps, s.rw.Flush, s.receipts.Close)
 	}

@@ -32,49 +32,69 @@ type File struct {
 	final  string
 	rel    string
 	closed bool
-	// written is the bytes written through Write, from the start of the
-	// file; kicked is the offset up to which their writeback was started.
-	written, kicked int64
+	wb     Writeback
 }
 
-// Writeback is how many bytes a File writes between two requests to the
-// kernel to start writing them to disk, and the least it asks for at Close.
-// The commit's fsync makes every file durable; without these requests the
-// kernel keeps a run's output in its cache (a run is shorter than its
-// writeback delay and far below its dirty-memory threshold) and the fsync
-// at the end writes all of it while the run waits: 0.3-0.4 s of no CPU at
-// the end of an 8.5 s run over 3M tiny documents, whose 180 MB of tables
-// were written in it. A request only starts the writing (see
-// startWriteback); durability is still the commit's fsync.
-const Writeback = 8 << 20
+// WritebackBytes is how many bytes of a file a Writeback lets be written
+// between two requests to the kernel to start writing them to disk, and
+// the least it asks for at the end of the file. The commit's fsync makes
+// every file durable; without these requests the kernel keeps a run's
+// output in its cache (a run is shorter than its writeback delay and far
+// below its dirty-memory threshold) and the fsyncs at the end write all
+// of it while the run waits: 0.3-0.4 s of no CPU at the end of an 8.5 s
+// run over 3M tiny documents, whose 190 MB of tables and 150 MB of
+// document index were written in them. A request only starts the writing
+// (see startWriteback); durability is still the commit's fsync.
+const WritebackBytes = 8 << 20
 
-// Write writes p at the file's offset and, every Writeback bytes, starts
-// the writeback of the bytes written since the last request, without
-// waiting for it.
+// Writeback starts the writeback of a file's bytes to disk as they are
+// written: Wrote, told of every write from the start of the file, asks
+// for the bytes written since the last request once they are
+// WritebackBytes or more, and Done, at the end, for what is left if that
+// is WritebackBytes/8 or more (a commit of many small files syncs them at
+// once, see outdir's manyFiles, and a request for each would cost a
+// system call a file). Neither waits for the writing. The zero value is
+// ready to use.
+type Writeback struct {
+	// written is the bytes written; started the offset up to which their
+	// writeback was requested.
+	written, started int64
+}
+
+// Wrote tells w that n more bytes were written to f, at its end.
+func (w *Writeback) Wrote(f *os.File, n int) {
+	w.written += int64(n)
+	if w.written-w.started >= WritebackBytes {
+		startWriteback(f, w.started, w.written-w.started)
+		w.started = w.written
+	}
+}
+
+// Done tells w that f is complete, before it is closed.
+func (w *Writeback) Done(f *os.File) {
+	if w.written-w.started >= WritebackBytes/8 {
+		startWriteback(f, w.started, 0)
+		w.started = w.written
+	}
+}
+
+// Write writes p at the file's offset, starting its writeback as it goes
+// (see Writeback).
 func (f *File) Write(p []byte) (int, error) {
 	n, err := f.File.Write(p)
-	f.written += int64(n)
-	if f.written-f.kicked >= Writeback {
-		startWriteback(f.File, f.kicked, f.written-f.kicked)
-		f.kicked = f.written
-	}
+	f.wb.Wrote(f.File, n)
 	return n, err
 }
 
-// Close closes the file, first starting the writeback of what Write wrote
-// since the last request if that is Writeback/8 or more (a commit of many
-// small files syncs them at once, see outdir's manyFiles, and a request
-// for each would cost a system call a file). It does not sync the file:
-// the commit syncs every file it publishes, at once (outdir.Dir.Commit).
+// Close closes the file, first starting the writeback of its last bytes
+// (see Writeback). It does not sync it: the commit syncs every file it
+// publishes, at once (outdir.Dir.Commit).
 func (f *File) Close() error {
 	if f.closed {
 		return nil
 	}
 	f.closed = true
-	if f.written-f.kicked >= Writeback/8 {
-		startWriteback(f.File, f.kicked, 0)
-		f.kicked = f.written
-	}
+	f.wb.Done(f.File)
 	return f.File.Close()
 }
 

@@ -9,9 +9,9 @@ import (
 
 // TestFileWriteback writes files of several sizes through File.Write in
 // chunks of odd sizes: the bytes on disk are those written, the writeback
-// is started once Writeback bytes or more were written since the last
+// is started once WritebackBytes or more were written since the last
 // request (at the end of the Write that reaches them), and at Close for a
-// tail of Writeback/8 or more, and only then.
+// tail of WritebackBytes/8 or more, and only then.
 func TestFileWriteback(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -19,11 +19,11 @@ func TestFileWriteback(t *testing.T) {
 		requests int // requests made by Write
 	}{
 		{"small", 1000, 0},
-		{"below a tail", Writeback/8 - 1, 0},
-		{"a tail", Writeback / 8, 0},
-		{"just below a request", Writeback - 1, 0},
-		{"one request", Writeback + 10, 1},
-		{"three requests and a tail", 3*Writeback + Writeback/4, 3},
+		{"below a tail", WritebackBytes/8 - 1, 0},
+		{"a tail", WritebackBytes / 8, 0},
+		{"just below a request", WritebackBytes - 1, 0},
+		{"one request", WritebackBytes + 10, 1},
+		{"three requests and a tail", 3*WritebackBytes + WritebackBytes/4, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			txn, err := NewTxn(t.TempDir())
@@ -44,18 +44,18 @@ func TestFileWriteback(t *testing.T) {
 			requests := 0
 			for off := 0; off < len(data); {
 				n := min(1+rng.IntN(300<<10), len(data)-off)
-				before := f.kicked
+				before := f.wb.started
 				if m, err := f.Write(data[off : off+n]); err != nil || m != n {
 					t.Fatalf("write: %d, %v", m, err)
 				}
 				off += n
 				switch {
-				case f.kicked == before:
-					if f.written-f.kicked >= Writeback {
-						t.Fatalf("after %d bytes: no request since %d", f.written, f.kicked)
+				case f.wb.started == before:
+					if f.wb.written-f.wb.started >= WritebackBytes {
+						t.Fatalf("after %d bytes: no request since %d", f.wb.written, f.wb.started)
 					}
-				case f.kicked != int64(off) || int64(off)-before < Writeback:
-					t.Fatalf("after %d bytes: a request up to %d, the last one up to %d", off, f.kicked, before)
+				case f.wb.started != int64(off) || int64(off)-before < WritebackBytes:
+					t.Fatalf("after %d bytes: a request up to %d, the last one up to %d", off, f.wb.started, before)
 				default:
 					requests++
 				}
@@ -63,16 +63,16 @@ func TestFileWriteback(t *testing.T) {
 			if requests != tc.requests {
 				t.Errorf("%d requests while writing, want %d", requests, tc.requests)
 			}
-			before := f.kicked
+			before := f.wb.started
 			if err := f.Close(); err != nil {
 				t.Fatal(err)
 			}
 			want := before
-			if int64(tc.size)-before >= Writeback/8 {
+			if int64(tc.size)-before >= WritebackBytes/8 {
 				want = int64(tc.size)
 			}
-			if f.kicked != want {
-				t.Errorf("after Close, writeback started up to %d, want %d", f.kicked, want)
+			if f.wb.started != want {
+				t.Errorf("after Close, writeback started up to %d, want %d", f.wb.started, want)
 			}
 			got, err := os.ReadFile(txn.Path("f.bin"))
 			if err != nil {
