@@ -25,6 +25,7 @@ type ParallelReader struct {
 	cur    []byte // unread part of the current chunk
 	buf    []byte // the current chunk's whole buffer, to hand back
 	err    error
+	verify *verifier // the whole object's checksum, over the chunks in order
 
 	ctx    context.Context // the workers' context, ended by Close
 	cancel context.CancelFunc
@@ -121,6 +122,14 @@ func (c *Client) NewParallelReader(ctx context.Context, loc Location, opts ...Pa
 	if info.Size < 0 {
 		return &ParallelReader{info: info, seq: c.pinnedReader(ctx, info, 0, -1)}, nil
 	}
+	if info.Checksum.Algorithm == "" && info.Location.Scheme == SchemeS3 {
+		// An S3 listing tells no checksum; a HEAD does, if the store
+		// keeps one. A version other than info's is not asked for:
+		// the reads will fail with ErrChanged.
+		if now, err := c.Stat(ctx, info.Location); err == nil && info.sameVersion(now) {
+			info.Checksum = now.Checksum
+		}
+	}
 	k := int64(o.concurrency)
 	if fit := o.maxInFlight / o.chunk; k > fit {
 		k = max(fit, 1)
@@ -133,6 +142,11 @@ func (c *Client) NewParallelReader(ctx context.Context, loc Location, opts ...Pa
 	k = min(k, max(nchunk, 1))
 	ctx, cancel := context.WithCancel(ctx)
 	p := &ParallelReader{info: info, chunk: chunk, nchunk: nchunk, slots: make([]slot, k), ctx: ctx, cancel: cancel}
+	if nchunk > 1 {
+		// One chunk is the whole object: its Reader checks it, before a
+		// byte is delivered, so that a mismatch can be read again.
+		p.verify = newVerifier(info)
+	}
 	for i := range p.slots {
 		s := slot{ready: make(chan chunkResult, 1), free: make(chan []byte, 1)}
 		s.free <- make([]byte, chunk)
@@ -156,9 +170,31 @@ func (p *ParallelReader) work(ctx context.Context, c *Client, i int64, s slot) {
 		}
 		off := j * p.chunk
 		n := min(p.chunk, p.info.Size-off)
-		r := c.pinnedReader(ctx, p.info, off, n)
-		m, err := io.ReadFull(r, buf[:n])
-		r.Close()
+		var (
+			m   int
+			err error
+		)
+		for try := 1; ; try++ {
+			r := c.pinnedReader(ctx, p.info, off, n)
+			m, err = io.ReadFull(r, buf[:n])
+			if err == nil {
+				// The Read at the end, where a whole object's checksum
+				// is checked.
+				if _, end := r.Read(buf[:0]); end != io.EOF {
+					err = end
+				}
+			}
+			r.Close()
+			// A chunk that is the whole object was checked before its
+			// bytes were handed on: a mismatch is read again, like a cut
+			// body, a bounded number of times.
+			if !errors.Is(err, ErrCorrupt) || try >= c.opts.tries {
+				break
+			}
+			if sleep(ctx, backoff(try, c.opts.backoff, c.opts.maxBackoff)) != nil {
+				break
+			}
+		}
 		s.ready <- chunkResult{data: buf[:m], err: err}
 		if err != nil {
 			return
@@ -201,6 +237,17 @@ func (p *ParallelReader) Read(b []byte) (int, error) {
 			return 0, p.err
 		}
 		p.cur, p.buf = res.data, res.data[:cap(res.data)]
+		if p.verify != nil {
+			// Checked as each chunk comes, so that a mismatch is told
+			// before the last chunk's bytes are handed on.
+			p.verify.write(res.data)
+			if p.next == p.nchunk {
+				if err := p.verify.check(p.info.Location); err != nil {
+					p.err, p.cur = err, nil
+					return 0, err
+				}
+			}
+		}
 	}
 	n := copy(b, p.cur)
 	p.cur = p.cur[n:]
