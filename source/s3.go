@@ -149,7 +149,11 @@ func (b *s3Backend) read(ctx context.Context, loc Location, off, n int64, pin *I
 	if raw.StatusCode == 200 && rng == "" {
 		got.Checksum = s3Checksum(got.Checksum, out.ChecksumType, out.ChecksumCRC32C, out.ChecksumCRC32, out.ChecksumCRC64NVME, out.ChecksumSHA256, out.ChecksumSHA1)
 	}
-	return checkRange(raw.StatusCode, aws.ToString(out.ContentRange), aws.ToInt64(out.ContentLength), out.Body, off, n, rng, pin, got)
+	length := int64(-1) // unknown, as for a chunked answer
+	if out.ContentLength != nil {
+		length = *out.ContentLength
+	}
+	return checkRange(raw.StatusCode, aws.ToString(out.ContentRange), length, out.Body, off, n, rng, pin, got)
 }
 
 // withoutSDKChecksum takes the SDK's own check of a GET's checksum out of
