@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -201,6 +202,11 @@ func TestExactKeys(t *testing.T) {
 			}
 		}
 		for _, k := range got {
+			if !contains(keys, k) {
+				t.Errorf("listed %q, which is no key put", k)
+			}
+		}
+		for _, k := range got {
 			loc := Location{Scheme: s.name, Bucket: "arch", Key: k}
 			info, err := c.Stat(ctx, loc)
 			if err != nil || info.Size != int64(len(want[k])) {
@@ -223,6 +229,21 @@ func TestExactKeys(t *testing.T) {
 				}
 			}
 		}
+		// A listed key that cannot be read is named by its URL and the
+		// store's status, not taken for another.
+		denied := "esc/../up.jsonl"
+		deny := map[string]int{}
+		for _, p := range s.paths(denied) {
+			deny[p] = http.StatusForbidden
+		}
+		s.faults.set(func(f *faults) { f.reset(); f.deny = deny })
+		loc := Location{Scheme: s.name, Bucket: "arch", Key: denied}
+		_, err := c.Open(ctx, loc)
+		var e *Error
+		if !errors.As(err, &e) || e.Status != http.StatusForbidden || !errors.Is(err, ErrForbidden) || e.URL != loc.String() {
+			t.Errorf("Open of a denied key: %v, want an *Error naming %s with status 403", err, loc)
+		}
+		s.faults.set(func(f *faults) { f.reset() })
 	})
 }
 
