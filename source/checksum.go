@@ -197,3 +197,94 @@ func (c *crc64NVME) Sum(b []byte) []byte { return binary.BigEndian.AppendUint64(
 func (c *crc64NVME) Reset()              { c.crc = 0 }
 func (c *crc64NVME) Size() int           { return 8 }
 func (c *crc64NVME) BlockSize() int      { return 1 }
+
+// hashPipe computes a verifier's checksum on a goroutine of its own, so
+// that hashing (MD5 is the slow one, a few hundred MB/s) runs beside the
+// caller's own work on the bytes instead of in front of it. Bytes the
+// caller keeps using are copied into at most hashBufs buffers of
+// hashBufSize (backpressure when the hasher falls behind); a
+// ParallelReader's chunks are handed over as they are, and wait() says
+// when one has been hashed and its buffer may be filled again.
+type hashPipe struct {
+	v      *verifier
+	q      chan hashItem
+	free   chan []byte   // copy buffers back from the hasher
+	hashed chan struct{} // one token per owned chunk hashed
+	done   chan struct{} // closed once q is closed and drained
+	made   int
+	closed bool
+}
+
+// hashItem is bytes to hash; owned ones are a chunk the caller lends.
+type hashItem struct {
+	b     []byte
+	owned bool
+}
+
+const (
+	hashBufs    = 4
+	hashBufSize = 256 << 10
+)
+
+func newHashPipe(v *verifier) *hashPipe {
+	h := &hashPipe{v: v, q: make(chan hashItem, hashBufs), free: make(chan []byte, hashBufs),
+		hashed: make(chan struct{}, hashBufs), done: make(chan struct{})}
+	go h.run()
+	return h
+}
+
+func (h *hashPipe) run() {
+	defer close(h.done)
+	for it := range h.q {
+		h.v.write(it.b)
+		if it.owned {
+			h.hashed <- struct{}{}
+		} else {
+			h.free <- it.b[:0]
+		}
+	}
+}
+
+// copyIn hashes a copy of p; the caller may reuse p at once.
+func (h *hashPipe) copyIn(p []byte) {
+	for len(p) > 0 {
+		var b []byte
+		select {
+		case b = <-h.free:
+		default:
+			if h.made < hashBufs {
+				h.made++
+				b = make([]byte, 0, hashBufSize)
+			} else {
+				b = <-h.free
+			}
+		}
+		n := min(len(p), hashBufSize)
+		h.q <- hashItem{b: append(b, p[:n]...)}
+		p = p[n:]
+	}
+}
+
+// lend hashes chunk in place; the caller must wait() before changing it.
+// Chunks are hashed in the order lent.
+func (h *hashPipe) lend(chunk []byte) { h.q <- hashItem{b: chunk, owned: true} }
+
+// wait blocks until the oldest chunk lent and not yet waited for has
+// been hashed.
+func (h *hashPipe) wait() { <-h.hashed }
+
+// finish waits for every byte sent to be hashed and compares the
+// checksum: an *Error matching ErrCorrupt for loc if it differs.
+func (h *hashPipe) finish(loc Location) error {
+	h.stop()
+	<-h.done
+	return h.v.check(loc)
+}
+
+// stop ends the hasher once it has hashed what it was sent.
+func (h *hashPipe) stop() {
+	if !h.closed {
+		h.closed = true
+		close(h.q)
+	}
+}

@@ -25,7 +25,7 @@ type ParallelReader struct {
 	cur    []byte // unread part of the current chunk
 	buf    []byte // the current chunk's whole buffer, to hand back
 	err    error
-	verify *verifier // the whole object's checksum, over the chunks in order
+	verify *hashPipe // the whole object's checksum, over the chunks in order
 
 	ctx    context.Context // the workers' context, ended by Close
 	cancel context.CancelFunc
@@ -145,7 +145,9 @@ func (c *Client) NewParallelReader(ctx context.Context, loc Location, opts ...Pa
 	if nchunk > 1 {
 		// One chunk is the whole object: its Reader checks it, before a
 		// byte is delivered, so that a mismatch can be read again.
-		p.verify = newVerifier(info)
+		if v := newVerifier(info); v != nil {
+			p.verify = newHashPipe(v)
+		}
 	}
 	for i := range p.slots {
 		s := slot{ready: make(chan chunkResult, 1), free: make(chan []byte, 1)}
@@ -215,6 +217,9 @@ func (p *ParallelReader) Read(b []byte) (int, error) {
 	}
 	for len(p.cur) == 0 {
 		if p.buf != nil {
+			if p.verify != nil {
+				p.verify.wait() // the chunk is hashed: its buffer may be refilled
+			}
 			p.slots[(p.next-1)%int64(len(p.slots))].free <- p.buf
 			p.buf = nil
 		}
@@ -238,12 +243,12 @@ func (p *ParallelReader) Read(b []byte) (int, error) {
 		}
 		p.cur, p.buf = res.data, res.data[:cap(res.data)]
 		if p.verify != nil {
-			// Checked as each chunk comes, so that a mismatch is told
+			// Hashed beside the caller's work on the chunk, and checked
 			// before the last chunk's bytes are handed on.
-			p.verify.write(res.data)
+			p.verify.lend(res.data)
 			if p.next == p.nchunk {
-				if err := p.verify.check(p.info.Location); err != nil {
-					p.err, p.cur = err, nil
+				if err := p.verify.finish(p.info.Location); err != nil {
+					p.err, p.cur, p.buf = err, nil, nil
 					return 0, err
 				}
 			}
@@ -261,6 +266,9 @@ func (p *ParallelReader) Close() error {
 	}
 	p.cancel()
 	p.wg.Wait()
+	if p.verify != nil {
+		p.verify.stop()
+	}
 	if p.err == nil || p.err == io.EOF {
 		p.err = errors.New("source: read after close")
 	}

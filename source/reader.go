@@ -30,7 +30,7 @@ type Reader struct {
 	// end, so its checksum can be checked; verify computes it over the
 	// bytes delivered, once the first response has told which.
 	whole  bool
-	verify *verifier
+	verify *hashPipe
 
 	body    io.ReadCloser
 	cancel  context.CancelFunc // ends the current request
@@ -127,7 +127,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 			r.off += int64(n)
 			r.fails = 0
 			if r.verify != nil {
-				r.verify.write(p[:n])
+				r.verify.copyIn(p[:n])
 			}
 		}
 		if err == nil {
@@ -159,7 +159,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 func (r *Reader) atEOF() error {
 	if v := r.verify; v != nil {
 		r.verify = nil
-		if err := v.check(r.loc); err != nil {
+		if err := v.finish(r.loc); err != nil {
 			return r.fail(err)
 		}
 	}
@@ -224,7 +224,9 @@ func (r *Reader) request() error {
 		if r.info.Checksum.Algorithm == "" {
 			r.info.Checksum = got.Checksum
 		}
-		r.verify = newVerifier(r.info)
+		if v := newVerifier(r.info); v != nil {
+			r.verify = newHashPipe(v)
+		}
 	}
 	watch.Stop() // until a Read waits on the body
 	r.body, r.cancel, r.watch = body, cancel, watch
@@ -269,6 +271,10 @@ func (r *Reader) fail(err error) error {
 	} else {
 		r.err = newError("read", r.loc, err)
 	}
+	if r.verify != nil {
+		r.verify.stop()
+		r.verify = nil
+	}
 	r.closeBody()
 	return r.err
 }
@@ -286,6 +292,10 @@ func (r *Reader) closeBody() {
 // Close ends the current request. Reads after Close fail.
 func (r *Reader) Close() error {
 	r.closeBody()
+	if r.verify != nil {
+		r.verify.stop()
+		r.verify = nil
+	}
 	if r.err == nil {
 		r.err = errors.New("source: read after close")
 	}
