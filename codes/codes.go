@@ -123,12 +123,16 @@ const (
 	// FaultGzipCorrupt: the gzip stream is damaged (a bad header, a bad
 	// deflate block, a member cut short).
 	FaultGzipCorrupt
+	// FaultChecksumMismatch: the bytes of an object read by URL do not
+	// have the checksum its store keeps (source.ErrCorrupt): changed in
+	// transit or at rest.
+	FaultChecksumMismatch
 	numInputFaults
 )
 
 var inputFaultCodes = [numInputFaults]string{
 	"open-error", "read-error", "zstd-window-too-large", "zstd-checksum", "zstd-corrupt",
-	"gzip-checksum", "gzip-corrupt",
+	"gzip-checksum", "gzip-corrupt", "checksum-mismatch",
 }
 
 // String returns the fault's code as written in the report.

@@ -62,7 +62,7 @@ type InputReport struct {
 type InputFault struct {
 	// Reason is an input fault code (codes.InputFault): open-error,
 	// read-error, zstd-window-too-large, zstd-checksum, zstd-corrupt,
-	// gzip-checksum or gzip-corrupt.
+	// gzip-checksum, gzip-corrupt or checksum-mismatch.
 	Reason string `json:"reason"`
 	// Offset is the decompressed byte offset reached when it happened.
 	Offset int64 `json:"offset"`

@@ -17,6 +17,9 @@ type Info struct {
 	ETag       string    // as the server sent it, quotes included; "" if none
 	Generation int64     // gs only: the object's generation; 0 elsewhere
 	ModTime    time.Time // last modification, as the server reports it
+	// Checksum is the store's checksum of the whole object, if it told
+	// one (checksum.go); a read of the whole object is checked against it.
+	Checksum Checksum
 }
 
 // Version names the object's version as a string: "g" and the generation
@@ -47,7 +50,7 @@ func (pin Info) sameVersion(got Info) bool {
 	return true
 }
 
-// backend is one way of reaching objects: S3 through gocloud.dev/blob,
+// backend is one way of reaching objects: S3 through the AWS SDK,
 // Cloud Storage through its JSON API, or plain HTTP.
 type backend interface {
 	stat(ctx context.Context, loc Location) (Info, error)

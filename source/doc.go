@@ -16,7 +16,7 @@
 // URL (never its query string or a password) and the status, and matches
 // ErrNotFound or ErrForbidden with errors.Is.
 //
-// S3 is reached through gocloud.dev/blob (s3blob on the AWS SDK v2), with
+// S3 is reached through the AWS SDK v2's s3.Client, by exact key, with
 // the SDK's default credential chain; AWS_ENDPOINT_URL_S3 or
 // AWS_ENDPOINT_URL names an S3-compatible store (MinIO, R2, Ceph),
 // addressed path-style. Cloud Storage is reached through its JSON API
@@ -26,8 +26,10 @@
 // an emulator. Web servers are reached with net/http and the Range header.
 //
 // One job per file: location.go parses URLs, client.go holds the Client
-// and its options, s3.go makes the S3 client, blob.go (S3), gcs.go (Cloud
-// Storage) and http.go are the three backends, glob.go lists, reader.go
-// streams with retries, parallel.go reads ranges in parallel, retry.go
-// says what is transient, errors.go what an error says.
+// and its options, s3.go (S3), gcs.go (Cloud Storage) and http.go are the
+// three backends (http.go's checkRange checks every ranged answer),
+// checksum.go checks a whole object against its store's checksum
+// (ErrCorrupt), glob.go lists, reader.go streams with retries,
+// parallel.go reads ranges in parallel, retry.go says what is transient,
+// errors.go what an error says.
 package source

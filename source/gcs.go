@@ -94,11 +94,14 @@ type gcsObject struct {
 	Etag       string `json:"etag"`
 	Generation int64  `json:"generation,string"`
 	Updated    string `json:"updated"`
+	Crc32c     string `json:"crc32c"`  // base64, big-endian
+	MD5Hash    string `json:"md5Hash"` // base64; none for a composite object
 }
 
 // info converts the resource for the object at loc.
 func (o gcsObject) info(loc Location) Info {
-	info := Info{Location: loc, Size: o.Size, ETag: quoteETag(o.Etag), Generation: o.Generation}
+	info := Info{Location: loc, Size: o.Size, ETag: quoteETag(o.Etag), Generation: o.Generation,
+		Checksum: bestChecksum(base64Checksum(AlgCRC32C, o.Crc32c), base64Checksum(AlgMD5, o.MD5Hash))}
 	if t, err := time.Parse(time.RFC3339Nano, o.Updated); err == nil {
 		info.ModTime = t
 	}
@@ -127,7 +130,7 @@ func (g *gcsBackend) getJSON(ctx context.Context, loc Location, u string, v any)
 
 func (g *gcsBackend) stat(ctx context.Context, loc Location) (Info, error) {
 	var o gcsObject
-	u := g.objectURL("storage/v1", loc.Key) + "?fields=" + url.QueryEscape("name,size,etag,generation,updated")
+	u := g.objectURL("storage/v1", loc.Key) + "?fields=" + url.QueryEscape("name,size,etag,generation,updated,crc32c,md5Hash")
 	if err := g.getJSON(ctx, loc, u, &o); err != nil {
 		return Info{}, err
 	}
@@ -137,7 +140,7 @@ func (g *gcsBackend) stat(ctx context.Context, loc Location) (Info, error) {
 func (g *gcsBackend) list(ctx context.Context, bucket Location, prefix string, fn func(Info)) error {
 	q := url.Values{}
 	q.Set("prefix", prefix)
-	q.Set("fields", "items(name,size,etag,generation,updated),nextPageToken")
+	q.Set("fields", "items(name,size,etag,generation,updated,crc32c,md5Hash),nextPageToken")
 	for {
 		var page struct {
 			Items         []gcsObject `json:"items"`
@@ -179,9 +182,37 @@ func (g *gcsBackend) read(ctx context.Context, loc Location, off, n int64, pin *
 	}
 	got := headerInfo(loc, resp)
 	got.Generation, _ = strconv.ParseInt(resp.Header.Get("X-Goog-Generation"), 10, 64)
+	got.Checksum = googHash(resp.Header.Values("X-Goog-Hash"))
 	if ce, stored := resp.Header.Get("Content-Encoding"), resp.Header.Get("X-Goog-Stored-Content-Encoding"); ce != "" && ce != "identity" && stored != "" && stored != ce {
 		resp.Body.Close()
 		return nil, got, fmt.Errorf("the server sent the object with Content-Encoding %q, stored as %q", ce, stored)
 	}
 	return rangedBody(resp, off, n, rng, pin, got)
+}
+
+// googHash reads the whole object's checksums from X-Goog-Hash headers
+// ("crc32c=BASE64,md5=BASE64", one or several headers), which Cloud
+// Storage sends with every GET of an object's bytes, ranged or not.
+func googHash(values []string) Checksum {
+	var cs []Checksum
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			name, val, _ := strings.Cut(strings.TrimSpace(part), "=")
+			switch name {
+			case "crc32c":
+				cs = append(cs, base64Checksum(AlgCRC32C, val))
+			case "md5":
+				cs = append(cs, base64Checksum(AlgMD5, val))
+			}
+		}
+	}
+	return bestChecksum(cs...)
+}
+
+// quoteETag restores the quotes that Cloud Storage's JSON API drops.
+func quoteETag(e string) string {
+	if e == "" || strings.HasPrefix(e, `"`) || strings.HasPrefix(e, `W/"`) {
+		return e
+	}
+	return `"` + e + `"`
 }

@@ -65,37 +65,65 @@ func rangeHeader(off, n int64) string {
 
 // rangedBody checks a successful response to a GET with Range header rng
 // for n bytes at off, and returns its body and the version that answered:
-// got, from the headers, with the object's size filled in. A 206 must
-// start at off; a 200 (the Range ignored) is skipped to off and cut after
-// n. With pin non-nil, another version is ErrChanged.
+// got, from the headers, with the object's size filled in (checkRange).
 func rangedBody(resp *http.Response, off, n int64, rng string, pin *Info, got Info) (io.ReadCloser, Info, error) {
-	var body io.ReadCloser = resp.Body
-	switch {
-	case resp.StatusCode == http.StatusPartialContent:
-		start, total, ok := parseContentRange(resp.Header.Get("Content-Range"))
-		if !ok || start != off {
-			resp.Body.Close()
-			return nil, got, fmt.Errorf("response range %q does not start at byte %d", resp.Header.Get("Content-Range"), off)
+	return checkRange(resp.StatusCode, resp.Header.Get("Content-Range"), resp.ContentLength, resp.Body, off, n, rng, pin, got)
+}
+
+// checkRange checks the answer to a GET with Range header rng ("" for
+// none) for n bytes at off, on any backend: its status, Content-Range
+// and Content-Length, and body. A 206 must carry a Content-Range that
+// starts at off; a 200 to a ranged GET (a store that ignores Range and
+// sends the whole object) is skipped to off and cut after n, never taken
+// as if it began at off; any other status is refused. It returns the body
+// and got with the object's size filled in; with pin non-nil, another
+// version is ErrChanged.
+func checkRange(status int, contentRange string, contentLength int64, body io.ReadCloser, off, n int64, rng string, pin *Info, got Info) (io.ReadCloser, Info, error) {
+	switch status {
+	case http.StatusPartialContent:
+		start, total, ok := parseContentRange(contentRange)
+		if rng == "" || !ok || start != off {
+			body.Close()
+			return nil, got, fmt.Errorf("HTTP 206 with range %q to a GET from byte %d (Range %q)", contentRange, off, rng)
 		}
 		got.Size = total
-	default: // 200: the whole object, the Range header ignored
-		got.Size = resp.ContentLength
+	case http.StatusOK: // the whole object, any Range header ignored
+		got.Size = contentLength
+	default:
+		body.Close()
+		return nil, got, fmt.Errorf("HTTP %d to a GET (Range %q): neither the object nor the range", status, rng)
 	}
 	if pin != nil && !pin.sameVersion(got) {
-		resp.Body.Close()
+		body.Close()
 		return nil, got, changedError(*pin, got)
 	}
-	if resp.StatusCode == http.StatusOK && rng != "" {
+	if status == http.StatusOK && rng != "" {
 		// Costly but correct: skip to off, stop after n.
-		if _, err := io.CopyN(io.Discard, resp.Body, off); err != nil {
-			resp.Body.Close()
-			return nil, got, err
+		if _, err := io.CopyN(io.Discard, body, off); err != nil {
+			body.Close()
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, got, fmt.Errorf("skipping the %d bytes before the range of an answer that ignored it: %w", off, err)
 		}
 		if n >= 0 {
-			body = readCloser{io.LimitReader(resp.Body, n), resp.Body}
+			body = readCloser{io.LimitReader(body, n), body}
 		}
 	}
 	return body, got, nil
+}
+
+// changedError says how the version read differs from the one pinned.
+func changedError(pin, got Info) error {
+	switch {
+	case pin.Size >= 0 && got.Size >= 0 && pin.Size != got.Size:
+		return fmt.Errorf("%w: size %d, then %d", ErrChanged, pin.Size, got.Size)
+	case pin.Generation != 0:
+		return fmt.Errorf("%w: generation %d, then %d", ErrChanged, pin.Generation, got.Generation)
+	case pin.ETag != "":
+		return fmt.Errorf("%w: ETag %s, then %s", ErrChanged, pin.ETag, got.ETag)
+	}
+	return fmt.Errorf("%w: modified %s, then %s", ErrChanged, pin.ModTime, got.ModTime)
 }
 
 // do sends one request for loc, with rng as its Range header if not "".

@@ -25,6 +25,7 @@ type ParallelReader struct {
 	cur    []byte // unread part of the current chunk
 	buf    []byte // the current chunk's whole buffer, to hand back
 	err    error
+	verify *hashPipe // the whole object's checksum, over the chunks in order
 
 	ctx    context.Context // the workers' context, ended by Close
 	cancel context.CancelFunc
@@ -121,6 +122,14 @@ func (c *Client) NewParallelReader(ctx context.Context, loc Location, opts ...Pa
 	if info.Size < 0 {
 		return &ParallelReader{info: info, seq: c.pinnedReader(ctx, info, 0, -1)}, nil
 	}
+	if info.Checksum.Algorithm == "" && info.Location.Scheme == SchemeS3 {
+		// An S3 listing tells no checksum; a HEAD does, if the store
+		// keeps one. A version other than info's is not asked for:
+		// the reads will fail with ErrChanged.
+		if now, err := c.Stat(ctx, info.Location); err == nil && info.sameVersion(now) {
+			info.Checksum = now.Checksum
+		}
+	}
 	k := int64(o.concurrency)
 	if fit := o.maxInFlight / o.chunk; k > fit {
 		k = max(fit, 1)
@@ -133,6 +142,13 @@ func (c *Client) NewParallelReader(ctx context.Context, loc Location, opts ...Pa
 	k = min(k, max(nchunk, 1))
 	ctx, cancel := context.WithCancel(ctx)
 	p := &ParallelReader{info: info, chunk: chunk, nchunk: nchunk, slots: make([]slot, k), ctx: ctx, cancel: cancel}
+	if nchunk > 1 {
+		// One chunk is the whole object: its Reader checks it, before a
+		// byte is delivered, so that a mismatch can be read again.
+		if v := newVerifier(info); v != nil {
+			p.verify = newHashPipe(v)
+		}
+	}
 	for i := range p.slots {
 		s := slot{ready: make(chan chunkResult, 1), free: make(chan []byte, 1)}
 		s.free <- make([]byte, chunk)
@@ -156,9 +172,31 @@ func (p *ParallelReader) work(ctx context.Context, c *Client, i int64, s slot) {
 		}
 		off := j * p.chunk
 		n := min(p.chunk, p.info.Size-off)
-		r := c.pinnedReader(ctx, p.info, off, n)
-		m, err := io.ReadFull(r, buf[:n])
-		r.Close()
+		var (
+			m   int
+			err error
+		)
+		for try := 1; ; try++ {
+			r := c.pinnedReader(ctx, p.info, off, n)
+			m, err = io.ReadFull(r, buf[:n])
+			if err == nil {
+				// The Read at the end, where a whole object's checksum
+				// is checked.
+				if _, end := r.Read(buf[:0]); end != io.EOF {
+					err = end
+				}
+			}
+			r.Close()
+			// A chunk that is the whole object was checked before its
+			// bytes were handed on: a mismatch is read again, like a cut
+			// body, a bounded number of times.
+			if !errors.Is(err, ErrCorrupt) || try >= c.opts.tries {
+				break
+			}
+			if sleep(ctx, backoff(try, c.opts.backoff, c.opts.maxBackoff)) != nil {
+				break
+			}
+		}
 		s.ready <- chunkResult{data: buf[:m], err: err}
 		if err != nil {
 			return
@@ -179,6 +217,9 @@ func (p *ParallelReader) Read(b []byte) (int, error) {
 	}
 	for len(p.cur) == 0 {
 		if p.buf != nil {
+			if p.verify != nil {
+				p.verify.wait() // the chunk is hashed: its buffer may be refilled
+			}
 			p.slots[(p.next-1)%int64(len(p.slots))].free <- p.buf
 			p.buf = nil
 		}
@@ -201,6 +242,17 @@ func (p *ParallelReader) Read(b []byte) (int, error) {
 			return 0, p.err
 		}
 		p.cur, p.buf = res.data, res.data[:cap(res.data)]
+		if p.verify != nil {
+			// Hashed beside the caller's work on the chunk, and checked
+			// before the last chunk's bytes are handed on.
+			p.verify.lend(res.data)
+			if p.next == p.nchunk {
+				if err := p.verify.finish(p.info.Location); err != nil {
+					p.err, p.cur, p.buf = err, nil, nil
+					return 0, err
+				}
+			}
+		}
 	}
 	n := copy(b, p.cur)
 	p.cur = p.cur[n:]
@@ -214,6 +266,9 @@ func (p *ParallelReader) Close() error {
 	}
 	p.cancel()
 	p.wg.Wait()
+	if p.verify != nil {
+		p.verify.stop()
+	}
 	if p.err == nil || p.err == io.EOF {
 		p.err = errors.New("source: read after close")
 	}

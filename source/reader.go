@@ -26,6 +26,11 @@ type Reader struct {
 	off  int64 // next byte to deliver
 	end  int64 // byte after the last to deliver; -1 until known (to EOF)
 	err  error
+	// whole says the read is of the whole object, from byte 0 to its
+	// end, so its checksum can be checked; verify computes it over the
+	// bytes delivered, once the first response has told which.
+	whole  bool
+	verify *hashPipe
 
 	body    io.ReadCloser
 	cancel  context.CancelFunc // ends the current request
@@ -37,7 +42,7 @@ type Reader struct {
 // Open streams the whole object at loc. The first request is made before
 // Open returns, so a missing object fails here.
 func (c *Client) Open(ctx context.Context, loc Location) (*Reader, error) {
-	r := &Reader{c: c, ctx: ctx, loc: loc, end: -1}
+	r := &Reader{c: c, ctx: ctx, loc: loc, end: -1, whole: true}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -84,7 +89,8 @@ func (c *Client) pinnedReader(ctx context.Context, info Info, off, n int64) *Rea
 	if end >= 0 && off > end {
 		off = end
 	}
-	return &Reader{c: c, ctx: ctx, loc: info.Location, info: info, pin: true, off: off, end: end}
+	whole := off == 0 && (end < 0 || end == info.Size)
+	return &Reader{c: c, ctx: ctx, loc: info.Location, info: info, pin: true, off: off, end: end, whole: whole}
 }
 
 // Info returns the version being read: size, ETag or generation and
@@ -98,7 +104,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 	}
 	if r.end >= 0 && r.off >= r.end {
 		r.closeBody()
-		return 0, io.EOF
+		return 0, r.atEOF()
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -120,6 +126,9 @@ func (r *Reader) Read(p []byte) (int, error) {
 		if n > 0 {
 			r.off += int64(n)
 			r.fails = 0
+			if r.verify != nil {
+				r.verify.copyIn(p[:n])
+			}
 		}
 		if err == nil {
 			return n, nil
@@ -128,7 +137,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 			if r.end < 0 || r.off == r.end {
 				r.closeBody()
 				r.end = r.off
-				return n, io.EOF
+				return n, r.atEOF()
 			}
 			err = io.ErrUnexpectedEOF // the response ended before its range did
 		}
@@ -143,6 +152,18 @@ func (r *Reader) Read(p []byte) (int, error) {
 			return n, nil
 		}
 	}
+}
+
+// atEOF ends a read that reached its end: io.EOF, or, if the bytes of a
+// whole object do not have the store's checksum, the sticky ErrCorrupt.
+func (r *Reader) atEOF() error {
+	if v := r.verify; v != nil {
+		r.verify = nil
+		if err := v.finish(r.loc); err != nil {
+			return r.fail(err)
+		}
+	}
+	return io.EOF
 }
 
 // open makes requests from r.off until one answers, a permanent error, or
@@ -197,6 +218,16 @@ func (r *Reader) request() error {
 			r.end = r.off + got.Size
 		}
 	}
+	if r.whole && r.off == 0 && r.verify == nil {
+		// The first response of a whole read: the checksum the listing
+		// or stat told, else the one this response tells, if any.
+		if r.info.Checksum.Algorithm == "" {
+			r.info.Checksum = got.Checksum
+		}
+		if v := newVerifier(r.info); v != nil {
+			r.verify = newHashPipe(v)
+		}
+	}
 	watch.Stop() // until a Read waits on the body
 	r.body, r.cancel, r.watch = body, cancel, watch
 	return nil
@@ -240,6 +271,10 @@ func (r *Reader) fail(err error) error {
 	} else {
 		r.err = newError("read", r.loc, err)
 	}
+	if r.verify != nil {
+		r.verify.stop()
+		r.verify = nil
+	}
 	r.closeBody()
 	return r.err
 }
@@ -257,6 +292,10 @@ func (r *Reader) closeBody() {
 // Close ends the current request. Reads after Close fail.
 func (r *Reader) Close() error {
 	r.closeBody()
+	if r.verify != nil {
+		r.verify.stop()
+		r.verify = nil
+	}
 	if r.err == nil {
 		r.err = errors.New("source: read after close")
 	}

@@ -2,8 +2,12 @@ package source
 
 import (
 	"bytes"
+	"crypto/md5"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -25,21 +29,27 @@ const testSecret = "s3cr3t-Key-that-must-never-show"
 // (the connection closed) after dropAfter bytes, the next fails requests
 // answer failStatus, the next stalls bodies stop after stallAfter bytes
 // until the client gives up, paths in deny answer their status; onDrop
-// runs once a cut has happened.
+// runs once a cut has happened. The next ignoreRanges GETs with a Range
+// header are answered as if it were absent (200 and the whole object),
+// and the next flips GET bodies have their byte at body offset flipAt
+// changed in transit (same length, same headers).
 type faults struct {
-	mu         sync.Mutex
-	drops      int
-	dropAfter  int64
-	fails      int
-	failStatus int
-	stalls     int
-	stallAfter int64
-	deny       map[string]int
-	onDrop     func()
-	gets       int      // data reads seen
-	ranges     []string // their Range headers
-	inflight   int      // data reads being answered
-	peak       int      // most data reads answered at once
+	mu           sync.Mutex
+	drops        int
+	dropAfter    int64
+	fails        int
+	failStatus   int
+	stalls       int
+	stallAfter   int64
+	deny         map[string]int
+	onDrop       func()
+	ignoreRanges int
+	flips        int
+	flipAt       int64
+	gets         int      // data reads seen
+	ranges       []string // their Range headers
+	inflight     int      // data reads being answered
+	peak         int      // most data reads answered at once
 }
 
 // set changes the faults under their lock.
@@ -53,6 +63,7 @@ func (f *faults) set(fn func(f *faults)) {
 func (f *faults) reset() {
 	f.drops, f.dropAfter, f.fails, f.failStatus, f.stalls, f.stallAfter = 0, 0, 0, 0, 0, 0
 	f.deny, f.onDrop, f.gets, f.ranges, f.inflight, f.peak = nil, nil, 0, nil, 0, 0
+	f.ignoreRanges, f.flips, f.flipAt = 0, 0, 0
 }
 
 // handler wraps next with the faults.
@@ -88,7 +99,15 @@ func (f *faults) handler(next http.Handler) http.Handler {
 			http.Error(w, "try later", st)
 			return
 		}
-		cw := &cutWriter{ResponseWriter: w, limit: -1}
+		cw := &cutWriter{ResponseWriter: w, limit: -1, flip: -1}
+		if data && f.ignoreRanges > 0 && r.Header.Get("Range") != "" {
+			f.ignoreRanges--
+			r.Header.Del("Range")
+		}
+		if data && f.flips > 0 {
+			f.flips--
+			cw.flip = f.flipAt
+		}
 		if data {
 			switch {
 			case f.drops > 0:
@@ -106,16 +125,24 @@ func (f *faults) handler(next http.Handler) http.Handler {
 
 // cutWriter passes limit body bytes, then aborts the response (closing
 // the connection mid-body) or, with stall set, hangs until the client
-// goes away.
+// goes away. With flip ≥ 0, the body byte at that offset is changed.
 type cutWriter struct {
 	http.ResponseWriter
 	limit   int64
 	written int64
 	after   func()
 	stall   *http.Request
+	flip    int64
+	seen    int64 // body bytes passed to Write, for flip
 }
 
 func (c *cutWriter) Write(p []byte) (int, error) {
+	if c.flip >= c.seen && c.flip < c.seen+int64(len(p)) {
+		q := append([]byte(nil), p...)
+		q[c.flip-c.seen] ^= 0x20
+		p = q
+	}
+	c.seen += int64(len(p))
 	if c.limit < 0 {
 		return c.ResponseWriter.Write(p)
 	}
@@ -212,9 +239,15 @@ func newGCSServer(t testing.TB, bucket string) *gcsServer {
 
 func (s *gcsServer) put(t testing.TB, bucket, key string, data []byte) {
 	t.Helper()
+	// The hashes Cloud Storage keeps of every object (the fake computes
+	// them only for uploads through its API).
+	crc := crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli))
+	sum := md5.Sum(data)
 	s.fake.CreateObject(fakestorage.Object{
-		ObjectAttrs: fakestorage.ObjectAttrs{BucketName: bucket, Name: key, Generation: time.Now().UnixNano()},
-		Content:     data,
+		ObjectAttrs: fakestorage.ObjectAttrs{BucketName: bucket, Name: key, Generation: time.Now().UnixNano(),
+			Crc32c:  base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, crc)),
+			Md5Hash: base64.StdEncoding.EncodeToString(sum[:])},
+		Content: data,
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/source"
 )
 
 // InputError is a fault that ended an input early (a damaged compressed
@@ -27,8 +28,8 @@ type InputError struct {
 	Path string
 	// Reason says what ended the input: codes.FaultReadError,
 	// FaultZstdWindowTooLarge, FaultZstdChecksum, FaultZstdCorrupt,
-	// FaultGzipChecksum or FaultGzipCorrupt here; package pipeline adds
-	// FaultOpenError.
+	// FaultGzipChecksum, FaultGzipCorrupt or FaultChecksumMismatch here;
+	// package pipeline adds FaultOpenError.
 	Reason codes.InputFault
 	// Offset is the decompressed byte offset reached when the fault
 	// occurred; for FaultZstdChecksum, the end of the first damaged frame.
@@ -401,6 +402,10 @@ func (r *Reader) fail(err error) error {
 func (r *Reader) inputFault(err error, pending int64) {
 	reason := codes.FaultReadError
 	switch {
+	case errors.Is(err, source.ErrCorrupt) || (r.in != nil && errors.Is(r.in.err, source.ErrCorrupt)):
+		// An object read by URL whose bytes are not those its store
+		// keeps: damaged, named as such rather than as a failed read.
+		reason = codes.FaultChecksumMismatch
 	case errors.Is(err, zstd.ErrWindowSizeExceeded), errors.Is(err, zstd.ErrDecoderSizeExceeded), errors.Is(err, zstd.ErrFrameSizeExceeded):
 		reason = codes.FaultZstdWindowTooLarge
 	case errors.Is(err, zstd.ErrCRCMismatch):

@@ -2,7 +2,9 @@
 // in front of their servers: it watches the GETs of object bodies,
 // counting them and recording their Range headers by object, and cuts
 // those a test asks for in the middle of the body, as a server that drops
-// a connection does.
+// a connection does; tamper.go answers a ranged GET with the whole object
+// or changes a byte of a body, as a store that ignores Range or a network
+// that alters bytes does.
 package bodycut
 
 import (
@@ -23,6 +25,8 @@ type Watch struct {
 	// ranges are the Range headers of the GETs of each object's body
 	// ("" for none), by "bucket/key".
 	ranges map[string][]string
+	// tamper holds the faults of tamper.go.
+	tamper tamper
 }
 
 // CutNextGets makes the next GETs of object bodies end the connection
@@ -71,6 +75,9 @@ func (w *Watch) Forget(bucket string) {
 func (w *Watch) Handler(next http.Handler, body func(*http.Request) (object string, ok bool)) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		limit := int64(-1)
+		if _, ok := body(r); ok {
+			rw = w.tamper.apply(rw, r) // before the Range is recorded: it may drop it
+		}
 		if obj, ok := body(r); ok {
 			w.mu.Lock()
 			w.gets++

@@ -9,6 +9,10 @@
 package gcstest
 
 import (
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/binary"
+	"hash/crc32"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -124,9 +128,15 @@ func (s *Server) Put(t testing.TB, bucket, key string, data []byte) {
 	s.generation++
 	gen := s.generation
 	s.mu.Unlock()
+	// The hashes Cloud Storage keeps of every object (the fake computes
+	// them only for uploads through its API).
+	crc := crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli))
+	sum := md5.Sum(data)
 	obj := fakestorage.Object{
-		ObjectAttrs: fakestorage.ObjectAttrs{BucketName: bucket, Name: key, Generation: gen, Created: modTime, Updated: modTime},
-		Content:     data,
+		ObjectAttrs: fakestorage.ObjectAttrs{BucketName: bucket, Name: key, Generation: gen, Created: modTime, Updated: modTime,
+			Crc32c:  base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, crc)),
+			Md5Hash: base64.StdEncoding.EncodeToString(sum[:])},
+		Content: data,
 	}
 	if err := s.fake.CreateObjectStreaming(obj.StreamingObject()); err != nil {
 		t.Fatal(err)
