@@ -9,6 +9,8 @@
 #
 #   bash bench/s3.sh            # RUNS=3, the .zst and the plain 1 GiB files
 #   BEAM=0 bash bench/s3.sh     # convbatch run only
+#   CRC64=1 bash bench/s3.sh    # objects carry S3's full-object CRC-64/NVME
+#                               # (default: the MD5 ETag only, as gofakes3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-3}
@@ -22,7 +24,8 @@ go build -o "$BIN" ./cmd/convbatch
 go build -o "$WORK/s3serve" ./bench/s3serve
 files=("$DATA/bench-1GiB.jsonl.zst" "$DATA/bench-1GiB.jsonl")
 for f in "${files[@]}"; do [ -f "$f" ] || { echo "bench/s3.sh: $f missing: run bench/run.sh once" >&2; exit 2; }; done
-"$WORK/s3serve" -bucket bench "${files[@]}" > "$WORK/endpoint" &
+crcflag=(); [ "${CRC64:-0}" = 1 ] && crcflag=(-crc64nvme)
+"$WORK/s3serve" -bucket bench "${crcflag[@]}" "${files[@]}" > "$WORK/endpoint" &
 server=$!
 trap 'kill $server 2>/dev/null' EXIT
 for _ in $(seq 600); do [ -s "$WORK/endpoint" ] && break; sleep 0.1; done

@@ -5,13 +5,14 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
 	"hash/crc32"
 	"strings"
+
+	"github.com/minio/crc64nvme"
 )
 
 // ErrCorrupt: the bytes of a whole object, read to its end, do not have
@@ -20,8 +21,10 @@ import (
 // names the algorithm, the checksum expected and the one computed.
 var ErrCorrupt = errors.New("checksum mismatch")
 
-// Checksum algorithms, as Checksum.Algorithm names them, cheapest first:
-// the order in which bestChecksum prefers them.
+// Checksum algorithms, as Checksum.Algorithm names them. bestChecksum
+// prefers them cheapest first, as BenchmarkChecksum measured them here:
+// CRC-64/NVME (carry-less multiply) and CRC32 over 20 GB/s, CRC32C about
+// 7 GB/s, SHA-256 and SHA-1 about 1.5 GB/s, MD5 about 0.45 GB/s.
 const (
 	AlgCRC32C    = "crc32c"    // Castagnoli; S3, Cloud Storage (crc32c)
 	AlgCRC32     = "crc32"     // IEEE; S3
@@ -31,7 +34,7 @@ const (
 	AlgMD5       = "md5"       // Cloud Storage (md5Hash), an S3 single-part ETag
 )
 
-var algRank = map[string]int{AlgCRC32C: 1, AlgCRC32: 2, AlgCRC64NVME: 3, AlgSHA256: 4, AlgSHA1: 5, AlgMD5: 6}
+var algRank = map[string]int{AlgCRC64NVME: 1, AlgCRC32: 2, AlgCRC32C: 3, AlgSHA256: 4, AlgSHA1: 5, AlgMD5: 6}
 
 // Checksum is a checksum of a whole object that its store keeps: a
 // listing, a stat or a GET of the whole object tells it. Algorithm is ""
@@ -104,7 +107,7 @@ func newChecksumHash(alg string) hash.Hash {
 	case AlgCRC32:
 		return crc32.NewIEEE()
 	case AlgCRC64NVME:
-		return &crc64NVME{}
+		return crc64nvme.New() // carry-less multiply (PCLMULQDQ, ARM PMULL)
 	case AlgSHA256:
 		return sha256.New()
 	case AlgSHA1:
@@ -144,59 +147,6 @@ func (v *verifier) check(loc Location) error {
 	return &Error{Op: "read", URL: loc.String(), Kind: ErrCorrupt,
 		Err: fmt.Errorf("%s of the bytes read is %s, the store's is %s", v.want.Algorithm, got, v.want.Hex)}
 }
-
-// crc64NVMEPoly is the CRC-64/NVME polynomial, reflected, as S3 uses it.
-const crc64NVMEPoly = 0x9a6c9329ac4bc9b5
-
-// crc64NVMETables are slicing-by-8 tables of CRC-64/NVME; hash/crc64
-// rebuilds them on every call for a polynomial other than ISO and ECMA.
-var crc64NVMETables = func() *[8][256]uint64 {
-	var t [8][256]uint64
-	for i := range 256 {
-		crc := uint64(i)
-		for range 8 {
-			if crc&1 == 1 {
-				crc = crc>>1 ^ crc64NVMEPoly
-			} else {
-				crc >>= 1
-			}
-		}
-		t[0][i] = crc
-	}
-	for i := range 256 {
-		crc := t[0][i]
-		for j := 1; j < 8; j++ {
-			crc = t[0][crc&0xff] ^ crc>>8
-			t[j][i] = crc
-		}
-	}
-	return &t
-}()
-
-// crc64NVME is a hash.Hash of CRC-64/NVME (init and final xor all ones).
-type crc64NVME struct{ crc uint64 }
-
-func (c *crc64NVME) Write(p []byte) (int, error) {
-	t := crc64NVMETables
-	crc := ^c.crc
-	n := len(p)
-	for len(p) >= 8 {
-		crc ^= binary.LittleEndian.Uint64(p)
-		crc = t[7][crc&0xff] ^ t[6][crc>>8&0xff] ^ t[5][crc>>16&0xff] ^ t[4][crc>>24&0xff] ^
-			t[3][crc>>32&0xff] ^ t[2][crc>>40&0xff] ^ t[1][crc>>48&0xff] ^ t[0][crc>>56]
-		p = p[8:]
-	}
-	for _, b := range p {
-		crc = t[0][byte(crc)^b] ^ crc>>8
-	}
-	c.crc = ^crc
-	return n, nil
-}
-
-func (c *crc64NVME) Sum(b []byte) []byte { return binary.BigEndian.AppendUint64(b, c.crc) }
-func (c *crc64NVME) Reset()              { c.crc = 0 }
-func (c *crc64NVME) Size() int           { return 8 }
-func (c *crc64NVME) BlockSize() int      { return 1 }
 
 // hashPipe computes a verifier's checksum on a goroutine of its own, so
 // that hashing (MD5 is the slow one, a few hundred MB/s) runs beside the

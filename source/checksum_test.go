@@ -35,7 +35,9 @@ func TestChecksumForms(t *testing.T) {
 		t.Errorf("crc64nvme(123456789) = %x", got)
 	}
 	data := randomBytes(100_003, 5)
-	tab := crc64.MakeTable(crc64NVMEPoly)
+	// hash/crc64 with the CRC-64/NVME polynomial (reflected) is the
+	// independent reference for the accelerated one.
+	tab := crc64.MakeTable(0x9a6c9329ac4bc9b5)
 	for _, cut := range []int{0, 1, 7, 8, 4096, 100_003} {
 		h := newChecksumHash(AlgCRC64NVME)
 		h.Write(data[:cut])
