@@ -85,3 +85,22 @@ func captureStderr(t *testing.T) func() string {
 	t.Cleanup(func() { restore() })
 	return restore
 }
+
+// TestNoGoogleCredentials: with no application default credentials (no
+// GOOGLE_APPLICATION_CREDENTIALS, no gcloud file, no metadata server),
+// a gs:// stat says that none were found and where they are looked for,
+// and matches ErrNoCredentials.
+func TestNoGoogleCredentials(t *testing.T) {
+	home := t.TempDir()
+	for k, v := range map[string]string{
+		"STORAGE_EMULATOR_HOST": "", "GOOGLE_APPLICATION_CREDENTIALS": "", "HOME": home, "CLOUDSDK_CONFIG": home,
+		"GCE_METADATA_HOST": "", "NO_GCE_CHECK": "true",
+	} {
+		t.Setenv(k, v)
+	}
+	_, err := testClient(t).Stat(t.Context(), mustParse(t, "gs://arch/k.jsonl"))
+	if !errors.Is(err, ErrNoCredentials) || !strings.Contains(err.Error(), "no Google credentials found") ||
+		!strings.Contains(err.Error(), "GOOGLE_APPLICATION_CREDENTIALS") || !strings.Contains(err.Error(), "gs://arch/k.jsonl") {
+		t.Errorf("stat with no Google credentials: %v; want ErrNoCredentials naming the URL, saying none were found and where", err)
+	}
+}
