@@ -42,9 +42,11 @@ func (c *Client) Glob(ctx context.Context, pattern string) ([]Info, error) {
 			return []Info{info}, nil
 		}
 		if errors.Is(err, ErrNotFound) && (loc.Scheme == SchemeS3 || loc.Scheme == SchemeGS) {
-			// Perhaps a directory named without its trailing '/'.
-			if infos, lerr := c.listDir(ctx, loc, loc.Key+"/"); lerr != nil || len(infos) > 0 {
-				return infos, lerr
+			// Perhaps a directory named without its trailing '/'. A
+			// listing that fails (credentials that may read but not list)
+			// leaves the stat's answer.
+			if infos, lerr := c.listDir(ctx, loc, loc.Key+"/"); lerr == nil && len(infos) > 0 {
+				return infos, nil
 			}
 		}
 		return nil, err
