@@ -1,19 +1,65 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 
+	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/jsonscan"
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/verify"
 )
+
+// loadKeyring reads the --keys keyring p with the size cap max: a local
+// file as verify.LoadKeyringContext reads it (a regular file only), or,
+// by URL (s3://, gs://, https://, http://), an object or a web server's
+// file read through package source as the inputs are: stat'ed (a size
+// over the cap is refused before any byte is read), then streamed,
+// pinned to that version, with the same retries.
+func loadKeyring(ctx context.Context, p string, max int64) (*verify.Keyring, error) {
+	if !source.IsURL(p) {
+		return verify.LoadKeyringContext(ctx, p, verify.WithMaxKeyringBytes(max))
+	}
+	loc, err := source.Parse(p)
+	if err != nil {
+		return nil, err
+	}
+	info, err := source.Stat(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	if info.Size > max {
+		return nil, fmt.Errorf("keyring %s is %s (%d bytes), %w of %s (%d bytes)", loc, bytesize.Format(info.Size), info.Size, verify.ErrKeyringTooLarge, bytesize.Format(max), max)
+	}
+	r, err := source.OpenVersion(ctx, info, 0, -1)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return verify.DecodeKeyring(ctx, r, verify.WithMaxKeyringBytes(max))
+}
+
+// keyringName is how the --keys argument p is named in messages: a URL
+// without its user information and query.
+func keyringName(p string) string {
+	if !source.IsURL(p) {
+		return p
+	}
+	if loc, err := source.Parse(p); err == nil {
+		return loc.String()
+	}
+	return source.RedactURL(p)
+}
 
 // keyringDoc is where the keyring's format is described.
 const keyringDoc = "docs/FORMAT.md#keyring---keys-file"
 
 // keyringErr is the error of the --keys file path that could not be
-// loaded: an interrupt while it was read is the run's interrupt (exit 3);
+// loaded: an interrupt while it was read is the run's interrupt (exit 3),
+// and so is a store that could not be reached after the retries (a
+// keyring by URL; a later try may pass);
 // every other is a usage error that names the file and says what to do.
 // One over the cap says which flag raises it, one that is not a regular
 // file says what it is (verify names the file in both); one that cannot
@@ -31,6 +77,10 @@ func keyringErr(e *env, path string, err error) error {
 		return usageErr("--keys: %v; raise --max-keyring-bytes to read it", err)
 	case errors.Is(err, verify.ErrKeyringNotRegular):
 		return usageErr("--keys: %v", err)
+	case source.Temporary(err):
+		return fatalErr(fmt.Errorf("--keys: %w", err))
+	case errors.As(err, new(*source.Error)):
+		msg = fmt.Sprintf("--keys: %v", err) // names the URL, the status or why
 	case errors.As(err, &pe):
 		msg = fmt.Sprintf("--keys %s: cannot read it: %v", path, pe.Err)
 	case errors.As(err, &je):

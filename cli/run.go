@@ -86,7 +86,7 @@ func (f *runFlags) registerPartition(fs *pflag.FlagSet) {
 func (f *runFlags) register(fs *pflag.FlagSet, withKeys bool) {
 	fs.IntVarP(&f.workers, "workers", "j", runtime.NumCPU(), "worker goroutines")
 	if withKeys {
-		fs.StringVar(&f.keys, "keys", "", "keyring (JSON) pinning receipt keys; without it receipts are checked for self-consistency only")
+		fs.StringVar(&f.keys, "keys", "", "keyring (JSON; a file, or an s3://, gs://, https:// URL) pinning receipt keys; without it receipts are checked for self-consistency only")
 		fs.StringVar(&f.maxKeyring, "max-keyring-bytes", "64MiB", "size cap of the --keys file; a larger keyring is refused")
 	}
 	fs.StringVar(&f.maxDoc, "max-doc-bytes", "64MiB", "size cap of one document line; longer lines are rejects")
@@ -154,9 +154,9 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	default:
 		return cfg, usageErr("--progress %q: want auto, always or never", f.progress)
 	}
-	inputs, skipped, err := stream.ExpandAll(args)
+	inputs, skipped, err := stream.ExpandAllContext(e.ctx, args)
 	if err != nil {
-		return cfg, usageErr("%v", err)
+		return cfg, inputErr(e, err)
 	}
 	if f.out != "" {
 		if err := checkOutDir(f.out, args, inputs); err != nil {
@@ -184,8 +184,8 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, err
 		}
 		if f.keys != "" {
-			if keyring, err = verify.LoadKeyringContext(e.ctx, f.keys, verify.WithMaxKeyringBytes(maxKeyring)); err != nil {
-				return cfg, keyringErr(e, f.keys, err)
+			if keyring, err = loadKeyring(e.ctx, f.keys, maxKeyring); err != nil {
+				return cfg, keyringErr(e, keyringName(f.keys), err)
 			}
 		}
 	}
@@ -210,6 +210,24 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		printSkipped(e.stderr, skipped, where)
 	}
 	return cfg, nil
+}
+
+// inputErr is the error of expanding the INPUT arguments. What outlasted
+// the retries (a store or a network that failed, stalled or could not be
+// reached: source.Temporary), the expansion's time limit
+// (stream.URLExpansionLimit) and an interrupt are fatal (exit 3): the
+// same command may pass later, and a scheduler that retries exit 3 will
+// retry it. What the user must change (a missing file or object, a
+// refusal, a malformed URL, missing credentials, no input) is a usage
+// error (exit 2).
+func inputErr(e *env, err error) error {
+	switch {
+	case e.ctx.Err() != nil:
+		return fatalErr(fmt.Errorf("interrupted while the inputs were listed: %w", err))
+	case source.Temporary(err) || errors.Is(err, stream.ErrExpansionTimeout):
+		return fatalErr(fmt.Errorf("%w; nothing was read: the store failed after the retries, try again later", err))
+	}
+	return usageErr("%v", err)
 }
 
 // checkOutDir is outdir.CheckOutDir with its refusals as usage errors

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -94,6 +95,9 @@ type damagedInput struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
 	Offset int64  `json:"offset"`
+	// Status is the HTTP status of an input by URL that the store did
+	// not find or refused (report.json's error.status), 0 if none.
+	Status int `json:"status,omitempty"`
 }
 
 // receiptCounts are the receipts by verdict, and whether they were checked
@@ -145,7 +149,7 @@ func damagedInputs(rep *sink.Report) []damagedInput {
 	out := []damagedInput{}
 	for _, in := range rep.Inputs {
 		if in.Error != nil {
-			out = append(out, damagedInput{Path: in.Path, Reason: in.Error.Reason, Offset: in.Error.Offset})
+			out = append(out, damagedInput{Path: in.Path, Reason: in.Error.Reason, Offset: in.Error.Offset, Status: in.Error.Status})
 		}
 	}
 	return out
@@ -156,7 +160,11 @@ func damagedInputs(rep *sink.Report) []damagedInput {
 // It is said even under -q: a damaged input is lost data, not chatter.
 func printDamaged(w io.Writer, rep *sink.Report) {
 	for _, d := range damagedInputs(rep) {
-		fmt.Fprintf(w, "convbatch: damaged input %s: %s at decompressed byte %d (docs/FORMAT.md#input-faults)\n", displayPath(d.Path), d.Reason, d.Offset)
+		status := ""
+		if d.Status != 0 {
+			status = fmt.Sprintf(" (HTTP %d %s)", d.Status, http.StatusText(d.Status))
+		}
+		fmt.Fprintf(w, "convbatch: damaged input %s: %s%s at decompressed byte %d (docs/FORMAT.md#input-faults)\n", displayPath(d.Path), d.Reason, status, d.Offset)
 	}
 }
 

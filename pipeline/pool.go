@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -394,8 +396,61 @@ const parallelObjectBytes = 64 << 20
 // parallel, any other as one stream, each retried from the byte reached
 // and pinned to the version the input was named at (stream.Input.Object),
 // the one its fingerprint records. It returns the object's size (-1 when
-// the server did not say).
+// the server did not say). Its first request is made here (see
+// firstRequest), so that an object gone or refused since it was listed
+// is an open-error naming the status.
 func openObject(ctx context.Context, in stream.Input) (io.ReadCloser, int64, error) {
+	rd, size, err := openObjectReader(ctx, in)
+	if err != nil {
+		return nil, 0, err
+	}
+	rd, err = firstRequest(rd)
+	return rd, size, err
+}
+
+// firstRequest makes rd's first request now, by reading its first byte,
+// which the returned reader gives back before the rest. A reader made
+// with source.OpenVersion or NewParallelReader asks nothing until its
+// first Read, so without this an object deleted or refused after the
+// listing would fail part-way (read-error) with no status. Not found
+// (404) and refused (401, 403) are the open's error, the *source.Error
+// with the operation "open" and the status; any other failure (the
+// object changed since it was listed, a fault that outlasted the
+// retries) stays the reading's, as before, returned by the first Read.
+func firstRequest(rd io.ReadCloser) (io.ReadCloser, error) {
+	var b [1]byte
+	n, err := io.ReadFull(rd, b[:])
+	switch {
+	case err == nil:
+		return readCloser{io.MultiReader(bytes.NewReader(b[:n]), rd), rd}, nil
+	case err == io.EOF: // an empty object
+		return rd, nil
+	case errors.Is(err, source.ErrNotFound) || errors.Is(err, source.ErrForbidden):
+		rd.Close()
+		var se *source.Error
+		if errors.As(err, &se) {
+			open := *se
+			open.Op = "open"
+			return nil, &open
+		}
+		return nil, err
+	}
+	return readCloser{&errReader{err}, rd}, nil
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// errReader fails every Read with err.
+type errReader struct{ err error }
+
+func (r *errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// openObjectReader makes the reader of openObject.
+func openObjectReader(ctx context.Context, in stream.Input) (io.ReadCloser, int64, error) {
 	loc, err := source.Parse(in.URL)
 	if err != nil {
 		return nil, 0, err

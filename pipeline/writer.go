@@ -2,12 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 
 	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
 	"github.com/convbatch/convbatch/verify"
@@ -307,6 +309,10 @@ func (w *writer) endInput(j *job) error {
 	in.BytesRead = j.bytesRead
 	if j.inErr != nil {
 		in.Error = &sink.InputFault{Reason: j.inErr.Reason.String(), Offset: j.inErr.Offset}
+		var se *source.Error
+		if errors.As(j.inErr.Err, &se) {
+			in.Error.Status = se.Status // an object's 404 or 403
+		}
 	}
 	if j.lines != counts.Lines {
 		return fmt.Errorf("accounting: %s: framed %d lines, wrote %d", in.Path, j.lines, counts.Lines)

@@ -66,6 +66,9 @@ type InputFault struct {
 	Reason string `json:"reason"`
 	// Offset is the decompressed byte offset reached when it happened.
 	Offset int64 `json:"offset"`
+	// Status is, for an input by URL, the HTTP status of the store's
+	// answer that ended it (404 or 403 for an open-error), 0 if none.
+	Status int `json:"status,omitempty"`
 }
 
 // SkippedFile is a file or directory found under an input directory or by

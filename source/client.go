@@ -179,20 +179,21 @@ func (c *Client) backend(ctx context.Context, loc Location) (backend, error) {
 		err = fmt.Errorf("scheme %q: %w", loc.Scheme, ErrUnsupported)
 	}
 	if err != nil {
-		return nil, newError("open bucket", loc, err)
+		return nil, newError("open bucket", loc, asCredentialsError(loc.Scheme, err))
 	}
 	c.backends[key] = b
 	return b, nil
 }
 
-// Stat returns what the store tells of the object at loc.
+// Stat returns what the store tells of the object at loc. A request that
+// gets no answer within the stall timeout is abandoned and tried again.
 func (c *Client) Stat(ctx context.Context, loc Location) (Info, error) {
 	b, err := c.backend(ctx, loc)
 	if err != nil {
 		return Info{}, err
 	}
 	var info Info
-	err = c.retry(ctx, "stat", loc, func(ctx context.Context) error {
+	err = c.retry(ctx, "stat", loc, func(ctx context.Context, _ func()) error {
 		var err error
 		info, err = b.stat(ctx, loc)
 		return err

@@ -45,11 +45,14 @@ func IsURL(s string) bool {
 	return false
 }
 
-// Parse parses s as a Location. It refuses other schemes, an empty bucket
-// or host, and an s3 or gs URL without a key.
+// Parse parses s as a Location. It refuses other schemes and an empty
+// bucket or host. An s3 or gs URL whose key is empty (s3://bucket,
+// s3://bucket/) names the bucket's root, one whose key ends in '/' a
+// prefix: Glob walks either as a directory (see IsDir). Its errors show s
+// as RedactURL does.
 func Parse(s string) (Location, error) {
 	if !IsURL(s) {
-		return Location{}, fmt.Errorf("source: %q is not an s3://, gs://, https:// or http:// URL", redact(s))
+		return Location{}, fmt.Errorf("source: %q is not an s3://, gs://, https:// or http:// URL", RedactURL(s))
 	}
 	i := strings.Index(s, "://")
 	scheme := strings.ToLower(s[:i])
@@ -58,22 +61,19 @@ func Parse(s string) (Location, error) {
 	case SchemeS3, SchemeGS:
 		bucket, key, _ := strings.Cut(rest, "/")
 		if bucket == "" {
-			return Location{}, fmt.Errorf("source: %s: no bucket", redact(s))
+			return Location{}, fmt.Errorf("source: %s: no bucket", RedactURL(s))
 		}
 		if !validBucket(bucket) {
-			return Location{}, fmt.Errorf("source: %s: bucket name %q is not valid", redact(s), bucket)
-		}
-		if key == "" {
-			return Location{}, fmt.Errorf("source: %s: no object key", redact(s))
+			return Location{}, fmt.Errorf("source: %s: the bucket name is not valid (letters, digits, '.', '-' and '_')", RedactURL(s))
 		}
 		return Location{Scheme: scheme, Bucket: bucket, Key: key}, nil
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return Location{}, fmt.Errorf("source: %s: not a valid URL", redact(s))
+		return Location{}, fmt.Errorf("source: %s: not a valid URL", RedactURL(s))
 	}
 	if u.Host == "" {
-		return Location{}, fmt.Errorf("source: %s: no host", redact(s))
+		return Location{}, fmt.Errorf("source: %s: no host", RedactURL(s))
 	}
 	u.Scheme = scheme
 	u.Fragment, u.RawFragment = "", ""
@@ -92,6 +92,13 @@ func (l Location) String() string {
 		return u.String()
 	}
 	return l.Scheme + "://" + l.Bucket + "/" + l.Key
+}
+
+// IsDir reports whether an s3 or gs location names a directory rather
+// than an object: the bucket's root (an empty key) or a prefix (a key
+// ending in '/'). A web server has no directories.
+func (l Location) IsDir() bool {
+	return (l.Scheme == SchemeS3 || l.Scheme == SchemeGS) && (l.Key == "" || strings.HasSuffix(l.Key, "/"))
 }
 
 // requestURL is the URL an http(s) request goes to, query included.

@@ -3,10 +3,12 @@ package source
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -73,9 +75,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 // retry runs f until it succeeds, fails permanently, or has failed
 // c.tries times in a row, waiting a backoff between tries. It is for
 // requests with no body to resume (stat, list); Reader resumes its own.
-func (c *Client) retry(ctx context.Context, op string, loc Location, f func(context.Context) error) error {
+// Each try runs under the stall rule that bounds a read (try).
+func (c *Client) retry(ctx context.Context, op string, loc Location, f func(ctx context.Context, alive func()) error) error {
 	for n := 1; ; n++ {
-		err := f(ctx)
+		err := c.try(ctx, f)
 		if err == nil {
 			return nil
 		}
@@ -94,4 +97,22 @@ func (c *Client) retry(ctx context.Context, op string, loc Location, f func(cont
 			return err
 		}
 	}
+}
+
+// try runs f once under a stall watchdog: if the Client's stall timeout
+// passes with no answer and no call of alive (f's sign of progress, such
+// as an object listed), f's context is cancelled and the try fails with
+// errStalled, which is transient; a store that never answers a stat or a
+// listing is thus given up after the tries, as a stalled read is.
+func (c *Client) try(ctx context.Context, f func(ctx context.Context, alive func()) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stalled atomic.Bool
+	watch := time.AfterFunc(c.opts.stall, func() { stalled.Store(true); cancel() })
+	err := f(ctx, func() { watch.Reset(c.opts.stall) })
+	watch.Stop()
+	if err != nil && stalled.Load() {
+		return fmt.Errorf("%w (%v)", errStalled, c.opts.stall)
+	}
+	return err
 }

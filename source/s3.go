@@ -41,8 +41,11 @@ func (d *s3Dialer) open(ctx context.Context, bucket string) (backend, error) {
 // stores expect; without a configured region, us-east-1 is used. The SDK
 // does not retry: Client does, resuming a read from the byte it reached.
 func newS3Client(ctx context.Context) (*s3.Client, error) {
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }))
+	cfg, err := config.LoadDefaultConfig(ctx, append(quietAWS(), config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }))...)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkAWSCredentials(ctx, cfg); err != nil {
 		return nil, err
 	}
 	if cfg.Region == "" {

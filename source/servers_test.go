@@ -50,6 +50,14 @@ type faults struct {
 	ranges       []string // their Range headers
 	inflight     int      // data reads being answered
 	peak         int      // most data reads answered at once
+
+	// Stalls of the requests that are not data reads: the next
+	// listStalls listings and the next statStalls stats (HEAD, or Cloud
+	// Storage's metadata GET) get no answer until the client goes away;
+	// requests counts every request the server received.
+	listStalls int
+	statStalls int
+	requests   int
 }
 
 // set changes the faults under their lock.
@@ -64,6 +72,7 @@ func (f *faults) reset() {
 	f.drops, f.dropAfter, f.fails, f.failStatus, f.stalls, f.stallAfter = 0, 0, 0, 0, 0, 0
 	f.deny, f.onDrop, f.gets, f.ranges, f.inflight, f.peak = nil, nil, 0, nil, 0, 0
 	f.ignoreRanges, f.flips, f.flipAt = 0, 0, 0
+	f.listStalls, f.statStalls, f.requests = 0, 0, 0
 }
 
 // handler wraps next with the faults.
@@ -73,6 +82,15 @@ func (f *faults) handler(next http.Handler) http.Handler {
 		data := r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/storage/") &&
 			r.URL.Query().Get("list-type") == "" && !r.URL.Query().Has("prefix")
 		f.mu.Lock()
+		f.requests++
+		if hang := f.stallRequest(r, data); hang {
+			f.mu.Unlock()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(15 * time.Second):
+			}
+			panic(http.ErrAbortHandler)
+		}
 		if debugRequests {
 			fmt.Println(r.Method, r.URL.String(), r.Header.Get("Range"))
 		}
@@ -121,6 +139,26 @@ func (f *faults) handler(next http.Handler) http.Handler {
 		f.mu.Unlock()
 		next.ServeHTTP(cw, r)
 	})
+}
+
+// stallRequest reports whether r, a listing or a stat, is to get no
+// answer; the caller holds the lock.
+func (f *faults) stallRequest(r *http.Request, data bool) bool {
+	if data {
+		return false
+	}
+	q := r.URL.Query()
+	list := r.Method == http.MethodGet && (q.Get("list-type") != "" || q.Has("prefix"))
+	stat := r.Method == http.MethodHead || (r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/storage/") && !list)
+	switch {
+	case list && f.listStalls > 0:
+		f.listStalls--
+		return true
+	case stat && f.statStalls > 0:
+		f.statStalls--
+		return true
+	}
+	return false
 }
 
 // cutWriter passes limit body bytes, then aborts the response (closing

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/convbatch/convbatch/source"
 
@@ -182,11 +183,35 @@ func Expand(args []string) ([]Input, error) {
 // and globs passed over, in the order found, each with its reason (a
 // dot-directory is listed once, not what it holds).
 func ExpandAll(args []string) ([]Input, []Skipped, error) {
+	return ExpandAllContext(context.Background(), args)
+}
+
+// URLExpansionLimit bounds the time that the listings and stats of all
+// the URL arguments of one ExpandAllContext may take together, retries
+// included; beyond it the expansion fails with ErrExpansionTimeout. Each
+// request is bounded too, by package source's stall timeout (60s with no
+// answer, tried 5 times).
+const URLExpansionLimit = 10 * time.Minute
+
+// urlExpansionLimit is URLExpansionLimit, which tests shorten.
+var urlExpansionLimit = URLExpansionLimit
+
+// ErrExpansionTimeout is the cause of the error of an expansion of URLs
+// that outlasted URLExpansionLimit: the store answered too slowly, which
+// a later try may not meet.
+var ErrExpansionTimeout = errors.New("the listings and stats of the URL inputs took longer than their limit")
+
+// ExpandAllContext is ExpandAll whose requests for URL arguments (package
+// source) end when ctx does, or when together they have taken
+// URLExpansionLimit.
+func ExpandAllContext(ctx context.Context, args []string) ([]Input, []Skipped, error) {
 	var (
 		out     []Input
 		skipped []Skipped
 		stdin   bool
 	)
+	ctx, cancel := context.WithTimeoutCause(ctx, urlExpansionLimit, fmt.Errorf("%w (%v)", ErrExpansionTimeout, urlExpansionLimit))
+	defer cancel()
 	for _, arg := range args {
 		if arg == StdinPath {
 			if stdin {
@@ -197,8 +222,11 @@ func ExpandAll(args []string) ([]Input, []Skipped, error) {
 			continue
 		}
 		if source.IsURL(arg) {
-			found, passed, err := ExpandURL(context.Background(), arg)
+			found, passed, err := ExpandURL(ctx, arg)
 			if err != nil {
+				if cause := context.Cause(ctx); errors.Is(cause, ErrExpansionTimeout) {
+					return nil, nil, fmt.Errorf("input %s: %w", urlName(arg), cause)
+				}
 				return nil, nil, err
 			}
 			out = append(out, found...)
@@ -207,9 +235,13 @@ func ExpandAll(args []string) ([]Input, []Skipped, error) {
 		}
 		st, err := os.Stat(arg)
 		if err != nil && strings.ContainsAny(arg, "*?[") {
-			matches, gerr := filepath.Glob(arg)
+			glob := filepath.Glob
+			if hasDoubleStar(arg) {
+				glob = globDoubleStar
+			}
+			matches, gerr := glob(arg)
 			if gerr != nil {
-				return nil, nil, fmt.Errorf("input %q: %w", arg, gerr)
+				return nil, nil, argError(arg, gerr)
 			}
 			sort.Strings(matches)
 			n := 0
@@ -223,17 +255,17 @@ func ExpandAll(args []string) ([]Input, []Skipped, error) {
 				n++
 			}
 			if n == 0 {
-				return nil, nil, fmt.Errorf("input %q: %w: the pattern matches no %s file%s", arg, ErrNoInput, shapesText, skippedNote(len(matches)))
+				return nil, nil, argError(arg, fmt.Errorf("%w: the pattern matches no %s file%s", ErrNoInput, shapesText, skippedNote(len(matches))))
 			}
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("input %q: %w", arg, err)
+			return nil, nil, argError(arg, err)
 		}
 		if !st.IsDir() {
 			shape := ShapeOf(arg)
 			if shape == ShapeUnknown {
-				return nil, nil, fmt.Errorf("input %q: %w: not a %s file", arg, ErrNoInput, shapesText)
+				return nil, nil, argError(arg, fmt.Errorf("%w: not a %s file", ErrNoInput, shapesText))
 			}
 			out = append(out, Input{Path: arg, Rel: trimShape(filepath.Base(arg)), Shape: shape, Size: st.Size()})
 			continue
@@ -258,11 +290,15 @@ func ExpandAll(args []string) ([]Input, []Skipped, error) {
 }
 
 // ExpandURL expands an argument that is a URL (source.IsURL), as Expand
-// does: an object or a web server's file, or a glob over an object
-// listing, its matches in key order; a match of no input shape is passed
-// over, as a glob's. Each input's Object is the version listed. Callers
-// that list inputs themselves (the Beam module) use it for URLs, then
-// Disambiguate the whole list.
+// does: an object or a web server's file; a glob over an object listing,
+// its matches in key order, a match of no input shape passed over, as a
+// glob's; or a directory (an s3:// or gs:// URL ending in '/', a bucket's
+// root, or a prefix named without its '/'), walked as a local directory
+// is: every object below in key order, named by its key below the
+// directory, dot-directories, dot-files, sidecars and other types passed
+// over. Each input's Object is the version listed. Callers that list
+// inputs themselves (the Beam module) use it for URLs, then Disambiguate
+// the whole list.
 func ExpandURL(ctx context.Context, arg string) ([]Input, []Skipped, error) {
 	loc, err := source.Parse(arg)
 	if err != nil {
@@ -273,6 +309,13 @@ func ExpandURL(ctx context.Context, arg string) ([]Input, []Skipped, error) {
 		return nil, nil, fmt.Errorf("input: %w", err)
 	}
 	literal := len(infos) == 1 && infos[0].Location.Key == loc.Key
+	switch {
+	case loc.IsDir():
+		return expandURLDir(loc, loc.Key, infos)
+	case !literal && !strings.ContainsAny(loc.Key, `*?[\`):
+		// A prefix named without its '/' (Glob found no such object).
+		return expandURLDir(loc, loc.Key+"/", infos)
+	}
 	if literal {
 		name := path.Base(loc.Key)
 		if ShapeOf(name) == ShapeUnknown {
@@ -295,6 +338,145 @@ func ExpandURL(ctx context.Context, arg string) ([]Input, []Skipped, error) {
 	}
 	return out, skipped, nil
 }
+
+// expandURLDir makes the inputs of the objects infos that a directory
+// URL loc, whose keys begin with prefix, holds: named by their keys
+// below prefix, passed over by the rules of a local directory walk.
+func expandURLDir(loc source.Location, prefix string, infos []source.Info) ([]Input, []Skipped, error) {
+	var (
+		out     []Input
+		skipped []Skipped
+		dotDirs = map[string]bool{}
+	)
+	for i, info := range infos {
+		rel := strings.TrimPrefix(info.Location.Key, prefix)
+		segs := strings.Split(rel, "/")
+		if j := dotDirectory(segs); j >= 0 {
+			d := info.Location
+			d.Key = prefix + strings.Join(segs[:j+1], "/") + "/"
+			if !dotDirs[d.Key] {
+				dotDirs[d.Key] = true
+				skipped = append(skipped, Skipped{Path: d.String(), Reason: codes.SkipDotDirectory})
+			}
+			continue
+		}
+		name := segs[len(segs)-1]
+		if reason, skip := skipReason(name, false, true); skip {
+			skipped = append(skipped, Skipped{Path: info.Location.String(), Reason: reason})
+			continue
+		}
+		out = append(out, Input{Path: info.Location.String(), URL: info.Location.String(), Rel: trimShape(rel), Shape: ShapeOf(name), Size: info.Size, Object: &infos[i]})
+	}
+	if len(out) == 0 {
+		return nil, nil, fmt.Errorf("input %s: %w: the directory holds no %s object%s", loc, ErrNoInput, shapesText, skippedNote(len(skipped)))
+	}
+	return out, skipped, nil
+}
+
+// dotDirectory returns the index of the first directory among the
+// '/'-separated segments of a path (all but the last) whose name begins
+// with '.', or -1.
+func dotDirectory(segs []string) int {
+	for j := 0; j < len(segs)-1; j++ {
+		if strings.HasPrefix(segs[j], ".") {
+			return j
+		}
+	}
+	return -1
+}
+
+// hasDoubleStar reports whether a pattern has a segment that is exactly
+// "**".
+func hasDoubleStar(pattern string) bool {
+	for _, seg := range strings.Split(filepath.ToSlash(pattern), "/") {
+		if seg == "**" {
+			return true
+		}
+	}
+	return false
+}
+
+// globDoubleStar is filepath.Glob for a pattern with a "**" segment,
+// matched as source.Match matches a URL's key, so that a glob means the
+// same on disk and in a listing: "**" matches any number of directories,
+// none included, but no dot-directory. It walks the pattern's literal
+// directory (the segments before the first with a meta character) and
+// returns the files (not directories) that match, in lexical order.
+func globDoubleStar(pattern string) ([]string, error) {
+	pat := filepath.ToSlash(filepath.Clean(pattern))
+	if err := checkPattern(pat); err != nil {
+		return nil, err
+	}
+	segs := strings.Split(pat, "/")
+	i := 0
+	for i < len(segs) && !strings.ContainsAny(segs[i], `*?[\`) {
+		i++
+	}
+	root := strings.Join(segs[:i], "/")
+	switch {
+	case root == "" && strings.HasPrefix(pat, "/"):
+		root = "/"
+	case root == "":
+		root = "."
+	}
+	var matches []string
+	err := filepath.WalkDir(filepath.FromSlash(root), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == filepath.FromSlash(root) && errors.Is(err, fs.ErrNotExist) {
+				return filepath.SkipDir // no such directory: no match, as filepath.Glob
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if ok, _ := source.Match(pat, filepath.ToSlash(p)); ok {
+			matches = append(matches, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return matches, nil
+}
+
+// checkPattern reports a malformed pattern as source.Match does.
+func checkPattern(pat string) error {
+	_, err := source.Match(pat, "")
+	return err
+}
+
+// urlName is how a URL argument is named in messages: without its user
+// information and query.
+func urlName(arg string) string {
+	if loc, err := source.Parse(arg); err == nil {
+		return loc.String()
+	}
+	return source.RedactURL(arg)
+}
+
+// argError is the error of the local argument arg: "input" and the
+// argument quoted, then err. An argument that looks like a URL of
+// another scheme (ftp://user:password@host/...) is named without its
+// user information and query, and so is every URL in err's text, which
+// a path error repeats; err stays the cause.
+func argError(arg string, err error) error {
+	if !strings.Contains(arg, "://") {
+		return fmt.Errorf("input %q: %w", arg, err)
+	}
+	return &redactedError{msg: fmt.Sprintf("input %q: %s", source.RedactURL(arg), source.Redact(err.Error())), err: err}
+}
+
+// redactedError is an error whose message is its cause's with URLs
+// redacted; it unwraps to the cause.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // refuseRepeats refuses a file that two arguments both name (directly, or
 // also through a directory or glob that holds it), whatever names the two
