@@ -23,6 +23,8 @@ type Watch struct {
 	// ranges are the Range headers of the GETs of each object's body
 	// ("" for none), by "bucket/key".
 	ranges map[string][]string
+	// statuses are the objects whose body GETs answer a status (status.go).
+	statuses map[string]int
 }
 
 // CutNextGets makes the next GETs of object bodies end the connection
@@ -81,7 +83,12 @@ func (w *Watch) Handler(next http.Handler, body func(*http.Request) (object stri
 			if len(w.cuts) > 0 {
 				limit, w.cuts = w.cuts[0], w.cuts[1:]
 			}
+			status := w.statuses[obj]
 			w.mu.Unlock()
+			if status != 0 {
+				http.Error(rw, http.StatusText(status), status)
+				return
+			}
 		}
 		if limit < 0 {
 			next.ServeHTTP(rw, r)
