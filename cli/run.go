@@ -425,6 +425,12 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 			fmt.Fprintf(e.stderr, "convbatch: %s: already committed as %s (run %d, same SHA-256), skipped\n", c.Path, c.As, c.Run)
 		}
 	}
+	for _, c := range res.Report.Reread {
+		if res.UpToDate {
+			break // the last committed run's, not this one's
+		}
+		fmt.Fprintf(e.stderr, "convbatch: %s: run %d did not read it whole (%s): read again, what run %d committed of it retired\n", c.Path, c.Run, c.Fault, c.Run)
+	}
 	if res.UpToDate {
 		fmt.Fprintf(e.stderr, "convbatch: every input is already in %s: nothing committed; the summary and exit code are those of run %d, the last committed\n", cfg.OutDir, res.Report.Run)
 	}
@@ -476,6 +482,9 @@ func printSummary(w io.Writer, what string, rep *sink.Report, out string) {
 	}
 	if n := len(rep.AlreadyCommitted); n > 0 {
 		fmt.Fprintf(w, "; %s already in OUT, skipped", plural(int64(n), "input", "inputs"))
+	}
+	if n := len(rep.Reread); n > 0 {
+		fmt.Fprintf(w, "; re-read %s not read whole last time", plural(int64(n), "input", "inputs"))
 	}
 	if out != "" {
 		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, outdir.ReportFile))

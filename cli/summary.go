@@ -52,11 +52,14 @@ type summary struct {
 	UpToDate bool `json:"up_to_date"`
 	// Inputs counts the inputs read; AlreadyInOut those an incremental run
 	// skipped because OUT holds them.
-	Inputs       int   `json:"inputs"`
-	AlreadyInOut int   `json:"already_in_out"`
-	Documents    int64 `json:"documents"`
-	Rejects      int64 `json:"rejects"`
-	BlankLines   int64 `json:"blank_lines"`
+	Inputs       int `json:"inputs"`
+	AlreadyInOut int `json:"already_in_out"`
+	// Reread counts the inputs an incremental run read again because an
+	// earlier run did not read them whole (report.json's reread).
+	Reread     int   `json:"reread"`
+	Documents  int64 `json:"documents"`
+	Rejects    int64 `json:"rejects"`
+	BlankLines int64 `json:"blank_lines"`
 	// DamagedInputs are the inputs that ended early, with their fault;
 	// [] when none.
 	DamagedInputs []damagedInput `json:"damaged_inputs"`
@@ -115,7 +118,7 @@ func newSummary(command string, res *pipeline.Result, out string, findings bool,
 	rep := res.Report
 	s := &summary{
 		Command: command, Run: rep.Run, UpToDate: res.UpToDate,
-		Inputs: len(rep.Inputs), AlreadyInOut: len(rep.AlreadyCommitted),
+		Inputs: len(rep.Inputs), AlreadyInOut: len(rep.AlreadyCommitted), Reread: len(rep.Reread),
 		Documents: rep.Totals.Documents, Rejects: rep.Totals.Rejects, BlankLines: rep.Totals.Blank,
 		DamagedInputs: damagedInputs(rep), SkippedByReason: map[string]int{},
 		BytesIn: rep.Totals.BytesIn, DurationSeconds: rep.DurationSeconds,

@@ -221,6 +221,7 @@ type jsonSummary struct {
 	UpToDate      bool   `json:"up_to_date"`
 	Inputs        int    `json:"inputs"`
 	AlreadyInOut  int    `json:"already_in_out"`
+	Reread        int    `json:"reread"`
 	Documents     int64  `json:"documents"`
 	Rejects       int64  `json:"rejects"`
 	BlankLines    int64  `json:"blank_lines"`

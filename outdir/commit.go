@@ -334,8 +334,11 @@ func (p *commitPlan) stageReports() error {
 	p.c.Report.Run = p.run
 	p.c.Report.AlreadyCommitted = o.already
 	for _, c := range o.replaced {
-		p.c.Report.Replaced = append(p.c.Report.Replaced, sink.CommittedInput{Path: c.Path, Run: c.Run})
+		if !o.reread[c] {
+			p.c.Report.Replaced = append(p.c.Report.Replaced, sink.CommittedInput{Path: c.Path, Run: c.Run})
+		}
 	}
+	p.c.Report.Reread = o.Reread()
 	cum, err := p.cumulative(p.c.Verdicts)
 	if err != nil {
 		return err
@@ -546,7 +549,7 @@ func (p *commitPlan) manifest() error {
 	m := &Manifest{Settings: settings, KeyringSHA256: p.r.opts.KeyringSHA256, Inputs: []InputRecord{}}
 	for _, s := range p.c.Seals {
 		if s != nil {
-			m.Inputs = append(m.Inputs, InputRecord(s.Fingerprint))
+			m.Inputs = append(m.Inputs, InputRecord(s.held()))
 		}
 	}
 	p.j.Manifest = m
@@ -605,8 +608,12 @@ func (p *commitPlan) stageState() error {
 			if files == nil {
 				files = []string{}
 			}
-			list = append(list, &committedInput{Fingerprint: s.Fingerprint, Run: run, Rel: p.r.opts.Inputs[idx].Rel, Files: files,
-				Docs: docs, DocsFrom: at, Counts: p.c.Report.Inputs[idx].Counts, Rows: p.inputRows(s)})
+			c := &committedInput{Fingerprint: s.held(), Run: run, Rel: p.r.opts.Inputs[idx].Rel, Files: files,
+				Docs: docs, DocsFrom: at, Counts: p.c.Report.Inputs[idx].Counts, Rows: p.inputRows(s)}
+			if e := s.Report.Error; e != nil {
+				c.Partial = e.Reason
+			}
+			list = append(list, c)
 		}
 	}
 	settings, err := json.Marshal(o.settings())

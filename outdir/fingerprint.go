@@ -101,3 +101,15 @@ func (fp Fingerprint) SameFile(o Fingerprint) bool {
 	}
 	return fp.Path == o.Path && fp.Size == o.Size && fp.ModTime == o.ModTime && fp.Version == o.Version
 }
+
+// held returns the fingerprint the record keeps of a sealed input: its
+// own, without its digest when an input fault ended its reading (the
+// digest is then of the bytes read, not of the input), so that no later
+// run takes those bytes as held.
+func (s *Seal) held() Fingerprint {
+	fp := s.Fingerprint
+	if s.Report.Error != nil {
+		fp.SHA256 = ""
+	}
+	return fp
+}

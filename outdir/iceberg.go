@@ -152,6 +152,9 @@ func (p *commitPlan) icebergRewrite(table, f string, drop func(string, int64) bo
 	if err != nil {
 		return "", err
 	}
+	if err := p.r.verify(f); err != nil {
+		return "", err
+	}
 	src := filepath.Join(p.r.opts.Root, filepath.FromSlash(f))
 	rows, err := parquetout.RewriteRows(p.txn, to, src, table, p.r.opts.TableOptions, drop)
 	if err != nil {
@@ -212,6 +215,9 @@ func (p *commitPlan) rewriteData(ctx context.Context, root string) error {
 		for _, f := range current {
 			if retired[f] || p.ice.rewrite[f] != "" {
 				continue
+			}
+			if err := p.r.verify(f); err != nil {
+				return err
 			}
 			held, err := parquetout.HasRows(filepath.Join(root, filepath.FromSlash(f)), drop)
 			if err != nil {

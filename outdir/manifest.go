@@ -235,15 +235,36 @@ func (rec *Record) Check(root string, digests bool) []Problem {
 			continue
 		}
 		if digests {
-			sum, err := FileSHA256(p)
-			if err != nil {
-				problems = append(problems, Problem{Path: rel, Kind: ProblemUnreadable, Detail: err.Error()})
-			} else if sum != f.SHA256 {
-				problems = append(problems, Problem{Path: rel, Kind: ProblemDigest, Detail: fmt.Sprintf("SHA-256 %s, run %d published %s", sum, f.Run, f.SHA256)})
-			}
+			problems = append(problems, rec.CheckDigests(root, []string{rel})...)
 		}
 	}
 	return append(problems, rec.unexpected(root)...)
+}
+
+// CheckDigests compares the recorded files rels (relative to OUT root)
+// with their SHA-256, in the order given: ProblemDigest for a file whose
+// bytes differ from what the run that published it recorded,
+// ProblemMissing or ProblemUnreadable for one that cannot be read. A path
+// the record does not name is not checked (Check reports a file no run
+// published).
+func (rec *Record) CheckDigests(root string, rels []string) []Problem {
+	var problems []Problem
+	for _, rel := range rels {
+		f, ok := rec.Files[rel]
+		if !ok {
+			continue
+		}
+		sum, err := FileSHA256(filepath.Join(root, filepath.FromSlash(rel)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			problems = append(problems, Problem{Path: rel, Kind: ProblemMissing, Detail: fmt.Sprintf("run %d published %d bytes", f.Run, f.Size)})
+		case err != nil:
+			problems = append(problems, Problem{Path: rel, Kind: ProblemUnreadable, Detail: err.Error()})
+		case sum != f.SHA256:
+			problems = append(problems, Problem{Path: rel, Kind: ProblemDigest, Detail: fmt.Sprintf("SHA-256 %s, run %d published %s", sum, f.Run, f.SHA256)})
+		}
+	}
+	return problems
 }
 
 // unexpected lists the files in the directories runs own and in the state
@@ -304,7 +325,7 @@ type RecordError struct {
 
 func (e *RecordError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s does not hold what its manifests record (%d problem(s)); nothing was written:", e.Root, len(e.Problems))
+	fmt.Fprintf(&b, "%s does not hold what its manifests record (%d problem(s)); nothing was published:", e.Root, len(e.Problems))
 	const most = 20
 	for i, p := range e.Problems {
 		if i == most {

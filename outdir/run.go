@@ -82,6 +82,12 @@ type Run struct {
 	// committed inputs it retires.
 	already  []sink.CommittedInput
 	replaced []*committedInput
+	// reread are those of replaced that were not read whole (Partial):
+	// read again without being asked to.
+	reread map[*committedInput]bool
+	// verified are the recorded files whose SHA-256 the run checked
+	// (verify).
+	verified map[string]bool
 	// record is what OUT's manifests promise (an incremental run's; nil
 	// for a run that replaces OUT).
 	record *Record
@@ -102,7 +108,7 @@ func OpenRun(opts Options) (r *Run, err error) {
 			d.Close()
 		}
 	}()
-	r = &Run{dir: d, opts: opts, run: 1}
+	r = &Run{dir: d, opts: opts, run: 1, reread: map[*committedInput]bool{}, verified: map[string]bool{}}
 	r.opts.Inputs = slices.Clone(opts.Inputs)
 	if opts.Incremental {
 		rec, err := d.CheckRecord()
@@ -110,6 +116,9 @@ func OpenRun(opts Options) (r *Run, err error) {
 			return nil, err
 		}
 		r.record = rec
+		if err := r.verify(r.builtOn()...); err != nil {
+			return nil, err
+		}
 		if r.state, err = loadState(d, rec.LastRun); err != nil {
 			return nil, err
 		}
@@ -118,6 +127,9 @@ func OpenRun(opts Options) (r *Run, err error) {
 			return nil, err
 		}
 		if err := r.classify(); err != nil {
+			return nil, err
+		}
+		if err := r.verifyReplaced(); err != nil {
 			return nil, err
 		}
 	} else {
@@ -180,11 +192,26 @@ func (r *Run) Inputs() []stream.Input { return r.opts.Inputs }
 // Already are the inputs an incremental run skips because OUT holds them.
 func (r *Run) Already() []sink.CommittedInput { return r.already }
 
-// Replaced are the committed inputs the run retires (--replace-changed).
+// Replaced are the committed inputs the run retires: those changed since
+// (--replace-changed) and those it reads again because they were not
+// read whole (Reread).
 func (r *Run) Replaced() []sink.CommittedInput {
 	var out []sink.CommittedInput
 	for _, c := range r.replaced {
 		out = append(out, sink.CommittedInput{Path: c.Path, Run: c.Run})
+	}
+	return out
+}
+
+// Reread are the committed inputs that an earlier run did not read whole
+// (an input fault ended its reading) and that this run reads again,
+// retiring what that run committed of them; Fault is that fault.
+func (r *Run) Reread() []sink.CommittedInput {
+	var out []sink.CommittedInput
+	for _, c := range r.replaced {
+		if r.reread[c] {
+			out = append(out, sink.CommittedInput{Path: c.Path, Run: c.Run, Fault: c.Partial})
+		}
 	}
 	return out
 }
@@ -285,17 +312,25 @@ func (r *Run) classify() error {
 	var changed []string
 	sizes := map[int64]bool{}
 	for _, c := range r.state.inputs {
-		if c.SHA256 != "" {
+		if c.SHA256 != "" && c.Partial == "" {
 			sizes[c.Size] = true
 		}
 	}
 	for _, in := range r.opts.Inputs {
+		c := r.state.byPath[in.Path]
+		if c != nil && c.Partial != "" {
+			// Not read whole last time: never held, read again, and
+			// what was committed of it retired, unasked.
+			r.replaced = append(r.replaced, c)
+			r.reread[c] = true
+			keep = append(keep, in)
+			continue
+		}
 		fp, ok, err := StatInput(in)
 		if err != nil || !ok {
 			keep = append(keep, in) // read (and faulted) as any input
 			continue
 		}
-		c := r.state.byPath[in.Path]
 		if c != nil && !r.opts.Checksum && fp.SameFile(c.Fingerprint) {
 			r.already = append(r.already, sink.CommittedInput{Path: in.Path, Run: c.Run})
 			continue
@@ -326,7 +361,7 @@ func (r *Run) classify() error {
 	retired := r.replacedSet()
 	held := map[string]*committedInput{}
 	for _, c := range r.state.inputs {
-		if c.SHA256 != "" && !retired[c] {
+		if c.SHA256 != "" && c.Partial == "" && !retired[c] {
 			held[c.SHA256] = c
 		}
 	}
@@ -404,4 +439,109 @@ func (r *Run) UpToDate() *sink.Report {
 	}
 	r.dir.ClearStaging()
 	return rep
+}
+
+// verify checks the SHA-256 of the recorded files rels that the run
+// reads, builds on or rewrites, each once, before it uses them: a file
+// whose bytes differ from its manifest's record (an edit of the same
+// size, which CheckRecord's sizes cannot see) is refused with a
+// *RecordError naming it (exit 2), since a run that built on it would
+// publish its forged content under a new, valid digest. A run that
+// replaces OUT reads nothing of it and checks nothing.
+func (r *Run) verify(rels ...string) error {
+	if r.record == nil {
+		return nil
+	}
+	var todo []string
+	for _, rel := range rels {
+		if rel != "" && !r.verified[rel] {
+			r.verified[rel] = true
+			todo = append(todo, rel)
+		}
+	}
+	if problems := r.record.CheckDigests(r.dir.root, todo); len(problems) > 0 {
+		return &RecordError{Root: r.dir.root, Problems: problems}
+	}
+	return nil
+}
+
+// builtOn are the recorded files every incremental run reads or builds
+// on: report.json (its cumulative counts, or the summary of a run with
+// nothing to do), the state's settings and inputs, every run's receipts
+// state, and an Iceberg table's metadata (its next snapshot builds on the
+// current one). The documents' index records are checked when they are
+// read (FoldEarlierDocs), the files a replacement rewrites once they are
+// known (verifyReplaced).
+func (r *Run) builtOn() []string {
+	rels := []string{ReportFile, StateRel(stateSettings), StateRel(stateInputs)}
+	for run := 1; run <= r.record.LastRun; run++ {
+		rels = append(rels, StateRel(stateReceiptsFile(run)))
+	}
+	if r.opts.TableFormat == FormatIceberg {
+		var meta []string
+		for rel := range r.record.Files {
+			for _, name := range r.opts.Tables {
+				if strings.HasPrefix(rel, TableDir(name)+"/metadata/") {
+					meta = append(meta, rel)
+				}
+			}
+		}
+		slices.Sort(meta)
+		rels = append(rels, meta...)
+	}
+	return rels
+}
+
+// verifyReplaced checks the SHA-256 of the recorded files that retiring
+// the replaced inputs rewrites: the table parts they share with inputs
+// OUT keeps, and the rejects and receipts files of every run from the
+// first that committed one of them (with those runs' kept reports, which
+// name the files).
+func (r *Run) verifyReplaced() error {
+	if len(r.replaced) == 0 {
+		return nil
+	}
+	retired := r.replacedSet()
+	kept := map[string]bool{}
+	for _, c := range r.state.inputs {
+		if !retired[c] {
+			for _, f := range c.Files {
+				kept[f] = true
+			}
+		}
+	}
+	from := r.run
+	var rels []string
+	for _, c := range r.replaced {
+		from = min(from, c.Run)
+		for _, f := range c.Files {
+			if _, isPart := TableOf(f); isPart && kept[f] {
+				rels = append(rels, f)
+			}
+		}
+	}
+	if err := r.verify(rels...); err != nil {
+		return err
+	}
+	for run := from; run < r.run; run++ {
+		rel := RunReportFile(run)
+		if err := r.verify(rel); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(r.opts.Root, filepath.FromSlash(rel)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("output directory: %w", err)
+		}
+		var rep sink.Report
+		if err := json.Unmarshal(b, &rep); err != nil {
+			return fmt.Errorf("%w: %s is not parseable (%v): rerun without --incremental to rebuild OUT", ErrRefused, rel, err)
+		}
+		if err := r.verify(rep.Outputs.RejectsIndex, rep.Outputs.RejectsData, rep.Outputs.Receipts); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -57,6 +57,12 @@ type committedInput struct {
 	// run retires it.
 	Counts sink.Counts      `json:"counts"`
 	Rows   map[string]int64 `json:"rows,omitempty"`
+	// Partial is the fault that ended the input's reading (an input
+	// fault's reason, docs/FORMAT.md "Input faults"); "" for an input
+	// read whole. A partial input is not held: its digest is "", and the
+	// next incremental run given its path reads it again and retires
+	// what this run committed of it.
+	Partial string `json:"partial,omitempty"`
 }
 
 // state is what OUT holds of earlier runs.
@@ -213,6 +219,9 @@ func (r *Run) FoldEarlierDocs(want map[string]*verify.Evidence) error {
 		byFile[c.Docs] = append(byFile[c.Docs], docSpan{c.DocsFrom, c.DocsFrom + c.Counts.Documents})
 	}
 	for _, c := range order {
+		if err := r.verify(StateRel(c.Docs)); err != nil {
+			return err
+		}
 		spans := byFile[c.Docs]
 		slices.SortFunc(spans, func(a, b docSpan) int { return cmp.Compare(a.from, b.from) })
 		if err := foldDocs(r.dir.State(c.Docs), spans, want); err != nil {

@@ -122,6 +122,11 @@ type Report struct {
 	// committed them (--replace-changed): that run's rows, archive and
 	// rejects of the input were retired by this run's commit.
 	Replaced []CommittedInput `json:"replaced,omitempty"`
+	// Reread lists the inputs an earlier run did not read whole (an input
+	// fault ended its reading, Fault) and that this incremental run read
+	// again: that run's rows, archive and rejects of the input were
+	// retired by this run's commit; absent when none.
+	Reread []CommittedInput `json:"reread,omitempty"`
 	// Totals are the counts over all inputs.
 	Totals Counts `json:"totals"`
 	// Cumulative sums what OUT holds after this run, over every run it
@@ -229,6 +234,9 @@ type CommittedInput struct {
 	// As is the path it was committed under, when that is another: the
 	// input is skipped because OUT holds its bytes (same SHA-256).
 	As string `json:"as,omitempty"`
+	// Fault is, for an input read again (Report.Reread), the reason of
+	// the fault that ended its reading in run Run.
+	Fault string `json:"fault,omitempty"`
 }
 
 // Outputs lists the run's output files.

@@ -27,6 +27,8 @@ type Watch struct {
 	ranges map[string][]string
 	// tamper holds the faults of tamper.go.
 	tamper tamper
+	// statuses are the objects whose body GETs answer a status (status.go).
+	statuses map[string]int
 }
 
 // CutNextGets makes the next GETs of object bodies end the connection
@@ -88,7 +90,12 @@ func (w *Watch) Handler(next http.Handler, body func(*http.Request) (object stri
 			if len(w.cuts) > 0 {
 				limit, w.cuts = w.cuts[0], w.cuts[1:]
 			}
+			status := w.statuses[obj]
 			w.mu.Unlock()
+			if status != 0 {
+				http.Error(rw, http.StatusText(status), status)
+				return
+			}
 		}
 		if limit < 0 {
 			next.ServeHTTP(rw, r)
