@@ -386,3 +386,35 @@ func TestURLArchiveNames(t *testing.T) {
 		checkWhole(t, out, len(keys), int64(5*len(keys)))
 	}
 }
+
+// TestWedgedJournalRebuild: a commit journal that publishes a file where
+// it publishes a directory too (what a convbatch before issue 42 wrote for
+// archive/q.jsonl.zst beside archive/q.jsonl.zst/z.jsonl.zst, and then
+// failed to finish at every run) is refused by an incremental run, which
+// says to rebuild, and discarded by the rebuild, which succeeds (issue
+// 42, item 7). On 8e45063 every run, the rebuild included, failed.
+func TestWedgedJournalRebuild(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "d1", "q.jsonl.zst")
+	fiveDocs(t, in, "w")
+	out := filepath.Join(dir, "out")
+	if r := convbatch(t, nil, "run", "-q", "-o", out, "--incremental", in); r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	staging := filepath.Join(out, ".convbatch", "staging")
+	for _, f := range []string{"a", "b", "out/report.json"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(staging, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(staging, f), "{}\n")
+	}
+	writeFile(t, filepath.Join(out, ".convbatch", "journal.json"), `{"run":2,"renames":[{"from":"a","to":"archive/x.jsonl.zst/z.jsonl.zst"},{"from":"b","to":"archive/x.jsonl.zst"}],"removes":[],"report":"out/report.json"}`)
+	r := convbatch(t, nil, "run", "-q", "-o", out, "--incremental", in)
+	if r.code != 2 || !strings.Contains(r.stderr, "without --incremental") {
+		t.Fatalf("incremental run: exit %d, want 2 and the advice to rebuild\n%s", r.code, r.stderr)
+	}
+	if r := convbatch(t, nil, "run", "-q", "-o", out, in); r.code != 0 {
+		t.Fatalf("rebuild: exit %d\n%s", r.code, r.stderr)
+	}
+	checkWhole(t, out, 1, 5)
+}

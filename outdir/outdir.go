@@ -117,6 +117,14 @@ func (d *Dir) stepDone() error {
 // symbolic link or a file where OUT needs a directory is refused first,
 // with ErrRefused, before anything is written.
 func Open(root string) (*Dir, error) {
+	return open(root, false)
+}
+
+// open is Open; with rebuild (a run that replaces OUT's contents, which
+// needs nothing of them) a journal that no commit can carry out
+// (errInTheWay) is discarded with the staging directory instead of
+// refused: the rebuild retires whatever of it was published.
+func open(root string, rebuild bool) (*Dir, error) {
 	d := &Dir{root: root}
 	if err := checkDirs(root, ownDirs(), nil); err != nil {
 		return nil, err
@@ -140,11 +148,31 @@ func Open(root string) (*Dir, error) {
 		d.Close()
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
-	if err := d.Recover(); err != nil {
+	err = d.Recover()
+	if rebuild && errors.Is(err, errInTheWay) {
+		err = d.discardJournal()
+	}
+	if err != nil {
 		d.Close()
 		return nil, err
 	}
 	return d, nil
+}
+
+// discardJournal removes a journal that cannot be carried out, its
+// staging first (so that no run resumes from it), then finishes the
+// recovery.
+func (d *Dir) discardJournal() error {
+	if err := d.ClearStaging(); err != nil {
+		return err
+	}
+	if err := removeIfExists(d.path(StateDir, journalName)); err != nil {
+		return fmt.Errorf("output directory %s: remove the commit journal: %w", d.root, err)
+	}
+	if err := syncDir(d.path(StateDir)); err != nil {
+		return fmt.Errorf("output directory %s: %w", d.root, err)
+	}
+	return d.Recover()
 }
 
 // Close removes the temporaries and releases the lock. The staging
@@ -419,8 +447,22 @@ func (j *Journal) validate() error {
 			return fmt.Errorf("%s both published and removed", rel)
 		}
 	}
+	for rel := range to {
+		for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+			if to[d] {
+				return fmt.Errorf("%w: %s is published both as a file and as the directory of %s", errInTheWay, d, rel)
+			}
+		}
+	}
 	return nil
 }
+
+// errInTheWay marks a journal that publishes a file where it publishes a
+// directory too: no commit can carry it out. A convbatch before issue 42
+// wrote such journals (archive/q.jsonl.zst beside
+// archive/q.jsonl.zst/z.jsonl.zst); the rebuild of OUT discards them
+// (OpenRun).
+var errInTheWay = errors.New("a commit that cannot be finished")
 
 func (d *Dir) writeJournal(j *Journal) error {
 	b, err := json.Marshal(j)
@@ -688,7 +730,9 @@ func (d *Dir) Recover() error {
 		if err := json.Unmarshal(b, &j); err != nil {
 			return fmt.Errorf("output directory %s: commit journal: %w", d.root, err)
 		}
-		if err := j.validate(); err != nil {
+		if err := j.validate(); errors.Is(err, errInTheWay) {
+			return fmt.Errorf("%w: %s: the commit journal %s is %w (%v), written by a convbatch before issue 42; rerun without --incremental to rebuild OUT", ErrRefused, d.root, d.path(StateDir, journalName), errInTheWay, err)
+		} else if err != nil {
 			return fmt.Errorf("%w: %s: the commit journal %s was not written by convbatch (%v); nothing was touched: move it away, then rerun without --incremental to rebuild OUT", ErrRefused, d.root, d.path(StateDir, journalName), err)
 		}
 		if err := d.applyError(d.apply(&j, "recover"), &j); err != nil {
