@@ -335,17 +335,21 @@ func (d *Dir) Commit(j *Journal) error {
 	}
 	records, err := d.syncStaged(staged, j.Manifest != nil)
 	if err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", describe(err))
 	}
 	if j.Manifest != nil {
 		if err := d.stageManifest(j, records); err != nil {
-			return fmt.Errorf("commit: manifest: %w", err)
+			return fmt.Errorf("commit: manifest: %w", describe(err))
 		}
 	}
 	if err := d.writeJournal(j); err != nil {
-		// The journal is written last, by a rename: without it nothing
-		// was published.
-		return err
+		// The journal is renamed into place: without it nothing was
+		// published; with it (its directory's sync failed) the next run
+		// finishes the commit.
+		if _, serr := os.Lstat(d.path(StateDir, journalName)); serr == nil {
+			return fmt.Errorf("%w: %w", ErrCommitPending, describe(err))
+		}
+		return describe(err)
 	}
 	crashpoint.Hit("journal")
 	return d.applyError(d.apply(j, "rename"), j)
