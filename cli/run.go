@@ -405,6 +405,14 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		if errors.Is(err, outdir.ErrRefused) {
 			return nil, usageErr("%v", err)
 		}
+		// Say what is in OUT: "nothing was published" only when that
+		// is true (docs/FORMAT.md, "Commit and recovery").
+		if errors.Is(err, outdir.ErrCommitPending) {
+			return nil, fatalErr(fmt.Errorf("%w; part of the run may be in %s, without a report.json: the next convbatch run or extract into it finishes the commit first (convbatch check says commit-pending until then)", err, cfg.OutDir))
+		}
+		if errors.Is(err, outdir.ErrCommitCleanup) {
+			return nil, fatalErr(fmt.Errorf("%w; the run is committed in %s (report.json is in place): the next run into it removes what is left", err, cfg.OutDir))
+		}
 		if e.ctx.Err() != nil {
 			return nil, fatalErr(fmt.Errorf("interrupted; nothing was published (a rerun resumes from the inputs it finished): %w", err))
 		}

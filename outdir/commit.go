@@ -488,53 +488,49 @@ func (p *commitPlan) removeStale() (err error) {
 }
 
 // archiveNames returns where each sealed input's archive is published, by
-// input index. The inputs' names are distinct (stream.Expand sees to
-// that); in an incremental run a name that a committed input still holds
-// gets the run's number, "-rNNNNNN" before the extension, and "-2", "-3",
-// ... after that where even that name is taken, by OUT or by another
-// input of this run: no two inputs ever share an archive, however they
-// are named.
+// input index (namePlan). The inputs' names are distinct (stream.Expand
+// sees to that), but a hostile one is mapped (SafeArchiveName), and one
+// input's archive may be a directory on the way to another's: the file
+// then yields to the directory. In an incremental run a name that a
+// committed input still holds, as a file or as a directory, gets the
+// run's number, "-rNNNNNN" before the extension, and "-2", "-3", ...
+// after that where even that name is taken; a directory on the way that
+// OUT holds as a file gets the same suffix. No two inputs ever share an
+// archive, and no archive is ever in another's way, however they are
+// named.
 func (p *commitPlan) archiveNames() []string {
 	o := p.r
 	// Every file OUT's record holds is taken (an archive of standard
 	// input too, which the state does not list), but for the files of
 	// the inputs this run replaces.
-	held, taken := map[string]bool{}, map[string]bool{}
+	held := map[string]bool{}
 	if o.record != nil {
 		for f := range o.record.Files {
-			held[f], taken[f] = true, true
+			held[f] = true
 		}
 	}
 	for _, c := range o.replaced {
 		for _, f := range c.Files {
 			delete(held, f)
-			delete(taken, f)
-		}
-	}
-	// This run's own names come first: an input keeps its plain name
-	// wherever OUT does not hold it.
-	for _, s := range p.c.Seals {
-		if s != nil && s.Archive != "" {
-			taken[s.Archive] = true
 		}
 	}
 	ext := p.r.opts.Archive.Ext()
-	names := make([]string, len(p.c.Seals))
-	mine := map[string]bool{}
+	wanted := make([]string, len(p.c.Seals))
 	for idx, s := range p.c.Seals {
-		if s == nil || s.Archive == "" {
-			continue
+		if s != nil && s.Archive != "" {
+			wanted[idx] = SafeArchiveName(s.Archive, ext)
 		}
-		to := s.Archive
-		if mine[to] || held[to] {
-			base := fmt.Sprintf("%s-r%06d", strings.TrimSuffix(to, ext), o.run)
-			to = base + ext
-			for n := 2; taken[to]; n++ {
-				to = fmt.Sprintf("%s-%d%s", base, n, ext)
-			}
+	}
+	run := 0
+	if o.opts.Incremental {
+		run = o.run
+	}
+	pl := newNamePlan(ext, run, held, wanted)
+	names := make([]string, len(p.c.Seals))
+	for idx, w := range wanted {
+		if w != "" {
+			names[idx] = pl.place(w, true)
 		}
-		taken[to], mine[to] = true, true
-		names[idx] = to
 	}
 	return names
 }

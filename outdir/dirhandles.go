@@ -64,6 +64,36 @@ const (
 	dirSyncParallel = 16
 )
 
+// dirHandlesLimit returns how many directory handles a commit keeps
+// open: half of what the process may still open (the soft RLIMIT_NOFILE,
+// which Go raises to the hard limit at start, less the descriptors open
+// now), once the commit's other descriptors are set aside (the
+// directories synced at once, a descriptor per CPU while makeDirs runs,
+// the handles a lookup opens beyond the cache, one per level of a path),
+// at most dirHandlesMax and at least 4. Under `ulimit -n 64` a commit
+// that kept 1,024 handles failed half way with "too many open files".
+func dirHandlesLimit() int {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+		return dirHandlesMax
+	}
+	open := 64 // when /proc cannot say
+	if entries, err := os.ReadDir("/proc/self/fd"); err == nil {
+		open = len(entries)
+	}
+	free := int64(rl.Cur) - int64(open)
+	if rl.Cur == unix.RLIM_INFINITY || free > 1<<20 {
+		return dirHandlesMax
+	}
+	spare := free - dirSyncParallel - int64(runtime.GOMAXPROCS(0)) - 2 - dirDepthSpare
+	return int(min(max(spare/2, 4), dirHandlesMax))
+}
+
+// dirDepthSpare is the descriptors set aside for a lookup's walk to a
+// directory deeper than the cache holds (dir opens every missing parent
+// before makeRoom is called again).
+const dirDepthSpare = 32
+
 // newDirHandles opens OUT's directory through root.
 func newDirHandles(root *os.Root, maxOpen int) (*dirHandles, error) {
 	f, err := root.Open(".")

@@ -72,6 +72,18 @@ var ErrBusy = errors.New("another convbatch run is writing this output directory
 // Nothing was written when it is returned; the message says what to do.
 var ErrRefused = errors.New("output directory refused")
 
+// ErrCommitPending marks a commit that failed after its journal was
+// written: part of the run may be published (report.json is not, and the
+// previous one is gone), and the next run into OUT (any `convbatch run` or
+// `extract`) finishes the commit before anything else; `convbatch check`
+// says commit-pending meanwhile.
+var ErrCommitPending = errors.New("the commit stopped half way: OUT has no report.json until the next run into it finishes the commit")
+
+// ErrCommitCleanup marks a commit that published everything, report.json
+// last, but could not remove its staging directory or journal: OUT holds
+// the run, and the next run into OUT removes what is left.
+var ErrCommitCleanup = errors.New("the run is published, but its staging could not be removed")
+
 // Dir is an output directory opened for one run.
 type Dir struct {
 	root string
@@ -105,8 +117,16 @@ func (d *Dir) stepDone() error {
 // symbolic link or a file where OUT needs a directory is refused first,
 // with ErrRefused, before anything is written.
 func Open(root string) (*Dir, error) {
+	return open(root, false)
+}
+
+// open is Open; with rebuild (a run that replaces OUT's contents, which
+// needs nothing of them) a journal that no commit can carry out
+// (errInTheWay) is discarded with the staging directory instead of
+// refused: the rebuild retires whatever of it was published.
+func open(root string, rebuild bool) (*Dir, error) {
 	d := &Dir{root: root}
-	if err := checkDirs(root, ownDirs()); err != nil {
+	if err := checkDirs(root, ownDirs(), nil); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(d.path(StateDir), 0o755); err != nil {
@@ -128,11 +148,31 @@ func Open(root string) (*Dir, error) {
 		d.Close()
 		return nil, fmt.Errorf("output directory: %w", err)
 	}
-	if err := d.Recover(); err != nil {
+	err = d.Recover()
+	if rebuild && errors.Is(err, errInTheWay) {
+		err = d.discardJournal()
+	}
+	if err != nil {
 		d.Close()
 		return nil, err
 	}
 	return d, nil
+}
+
+// discardJournal removes a journal that cannot be carried out, its
+// staging first (so that no run resumes from it), then finishes the
+// recovery.
+func (d *Dir) discardJournal() error {
+	if err := d.ClearStaging(); err != nil {
+		return err
+	}
+	if err := removeIfExists(d.path(StateDir, journalName)); err != nil {
+		return fmt.Errorf("output directory %s: remove the commit journal: %w", d.root, err)
+	}
+	if err := syncDir(d.path(StateDir)); err != nil {
+		return fmt.Errorf("output directory %s: %w", d.root, err)
+	}
+	return d.Recover()
 }
 
 // Close removes the temporaries and releases the lock. The staging
@@ -186,16 +226,36 @@ func StateRel(rel string) string { return StateDir + "/" + stateName + "/" + rel
 // temporary directory, so that a kill while it is being removed never
 // leaves a staging directory with some of its files gone: the next Open
 // removes the rest.
+//
+// When not even that directory can be made (a file system out of space or
+// inodes), the staging directory is removed where it is, its run.json
+// first, so that no later run resumes from what is left of it: that frees
+// the room. The error, if the removal fails too, names both causes.
 func (d *Dir) ClearStaging() error {
-	dead, err := os.MkdirTemp(d.Tmp(), "staging-")
+	if _, err := os.Lstat(d.Staging()); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	tmp := d.path(StateDir, tmpName)
+	err := os.MkdirAll(tmp, 0o755)
+	var dead string
+	if err == nil {
+		dead, err = os.MkdirTemp(tmp, "staging-")
+	}
 	if err != nil {
-		return fmt.Errorf("output directory: remove staging: %w", err)
+		rerr := removeIfExists(filepath.Join(d.Staging(), stagingRun))
+		if rerr == nil {
+			rerr = os.RemoveAll(d.Staging())
+		}
+		if rerr != nil {
+			return fmt.Errorf("output directory: remove staging %s: %w", d.Staging(), errors.Join(describe(err), rerr))
+		}
+		return nil
 	}
 	if err := os.Rename(d.Staging(), filepath.Join(dead, stagingName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("output directory: remove staging: %w", err)
+		return fmt.Errorf("output directory: remove staging %s: %w", d.Staging(), describe(err))
 	}
 	if err := os.RemoveAll(dead); err != nil {
-		return fmt.Errorf("output directory: remove staging: %w", err)
+		return fmt.Errorf("output directory: remove staging %s: %w", d.Staging(), describe(err))
 	}
 	return nil
 }
@@ -259,7 +319,11 @@ func (d *Dir) Commit(j *Journal) error {
 	for _, r := range j.Renames {
 		dirs = append(dirs, path.Dir(r.To))
 	}
-	if err := checkDirs(d.root, dirs); err != nil {
+	retired := make(map[string]bool, len(j.Removes))
+	for _, rel := range j.Removes {
+		retired[rel] = true
+	}
+	if err := checkDirs(d.root, dirs, retired); err != nil {
 		return err
 	}
 	// Every staged file is made durable before the journal names it: a
@@ -271,18 +335,84 @@ func (d *Dir) Commit(j *Journal) error {
 	}
 	records, err := d.syncStaged(staged, j.Manifest != nil)
 	if err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", describe(err))
 	}
 	if j.Manifest != nil {
 		if err := d.stageManifest(j, records); err != nil {
-			return fmt.Errorf("commit: manifest: %w", err)
+			return fmt.Errorf("commit: manifest: %w", describe(err))
 		}
 	}
 	if err := d.writeJournal(j); err != nil {
-		return err
+		// The journal is renamed into place: without it nothing was
+		// published; with it (its directory's sync failed) the next run
+		// finishes the commit.
+		if _, serr := os.Lstat(d.path(StateDir, journalName)); serr == nil {
+			return fmt.Errorf("%w: %w", ErrCommitPending, describe(err))
+		}
+		return describe(err)
 	}
 	crashpoint.Hit("journal")
-	return d.apply(j, "rename")
+	return d.applyError(d.apply(j, "rename"), j)
+}
+
+// applyError tells what a failure of apply(j) left: when the staged
+// report is still there, the commit stopped half way (ErrCommitPending);
+// otherwise the run is published and only its cleanup failed
+// (ErrCommitCleanup). The cause is kept, and named (describe).
+func (d *Dir) applyError(err error, j *Journal) error {
+	if err == nil || errors.Is(err, errCrashed) {
+		return err
+	}
+	if _, serr := d.fs.Lstat(path.Join(StateDir, stagingName, j.Report)); serr != nil && errors.Is(serr, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %w", ErrCommitCleanup, describe(err))
+	}
+	return fmt.Errorf("%w: %w", ErrCommitPending, describe(err))
+}
+
+// describe adds to err what its cause means for OUT when it is one a user
+// can act on: the process's file limit (EMFILE), a full file system or
+// inode table (ENOSPC), a name the file system refuses (ENAMETOOLONG).
+func describe(err error) error {
+	switch {
+	case errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE):
+		var rl unix.Rlimit
+		unix.Getrlimit(unix.RLIMIT_NOFILE, &rl)
+		return fmt.Errorf("%w (the process may open %d files: raise `ulimit -n`)", err, rl.Cur)
+	case errors.Is(err, unix.ENOSPC):
+		return fmt.Errorf("%w (the file system of OUT is full, or out of inodes: `df -h` and `df -i` say which; free some, then rerun)", err)
+	case errors.Is(err, unix.ENAMETOOLONG):
+		return fmt.Errorf("%w (a name in OUT is longer than the file system allows)", err)
+	}
+	return err
+}
+
+// inTheWay returns the files of j.Removes that stand where j publishes: a
+// retired file on the way to a published one (where a directory
+// belongs), or one in a directory on the way to which a published file
+// lies (where that file belongs). apply removes them before the renames.
+func (j *Journal) inTheWay() []string {
+	files := make(map[string]bool, len(j.Renames))
+	dirs := map[string]bool{}
+	for _, r := range j.Renames {
+		files[r.To] = true
+		for d := path.Dir(r.To); d != "." && d != "/"; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	var out []string
+	for _, rel := range j.Removes {
+		if dirs[rel] {
+			out = append(out, rel)
+			continue
+		}
+		for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+			if files[d] {
+				out = append(out, rel)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // validRel refuses a path that is absolute, not in its clean form, or
@@ -321,8 +451,22 @@ func (j *Journal) validate() error {
 			return fmt.Errorf("%s both published and removed", rel)
 		}
 	}
+	for rel := range to {
+		for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+			if to[d] {
+				return fmt.Errorf("%w: %s is published both as a file and as the directory of %s", errInTheWay, d, rel)
+			}
+		}
+	}
 	return nil
 }
+
+// errInTheWay marks a journal that publishes a file where it publishes a
+// directory too: no commit can carry it out. A convbatch before issue 42
+// wrote such journals (archive/q.jsonl.zst beside
+// archive/q.jsonl.zst/z.jsonl.zst); the rebuild of OUT discards them
+// (OpenRun).
+var errInTheWay = errors.New("a commit that cannot be finished")
 
 func (d *Dir) writeJournal(j *Journal) error {
 	b, err := json.Marshal(j)
@@ -358,7 +502,20 @@ func (d *Dir) apply(j *Journal, hit string) error {
 		if err := d.stepDone(); err != nil {
 			return err
 		}
-		h, err := newDirHandles(d.fs, dirHandlesMax)
+		// A retired file where a published file's directory belongs, or
+		// in a directory whose place a published file takes (a rebuild
+		// of OUT whose archive/q.jsonl.zst was a directory), goes first,
+		// with the directories it leaves empty.
+		way := j.inTheWay()
+		for _, rel := range way {
+			if err := d.removeIfExists(rel); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
+		}
+		for _, rel := range way {
+			d.pruneEmpty(path.Dir(rel))
+		}
+		h, err := newDirHandles(d.fs, dirHandlesLimit())
 		if err != nil {
 			return fmt.Errorf("commit: %w", err)
 		}
@@ -466,7 +623,16 @@ func (d *Dir) publish(h *dirHandles, from, to string) error {
 	if err != nil {
 		return err
 	}
-	if err := unix.Renameat(src, fromBase, dst, toBase); err != nil {
+	err = unix.Renameat(src, fromBase, dst, toBase)
+	if err == unix.EISDIR || err == unix.ENOTEMPTY || err == unix.EEXIST {
+		// An empty directory where the file goes (left by a retired
+		// partition or archive directory) is removed; one that holds
+		// files is not, and the rename fails.
+		if unix.Unlinkat(dst, toBase, unix.AT_REMOVEDIR) == nil {
+			err = unix.Renameat(src, fromBase, dst, toBase)
+		}
+	}
+	if err != nil {
 		if err == unix.ENOENT {
 			return d.published(h, to)
 		}
@@ -512,7 +678,17 @@ func existsAt(dirfd int, name string) (bool, error) {
 }
 
 // removeIfExists removes the file rel (relative to OUT), if it is there.
+// A directory at rel, or a file where a directory on its way belongs, is
+// what a commit that removed rel early (Journal.inTheWay) and published
+// in its place leaves: rel is gone already.
 func (d *Dir) removeIfExists(rel string) error {
+	st, err := d.fs.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || (err == nil && st.IsDir()) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
 	if err := d.fs.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -537,7 +713,9 @@ func (d *Dir) syncDir(rel string) error {
 // retired partition.
 func (d *Dir) pruneEmpty(rel string) {
 	for ; rel != "." && rel != "/" && rel != ""; rel = path.Dir(rel) {
-		if d.fs.Remove(rel) != nil {
+		// Only a directory: a file published where a retired directory
+		// was (Journal.inTheWay) stays.
+		if st, err := d.fs.Lstat(rel); err != nil || !st.IsDir() || d.fs.Remove(rel) != nil {
 			return
 		}
 	}
@@ -556,10 +734,12 @@ func (d *Dir) Recover() error {
 		if err := json.Unmarshal(b, &j); err != nil {
 			return fmt.Errorf("output directory %s: commit journal: %w", d.root, err)
 		}
-		if err := j.validate(); err != nil {
+		if err := j.validate(); errors.Is(err, errInTheWay) {
+			return fmt.Errorf("%w: %s: the commit journal %s is %w (%v), written by a convbatch before issue 42; rerun without --incremental to rebuild OUT", ErrRefused, d.root, d.path(StateDir, journalName), errInTheWay, err)
+		} else if err != nil {
 			return fmt.Errorf("%w: %s: the commit journal %s was not written by convbatch (%v); nothing was touched: move it away, then rerun without --incremental to rebuild OUT", ErrRefused, d.root, d.path(StateDir, journalName), err)
 		}
-		if err := d.apply(&j, "recover"); err != nil {
+		if err := d.applyError(d.apply(&j, "recover"), &j); err != nil {
 			return fmt.Errorf("output directory %s: finishing an interrupted commit: %w", d.root, err)
 		}
 		crashpoint.Hit("recover")

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -312,4 +313,27 @@ func TestLinksWhereOUTNeedsADirectory(t *testing.T) {
 		}
 		d2.Close()
 	})
+}
+
+// TestDescribe: the faults a user can act on are named with what to do,
+// the cause kept for errors.Is; others are left as they are (issue 42,
+// items 8 and 10).
+func TestDescribe(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&fs.PathError{Op: "open", Path: "tables/u", Err: syscall.EMFILE}, "raise `ulimit -n`"},
+		{&fs.PathError{Op: "mkdir", Path: "archive/a", Err: syscall.ENOSPC}, "`df -i`"},
+		{&fs.PathError{Op: "open", Path: "archive/a", Err: syscall.ENAMETOOLONG}, "longer than the file system allows"},
+		{&fs.PathError{Op: "open", Path: "archive/a", Err: syscall.EIO}, ""},
+	} {
+		got := describe(tc.err)
+		if !errors.Is(got, tc.err) {
+			t.Errorf("describe(%v) = %v: the cause is lost", tc.err, got)
+		}
+		if tc.want == "" && got != tc.err || tc.want != "" && !strings.Contains(got.Error(), tc.want) {
+			t.Errorf("describe(%v) = %q, want it to say %q", tc.err, got, tc.want)
+		}
+	}
 }

@@ -99,7 +99,7 @@ type Run struct {
 // sealed segments to resume from. Its refusals wrap ErrRefused,
 // ErrChanged or ErrSettingsChanged.
 func OpenRun(opts Options) (r *Run, err error) {
-	d, err := Open(opts.Root)
+	d, err := open(opts.Root, !opts.Incremental)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package sink
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Txn is a set of output files written under one directory, a staging
@@ -120,9 +123,35 @@ func NewFlatTxn(dir string) (*Txn, error) {
 
 var flatReplacer = strings.NewReplacer("%", "%25", "/", "%2F")
 
+// flatMax is the longest name FlatName returns as rel escaped: a file
+// name has at most 255 bytes on the usual file systems (NAME_MAX), and a
+// valid path in OUT (an archive 14 directories deep, a 246-byte file name)
+// can be longer than that once flattened.
+const flatMax = 200
+
+// flatTail is how many bytes of a long name's end FlatName keeps, to be
+// readable.
+const flatTail = 64
+
 // FlatName is the name under which a flat Txn keeps the file rel: rel with
-// "%" written "%25" and "/" written "%2F".
-func FlatName(rel string) string { return flatReplacer.Replace(rel) }
+// "%" written "%25" and "/" written "%2F" when that has at most 200
+// bytes; otherwise "%H", the first 32 hex digits of rel's SHA-256, "-"
+// and the last 64 bytes (or fewer, starting at a UTF-8 character) of the
+// escaped name. No escaped name starts with "%H", so the two forms never
+// meet, and a staging name stays within any file system's name limit
+// whatever the input is called.
+func FlatName(rel string) string {
+	flat := flatReplacer.Replace(rel)
+	if len(flat) <= flatMax {
+		return flat
+	}
+	sum := sha256.Sum256([]byte(rel))
+	tail := flat[len(flat)-flatTail:]
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:]
+	}
+	return "%H" + hex.EncodeToString(sum[:16]) + "-" + tail
+}
 
 // Path returns where the file rel is (or will be) written.
 func (t *Txn) Path(rel string) string {
