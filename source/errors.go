@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -49,10 +50,10 @@ type Error struct {
 	Err     error  // the cause
 }
 
-// Error implements error.
+// Error implements error. The URL is shown as Printable shows it.
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", e.Op, e.URL)
+	fmt.Fprintf(&b, "%s %s", e.Op, Printable(e.URL))
 	if e.Code != "" {
 		fmt.Fprintf(&b, ": %s", redact(e.Code))
 		if e.Message != "" && e.Message != e.Code {
@@ -245,6 +246,20 @@ func RedactURL(s string) string {
 		rest = rest[:j]
 	}
 	return Redact(scheme) + rest
+}
+
+// Printable returns a name (a path, a URL, a key) as a line of text may
+// show it: as it is, or, if it holds a control character (a byte below
+// 0x20, 0x7f, or U+0080 to U+009F), in double quotes with Go's escapes
+// (strconv.Quote: "s3://b/n\nl.jsonl"), so that a newline or a carriage
+// return in a key never starts a line of its own on stderr nor forges
+// one. It is for showing only: a name recorded to be read again
+// (Location.String, report.json) stays exact.
+func Printable(name string) string {
+	if strings.ContainsFunc(name, unicode.IsControl) {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 // redact is Redact, for the package's own messages.
