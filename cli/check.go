@@ -46,7 +46,7 @@ func checkCommand() *command {
 					return 0, fatalErr(fmt.Errorf("check: %w", err))
 				}
 				for _, p := range problems {
-					fmt.Fprintf(e.stdout, "%s\n", p)
+					fmt.Fprintf(e.stdout, "%s\n", escapeControls(p.String()))
 				}
 				if !quiet {
 					var bytes int64

@@ -89,7 +89,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if errors.Is(err, pflag.ErrHelp) {
 			return ExitOK
 		}
-		fmt.Fprintf(stderr, "convbatch: %v\n", err)
+		fmt.Fprintf(stderr, "convbatch: %s\n", escapeControls(err.Error()))
 		var ee *exitError
 		if errors.As(err, &ee) {
 			return ee.code

@@ -430,17 +430,17 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 	}
 	for _, c := range res.Skipped {
 		if c.As != "" {
-			fmt.Fprintf(e.stderr, "convbatch: %s: already committed as %s (run %d, same SHA-256), skipped\n", c.Path, c.As, c.Run)
+			fmt.Fprintf(e.stderr, "convbatch: %s: already committed as %s (run %d, same SHA-256), skipped\n", displayPath(c.Path), displayPath(c.As), c.Run)
 		}
 	}
 	for _, c := range res.Report.Reread {
 		if res.UpToDate {
 			break // the last committed run's, not this one's
 		}
-		fmt.Fprintf(e.stderr, "convbatch: %s: run %d did not read it whole (%s): read again, what run %d committed of it retired\n", c.Path, c.Run, c.Fault, c.Run)
+		fmt.Fprintf(e.stderr, "convbatch: %s: run %d did not read it whole (%s): read again, what run %d committed of it retired\n", displayPath(c.Path), c.Run, c.Fault, c.Run)
 	}
 	if res.UpToDate {
-		fmt.Fprintf(e.stderr, "convbatch: every input is already in %s: nothing committed; the summary and exit code are those of run %d, the last committed\n", cfg.OutDir, res.Report.Run)
+		fmt.Fprintf(e.stderr, "convbatch: every input is already in %s: nothing committed; the summary and exit code are those of run %d, the last committed\n", displayPath(cfg.OutDir), res.Report.Run)
 	}
 	if res.Resumed > 0 {
 		fmt.Fprintf(e.stderr, "convbatch: resumed %s that an interrupted run had finished\n", plural(int64(res.Resumed), "input", "inputs"))

@@ -10,12 +10,14 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
 
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/transform"
 )
 
@@ -172,12 +174,30 @@ func printDamaged(w io.Writer, rep *sink.Report) {
 }
 
 // displayPath is p as given, or quoted when it holds a control character
-// (a newline in a file name must not start a line of its own).
-func displayPath(p string) string {
-	if strings.ContainsFunc(p, unicode.IsControl) {
-		return strconv.Quote(p)
+// (a newline in a file name must not start a line of its own):
+// source.Printable.
+func displayPath(p string) string { return source.Printable(p) }
+
+// escapeControls returns the text s, an error message that may hold a
+// name, with every control character (below 0x20, 0x7f, U+0080 to
+// U+009F) written as its Go escape (\n, \t, \x1b, \u0085) and the rest as
+// it is, so that it stays one line on stderr.
+func escapeControls(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
 	}
-	return p
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteString(s[:n]) // a byte that is not UTF-8 as it is
+		}
+		s = s[n:]
+	}
+	return b.String()
 }
 
 // writeJSON writes v on w as indented JSON, a fatal error if it fails.

@@ -90,7 +90,7 @@ func printAudit(w io.Writer, res *pipeline.Result) {
 			fmt.Fprintf(w, "  ... (%d more not valid; use --json for all)\n", r.Invalid+r.Incomplete-20)
 			break
 		}
-		fmt.Fprintf(w, "  %s:%d %s: %s\n", rr.File, rr.Line, rr.Status, strings.Join(rr.Reasons, ","))
+		fmt.Fprintf(w, "  %s:%d %s: %s\n", displayPath(rr.File), rr.Line, rr.Status, strings.Join(rr.Reasons, ","))
 		shown++
 	}
 }
@@ -171,7 +171,7 @@ func hashCommand() *command {
 					if !d.Hashed {
 						unhashable++
 						if !f.quiet {
-							fmt.Fprintf(e.stderr, "convbatch hash: %s:%d: no transcript hash (transcript-unhashable)\n", d.Input, d.Line)
+							fmt.Fprintf(e.stderr, "convbatch hash: %s:%d: no transcript hash (transcript-unhashable)\n", displayPath(d.Input), d.Line)
 						}
 						return nil
 					}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -32,7 +33,8 @@ var (
 
 // Error is a failed operation on one location. Its message names the
 // operation and the URL (without query string or user information), then
-// either the service's error code and message (S3) with the HTTP status
+// either the service's error code and message (S3's code, Cloud
+// Storage's reason, each with its message) with the HTTP status
 // after them and nothing of the cause (which holds request and host ids),
 // or the HTTP status if there was one and the cause with every URL's
 // query string and user information removed (Redact). Is matches Kind;
@@ -41,17 +43,17 @@ type Error struct {
 	Op      string // "stat", "list", "read", "open bucket"
 	URL     string // Location.String()
 	Status  int    // HTTP status, 0 if none was received
-	Code    string // the service's error code (S3: "NoSuchKey", "AccessDenied"), "" if none
+	Code    string // the service's error code (S3: "NoSuchKey", "AccessDenied"; Cloud Storage's reason: "notFound", "forbidden"), "" if none
 	Message string // the service's error message, "" if none
 	Kind    error  // ErrNotFound, ErrForbidden, ErrChanged, ErrUnsupported, ErrNoCredentials, or nil
 	Tries   int    // requests made, when retries were given up, else 0
 	Err     error  // the cause
 }
 
-// Error implements error.
+// Error implements error. The URL is shown as Printable shows it.
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", e.Op, e.URL)
+	fmt.Fprintf(&b, "%s %s", e.Op, Printable(e.URL))
 	if e.Code != "" {
 		fmt.Fprintf(&b, ": %s", redact(e.Code))
 		if e.Message != "" && e.Message != e.Code {
@@ -101,8 +103,12 @@ func newError(op string, loc Location, err error) *Error {
 	st := httpStatus(err)
 	e = &Error{Op: op, URL: loc.String(), Status: st, Err: err}
 	var ae smithy.APIError
-	if errors.As(err, &ae) && ae.ErrorCode() != "" {
+	var se *statusError
+	switch {
+	case errors.As(err, &ae) && ae.ErrorCode() != "":
 		e.Code, e.Message = ae.ErrorCode(), ae.ErrorMessage()
+	case errors.As(err, &se) && se.reason != "":
+		e.Code, e.Message = se.reason, se.message
 	}
 	switch {
 	case st == http.StatusNotFound:
@@ -134,10 +140,19 @@ func Temporary(err error) bool {
 }
 
 // statusError is an HTTP response that was not a success, from the
-// http(s) backend.
-type statusError struct{ code int }
+// http(s) or gcs backend, with the service's reason and message when its
+// body said them (Cloud Storage's JSON API).
+type statusError struct {
+	code            int
+	reason, message string
+}
 
-func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d", e.code) }
+func (e *statusError) Error() string {
+	if e.reason != "" {
+		return fmt.Sprintf("HTTP %d: %s: %s", e.code, e.reason, e.message)
+	}
+	return fmt.Sprintf("HTTP %d", e.code)
+}
 
 // HTTPStatusCode returns the status, as the AWS SDK's errors do.
 func (e *statusError) HTTPStatusCode() int { return e.code }
@@ -231,6 +246,20 @@ func RedactURL(s string) string {
 		rest = rest[:j]
 	}
 	return Redact(scheme) + rest
+}
+
+// Printable returns a name (a path, a URL, a key) as a line of text may
+// show it: as it is, or, if it holds a control character (a byte below
+// 0x20, 0x7f, or U+0080 to U+009F), in double quotes with Go's escapes
+// (strconv.Quote: "s3://b/n\nl.jsonl"), so that a newline or a carriage
+// return in a key never starts a line of its own on stderr nor forges
+// one. It is for showing only: a name recorded to be read again
+// (Location.String, report.json) stays exact.
+func Printable(name string) string {
+	if strings.ContainsFunc(name, unicode.IsControl) {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 // redact is Redact, for the package's own messages.

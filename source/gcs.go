@@ -117,7 +117,7 @@ func (g *gcsBackend) objectURL(path, key string) string {
 
 // getJSON decodes the JSON answer to a GET of u into v.
 func (g *gcsBackend) getJSON(ctx context.Context, loc Location, u string, v any) error {
-	resp, err := fetch(ctx, g.client, http.MethodGet, u, loc, nil)
+	resp, err := fetch(ctx, g.client, http.MethodGet, u, loc, nil, gcsErrorBody)
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func (g *gcsBackend) read(ctx context.Context, loc Location, off, n int64, pin *
 	// Content-Encoding gzip is decompressed on the way and its Range
 	// ignored, so offsets would not be the object's.
 	hdr.Set("Accept-Encoding", "gzip")
-	resp, err := fetch(ctx, g.client, http.MethodGet, g.objectURL("download/storage/v1", loc.Key)+"?"+q.Encode(), loc, hdr)
+	resp, err := fetch(ctx, g.client, http.MethodGet, g.objectURL("download/storage/v1", loc.Key)+"?"+q.Encode(), loc, hdr, gcsErrorBody)
 	if err != nil {
 		return nil, Info{}, err
 	}
@@ -188,6 +188,37 @@ func (g *gcsBackend) read(ctx context.Context, loc Location, off, n int64, pin *
 		return nil, got, fmt.Errorf("the server sent the object with Content-Encoding %q, stored as %q", ce, stored)
 	}
 	return rangedBody(resp, off, n, rng, pin, got)
+}
+
+// gcsErrorBody reads the JSON API's error body,
+// {"error":{"code":404,"message":"…","errors":[{"reason":"notFound",…}]}},
+// for its first reason and its message; a body of another form gives
+// neither (an emulator or a proxy may answer in plain text), and a
+// message without a reason is given as both. The message is the
+// service's, whole: Error shows it with every URL's query removed.
+func gcsErrorBody(body []byte) (reason, message string) {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+			Errors  []struct {
+				Reason string `json:"reason"`
+			} `json:"errors"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return "", ""
+	}
+	for _, x := range e.Error.Errors {
+		if x.Reason != "" {
+			reason = x.Reason
+			break
+		}
+	}
+	message = e.Error.Message
+	if reason == "" {
+		reason = message
+	}
+	return reason, message
 }
 
 // googHash reads the whole object's checksums from X-Goog-Hash headers

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -112,5 +113,74 @@ func TestGCSStoredGzip(t *testing.T) {
 		if err != nil || !bytes.Equal(got, stored[tc.off:hi]) {
 			t.Errorf("range %d+%d: %d bytes, want the %d stored; err %v", tc.off, tc.n, len(got), hi-tc.off, err)
 		}
+	}
+}
+
+// TestGCSErrorLeadsWithServiceReason: a Cloud Storage error reads as the
+// JSON API's reason and message, then the status, as an S3 error leads
+// with S3's code (TestErrorLeadsWithServiceCode): for a 404 of
+// fake-gcs-server's own to a stat, and for a 403 whose
+// message holds a signed URL, whose query never shows, nor does the
+// request's. A body that is not the JSON API's is discarded and the
+// status said, as before. On 8e45063 every such error read "HTTP 404 Not
+// Found: not found" or "HTTP 403 Forbidden: access denied", the
+// service's reason and message dropped.
+func TestGCSErrorLeadsWithServiceReason(t *testing.T) {
+	const signed = "https://storage.googleapis.com/arch/k.jsonl?X-Goog-Signature=SECRETSIG"
+	forbidden := `{"error":{"code":403,"message":"svc@p.iam.gserviceaccount.com does not have storage.objects.get access to ` + signed + `.","errors":[{"message":"denied","domain":"global","reason":"forbidden"}]}}`
+	for _, tc := range []struct {
+		name     string
+		key      string
+		deny     string // a JSON body for a 403 to every request for key, "" for none
+		plain    bool   // deny with a plain-text body instead
+		op       string
+		kind     error
+		status   int
+		want     string // the message's start after "OP gs://arch/KEY: "
+		contains string
+	}{
+		{"stat of a missing object", "missing.jsonl", "", false, "stat", ErrNotFound, 404, "notFound: ", "(HTTP 404 Not Found)"},
+		// Media answers its errors in plain text (fake-gcs-server
+		// "Not Found"), which is discarded.
+		{"read of a missing object", "missing.jsonl", "", false, "read", ErrNotFound, 404, "HTTP 404 Not Found: not found", ""},
+		{"stat of a denied object", "k.jsonl", forbidden, false, "stat", ErrForbidden, 403, "forbidden: svc@p.iam.gserviceaccount.com does not have storage.objects.get access", "(HTTP 403 Forbidden)"},
+		{"read of a denied object", "k.jsonl", forbidden, false, "read", ErrForbidden, 403, "forbidden: svc@p.iam.gserviceaccount.com", "storage.googleapis.com/arch/k.jsonl (HTTP 403 Forbidden)"},
+		{"a body that is not the JSON API's", "k.jsonl", "", true, "stat", ErrForbidden, 403, "HTTP 403 Forbidden: access denied", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t, "gs")
+			s.put("k.jsonl", []byte("{}\n"))
+			if tc.deny != "" || tc.plain {
+				deny := map[string]int{}
+				for _, p := range s.paths(tc.key) {
+					deny[p] = http.StatusForbidden
+				}
+				s.faults.set(func(f *faults) { f.deny, f.denyBody = deny, tc.deny })
+			}
+			c := testClient(t)
+			loc := mustParse(t, s.url(tc.key))
+			var err error
+			if tc.op == "stat" {
+				_, err = c.Stat(t.Context(), loc)
+			} else {
+				var r io.ReadCloser
+				if r, err = c.Open(t.Context(), loc); err == nil {
+					r.Close()
+				}
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Status != tc.status || !errors.Is(err, tc.kind) {
+				t.Fatalf("%s: %v; want an *Error with status %d and %v", tc.op, err, tc.status, tc.kind)
+			}
+			msg := err.Error()
+			if prefix := tc.op + " " + loc.String() + ": " + tc.want; !strings.HasPrefix(msg, prefix) || !strings.Contains(msg, tc.contains) {
+				t.Errorf("error %q: want it to start %q and hold %q", msg, prefix, tc.contains)
+			}
+			for _, leak := range []string{"SECRETSIG", "fields=", "alt=media", "?"} {
+				if strings.Contains(msg, leak) {
+					t.Errorf("error %q shows %q", msg, leak)
+				}
+			}
+		})
 	}
 }

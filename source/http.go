@@ -134,14 +134,16 @@ func (h httpBackend) do(ctx context.Context, method string, loc Location, rng st
 	}
 	// A compressed transfer would make byte offsets meaningless.
 	hdr.Set("Accept-Encoding", "identity")
-	return fetch(ctx, h.client, method, loc.requestURL(), loc, hdr)
+	return fetch(ctx, h.client, method, loc.requestURL(), loc, hdr, nil)
 }
 
 // fetch sends one request to u, on behalf of loc, with the headers hdr,
-// and returns a 2xx response; any other status is a statusError, its body
-// (which may echo the request) discarded, and a transport error names
-// loc, not u, whose query may hold a token.
-func fetch(ctx context.Context, client *http.Client, method, u string, loc Location, hdr http.Header) (*http.Response, error) {
+// and returns a 2xx response; any other status is a statusError, and a
+// transport error names loc, not u, whose query may hold a token. The
+// body of a failure is read up to errBodyLimit bytes and given to
+// errBody, if not nil, for the service's reason and message (the
+// statusError's); else it is discarded (it may echo the request).
+func fetch(ctx context.Context, client *http.Client, method, u string, loc Location, hdr http.Header, errBody func([]byte) (reason, message string)) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return nil, err
@@ -158,12 +160,19 @@ func fetch(ctx context.Context, client *http.Client, method, u string, loc Locat
 		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		io.CopyN(io.Discard, resp.Body, 4096)
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, errBodyLimit))
 		resp.Body.Close()
-		return nil, &statusError{code: resp.StatusCode}
+		se := &statusError{code: resp.StatusCode}
+		if errBody != nil {
+			se.reason, se.message = errBody(body)
+		}
+		return nil, se
 	}
 	return resp, nil
 }
+
+// errBodyLimit is how much of a failed response's body fetch reads.
+const errBodyLimit = 4096
 
 // headerInfo reads the version headers of a response.
 func headerInfo(loc Location, resp *http.Response) Info {

@@ -112,3 +112,31 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+// TestPrintable: a name with a control character is shown quoted with
+// Go's escapes, one without as it is; an Error names its URL so, while
+// its URL field (Location.String) stays exact.
+func TestPrintable(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"s3://b/esc/plain.jsonl", "s3://b/esc/plain.jsonl"},
+		{"s3://b/esc/a__0x2f__b.jsonl", "s3://b/esc/a__0x2f__b.jsonl"},
+		{"s3://b/esc/../x.jsonl", "s3://b/esc/../x.jsonl"},
+		{"gs://b/esc/n\nl.jsonl", `"gs://b/esc/n\nl.jsonl"`},
+		{"gs://b/esc/t\tb.jsonl", `"gs://b/esc/t\tb.jsonl"`},
+		{"d/cr\r\x1b[2K\x7f.jsonl", `"d/cr\r\x1b[2K\x7f.jsonl"`},
+		{"d/nel\u0085.jsonl", `"d/nel\u0085.jsonl"`},
+		{"d/é 日本.jsonl", "d/é 日本.jsonl"},
+	} {
+		if got := Printable(tc.in); got != tc.want {
+			t.Errorf("Printable(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	loc := Location{Scheme: SchemeS3, Bucket: "b", Key: "esc/n\nconvbatch: forged.jsonl"}
+	e := &Error{Op: "stat", URL: loc.String(), Status: 404, Code: "NoSuchKey", Message: "The specified key does not exist."}
+	if msg := e.Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, `stat "s3://b/esc/n\nconvbatch: forged.jsonl": NoSuchKey`) {
+		t.Errorf("Error() = %q: want the URL quoted, on one line", msg)
+	}
+	if back, err := Parse(e.URL); err != nil || back.Key != loc.Key {
+		t.Errorf("Error.URL %q does not parse back to the key %q: %+v, %v", e.URL, loc.Key, back, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -28,7 +29,8 @@ const testSecret = "s3cr3t-Key-that-must-never-show"
 // faults makes a server misbehave: the next drops GET bodies are cut
 // (the connection closed) after dropAfter bytes, the next fails requests
 // answer failStatus, the next stalls bodies stop after stallAfter bytes
-// until the client gives up, paths in deny answer their status; onDrop
+// until the client gives up, paths in deny answer their status (with
+// denyBody as a JSON body if it is set, else "denied" as text); onDrop
 // runs once a cut has happened. The next ignoreRanges GETs with a Range
 // header are answered as if it were absent (200 and the whole object),
 // and the next flips GET bodies have their byte at body offset flipAt
@@ -42,6 +44,7 @@ type faults struct {
 	stalls       int
 	stallAfter   int64
 	deny         map[string]int
+	denyBody     string
 	onDrop       func()
 	ignoreRanges int
 	flips        int
@@ -70,7 +73,7 @@ func (f *faults) set(fn func(f *faults)) {
 // reset clears every fault and count; the caller holds the lock.
 func (f *faults) reset() {
 	f.drops, f.dropAfter, f.fails, f.failStatus, f.stalls, f.stallAfter = 0, 0, 0, 0, 0, 0
-	f.deny, f.onDrop, f.gets, f.ranges, f.inflight, f.peak = nil, nil, 0, nil, 0, 0
+	f.deny, f.denyBody, f.onDrop, f.gets, f.ranges, f.inflight, f.peak = nil, "", nil, 0, nil, 0, 0
 	f.ignoreRanges, f.flips, f.flipAt = 0, 0, 0
 	f.listStalls, f.statStalls, f.requests = 0, 0, 0
 }
@@ -106,8 +109,15 @@ func (f *faults) handler(next http.Handler) http.Handler {
 			}()
 		}
 		if st, ok := f.deny[r.URL.Path]; ok {
+			body := f.denyBody
 			f.mu.Unlock()
-			http.Error(w, "denied", st)
+			if body == "" {
+				http.Error(w, "denied", st)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(st)
+			io.WriteString(w, body)
 			return
 		}
 		if f.fails > 0 && data {
