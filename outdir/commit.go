@@ -488,7 +488,7 @@ func (p *commitPlan) removeStale() (err error) {
 }
 
 // archiveNames returns where each sealed input's archive is published, by
-// input index (namePlan). The inputs' names are distinct (stream.Expand
+// input index (PlanArchiveNames). The inputs' names are distinct (stream.Expand
 // sees to that), but a hostile one is mapped (SafeArchiveName), and one
 // input's archive may be a directory on the way to another's: the file
 // then yields to the directory. In an incremental run a name that a
@@ -514,25 +514,17 @@ func (p *commitPlan) archiveNames() []string {
 			delete(held, f)
 		}
 	}
-	ext := p.r.opts.Archive.Ext()
-	wanted := make([]string, len(p.c.Seals))
+	names := make([]string, len(p.c.Seals))
 	for idx, s := range p.c.Seals {
-		if s != nil && s.Archive != "" {
-			wanted[idx] = SafeArchiveName(s.Archive, ext)
+		if s != nil {
+			names[idx] = s.Archive
 		}
 	}
 	run := 0
 	if o.opts.Incremental {
 		run = o.run
 	}
-	pl := newNamePlan(ext, run, held, wanted)
-	names := make([]string, len(p.c.Seals))
-	for idx, w := range wanted {
-		if w != "" {
-			names[idx] = pl.place(w, true)
-		}
-	}
-	return names
+	return PlanArchiveNames(names, p.r.opts.Archive.Ext(), run, held)
 }
 
 // manifest is the run's record of itself for the commit to complete: its

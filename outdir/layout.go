@@ -237,6 +237,34 @@ func escapeComponent(c string) string {
 	return b.String()
 }
 
+// PlanArchiveNames returns where each input's archive is published in
+// OUT, by input index. names[i] is the archive's name as ArchiveFile builds
+// it from the input's name ("" for an input without an archive); each is
+// mapped by SafeArchiveName and then placed, in index order, so that no two
+// archives share a path and none is a directory on the way to another's,
+// nor to a file of held (the files OUT keeps, relative to OUT; nil for
+// none). run is an incremental run's number, 0 for a run that writes OUT
+// anew: it chooses the suffix that tells names apart ("-2", "-3", ... or
+// "-rNNNNNN", "-rNNNNNN-2", ...). docs/FORMAT.md, "Archive names", states
+// the rules. convbatch's commit and convbeam's publishing step both name
+// archives through it, so that the same inputs get the same names.
+func PlanArchiveNames(names []string, ext string, run int, held map[string]bool) []string {
+	wanted := make([]string, len(names))
+	for i, n := range names {
+		if n != "" {
+			wanted[i] = SafeArchiveName(n, ext)
+		}
+	}
+	pl := newNamePlan(ext, run, held, wanted)
+	out := make([]string, len(names))
+	for i, w := range wanted {
+		if w != "" {
+			out[i] = pl.place(w, true)
+		}
+	}
+	return out
+}
+
 // namePlan places archives in OUT so that each has a path of its own and
 // no archive's path is a directory on the way to another's (nor to a file
 // OUT keeps), whatever the inputs are called: `archive/q.jsonl.zst` and

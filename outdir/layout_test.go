@@ -84,9 +84,10 @@ func sha16(s string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// TestNamePlan: archives are placed so that none is another's directory
-// or a directory OUT holds, or lies below a file OUT holds, and no two
-// share a name, whatever order the inputs come in (issue 42, item 7).
+// TestNamePlan: archives are placed (PlanArchiveNames, as convbatch's
+// commit and convbeam name them) so that none is another's directory or a
+// directory OUT holds, or lies below a file OUT holds, and no two share a
+// name, whatever order the inputs come in (issue 42, item 7).
 func TestNamePlan(t *testing.T) {
 	const ext = ".jsonl.zst"
 	for _, tc := range []struct {
@@ -120,10 +121,9 @@ func TestNamePlan(t *testing.T) {
 			for _, h := range tc.held {
 				held[h] = true
 			}
-			pl := newNamePlan(ext, tc.run, held, tc.wanted)
 			placed := map[string]bool{}
-			for i, w := range tc.wanted {
-				got := pl.place(w, true)
+			for i, got := range PlanArchiveNames(tc.wanted, ext, tc.run, held) {
+				w := tc.wanted[i]
 				if got != tc.want[i] {
 					t.Errorf("%q placed at %q, want %q", w, got, tc.want[i])
 				}

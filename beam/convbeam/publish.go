@@ -202,6 +202,17 @@ func (f *publishFn) newReport() *sink.Report {
 func (f *publishFn) publishShards(ctx context.Context, rep *sink.Report, byInput [][]ShardResult, local string) error {
 	parts := map[string][]sink.PartCounts{}
 	next := map[string]int{}
+	// The archives are named as convbatch run names them: mapped where a
+	// name cannot be a path, and placed so that none is in another's way.
+	var archives []string
+	if f.S.Archive != string(sink.ArchiveNone) {
+		ext := sink.ArchiveFormat(f.S.Archive).Ext()
+		names := make([]string, len(f.Inputs))
+		for i, in := range f.Inputs {
+			names[i] = outdir.ArchiveFile(in.Rel, ext)
+		}
+		archives = outdir.PlanArchiveNames(names, ext, 0, nil)
+	}
 	var segs []sink.RejectSegment
 	for i, shards := range byInput {
 		in := &rep.Inputs[i]
@@ -251,8 +262,8 @@ func (f *publishFn) publishShards(ctx context.Context, rep *sink.Report, byInput
 				segs = append(segs, seg)
 			}
 		}
-		if f.S.Archive != string(sink.ArchiveNone) {
-			to := outdir.ArchiveFile(f.Inputs[i].Rel, sink.ArchiveFormat(f.S.Archive).Ext())
+		if archives != nil {
+			to := archives[i]
 			if len(pieces) > 0 {
 				if err := concat(ctx, pieces, join(f.S.Output, to)); err != nil {
 					return err

@@ -210,6 +210,8 @@ func (f *readFn) read(ctx context.Context, sh Shard, before int64, local string,
 	r.docsBuf = bufio.NewWriterSize(r.docs, 256<<10)
 	r.docsBuf.WriteString(docindex.Magic)
 	stage := f.stage()
+	// The archive piece's name within the shard's flat scratch only (its
+	// published name is chosen by the publishing step, PlanArchiveNames).
 	archive := ""
 	if stage.Archive != sink.ArchiveNone {
 		archive = outdir.ArchiveFile(sh.Rel, stage.Archive.Ext())
