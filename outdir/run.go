@@ -340,7 +340,25 @@ func (r *Run) classify() error {
 			continue
 		}
 		if fp.SHA256, err = InputSHA256(in); err != nil {
-			keep = append(keep, in)
+			// Its digest unreadable (an outage), it is never matched by
+			// digest. Held at its path in another version (its size,
+			// modification time or version differ), it is a changed
+			// input all the same: refused, or its old version retired
+			// while the new one is read (and recorded partial if the
+			// fault cuts that read too), so that OUT never holds two
+			// versions of one path. With Checksum and the same stat, it
+			// stays held until a night can read it.
+			switch {
+			case c == nil:
+				keep = append(keep, in)
+			case fp.SameFile(c.Fingerprint):
+				r.already = append(r.already, sink.CommittedInput{Path: in.Path, Run: c.Run})
+			case r.opts.ReplaceChanged:
+				r.replaced = append(r.replaced, c)
+				keep = append(keep, in)
+			default:
+				changed = append(changed, in.Path)
+			}
 			continue
 		}
 		switch {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"net/http"
 	"os"
@@ -190,5 +191,122 @@ func TestCutShortIsNotHeld(t *testing.T) {
 	sameRows(t, out, "", ref, "")
 	if _, problems, err := outdir.Verify(out); err != nil || len(problems) > 0 {
 		t.Errorf("check after night 2: %v %v", problems, err)
+	}
+}
+
+// TestChangedInOutage (issue 42, item 1, the lead's ruling): an object OUT
+// holds that is overwritten with other documents and whose every GET
+// answers 503 during the next night is a changed input all the same:
+// without ReplaceChanged that night refuses it by name before publishing
+// anything; with it, the old version's rows are retired and the new one,
+// cut by the fault, is recorded partial and read again the night after.
+// No night leaves the old and new versions' rows together, `convbatch
+// check` passes after every night, and after the healthy night OUT holds
+// what one run over the final objects holds. Before, the night of the
+// outage read the object (its digest unreadable) as a new input without
+// retiring the old version: both versions' rows stayed in OUT.
+func TestChangedInOutage(t *testing.T) {
+	for _, st := range objectStores {
+		for _, replace := range []bool{false, true} {
+			name := st.scheme + "/refuse"
+			if replace {
+				name = st.scheme + "/replace"
+			}
+			t.Run(name, func(t *testing.T) {
+				bucket := "pipeline-changed-outage-" + st.scheme
+				store := st.start(t).(failingStore)
+				store.Bucket(t, bucket)
+				dir := t.TempDir()
+				in := filepath.Join(dir, "in")
+				if err := os.Mkdir(in, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				put := func(name string, seed uint64) {
+					t.Helper()
+					p := filepath.Join(in, name)
+					if _, err := gen.WriteFile(p, gen.Options{Conversations: 40, Seed: seed, Tamper: 0.2}); err != nil {
+						t.Fatal(err)
+					}
+					b, err := os.ReadFile(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					store.Put(t, bucket, "n/"+name, b)
+				}
+				put("a.jsonl", 31)
+				put("b.jsonl", 32)
+				prefix := st.scheme + "://" + bucket + "/n/"
+				out := filepath.Join(dir, "out")
+				night := func(replace bool) (*Result, error) {
+					t.Helper()
+					return Run(context.Background(), Config{Inputs: expand(t, prefix+"*"), OutDir: out, Workers: 2, Tables: tabledef.Names, Incremental: true, ReplaceChanged: replace})
+				}
+				checked := func(n int) {
+					t.Helper()
+					if _, problems, err := outdir.Verify(out); err != nil || len(problems) > 0 {
+						t.Errorf("check after night %d: %v %v", n, problems, err)
+					}
+				}
+				// bRows counts the rows of b.jsonl in OUT's tables.
+				bRows := func() (n int) {
+					for _, table := range tabledef.Names {
+						for _, r := range datasetRows(t, out, table) {
+							if strings.Contains(r, prefix+"b.jsonl") {
+								n++
+							}
+						}
+					}
+					return n
+				}
+				if _, err := night(false); err != nil {
+					t.Fatal(err)
+				}
+				checked(1)
+				old := bRows()
+				if old == 0 {
+					t.Fatal("night 1: no rows of b.jsonl")
+				}
+
+				put("b.jsonl", 33) // other documents, another ETag
+				store.FailGets(bucket+"/n/b.jsonl", http.StatusServiceUnavailable)
+				t.Cleanup(func() { store.HealGets(bucket + "/n/b.jsonl") })
+				before := snapshot(t, out)
+				res, err := night(replace)
+				if !replace {
+					var changed *outdir.ChangedError
+					if !errors.As(err, &changed) || !slices.Equal(changed.Paths, []string{prefix + "b.jsonl"}) {
+						t.Fatalf("night 2: %v; want b.jsonl refused as changed", err)
+					}
+					if !maps.Equal(snapshot(t, out), before) {
+						t.Error("night 2 refused, but OUT changed")
+					}
+				} else {
+					if err != nil {
+						t.Fatal(err)
+					}
+					if n := bRows(); n != 0 {
+						t.Errorf("night 2: %d rows of b.jsonl (night 1 had %d); want none: the old version retired, the new unread", n, old)
+					}
+					want := []sink.CommittedInput{{Path: prefix + "b.jsonl", Run: 1}}
+					if !slices.Equal(res.Report.Replaced, want) {
+						t.Errorf("night 2: replaced %+v; want %+v", res.Report.Replaced, want)
+					}
+				}
+				checked(2)
+
+				store.HealGets(bucket + "/n/b.jsonl")
+				if res, err = night(true); err != nil {
+					t.Fatal(err)
+				}
+				checked(3)
+				ref := filepath.Join(dir, "ref")
+				refRes, err := Run(context.Background(), Config{Inputs: expand(t, filepath.Join(in, "*.jsonl")), OutDir: ref, Workers: 2, Tables: tabledef.Names})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameHeld(t, res.Report, refRes.Report)
+				sameRows(t, out, prefix, ref, in+"/")
+			})
+		}
 	}
 }
