@@ -2,9 +2,13 @@ package convbeam
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
@@ -66,6 +70,7 @@ func runJobMetrics(t *testing.T, j job) (map[string]int64, error) {
 	Build(scope, plan, s, j.fault)
 	res, err := ptest.RunWithMetrics(p)
 	if err != nil {
+		waitQuiet(t, j.out)
 		return nil, err
 	}
 	counters := map[string]int64{}
@@ -73,6 +78,39 @@ func runJobMetrics(t *testing.T, j job) (map[string]int64, error) {
 		counters[c.Name()] += c.Result()
 	}
 	return counters, nil
+}
+
+// waitQuiet waits until nothing under dir changes for half a second (at
+// most 20 s). A failed job returns while Prism's in-process workers may
+// still be finishing bundles that write temporary files under
+// OUT/.convbeam/tmp (the next job removes them, see removeTemporary); a
+// test that returned then would race them in its TempDir cleanup
+// ("directory not empty").
+func waitQuiet(t *testing.T, dir string) {
+	t.Helper()
+	state := func() string {
+		var b strings.Builder
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if info, err := d.Info(); err == nil {
+				fmt.Fprintf(&b, "%s %d %d\n", p, info.Size(), info.ModTime().UnixNano())
+			}
+			return nil
+		})
+		return b.String()
+	}
+	last := state()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(500 * time.Millisecond)
+		now := state()
+		if now == last {
+			return
+		}
+		last = now
+	}
+	t.Logf("%s still changing 20 s after the job failed", dir)
 }
 
 // TestSameAsConvbatchRun checks convbeam against convbatch run on the same
