@@ -209,13 +209,6 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit, GCPercent: gcPercent,
 		TableOptions: parquetout.TableOptions{PartitionBy: partition}, TableFormat: format,
 	}
-	if !f.quiet {
-		where := "--json"
-		if f.out != "" {
-			where = filepath.Join(f.out, outdir.ReportFile)
-		}
-		printSkipped(e.stderr, skipped, where)
-	}
 	return cfg, nil
 }
 
@@ -435,6 +428,18 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 	if f.quiet {
 		return res, nil
 	}
+	// The files skipped are said now that the run is done, and where
+	// they are listed only where that is true: a refused or interrupted
+	// run wrote no report.json, and one that found everything in OUT
+	// already (UpToDate) did not rewrite it.
+	where := "--json"
+	if cfg.OutDir != "" {
+		where = filepath.Join(cfg.OutDir, outdir.ReportFile)
+		if res.UpToDate {
+			where = ""
+		}
+	}
+	printSkipped(e.stderr, cfg.Skipped, where)
 	for _, c := range res.Skipped {
 		if c.As != "" {
 			fmt.Fprintf(e.stderr, "convbatch: %s: already committed as %s (run %d, same SHA-256), skipped\n", displayPath(c.Path), displayPath(c.As), c.Run)
