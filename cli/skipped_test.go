@@ -39,7 +39,9 @@ func TestSkippedSaidWhereTrue(t *testing.T) {
 		{name: "finished", args: []string{"run", "-o", "OUT", "DATA"},
 			line: "convbatch: skipped 2 files (1 sidecar, 1 unknown-type); OUT/report.json lists them" + tail, listed: true},
 		{name: "finished incremental", before: [][]string{{"run", "-o", "OUT", "--incremental", "DATA"}},
-			edit: func(t *testing.T, data string) { putFile(t, filepath.Join(data, "b.jsonl"), []byte(`{"id":"y","messages":[]}`+"\n")) },
+			edit: func(t *testing.T, data string) {
+				putFile(t, filepath.Join(data, "b.jsonl"), []byte(`{"id":"y","messages":[]}`+"\n"))
+			},
 			args: []string{"run", "-o", "OUT", "--incremental", "DATA"},
 			line: "convbatch: skipped 2 files (1 sidecar, 1 unknown-type); OUT/report.json lists them" + tail, listed: true},
 		{name: "extract", args: []string{"extract", "-o", "OUT", "--tables", "usage", "DATA"},
