@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/convbatch/convbatch/internal/exitcode"
+	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
 )
 
@@ -180,18 +181,31 @@ func printHelp(w io.Writer) {
 func versionCommand() *command {
 	return &command{
 		name:    "version",
-		summary: "print convbatch's version",
+		summary: "print convbatch's version and build revision (as its Parquet parts' created_by says) and Go's",
 		usage:   "convbatch version",
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			return func(e *env, args []string) (int, error) {
 				if len(args) > 0 {
 					return 0, usageErr("version takes no arguments")
 				}
-				fmt.Fprintf(e.stdout, "convbatch %s (%s %s/%s)\n", pipeline.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+				fmt.Fprintf(e.stdout, "convbatch %s (build %s; %s %s/%s)\n", pipeline.Version, buildRevision(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 				return ExitOK, nil
 			}
 		},
 	}
+}
+
+// buildRevision is the build revision that every Parquet part's
+// created_by carries (parquetout.CreatedBy): the VCS revision the binary
+// was built from, "-dirty" appended for uncommitted changes, or
+// "unknown" (go test and go run, and builds with -buildvcs=false, record
+// none).
+func buildRevision() string {
+	_, rev, ok := strings.Cut(parquetout.CreatedBy(pipeline.Version), "(build ")
+	if !ok {
+		return "unknown"
+	}
+	return strings.TrimSuffix(rev, ")")
 }
 
 func joinLines(lines ...string) string { return strings.Join(lines, "\n") }

@@ -3,12 +3,18 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/convbatch/convbatch/pipeline"
 )
 
 // TestMainNilStdin: a nil stdin reads as empty, never as the test process's
@@ -240,5 +246,48 @@ func TestUsageErrorsNameHelp(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a usage error created %s", out)
+	}
+}
+
+// TestVersionBuildRevision: convbatch version (and --version, -v) prints
+// the build revision that every Parquet part a run writes carries in its
+// created_by, read back from a real part's footer (issue 45 item 7).
+func TestVersionBuildRevision(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "a.jsonl")
+	genArchive(t, in, "--conversations", "5", "--seed", "7")
+	out := filepath.Join(dir, "out")
+	if r := convbatch(t, nil, "run", "-o", out, "--tables", "usage,conversations", in); r.code != ExitOK {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	var parts []string
+	filepath.WalkDir(filepath.Join(out, "tables"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".parquet") {
+			parts = append(parts, p)
+		}
+		return err
+	})
+	if len(parts) < 2 {
+		t.Fatalf("parts %q, want a part of each of the 2 tables", parts)
+	}
+	var rev string
+	for _, p := range parts {
+		rdr, err := file.OpenParquetFile(p, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		createdBy := rdr.MetaData().GetCreatedBy()
+		rdr.Close()
+		m := regexp.MustCompile(`^convbatch version \S+ \(build ([^()\s]+)\)$`).FindStringSubmatch(createdBy)
+		if m == nil || rev != "" && m[1] != rev {
+			t.Fatalf("%s: created_by %q, want one build revision in every part (%q)", p, createdBy, rev)
+		}
+		rev = m[1]
+	}
+	want := fmt.Sprintf("convbatch %s (build %s; %s %s/%s)\n", pipeline.Version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-v"}} {
+		if r := convbatch(t, nil, args...); r.code != ExitOK || r.stdout != want || r.stderr != "" {
+			t.Errorf("convbatch %s: exit %d, stdout %q, stderr %q; want %q", args[0], r.code, r.stdout, r.stderr, want)
+		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/jsonscan"
@@ -100,3 +102,56 @@ type wrapped struct {
 
 func (w *wrapped) Error() string { return w.msg }
 func (w *wrapped) Unwrap() error { return w.err }
+
+// keysFlag is the value of --keys: every time it is given is kept, so
+// that a second keyring is refused instead of silently replacing the
+// first (whose receipts would then all come out invalid).
+type keysFlag struct{ paths []string }
+
+func (k *keysFlag) String() string {
+	if len(k.paths) == 0 {
+		return ""
+	}
+	return k.paths[len(k.paths)-1]
+}
+
+func (k *keysFlag) Set(s string) error {
+	k.paths = append(k.paths, s)
+	return nil
+}
+
+func (k *keysFlag) Type() string { return "string" }
+
+// path is the one keyring asked for ("" for none), or the usage error
+// of --keys given more than once, which names every file given.
+func (k *keysFlag) path() (string, error) {
+	switch len(k.paths) {
+	case 0:
+		return "", nil
+	case 1:
+		return k.paths[0], nil
+	}
+	names := make([]string, len(k.paths))
+	for i, p := range k.paths {
+		names[i] = keyringName(p)
+	}
+	times := "twice"
+	if len(names) > 2 {
+		times = fmt.Sprintf("%d times", len(names))
+	}
+	return "", usageErr("--keys given %s (%s): give one keyring; put both files' keys in one", times, strings.Join(names, ", "))
+}
+
+// warnEmptyKeyring says on w that the keyring named name pins no key: no
+// receipt can be valid against it, which is seldom what was meant.
+func warnEmptyKeyring(w io.Writer, name string, kr *verify.Keyring) {
+	if kr == nil || len(kr.EnvelopeKeys) > 0 {
+		return
+	}
+	for _, keys := range kr.Agents {
+		if len(keys) > 0 {
+			return
+		}
+	}
+	fmt.Fprintf(w, "convbatch: warning: --keys %s pins no key (no envelope_keys, no agents): no receipt can be valid against it (see %s)\n", name, keyringDoc)
+}

@@ -47,7 +47,7 @@ type runFlags struct {
 	progress   string
 	cpuProfile string
 	memProfile string
-	keys       string
+	keys       keysFlag
 	maxKeyring string
 	memLimit   string
 	noOutputs  bool
@@ -86,7 +86,7 @@ func (f *runFlags) registerPartition(fs *pflag.FlagSet) {
 func (f *runFlags) register(fs *pflag.FlagSet, withKeys bool) {
 	fs.IntVarP(&f.workers, "workers", "j", runtime.NumCPU(), "worker goroutines")
 	if withKeys {
-		fs.StringVar(&f.keys, "keys", "", "keyring (JSON; a file, or an s3://, gs://, https:// URL) pinning receipt keys; without it receipts are checked for self-consistency only")
+		fs.Var(&f.keys, "keys", "keyring (JSON; a file, or an s3://, gs://, https:// URL) pinning receipt keys; without it receipts are checked for self-consistency only. Given once: two keyrings are refused, not merged (put their keys in one file); one that pins no key is warned of")
 		fs.StringVar(&f.maxKeyring, "max-keyring-bytes", "64MiB", "size cap of the --keys file; a larger keyring is refused")
 	}
 	fs.StringVar(&f.maxDoc, "max-doc-bytes", "64MiB", "size cap of one document line; longer lines are rejects")
@@ -112,6 +112,10 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	}
 	if f.workers < 1 {
 		return cfg, usageErr("--workers %d: must be at least 1", f.workers)
+	}
+	keys, err := f.keys.path()
+	if err != nil {
+		return cfg, err
 	}
 	archive := sink.ArchiveNone
 	if !f.noOutputs {
@@ -183,9 +187,12 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		if err != nil {
 			return cfg, err
 		}
-		if f.keys != "" {
-			if keyring, err = loadKeyring(e.ctx, f.keys, maxKeyring); err != nil {
-				return cfg, keyringErr(e, keyringName(f.keys), err)
+		if keys != "" {
+			if keyring, err = loadKeyring(e.ctx, keys, maxKeyring); err != nil {
+				return cfg, keyringErr(e, keyringName(keys), err)
+			}
+			if !f.quiet {
+				warnEmptyKeyring(e.stderr, keyringName(keys), keyring)
 			}
 		}
 	}
@@ -201,13 +208,6 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
 		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit, GCPercent: gcPercent,
 		TableOptions: parquetout.TableOptions{PartitionBy: partition}, TableFormat: format,
-	}
-	if !f.quiet {
-		where := "--json"
-		if f.out != "" {
-			where = filepath.Join(f.out, outdir.ReportFile)
-		}
-		printSkipped(e.stderr, skipped, where)
 	}
 	return cfg, nil
 }
@@ -428,6 +428,18 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 	if f.quiet {
 		return res, nil
 	}
+	// The files skipped are said now that the run is done, and where
+	// they are listed only where that is true: a refused or interrupted
+	// run wrote no report.json, and one that found everything in OUT
+	// already (UpToDate) did not rewrite it.
+	where := "--json"
+	if cfg.OutDir != "" {
+		where = filepath.Join(cfg.OutDir, outdir.ReportFile)
+		if res.UpToDate {
+			where = ""
+		}
+	}
+	printSkipped(e.stderr, cfg.Skipped, where)
 	for _, c := range res.Skipped {
 		if c.As != "" {
 			fmt.Fprintf(e.stderr, "convbatch: %s: already committed as %s (run %d, same SHA-256), skipped\n", displayPath(c.Path), displayPath(c.As), c.Run)

@@ -10,12 +10,14 @@ import (
 )
 
 // printSkipped tells on w, in one line, how many files the inputs'
-// directories and globs held that the run does not read, counted by
+// directories and globs held that the run did not read, counted by
 // reason in the documented order, and where they are listed by name
-// (where: OUT/report.json, or --json for the commands without one). A
+// (where: OUT/report.json, or --json for the commands without one; ""
+// when the run committed nothing, so that no report.json lists them). A
 // nightly job over a directory of archives and their sidecars says so in
 // one line a night, not one a file; nothing is said when nothing was
-// skipped.
+// skipped. It is said once the run is done: a run refused or interrupted
+// writes no report.json that would list them, and says nothing of them.
 func printSkipped(w io.Writer, skipped []stream.Skipped, where string) {
 	if len(skipped) == 0 {
 		return
@@ -40,5 +42,9 @@ func printSkipped(w io.Writer, skipped []stream.Skipped, where string) {
 			what = "directory"
 		}
 	}
-	fmt.Fprintf(w, "convbatch: skipped %d %s (%s); %s lists them (reasons: docs/FORMAT.md#skipped-files)\n", len(skipped), what, strings.Join(parts, ", "), where)
+	listed := where + " lists them"
+	if where == "" {
+		listed = "nothing was committed, so no report.json lists them"
+	}
+	fmt.Fprintf(w, "convbatch: skipped %d %s (%s); %s (reasons: docs/FORMAT.md#skipped-files)\n", len(skipped), what, strings.Join(parts, ", "), listed)
 }

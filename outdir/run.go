@@ -1,6 +1,8 @@
 package outdir
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -250,7 +252,8 @@ func (r *Run) settings() runSettings {
 }
 
 // sameSettings refuses an incremental run whose settings differ from those
-// of the runs OUT holds (its state's settings.json) with a *SettingsError.
+// of the runs OUT holds (its state's settings.json) with a *SettingsError
+// that names each setting that differs, in words.
 func (r *Run) sameSettings() error {
 	b, err := os.ReadFile(r.dir.State(stateSettings))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -259,33 +262,190 @@ func (r *Run) sameSettings() error {
 	if err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
-	now, err := json.Marshal(r.settings())
+	now := r.settings()
+	nowJSON, err := json.Marshal(now)
 	if err != nil {
 		return err
 	}
-	if was := strings.TrimSpace(string(b)); was != string(now) {
-		return &SettingsError{Was: was, Now: string(now)}
+	if strings.TrimSpace(string(b)) == string(nowJSON) {
+		return nil
 	}
-	return nil
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var was runSettings
+	if err := dec.Decode(&was); err != nil {
+		// Written by another version of convbatch, or edited: its
+		// settings cannot be compared one by one.
+		return &SettingsError{Unreadable: err}
+	}
+	diffs := settingsDiff(was, now)
+	if len(diffs) == 0 {
+		return nil // the same settings, written otherwise
+	}
+	return &SettingsError{Differences: diffs}
+}
+
+// settingsDiff lists the settings of an incremental series that now asks
+// for otherwise than was, in the order of runSettings' fields.
+func settingsDiff(was, now runSettings) []SettingDifference {
+	var diffs []SettingDifference
+	if !slices.Equal(was.Handlers, now.Handlers) {
+		diffs = append(diffs, SettingDifference{Setting: SettingCommand, Was: strings.Join(was.Handlers, ","), Now: strings.Join(now.Handlers, ",")})
+	}
+	if !slices.Equal(was.Tables, now.Tables) {
+		diffs = append(diffs, SettingDifference{Setting: SettingTables, Was: tableList(was.Tables), Now: tableList(now.Tables)})
+	}
+	wasPart, nowPart := cmp.Or(was.PartitionBy, parquetout.PartitionNone), cmp.Or(now.PartitionBy, parquetout.PartitionNone)
+	if wasPart != nowPart {
+		diffs = append(diffs, SettingDifference{Setting: SettingPartitionBy, Was: string(wasPart), Now: string(nowPart)})
+	}
+	if was.Archive != now.Archive {
+		diffs = append(diffs, SettingDifference{Setting: SettingArchive, Was: string(was.Archive), Now: string(now.Archive)})
+	}
+	wasFormat, nowFormat := cmp.Or(was.TableFormat, FormatParquet), cmp.Or(now.TableFormat, FormatParquet)
+	if wasFormat != nowFormat {
+		diffs = append(diffs, SettingDifference{Setting: SettingTableFormat, Was: string(wasFormat), Now: string(nowFormat)})
+	}
+	return diffs
+}
+
+// tableList is a --tables value as a run asks for it: the names
+// comma-separated, or none.
+func tableList(tables []string) string {
+	if len(tables) == 0 {
+		return "none"
+	}
+	return strings.Join(tables, ",")
 }
 
 // ErrSettingsChanged marks an incremental run refused because OUT's runs
 // used other settings.
 var ErrSettingsChanged = errors.New("incremental run with other settings than OUT's runs")
 
-// SettingsError is the refusal of an incremental run whose settings
-// (command, tables, partitioning, archive format) differ from OUT's runs.
-type SettingsError struct {
-	// Was and Now are the settings, as JSON.
+// The settings every run of an incremental series shares
+// (SettingDifference.Setting): the command (which decides the handlers)
+// and four flags.
+const (
+	SettingCommand     = "the command"
+	SettingTables      = "--tables"
+	SettingPartitionBy = "--partition-by"
+	SettingArchive     = "--archive"
+	SettingTableFormat = "--table-format"
+)
+
+// SettingDifference is one setting that an incremental run asks for
+// otherwise than the runs OUT holds.
+type SettingDifference struct {
+	// Setting is the flag (SettingTables, SettingPartitionBy,
+	// SettingArchive, SettingTableFormat), or SettingCommand for the
+	// handlers, which the command decides.
+	Setting string
+	// Was and Now are its values in OUT's runs and in this run, as the
+	// flag is written (the handlers' names, comma-separated, for
+	// SettingCommand).
 	Was, Now string
 }
 
-func (e *SettingsError) Error() string {
-	return fmt.Sprintf("the runs in OUT used %s, this one %s: an incremental run must use the same command, tables, --partition-by and --archive (run without --incremental to replace OUT)", e.Was, e.Now)
+// String says the difference in words: "--table-format: OUT holds
+// parquet, this run asks for iceberg".
+func (d SettingDifference) String() string {
+	switch d.Setting {
+	case SettingCommand:
+		was, now := strings.Split(d.Was, ","), strings.Split(d.Now, ",")
+		var parts []string
+		if added := missing(now, was); len(added) > 0 {
+			parts = append(parts, fmt.Sprintf("OUT's runs did not run %s (as extract, which runs only what its tables need), this run does", strings.Join(added, ", ")))
+		}
+		if dropped := missing(was, now); len(dropped) > 0 {
+			parts = append(parts, fmt.Sprintf("this run does not run %s, which OUT's runs did", strings.Join(dropped, ", ")))
+		}
+		if len(parts) == 0 {
+			parts = append(parts, "OUT's runs ran the same handlers in another order")
+		}
+		return fmt.Sprintf("%s: %s", d.Setting, strings.Join(parts, "; "))
+	case SettingTables:
+		was, now := strings.Split(d.Was, ","), strings.Split(d.Now, ",")
+		var change []string
+		if added := missing(now, was); len(added) > 0 && d.Now != "none" {
+			change = append(change, "adds "+strings.Join(added, ","))
+		}
+		if dropped := missing(was, now); len(dropped) > 0 && d.Was != "none" {
+			change = append(change, "leaves out "+strings.Join(dropped, ","))
+		}
+		s := fmt.Sprintf("%s: OUT holds %s, this run asks for %s", d.Setting, d.Was, d.Now)
+		if len(change) > 0 {
+			s += " (" + strings.Join(change, ", ") + ")"
+		}
+		return s
+	case SettingPartitionBy:
+		return fmt.Sprintf("%s: OUT holds %s, this run asks for %s", d.Setting, partitionWords(d.Was), partitionWords(d.Now))
+	case SettingArchive:
+		return fmt.Sprintf("%s: OUT holds %s, this run asks for %s", d.Setting, archiveWords(d.Was), archiveWords(d.Now))
+	}
+	return fmt.Sprintf("%s: OUT holds %s, this run asks for %s", d.Setting, d.Was, d.Now)
 }
 
-// Unwrap returns ErrSettingsChanged.
-func (e *SettingsError) Unwrap() error { return ErrSettingsChanged }
+// missing returns the names of a that b does not hold, in a's order.
+func missing(a, b []string) []string {
+	var out []string
+	for _, s := range a {
+		if s != "" && !slices.Contains(b, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// partitionWords says a --partition-by value: "tables partitioned by day
+// (day)", "unpartitioned tables (none)".
+func partitionWords(v string) string {
+	if v == string(parquetout.PartitionNone) {
+		return "unpartitioned tables (none)"
+	}
+	return fmt.Sprintf("tables partitioned by %s", v)
+}
+
+// archiveWords says an --archive value: "zst archives", "no archives
+// (none)".
+func archiveWords(v string) string {
+	if v == string(sink.ArchiveNone) {
+		return "no archives (none)"
+	}
+	return v + " archives"
+}
+
+// SettingsError is the refusal of an incremental run whose settings
+// (command, --tables, --partition-by, --archive, --table-format) differ
+// from OUT's runs.
+type SettingsError struct {
+	// Differences are the settings that differ, each once.
+	Differences []SettingDifference
+	// Unreadable is why OUT's settings could not be read one by one
+	// (written by another version of convbatch, or edited); Differences
+	// is then empty.
+	Unreadable error
+}
+
+func (e *SettingsError) Error() string {
+	const rule = "an incremental run keeps the command, --tables, --partition-by, --archive and --table-format of OUT's runs (run without --incremental to replace OUT)"
+	if len(e.Differences) == 0 {
+		return fmt.Sprintf("OUT's settings (%s) are not this convbatch's (%v): %s", StateRel(stateSettings), e.Unreadable, rule)
+	}
+	parts := make([]string, len(e.Differences))
+	for i, d := range e.Differences {
+		parts[i] = d.String()
+	}
+	return fmt.Sprintf("%s; %s", strings.Join(parts, "; "), rule)
+}
+
+// Unwrap returns ErrSettingsChanged, and the reason OUT's settings were
+// unreadable if they were.
+func (e *SettingsError) Unwrap() []error {
+	if e.Unreadable != nil {
+		return []error{ErrSettingsChanged, e.Unreadable}
+	}
+	return []error{ErrSettingsChanged}
+}
 
 // classify sorts an incremental run's inputs: those OUT holds with the
 // same fingerprint are skipped (their path, size and modification time
