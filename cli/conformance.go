@@ -3,8 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	iofs "io/fs"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -14,7 +16,7 @@ import (
 func conformanceCommand() *command {
 	return &command{
 		name:    "conformance",
-		summary: "run the conformance vectors (built in, or *.json in DIR) through the pipeline and compare",
+		summary: "run the conformance vectors (built in, or the vector files in DIR) through the pipeline and compare",
 		usage:   "convbatch conformance [DIR]",
 		example: joinLines(
 			"  convbatch conformance                          # the vectors built into convbatch",
@@ -44,10 +46,11 @@ func conformanceCommand() *command {
 					fsys, where = os.DirFS(dir), dir
 				}
 				// Load every file first: a bad one stops before anything runs.
-				suites, err := conformance.LoadFS(fsys)
+				suites, skipped, err := conformance.LoadFS(fsys)
 				if err != nil {
 					return 0, fatalErr(fmt.Errorf("conformance: %s: %w", where, err))
 				}
+				printConformanceSkipped(e.stderr, skipped, where)
 				if len(suites) == 0 {
 					return 0, usageErr("conformance: no *.json vector file in %s", where)
 				}
@@ -72,4 +75,34 @@ func conformanceCommand() *command {
 			}
 		},
 	}
+}
+
+// printConformanceSkipped tells on w, in one line, how many entries of
+// DIR are not vector files, counted by reason in the documented order
+// (conformance.SkipReasons), and names the first few; nothing when none.
+func printConformanceSkipped(w io.Writer, skipped []conformance.Skipped, where string) {
+	if len(skipped) == 0 {
+		return
+	}
+	counts := map[string]int{}
+	for _, s := range skipped {
+		counts[s.Reason]++
+	}
+	var parts []string
+	for _, reason := range conformance.SkipReasons() {
+		if n := counts[reason]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, reason))
+		}
+	}
+	const shown = 5
+	var names []string
+	for _, s := range skipped[:min(len(skipped), shown)] {
+		names = append(names, s.Name)
+	}
+	more := ""
+	if len(skipped) > shown {
+		more = fmt.Sprintf(" and %d more", len(skipped)-shown)
+	}
+	fmt.Fprintf(w, "convbatch: conformance: skipped %s in %s (%s): %s%s\n",
+		plural(int64(len(skipped)), "entry", "entries"), where, strings.Join(parts, ", "), strings.Join(names, ", "), more)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -15,7 +16,8 @@ import (
 )
 
 func reportCommand() *command {
-	var by, format string
+	var by, format, since, until string
+	var top int
 	keys := make([]string, len(costreport.Keys))
 	for i, k := range costreport.Keys {
 		keys[i] = string(k)
@@ -23,13 +25,15 @@ func reportCommand() *command {
 	return &command{
 		name:    "report",
 		summary: "sum cost and tokens of a run's usage table by provider, agent, day, role or conversation",
-		usage:   "convbatch report [--by KEY,...] [--format table|csv|json|html] OUT",
+		usage:   "convbatch report [--by KEY,...] [--since DATE] [--until DATE] [--top N] [--format table|csv|json|html] OUT",
 		example: joinLines(
 			"  convbatch report out                                 # cost by provider",
 			"  convbatch report --by provider,day out               # per provider per UTC day",
 			"  convbatch report --by agent --format csv out > agents.csv",
 			"  convbatch report --by conversation --format json out | jq '.rows[:10]'",
 			"  convbatch report --format html out > cost.html          # charts and tables",
+			"  convbatch report --by day --since 2026-11-01 --until 2026-11-30 out",
+			"  convbatch report --by agent --top 20 out                # the 20 costliest agents",
 			"",
 			"OUT is the output directory of convbatch run or extract; the report reads",
 			"OUT/tables/usage/*.parquet. Null providers and agents show as (none), a null",
@@ -52,10 +56,23 @@ func reportCommand() *command {
 			"month, quarter or year, the finest that fits; the cost of messages with no",
 			"created_at is a line under the chart, not a bar), the top 10 agents by cost,",
 			"tokens by provider, their tables, and the --by table when it is another.",
+			"Dates far from the others are listed under the chart, not drawn: a day more",
+			"than 3 times the interquartile range of the dated days (at least 30 days)",
+			"before their first quartile or after their third (a 1970 date among four",
+			"years). The tables print whole (no scroll boxes on paper).",
+			"",
+			"--since and --until (YYYY-MM-DD, UTC, both included, either alone) sum only",
+			"the messages whose created_at falls on those days; messages with no",
+			"created_at are then left out. --top N keeps the N groups of highest cost (in",
+			"the usual order) and sums the others in one row, \"(K more groups)\" (json:",
+			"\"omitted\"; csv: left out); the total is still every group's.",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVar(&by, "by", string(costreport.Provider), "grouping keys, comma-separated, each at most once: "+strings.Join(keys, ", "))
 			fs.StringVar(&format, "format", "table", "output format: table, csv, json or html")
+			fs.StringVar(&since, "since", "", "sum only messages created on or after this UTC day, YYYY-MM-DD")
+			fs.StringVar(&until, "until", "", "sum only messages created on or before this UTC day, YYYY-MM-DD")
+			fs.IntVar(&top, "top", 0, "show only the N groups of highest cost, the others summed in one row (0: all)")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
 					return 0, usageErr("report: want exactly one OUT directory (the -o of convbatch run), got %s", plural(int64(len(args)), "argument", "arguments"))
@@ -81,12 +98,32 @@ func reportCommand() *command {
 				if write == nil {
 					return 0, usageErr("report --format %q: want table, csv, json or html", format)
 				}
+				if top < 0 {
+					return 0, usageErr("report --top %d: want a number of groups, at least 1 (0 for all)", top)
+				}
+				var bounds [2]time.Time
+				for i, v := range []struct{ flag, value string }{{"since", since}, {"until", until}} {
+					if v.value == "" {
+						continue
+					}
+					d, err := time.Parse(time.DateOnly, v.value)
+					if err != nil {
+						return 0, usageErr("report --%s %q: want a UTC day, YYYY-MM-DD", v.flag, v.value)
+					}
+					bounds[i] = d
+				}
+				if since != "" && until != "" && bounds[0].After(bounds[1]) {
+					return 0, usageErr("report --since %s is after --until %s", since, until)
+				}
 				if err := checkReportDir(args[0]); err != nil {
 					return 0, err
 				}
 				var opts []costreport.Option
 				if format == "html" {
 					opts = append(opts, costreport.WithOverview())
+				}
+				if since != "" || until != "" {
+					opts = append(opts, costreport.WithDateRange(bounds[0], bounds[1]))
 				}
 				rep, err := costreport.Aggregate(e.ctx, args[0], groupBy, opts...)
 				if err != nil {
@@ -95,6 +132,7 @@ func reportCommand() *command {
 					}
 					return 0, fatalErr(fmt.Errorf("report: %w", err))
 				}
+				rep.Top(top)
 				if err := write(rep); err != nil {
 					return 0, fatalErr(fmt.Errorf("report: %w", err))
 				}

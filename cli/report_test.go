@@ -504,3 +504,108 @@ func TestReportHTMLInChromium(t *testing.T) {
 		}
 	}
 }
+
+// TestReportSinceUntilTop (issue 45 item 10): on an archive whose dates
+// spread over years, --since and --until keep exactly the days from one to
+// the other, both included, and their sums (no undated row); --top N keeps
+// the N costliest groups of the full report and sums the rest in
+// "omitted"; bad values are usage errors.
+func TestReportSinceUntilTop(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "spread.jsonl.zst")
+	genArchive(t, in, "--conversations", "400", "--seed", "64", "--dates", "spread")
+	out := filepath.Join(dir, "out")
+	if r := convbatch(t, nil, "run", "-o", out, "--tables", "usage", in); r.code != 0 {
+		t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+	}
+	type reportOut struct {
+		Rows    []map[string]any `json:"rows"`
+		Since   string           `json:"since"`
+		Until   string           `json:"until"`
+		Omitted *struct {
+			Groups   int     `json:"groups"`
+			Messages float64 `json:"messages"`
+		} `json:"omitted"`
+		Total struct {
+			Messages float64 `json:"messages"`
+		} `json:"total"`
+	}
+	report := func(args ...string) reportOut {
+		t.Helper()
+		r := convbatch(t, nil, append(append([]string{"report", "--format", "json"}, args...), out)...)
+		if r.code != 0 {
+			t.Fatalf("report %v: exit %d: %s", args, r.code, r.stderr)
+		}
+		var rep reportOut
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	all := report("--by", "day")
+	var dated []map[string]any
+	for _, row := range all.Rows {
+		if row["day"] != "unknown" {
+			dated = append(dated, row)
+		}
+	}
+	if len(dated) < 30 || len(dated) == len(all.Rows) {
+		t.Fatalf("%d dated days of %d rows: want many days and some undated rows", len(dated), len(all.Rows))
+	}
+	since, until := dated[len(dated)/3]["day"].(string), dated[2*len(dated)/3]["day"].(string)
+	var want []string
+	var messages float64
+	for _, row := range dated[len(dated)/3 : 2*len(dated)/3+1] {
+		want = append(want, row["day"].(string))
+		messages += row["messages"].(float64)
+	}
+	for _, args := range [][]string{
+		{"--by", "day", "--since", since, "--until", until},
+		{"--by", "day,provider", "--since", since, "--until", until},
+	} {
+		got := report(args...)
+		var days []string
+		var sum float64
+		for _, row := range got.Rows {
+			if d := row["day"].(string); len(days) == 0 || days[len(days)-1] != d {
+				days = append(days, d)
+			}
+			sum += row["messages"].(float64)
+		}
+		if strings.Join(days, ",") != strings.Join(want, ",") || sum != messages || got.Total.Messages != messages || got.Since != since || got.Until != until {
+			t.Errorf("report %v: days %v (%v messages, total %v, range %s..%s), want %v (%v messages)", args, days, sum, got.Total.Messages, got.Since, got.Until, want, messages)
+		}
+	}
+	// One end only: from the last dated day on.
+	if got := report("--by", "day", "--since", dated[len(dated)-1]["day"].(string)); len(got.Rows) != 1 || got.Rows[0]["day"] != dated[len(dated)-1]["day"] {
+		t.Errorf("--since the last day: rows %v", got.Rows)
+	}
+
+	agents := report("--by", "agent")
+	top := report("--by", "agent", "--top", "3")
+	if len(agents.Rows) <= 3 || len(top.Rows) != 3 || top.Omitted == nil || top.Omitted.Groups != len(agents.Rows)-3 || top.Total != agents.Total {
+		t.Fatalf("--top 3: %d rows, omitted %+v, total %v; of %d rows, total %v", len(top.Rows), top.Omitted, top.Total, len(agents.Rows), agents.Total)
+	}
+	kept := top.Omitted.Messages
+	for i, row := range top.Rows {
+		if row["agent"] != agents.Rows[i]["agent"] {
+			t.Errorf("--top 3: row %d is %v, want %v", i, row["agent"], agents.Rows[i]["agent"])
+		}
+		kept += row["messages"].(float64)
+	}
+	if kept != agents.Total.Messages {
+		t.Errorf("--top 3: kept and omitted messages %v, want the total %v", kept, agents.Total.Messages)
+	}
+
+	for _, args := range [][]string{
+		{"--since", "2026-13-01"},
+		{"--until", "yesterday"},
+		{"--since", "2026-03-02", "--until", "2026-03-01"},
+		{"--top", "-1"},
+	} {
+		r := convbatch(t, nil, append(append([]string{"report"}, args...), out)...)
+		if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, args[0]) {
+			t.Errorf("report %v: exit %d, stderr %q; want 2 naming %s", args, r.code, r.stderr, args[0])
+		}
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -114,13 +116,42 @@ func Load(path string) (*Suite, error) {
 	return s, nil
 }
 
-// Parse decodes and checks a vector file's content (see Load).
+// IsVectorFile reports whether b, a JSON text, is a vector file: its
+// top-level value is an object with a "vectors" member, or with a
+// "format" member whose value is a string starting "convbatch-conformance/"
+// (a later version of the format is a vector file that Parse refuses).
+// Any other JSON text is not, and b that is not JSON at all is an error
+// naming the position, since a broken vector file cannot be told from
+// other broken JSON.
+func IsVectorFile(b []byte) (bool, error) {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return false, positioned(b, err, nil)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return false, nil
+	}
+	if _, ok := obj["vectors"]; ok {
+		return true, nil
+	}
+	f, ok := obj["format"].(string)
+	return ok && strings.HasPrefix(f, "convbatch-conformance/"), nil
+}
+
+// Parse decodes and checks a vector file's content (see Load). A JSON
+// error (syntax, a value of the wrong type, a member the format does not
+// have, data after the object) names its position: line, column and byte
+// offset.
 func Parse(b []byte) (*Suite, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var s Suite
 	if err := dec.Decode(&s); err != nil {
-		return nil, err
+		return nil, positioned(b, err, reflect.TypeFor[Suite]())
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: data after the vector file's object", position(b, dec.InputOffset()))
 	}
 	if s.Format != FormatV1 {
 		return nil, fmt.Errorf("format %q: want %q", s.Format, FormatV1)

@@ -131,3 +131,30 @@ func TestLoadRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestParsePosition: Parse places an unknown member where it is, past
+// members of the same name that the format allows (a keyring's content is
+// free) and past members matched in another case, as encoding/json does;
+// and data after the object is refused with its position.
+func TestParsePosition(t *testing.T) {
+	head := `{"format":"convbatch-conformance/1","vectors":[`
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"in expect.receipts",
+			head + `{"name":"a/1","keyring":{"seed":1,"keys":[{"seed":2}]},` + "\n" + `"expect":{"receipts":[{"line":1,"Status":"valid","reasons":[],"seed":3}]}}]}`,
+			`line 2, column 63 (byte 165): json: unknown field "seed"`},
+		{"at the top", `{"seed":1,"format":"convbatch-conformance/1","vectors":[]}`,
+			`line 1, column 2 (byte 1): json: unknown field "seed"`},
+		{"in the second vector", head + `{"name":"a/1"}, {"name":"a/2", "lines":["x"], "Seed":[1]}]}`,
+			`line 1, column 94 (byte 93): json: unknown field "Seed"`},
+		{"data after the object", head + `]}` + "\n\n  x", `line 3, column 3 (byte 53): data after the vector file's object`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.text))
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

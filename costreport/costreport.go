@@ -216,6 +216,54 @@ type Report struct {
 	// Overview holds the groupings the HTML page charts when the report
 	// was made WithOverview, else nil.
 	Overview *Overview
+	// Omitted sums the groups Top left out, and OmittedGroups counts
+	// them; both are zero when Top was not called or left nothing out.
+	Omitted       Row
+	OmittedGroups int
+	// Since and Until are the UTC days of WithDateRange, "" for an open
+	// end or without it; Dated says whether it was given.
+	Dated        bool
+	Since, Until string
+}
+
+// Top keeps the n groups of highest cost (ties broken by key values, as
+// Rows are sorted without the Day key), in the order of Rows, and sums
+// the others into Omitted. Total still sums every group. n < 1 keeps
+// every group.
+func (r *Report) Top(n int) {
+	if n < 1 || len(r.Rows) <= n {
+		return
+	}
+	byCost := make([]int, len(r.Rows))
+	for i := range byCost {
+		byCost[i] = i
+	}
+	numeric := make([]bool, 0, len(r.Fields()))
+	for _, f := range r.Fields() {
+		numeric = append(numeric, numericField(f))
+	}
+	slices.SortStableFunc(byCost, func(i, j int) int {
+		x, y := &r.Rows[i], &r.Rows[j]
+		if c := y.Cost.Cmp(x.Cost); c != 0 {
+			return c
+		}
+		return compareValues(x.Values, y.Values, numeric)
+	})
+	keep := make([]bool, len(r.Rows))
+	for _, i := range byCost[:n] {
+		keep[i] = true
+	}
+	rows := make([]Row, 0, n)
+	for i := range r.Rows {
+		if keep[i] {
+			rows = append(rows, r.Rows[i])
+			continue
+		}
+		// Sums of groups of one report do not overflow: Total holds them.
+		_ = r.Omitted.add(&r.Rows[i])
+		r.OmittedGroups++
+	}
+	r.Rows = rows
 }
 
 // Fields returns the names of the key columns of each row: each key's
@@ -259,6 +307,31 @@ type options struct {
 	batchRows int64
 	mem       memory.Allocator
 	overview  bool
+	// dated: only rows whose created_at falls on a UTC day from since to
+	// until (day numbers since the epoch, inclusive) are summed.
+	dated        bool
+	since, until int64
+}
+
+// WithDateRange sums only the usage rows whose created_at falls on a UTC
+// day from since to until, both included; a zero time leaves that end
+// open. Only the dates of since and until (in UTC) count. Rows with no
+// created_at are left out, as they fall on no day.
+func WithDateRange(since, until time.Time) Option {
+	return func(o *options) error {
+		o.dated, o.since, o.until = true, math.MinInt64, math.MaxInt64
+		if !since.IsZero() {
+			o.since = floorDiv(since.Unix(), 86400)
+		}
+		if !until.IsZero() {
+			o.until = floorDiv(until.Unix(), 86400)
+		}
+		if o.since > o.until {
+			return fmt.Errorf("costreport: date range %s to %s: the start is after the end",
+				since.UTC().Format(time.DateOnly), until.UTC().Format(time.DateOnly))
+		}
+		return nil
+	}
 }
 
 // WithOverview makes the aggregation also sum the groupings the HTML page
@@ -353,8 +426,10 @@ func newAggregator(keys []Key, o options) *Aggregator {
 	}
 	a.vals = make([]string, len(a.numeric))
 	if o.overview {
+		// The overview's groupings are filtered by the rows' mask the
+		// aggregator computes (add), not by their own.
 		sub := o
-		sub.overview = false
+		sub.overview, sub.dated = false, false
 		for _, keys := range OverviewKeys {
 			a.subs = append(a.subs, newAggregator(keys, sub))
 		}
@@ -480,7 +555,7 @@ func (a *Aggregator) AddFile(ctx context.Context, path string) (err error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := a.add(rr.RecordBatch()); err != nil {
+		if err := a.addFiltered(rr.RecordBatch()); err != nil {
 			return &FileError{Path: path, Err: err}
 		}
 	}
@@ -500,6 +575,9 @@ func (a *Aggregator) columns() []string {
 	for _, s := range a.subs {
 		out = append(out, s.columns()...)
 	}
+	if a.opts.dated {
+		out = append(out, tabledef.ColCreatedAt)
+	}
 	return out
 }
 
@@ -509,11 +587,36 @@ func (a *Aggregator) AddRecord(rec arrow.RecordBatch) error {
 	if a.err != nil {
 		return a.err
 	}
-	if err := a.add(rec); err != nil {
+	if err := a.addFiltered(rec); err != nil {
 		a.err = err
 		return err
 	}
 	return nil
+}
+
+// addFiltered adds the rows of rec that the date range keeps (all
+// without WithDateRange).
+func (a *Aggregator) addFiltered(rec arrow.RecordBatch) error {
+	if !a.opts.dated {
+		return a.add(rec, nil)
+	}
+	arr, err := column(rec, tabledef.ColCreatedAt)
+	if err != nil {
+		return err
+	}
+	ts, ok := arr.(*array.Timestamp)
+	if !ok {
+		return fmt.Errorf("column %s is %s, want timestamp", tabledef.ColCreatedAt, arr.DataType())
+	}
+	perDay := unitsPerDay(ts.DataType().(*arrow.TimestampType).Unit)
+	keep := make([]bool, rec.NumRows())
+	for i := range keep {
+		if !ts.IsNull(i) {
+			d := floorDiv(int64(ts.Value(i)), perDay)
+			keep[i] = d >= a.opts.since && d <= a.opts.until
+		}
+	}
+	return a.add(rec, keep)
 }
 
 // stringColumn is a string array of either offset width.
@@ -532,10 +635,11 @@ func column(rec arrow.RecordBatch, name string) (arrow.Array, error) {
 }
 
 // add sums the rows of one record batch into their groups and the total,
-// and into the overview's groupings.
-func (a *Aggregator) add(rec arrow.RecordBatch) error {
+// and into the overview's groupings: every row when keep is nil, else the
+// rows i with keep[i].
+func (a *Aggregator) add(rec arrow.RecordBatch, keep []bool) error {
 	for _, s := range a.subs {
-		if err := s.add(rec); err != nil {
+		if err := s.add(rec, keep); err != nil {
 			return err
 		}
 	}
@@ -548,6 +652,9 @@ func (a *Aggregator) add(rec arrow.RecordBatch) error {
 		return err
 	}
 	for i := range int(rec.NumRows()) {
+		if keep != nil && !keep[i] {
+			continue
+		}
 		g := a.group(labels, i)
 		r, err := metrics.row(i)
 		if err != nil {
@@ -781,20 +888,33 @@ func (a *Aggregator) Report() (*Report, error) {
 		if c := y.Cost.Cmp(x.Cost); c != 0 {
 			return c
 		}
-		for j, num := range a.numeric {
-			if num {
-				// Integers without leading zeros: the shorter is smaller.
-				if c := cmp.Compare(len(x.Values[j]), len(y.Values[j])); c != 0 {
-					return c
-				}
-			}
-			if c := strings.Compare(x.Values[j], y.Values[j]); c != 0 {
+		return compareValues(x.Values, y.Values, a.numeric)
+	})
+	r := &Report{Keys: slices.Clone(a.keys), Rows: rows, Total: a.total, Parts: a.parts, Overview: ov, Dated: a.opts.dated}
+	if a.opts.dated && a.opts.since != math.MinInt64 {
+		r.Since = a.day(a.opts.since)
+	}
+	if a.opts.dated && a.opts.until != math.MaxInt64 {
+		r.Until = a.day(a.opts.until)
+	}
+	return r, nil
+}
+
+// compareValues orders two groups' key values field by field, numeric
+// fields (integers without leading zeros) as numbers.
+func compareValues(x, y []string, numeric []bool) int {
+	for j, num := range numeric {
+		if num {
+			// Integers without leading zeros: the shorter is smaller.
+			if c := cmp.Compare(len(x[j]), len(y[j])); c != 0 {
 				return c
 			}
 		}
-		return 0
-	})
-	return &Report{Keys: slices.Clone(a.keys), Rows: rows, Total: a.total, Parts: a.parts, Overview: ov}, nil
+		if c := strings.Compare(x[j], y[j]); c != 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 // compareDays orders day labels by date, UnknownDay last. Labels are

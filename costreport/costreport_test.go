@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -468,5 +469,129 @@ func TestByConversationIsByDocument(t *testing.T) {
 		strings.Repeat("-", 84) + "\n" +
 		"total                                           6            90              9  2.25\n"; tbl.String() != want {
 		t.Errorf("table\n%s\nwant\n%s", tbl.String(), want)
+	}
+}
+
+// TestDateRange (issue 45 item 10): WithDateRange keeps the rows whose
+// created_at falls on a UTC day from since to until, both included (a row
+// at 23:59:59.999999 of the last day in, one at 00:00 of the next out);
+// undated rows are out; an open end is unbounded; the overview's
+// groupings are filtered the same; a start after the end is refused.
+func TestDateRange(t *testing.T) {
+	out := writeTestOut(t)
+	day := func(s string) time.Time {
+		d, err := time.Parse(time.DateOnly, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		name         string
+		since, until time.Time
+		want         []costreport.Row
+	}{
+		{"one day", day("2026-03-01"), day("2026-03-01"), []costreport.Row{
+			{Values: []string{"2026-03-01"}, Messages: 2, TokensInput: 102, TokensOutput: 13, Cost: dec("0.5000001")}}},
+		{"until a day", time.Time{}, day("2026-03-01"), []costreport.Row{
+			{Values: []string{"1969-12-31"}, Messages: 1, TokensInput: 50, TokensOutput: 5, Cost: dec("0.5")},
+			{Values: []string{"2026-03-01"}, Messages: 2, TokensInput: 102, TokensOutput: 13, Cost: dec("0.5000001")}}},
+		{"since a day", day("2026-03-02"), time.Time{}, []costreport.Row{
+			{Values: []string{"2026-03-02"}, Messages: 1, TokensInput: 1, TokensOutput: 0, Cost: dec("0")}}},
+		{"the times of the bounds do not count", day("2026-03-01").Add(23 * time.Hour), day("2026-03-01").Add(time.Hour), []costreport.Row{
+			{Values: []string{"2026-03-01"}, Messages: 2, TokensInput: 102, TokensOutput: 13, Cost: dec("0.5000001")}}},
+		{"nothing", day("2027-01-01"), time.Time{}, []costreport.Row{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := costreport.Aggregate(context.Background(), out, []costreport.Key{costreport.Day},
+				costreport.WithBatchRows(2), costreport.WithOverview(), costreport.WithDateRange(tc.since, tc.until))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(rep.Rows, tc.want) {
+				t.Fatalf("rows\n%+v\nwant\n%+v", rep.Rows, tc.want)
+			}
+			var total costreport.Row
+			for _, r := range tc.want {
+				total.Messages += r.Messages
+				total.Cost = total.Cost.Add(r.Cost)
+			}
+			if rep.Total.Messages != total.Messages || rep.Total.Cost.Cmp(total.Cost) != 0 {
+				t.Fatalf("total %+v, want %d messages costing %s", rep.Total, total.Messages, total.Cost)
+			}
+			if ov := rep.Overview.ByDayProvider.Total; ov.Messages != total.Messages || ov.Cost.Cmp(total.Cost) != 0 {
+				t.Fatalf("overview total %+v, want %d messages costing %s", ov, total.Messages, total.Cost)
+			}
+		})
+	}
+	_, err := costreport.Aggregate(context.Background(), out, []costreport.Key{costreport.Day}, costreport.WithDateRange(day("2026-03-02"), day("2026-03-01")))
+	if err == nil || !strings.Contains(err.Error(), "2026-03-02 to 2026-03-01: the start is after the end") {
+		t.Fatalf("error %v for a start after the end", err)
+	}
+}
+
+// TestTop (issue 45 item 10): Top keeps the n groups of highest cost (ties
+// by key), in the report's order (by day for the Day key), sums the others
+// into Omitted, keeps Total, and every format shows it.
+func TestTop(t *testing.T) {
+	out := writeTestOut(t)
+	for _, tc := range []struct {
+		by      string
+		n       int
+		want    []string // the kept groups' first values, in order
+		omitted int
+		cost    string
+	}{
+		{"provider", 2, []string{"openai", "anthropic"}, 1, "0.25"},
+		{"provider", 3, []string{"openai", "anthropic", costreport.None}, 0, "0"},
+		{"provider", 0, []string{"openai", "anthropic", costreport.None}, 0, "0"},
+		// a1 and a2 tie at 0.5: a1 first by key.
+		{"agent", 1, []string{"a1"}, 2, "0.7500001"},
+		// The two costliest days, still oldest first.
+		{"day", 2, []string{"1969-12-31", "2026-03-01"}, 2, "0.25"},
+	} {
+		t.Run(fmt.Sprintf("%s-%d", tc.by, tc.n), func(t *testing.T) {
+			keys, _ := costreport.ParseKeys(tc.by)
+			rep, err := costreport.Aggregate(context.Background(), out, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := rep.Total
+			rep.Top(tc.n)
+			var got []string
+			for _, r := range rep.Rows {
+				got = append(got, r.Values[0])
+			}
+			if !reflect.DeepEqual(got, tc.want) || rep.OmittedGroups != tc.omitted || rep.Omitted.Cost.Cmp(dec(tc.cost)) != 0 || !reflect.DeepEqual(rep.Total, total) {
+				t.Fatalf("kept %v, omitted %d costing %s, total %+v; want %v, %d costing %s, total %+v",
+					got, rep.OmittedGroups, rep.Omitted.Cost, rep.Total, tc.want, tc.omitted, tc.cost, total)
+			}
+			var tbl, js bytes.Buffer
+			if err := rep.WriteTable(&tbl); err != nil {
+				t.Fatal(err)
+			}
+			if err := rep.WriteJSON(&js); err != nil {
+				t.Fatal(err)
+			}
+			var j struct {
+				Omitted *struct {
+					Groups int     `json:"groups"`
+					Cost   float64 `json:"cost"`
+				} `json:"omitted"`
+			}
+			if err := json.Unmarshal(js.Bytes(), &j); err != nil {
+				t.Fatal(err)
+			}
+			label := fmt.Sprintf("(%d more group", tc.omitted)
+			if tc.omitted == 0 {
+				if strings.Contains(tbl.String(), "more group") || j.Omitted != nil {
+					t.Fatalf("nothing omitted, but:\n%s\n%s", tbl.String(), js.String())
+				}
+				return
+			}
+			if !strings.Contains(tbl.String(), "\n"+label) || j.Omitted == nil || j.Omitted.Groups != tc.omitted || strconv.FormatFloat(j.Omitted.Cost, 'f', -1, 64) != tc.cost {
+				t.Fatalf("the formats do not show %s costing %s:\n%s\n%s", label, tc.cost, tbl.String(), js.String())
+			}
+		})
 	}
 }

@@ -19,8 +19,17 @@ var metricNames = []string{"messages", "tokens_input", "tokens_output", "cost"}
 // TotalLabel names the total row in the table format.
 const TotalLabel = "total"
 
+// omittedLabel names the row of the groups Top left out.
+func omittedLabel(n int) string {
+	if n == 1 {
+		return "(1 more group)"
+	}
+	return fmt.Sprintf("(%d more groups)", n)
+}
+
 // WriteTable writes the report as an aligned text table: a header, one line
-// per group, a rule and the total. Key columns are left-aligned, numbers
+// per group, after Top a line "(N more groups)" summing those left out, a
+// rule and the total. Key columns are left-aligned, numbers
 // right-aligned. Costs are exact (see Row.Cost), every one with as many
 // decimals as the longest needs (at least 2), so the points line up and
 // nothing is rounded. Key values holding control characters or invalid
@@ -44,6 +53,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	for i := range r.Rows {
 		cells = append(cells, line(r.Rows[i].Values, &r.Rows[i]))
+	}
+	if r.OmittedGroups > 0 {
+		keys := make([]string, len(fields))
+		keys[0] = omittedLabel(r.OmittedGroups)
+		cells = append(cells, line(keys, &r.Omitted))
 	}
 	totalKeys := make([]string, len(fields))
 	totalKeys[0] = TotalLabel
@@ -102,7 +116,7 @@ func printable(s string) string {
 // WriteCSV writes the report as CSV (RFC 4180, encoding/csv): a header of
 // the key fields (Report.Fields) and metrics, then one record per group. The total is not
 // written, so the file stays a plain relation; it is the sum of the
-// records. Costs are exact decimals in plain notation (Decimal.String).
+// records (after Top, the kept groups only). Costs are exact decimals in plain notation (Decimal.String).
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	header := r.Fields()
@@ -126,9 +140,17 @@ func (r *Report) WriteCSV(w io.Writer) error {
 // JSON shapes of WriteJSON.
 type (
 	jsonReport struct {
-		By    []Key       `json:"by"`
-		Rows  []jsonGroup `json:"rows"`
-		Total jsonMetrics `json:"total"`
+		By      []Key        `json:"by"`
+		Since   string       `json:"since,omitempty"`
+		Until   string       `json:"until,omitempty"`
+		Rows    []jsonGroup  `json:"rows"`
+		Omitted *jsonOmitted `json:"omitted,omitempty"`
+		Total   jsonMetrics  `json:"total"`
+	}
+	// jsonOmitted sums the groups Top left out.
+	jsonOmitted struct {
+		Groups int `json:"groups"`
+		jsonMetrics
 	}
 	// jsonGroup is an object of the key values then the metrics.
 	jsonGroup struct {
@@ -177,12 +199,18 @@ func (g jsonGroup) MarshalJSON() ([]byte, error) {
 //	 "rows": [{"provider": "openai", "messages": 2, "tokens_input": 10, "tokens_output": 3, "cost": 0.25}, ...],
 //	 "total": {"messages": 2, "tokens_input": 10, "tokens_output": 3, "cost": 0.25}}
 //
-// Each row object names its key values by their fields (by conversation:
+// With WithDateRange, "since" and "until" (after "by") give its bounded
+// ends as YYYY-MM-DD. After Top, "omitted" (before "total") sums the groups left out:
+// {"groups": 3, "messages": ..., "cost": ...}; it is absent when none
+// were. Each row object names its key values by their fields (by conversation:
 // "conversation", "source_file" and "source_line", a number); costs are JSON
 // numbers holding the exact decimal (Decimal.String), so a reader that
 // parses them as doubles gets the double nearest to the exact sum.
 func (r *Report) WriteJSON(w io.Writer) error {
-	out := jsonReport{By: r.Keys, Rows: make([]jsonGroup, len(r.Rows)), Total: metrics(&r.Total)}
+	out := jsonReport{By: r.Keys, Since: r.Since, Until: r.Until, Rows: make([]jsonGroup, len(r.Rows)), Total: metrics(&r.Total)}
+	if r.OmittedGroups > 0 {
+		out.Omitted = &jsonOmitted{Groups: r.OmittedGroups, jsonMetrics: metrics(&r.Omitted)}
+	}
 	fields := r.Fields()
 	for i := range r.Rows {
 		out.Rows[i] = jsonGroup{fields: fields, values: r.Rows[i].Values, jsonMetrics: metrics(&r.Rows[i])}

@@ -56,13 +56,17 @@ const chartWidth vg.Length = 720
 // report's own grouping when it is not one of them: the cost over time
 // stacked by provider, on a time axis with one bar per UTC day, week,
 // month, quarter or year (the finest that leaves each bar 6 CSS pixels
-// of room), the cost of rows without a created_at in a line apart; the
+// of room), the cost of rows without a created_at in a line apart, and
+// so the days far from the others (outliers, see outlierDays: a single
+// 1970 date does not squeeze years of usage to the right edge); the
 // TopAgents agents by cost; input and output tokens by provider. Names
 // are written above their bars, left-aligned, so a browser font wider
 // than Liberation Sans cannot push them out of the chart or under a bar.
 // Without an Overview the page holds the totals and the report's table.
 // Costs in the tables are exact (see Row.Cost); the charts draw them as
-// doubles. The page is the same bytes for the same table.
+// doubles. The tables scroll in a box on screen and print whole (a print
+// style sheet drops the boxes). The page is the same bytes for the same
+// table.
 func (r *Report) WriteHTML(w io.Writer) error {
 	page := htmlPage{
 		Cost:         r.Total.Cost.Text(2),
@@ -70,6 +74,16 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		TokensInput:  group3(r.Total.TokensInput),
 		TokensOutput: group3(r.Total.TokensOutput),
 		Parts:        r.Parts,
+	}
+	if r.Dated {
+		since, until := r.Since, r.Until
+		if since == "" {
+			since = "the first date"
+		}
+		if until == "" {
+			until = "the last"
+		}
+		page.Range = fmt.Sprintf("Only messages whose created_at falls on a UTC day from %s to %s, both included; messages without one are left out.", since, until)
 	}
 	if ov := r.Overview; ov != nil {
 		if len(ov.ByProvider.Rows) > 0 {
@@ -86,7 +100,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			tableOf("Cost by agent", ov.ByAgent),
 			tableOf("Cost by day and provider", ov.ByDayProvider))
 	}
-	if r.Overview == nil || !slices.ContainsFunc(OverviewKeys, func(keys []Key) bool { return slices.Equal(keys, r.Keys) }) {
+	if r.Overview == nil || r.OmittedGroups > 0 || !slices.ContainsFunc(OverviewKeys, func(keys []Key) bool { return slices.Equal(keys, r.Keys) }) {
 		page.Tables = append(page.Tables, tableOf("Cost by "+strings.Join(r.Fields(), ", "), r))
 	}
 	var buf bytes.Buffer
@@ -100,15 +114,18 @@ func (r *Report) WriteHTML(w io.Writer) error {
 // htmlPage is what pageTemplate shows.
 type htmlPage struct {
 	Cost, Messages, TokensInput, TokensOutput string
-	Parts                                     int
-	Charts                                    []htmlChart
-	Tables                                    []htmlTable
+	// Range says the date range of the report, "" for none.
+	Range  string
+	Parts  int
+	Charts []htmlChart
+	Tables []htmlTable
 }
 
 // htmlChart is one chart of the page: its SVG ("" for none), what it
-// shows, and a note on what it leaves out.
+// shows, and notes on what it leaves out: undated rows (Note) and outlier
+// days (Outliers).
 type htmlChart struct {
-	Title, Caption, Note string
+	Title, Caption, Note, Outliers string
 	// Bars is the direction of the chart's bars, vertical or horizontal,
 	// written as the figure's data-bars attribute for the browser test.
 	Bars string
@@ -122,6 +139,8 @@ type htmlTable struct {
 	Total   []htmlCell
 	NumRows int
 	Order   string
+	// Omitted is the row of the groups Report.Top left out, nil for none.
+	Omitted []htmlCell
 }
 
 type htmlCell struct {
@@ -157,6 +176,12 @@ func tableOf(title string, r *Report) htmlTable {
 	}
 	for i := range r.Rows {
 		t.Rows = append(t.Rows, line(r.Rows[i].Values, &r.Rows[i]))
+	}
+	if r.OmittedGroups > 0 {
+		keys := make([]string, len(fields))
+		keys[0] = omittedLabel(r.OmittedGroups)
+		t.Omitted = line(keys, &r.Omitted)
+		t.Order = fmt.Sprintf("the %d of highest cost of %d, %s", len(r.Rows), len(r.Rows)+r.OmittedGroups, t.Order)
 	}
 	totalKeys := make([]string, len(fields))
 	totalKeys[0] = TotalLabel
@@ -208,11 +233,19 @@ th { position: sticky; top: 0; background: #f3f3f3; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 tbody tr:nth-child(even) { background: #fafafa; }
 tfoot td { font-weight: bold; border-top: 2px solid #999; background: #fff; position: sticky; bottom: 0; }
+tr.omitted td { font-style: italic; }
+@media print {
+  body { max-width: none; padding: 0; }
+  .scroll { max-height: none; overflow: visible; border: none; }
+  th, tfoot td { position: static; }
+  thead { display: table-header-group; }
+  tr, figure { break-inside: avoid; }
+}
 </style>
 </head>
 <body>
 <h1>convbatch cost report</h1>
-<p class="note">From the usage table ({{.Parts}} Parquet part{{if ne .Parts 1}}s{{end}}). Costs are in the archive's currency and add up exactly: each is the decimal written in the archive, summed with no rounding.</p>
+<p class="note">From the usage table ({{.Parts}} Parquet part{{if ne .Parts 1}}s{{end}}). Costs are in the archive's currency and add up exactly: each is the decimal written in the archive, summed with no rounding.{{if .Range}} {{.Range}}{{end}}</p>
 <div class="totals">
 <div><b>{{.Cost}}</b><span>cost</span></div>
 <div><b>{{.Messages}}</b><span>messages with usage</span></div>
@@ -223,6 +256,7 @@ tfoot td { font-weight: bold; border-top: 2px solid #999; background: #fff; posi
 <figure data-bars="{{.Bars}}">
 {{.SVG}}<figcaption>{{.Caption}}</figcaption>
 {{if .Note}}<p class="apart">{{.Note}}</p>
+{{end}}{{if .Outliers}}<p class="apart outliers">{{.Outliers}}</p>
 {{end}}</figure>
 {{end}}{{range .Tables}}<h2>{{.Title}}</h2>
 <p class="note">{{.NumRows}} row{{if ne .NumRows 1}}s{{end}}, {{.Order}}.</p>
@@ -231,6 +265,7 @@ tfoot td { font-weight: bold; border-top: 2px solid #999; background: #fff; posi
 <thead><tr>{{range .Header}}<th{{if .Numeric}} class="n"{{end}}>{{.Text}}</th>{{end}}</tr></thead>
 <tbody>
 {{range .Rows}}<tr>{{range .}}<td{{if .Numeric}} class="n"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}{{with .Omitted}}<tr class="omitted">{{range .}}<td{{if .Numeric}} class="n"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</tbody>
 <tfoot><tr>{{range .Total}}<td{{if .Numeric}} class="n"{{end}}>{{.Text}}</td>{{end}}</tr></tfoot>
 </table>
@@ -287,6 +322,7 @@ func timeChart(ov *Overview) (htmlChart, error) {
 		Bars:  "vertical",
 		Note:  undatedNote(ts.undated, ov.ByDayProvider.Total),
 	}
+	chart.Outliers = outlierNote(ts.outliers)
 	if len(ts.edges) == 0 {
 		chart.Caption = "No message with usage has a created_at: there is no time to draw the cost over."
 		return chart, nil
@@ -334,6 +370,30 @@ func undatedNote(undated, total Row) string {
 	}
 	return fmt.Sprintf("Not on the chart: %s %s with no created_at, costing %s%s; the table %q lists them as day %s.",
 		group3(undated.Messages), what, undated.Cost.String(), share, "Cost by day and provider", UnknownDay)
+}
+
+// maxOutliersListed is the number of outlier days outlierNote names.
+const maxOutliersListed = 10
+
+// outlierNote lists the outlier days the cost chart leaves out, oldest
+// first, with their messages and cost; "" when there are none.
+func outlierNote(days []dayCost) string {
+	if len(days) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, d := range days[:min(len(days), maxOutliersListed)] {
+		what := "messages"
+		if d.Messages == 1 {
+			what = "message"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s %s, cost %s)", d.day, group3(d.Messages), what, d.Cost.String()))
+	}
+	if len(days) > maxOutliersListed {
+		parts = append(parts, fmt.Sprintf("and %d more days", len(days)-maxOutliersListed))
+	}
+	return fmt.Sprintf("Not on the chart, far from the other dates (more than %d × their interquartile range, at least %d days, outside their quartiles): %s; the table %q lists them.",
+		outlierK, outlierMinIQR, strings.Join(parts, ", "), "Cost by day and provider")
 }
 
 // agentChart draws the TopAgents agents by cost, horizontal bars with the

@@ -3,11 +3,14 @@ package costreport_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,24 +62,36 @@ func spanRows() []usageRow {
 	return rows
 }
 
+// outlierRows is spanRows with one message dated 1970-01-01 (a client
+// with its clock at zero): 53 years before the others.
+func outlierRows() []usageRow {
+	return append(spanRows(), usageRow{conv: "epoch", role: "assistant", provider: sp("provider-03"), in: ip(7), cost: fp(0.5),
+		at: time.Unix(0, 0).UTC().Format(time.RFC3339)})
+}
+
 // TestWriteHTMLInChromium: in a real browser, on a night's archive and on
 // one spanning 1,000 days, with the page's font and with a wider fallback
 // (a machine without Liberation Sans), no chart label leaves its chart,
 // lies under a bar or on another label, and no bar is under 2 px. The
 // cost chart is on a time axis (the 300 days without usage are a gap of
 // 30 % of it), its tallest bar is not flattened by the undated cost, which
-// is a note apart, never a bar. CONVBATCH_KEEP_SCREENSHOT=DIR keeps a
+// is a note apart, never a bar. With one message dated 1970 besides the
+// 1,000 days (issue 45 item 10), the axis still spans the real dates only
+// (the same 30 % gap, no tick before 2023) and the 1970 day is listed
+// under the chart. CONVBATCH_KEEP_SCREENSHOT=DIR keeps a
 // screenshot of each page there.
 func TestWriteHTMLInChromium(t *testing.T) {
 	bin := chartcheck.Chromium(t)
 	for _, tc := range []struct {
-		name    string
-		rows    []usageRow
-		gap     float64 // the share of the time axis without usage, 0 for none
-		undated string  // the note's start
+		name     string
+		rows     []usageRow
+		gap      float64 // the share of the time axis without usage, 0 for none
+		undated  string  // the note's start
+		outliers string  // in the outliers' note, "" for no note
 	}{
-		{"night", nightRows(), 0, "Not on the chart: 6 messages with no created_at"},
-		{"1000-days", spanRows(), 0.3, "Not on the chart: 40 messages with no created_at, costing 1000 ("},
+		{"night", nightRows(), 0, "Not on the chart: 6 messages with no created_at", ""},
+		{"1000-days", spanRows(), 0.3, "Not on the chart: 40 messages with no created_at, costing 1000 (", ""},
+		{"1000-days-and-1970", outlierRows(), 0.3, "Not on the chart: 40 messages with no created_at", ": 1970-01-01 (1 message, cost 0.5);"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
@@ -92,6 +107,13 @@ func TestWriteHTMLInChromium(t *testing.T) {
 			if !strings.Contains(page.String(), `<p class="apart">`+tc.undated) {
 				t.Errorf("the page does not say the undated cost apart (%q)", tc.undated)
 			}
+			note := regexp.MustCompile(`<p class="apart outliers">([^<]*)</p>`).FindStringSubmatch(page.String())
+			switch {
+			case tc.outliers == "" && note != nil:
+				t.Errorf("outliers listed where there are none: %s", note[1])
+			case tc.outliers != "" && (note == nil || !strings.Contains(note[1], tc.outliers)):
+				t.Errorf("outliers note %q, want one with %q", note, tc.outliers)
+			}
 			layouts := chartcheck.Measure(t, bin, page.Bytes(), chartcheck.Options{Fonts: []string{"DejaVu Sans"}})
 			// The fallback is a real change of font: its labels are wider.
 			if own, fallback := textWidth(layouts[0]), textWidth(layouts[1]); fallback < own*1.03 {
@@ -105,6 +127,14 @@ func TestWriteHTMLInChromium(t *testing.T) {
 					t.Errorf("font %q: %s", l.Font, p)
 				}
 				checkTimeAxis(t, l.Charts[0], tc.gap)
+				if tc.gap > 0 {
+					// The axis' labels are years or months of the real span.
+					for _, tx := range l.Charts[0].Texts {
+						if y, err := strconv.Atoi(strings.SplitN(tx.Text, "-", 2)[0]); err == nil && y >= 1900 && y < 2023 {
+							t.Errorf("font %q: the time axis has a label %q, before the first real date", l.Font, tx.Text)
+						}
+					}
+				}
 			}
 			if dir := os.Getenv("CONVBATCH_KEEP_SCREENSHOT"); dir != "" {
 				file := filepath.Join(t.TempDir(), "cost.html")
@@ -173,5 +203,91 @@ func checkTimeAxis(t *testing.T, c chartcheck.Chart, gap float64) {
 	span := lefts[len(lefts)-1] - lefts[0]
 	if share := widest / span; math.Abs(share-gap) > 0.05 {
 		t.Errorf("the widest space between bars is %.1f %% of their span, want %.0f %%: not a time axis", 100*share, 100*gap)
+	}
+}
+
+// printCheck is the script TestWriteHTMLPrintInChromium loads the page
+// with: it measures every table's scroll box on screen, then applies the
+// page's @media print rules as if printing and measures again, and writes
+// both as JSON into a pre#printcheck.
+const printCheck = `<script>
+window.addEventListener("load", () => {
+  const boxes = () => [...document.querySelectorAll("table")].map(t => {
+    const box = t.parentElement;
+    const th = t.querySelector("th");
+    return {Client: box.clientHeight, Scroll: box.scrollHeight, Overflow: getComputedStyle(box).overflowY, Sticky: getComputedStyle(th).position};
+  });
+  const screen = boxes();
+  let rules = 0;
+  for (const sheet of document.styleSheets) {
+    for (const r of sheet.cssRules) {
+      if (r instanceof CSSMediaRule && r.media.mediaText === "print") {
+        const style = document.createElement("style");
+        style.textContent = [...r.cssRules].map(x => x.cssText).join(" ");
+        document.head.appendChild(style);
+        rules += r.cssRules.length;
+      }
+    }
+  }
+  const out = document.createElement("pre");
+  out.id = "printcheck";
+  out.textContent = JSON.stringify({Rules: rules, Screen: screen, Print: boxes()});
+  document.body.appendChild(out);
+});
+</script>`
+
+// TestWriteHTMLPrintInChromium (issue 45 item 10): the long tables of the
+// page scroll in a box on screen, and the page's @media print rules, as
+// Chromium applies them, let every table print whole: no box clips it,
+// no sticky header floats over its rows.
+func TestWriteHTMLPrintInChromium(t *testing.T) {
+	bin := chartcheck.Chromium(t)
+	out := t.TempDir()
+	writeUsageGroups(t, filepath.Join(out, "tables", "usage", "part-00000.parquet"), spanRows(), 1024)
+	rep, err := costreport.Aggregate(context.Background(), out, []costreport.Key{costreport.Conversation}, costreport.WithOverview())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "page.html")
+	html := strings.Replace(page.String(), "</body>", printCheck+"\n</body>", 1)
+	if err := os.WriteFile(file, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := chartcheck.Run(t, bin, "file://"+file, "--dump-dom", "--virtual-time-budget=10000", "--window-size=1280,1000")
+	m := regexp.MustCompile(`(?s)<pre id="printcheck">(.*?)</pre>`).FindSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the browser did not run the script; DOM:\n%.2000s", dom)
+	}
+	type box struct {
+		Client, Scroll   float64
+		Overflow, Sticky string
+	}
+	var got struct {
+		Rules         int
+		Screen, Print []box
+	}
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(string(m[1]), "&quot;", `"`)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Rules == 0 || len(got.Screen) != 4 || len(got.Print) != 4 {
+		t.Fatalf("%d print rules, %d tables on screen, %d printed; want some rules and 4 tables", got.Rules, len(got.Screen), len(got.Print))
+	}
+	clipped := 0
+	for i, s := range got.Screen {
+		if s.Scroll > s.Client+1 {
+			clipped++
+		}
+		p := got.Print[i]
+		if p.Scroll > p.Client+1 || p.Overflow != "visible" || p.Sticky == "sticky" {
+			t.Errorf("table %d printed: %.0f px of %.0f px shown, overflow %s, header %s", i, p.Client, p.Scroll, p.Overflow, p.Sticky)
+		}
+	}
+	// The test can fail: on screen, the long tables are clipped.
+	if clipped < 2 {
+		t.Errorf("%d tables clipped on screen, want the long ones (at least 2)", clipped)
 	}
 }

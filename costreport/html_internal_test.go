@@ -1,7 +1,9 @@
 package costreport
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -172,5 +174,64 @@ func TestTimeTicks(t *testing.T) {
 		if need := vg.Length(len(ticks)) * (width(ticks[0].Label)*1.2 + 12); need > 500 {
 			t.Errorf("%s to %s: %d ticks need %v points of 500", tc.from, tc.to, len(ticks), need)
 		}
+	}
+}
+
+// TestOutlierDays: the fences are 3 × max(IQR, 30 days) outside the
+// quartiles of the distinct days; fewer than 4 days have no outlier.
+func TestOutlierDays(t *testing.T) {
+	day := func(s string) int64 {
+		d, ok := parseDay(s)
+		if !ok {
+			t.Fatalf("bad day %q", s)
+		}
+		return floorDiv(d.Unix(), 86400)
+	}
+	days := func(ss ...string) []int64 {
+		var out []int64
+		for _, s := range ss {
+			out = append(out, day(s))
+		}
+		slices.Sort(out)
+		return out
+	}
+	years := func(extra ...string) []int64 { // four years, one day a month
+		var ss []string
+		for y := 2023; y <= 2026; y++ {
+			for m := 1; m <= 12; m++ {
+				ss = append(ss, fmt.Sprintf("%d-%02d-15", y, m))
+			}
+		}
+		return days(append(ss, extra...)...)
+	}
+	for _, tc := range []struct {
+		name string
+		days []int64
+		want []string
+	}{
+		{"four years and 1970", years("1970-01-01"), []string{"1970-01-01"}},
+		{"four years and 2099", years("2099-12-31"), []string{"2099-12-31"}},
+		{"four years and 2019: inside the fence (2017-12)", years("2019-01-01"), nil},
+		{"four years and 2016: outside", years("2016-01-01"), []string{"2016-01-01"}},
+		{"two points: no telling", days("1970-01-01", "2026-01-01"), nil},
+		{"three nights and 1970", days("2026-11-29", "2026-11-30", "2026-12-01", "1970-01-01"), nil}, // fewer than 4 distinct days are the bulk
+		{"four nights and 1970", days("2026-11-29", "2026-11-30", "2026-12-01", "2026-12-02", "1970-01-01"), []string{"1970-01-01"}},
+		// The 30-day floor: nights and a day 80 days before are kept,
+		// 100 days before is an outlier (fence 90 days before q1).
+		{"nights and 80 days before", days("2026-11-29", "2026-11-30", "2026-12-01", "2026-12-02", "2026-09-10"), nil},
+		{"nights and 100 days before", days("2026-11-29", "2026-11-30", "2026-12-01", "2026-12-02", "2026-08-21"), []string{"2026-08-21"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := outlierDays(tc.days)
+			var names []string
+			for _, d := range tc.days {
+				if got[d] {
+					names = append(names, time.Unix(d*86400, 0).UTC().Format(time.DateOnly))
+				}
+			}
+			if !slices.Equal(names, tc.want) {
+				t.Fatalf("outliers %v, want %v", names, tc.want)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package costreport
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -90,6 +91,47 @@ type timeSeries struct {
 	cost [][]float64
 	// undated sums the rows whose day is UnknownDay (created_at null).
 	undated Row
+	// outliers are the outlier days (see outlierDays), oldest first, with
+	// the sum of their rows; they are not drawn.
+	outliers []dayCost
+}
+
+// dayCost is the sum of one day's rows.
+type dayCost struct {
+	day string
+	Row
+}
+
+// Outlier days of the cost chart: a dated day is an outlier when it lies
+// more than outlierK times the spread before the first quartile or after
+// the third quartile of the distinct dated days, the spread being their
+// interquartile range, at least outlierMinIQR days (Tukey's far-out
+// fences, on days, with a floor so that a run of a few nights does not
+// call a day a month away an outlier). With fewer than outlierMinDays
+// distinct days there are none. Quartiles are by nearest rank.
+const (
+	outlierK       = 3
+	outlierMinIQR  = 30
+	outlierMinDays = 4
+)
+
+// outlierDays returns the outliers among days (sorted, distinct, day
+// numbers since the epoch), as a set.
+func outlierDays(days []int64) map[int64]bool {
+	n := len(days)
+	if n < outlierMinDays {
+		return nil
+	}
+	rank := func(p int) int64 { return days[(p*n+99)/100-1] } // nearest rank, p %
+	q1, q3 := rank(25), rank(75)
+	spread := max(q3-q1, outlierMinIQR)
+	out := map[int64]bool{}
+	for _, d := range days {
+		if d < q1-outlierK*spread || d > q3+outlierK*spread {
+			out[d] = true
+		}
+	}
+	return out
 }
 
 // binCosts bins the day-and-provider rows into the finest period that
@@ -116,6 +158,35 @@ func binCosts(rows []Row, names []string, as map[string]string, maxBars int) tim
 	}
 	if len(days) == 0 {
 		return ts
+	}
+	distinct := make([]int64, 0, len(days))
+	for _, d := range days {
+		distinct = append(distinct, floorDiv(d.day.Unix(), 86400))
+	}
+	slices.Sort(distinct)
+	if outliers := outlierDays(slices.Compact(distinct)); len(outliers) > 0 {
+		kept := days[:0:0]
+		sums := map[int64]*dayCost{}
+		for i := range rows {
+			d, ok := parseDay(rows[i].Values[0])
+			if !ok || !outliers[floorDiv(d.Unix(), 86400)] {
+				continue
+			}
+			dn := floorDiv(d.Unix(), 86400)
+			if sums[dn] == nil {
+				sums[dn] = &dayCost{day: rows[i].Values[0]}
+			}
+			_ = sums[dn].add(&rows[i]) // within the report's total: no overflow
+		}
+		for _, d := range days {
+			if !outliers[floorDiv(d.day.Unix(), 86400)] {
+				kept = append(kept, d)
+			}
+		}
+		days = kept
+		for _, dn := range slices.Sorted(maps.Keys(sums)) {
+			ts.outliers = append(ts.outliers, *sums[dn])
+		}
 	}
 	first, last := days[0].day, days[0].day
 	for _, d := range days {

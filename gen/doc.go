@@ -68,4 +68,7 @@
 // files are in the run. DIR/expect.json (NightsExpect) gives the
 // expectations of one run over nights 1..k for every k, and each
 // receipt that references another file with its verdict after each night.
+// The last night's receipts reference night N+1 too (the night the same
+// options with --nights N+1 add), so that the first k nights' files are
+// the same bytes for any N at least k: one more night can be simulated.
 package gen

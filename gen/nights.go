@@ -37,8 +37,13 @@ const evidenceStream = 0x65766964656e6365 // "evidence"
 // evidenceDoc is a document written by one file of a set and referenced by
 // receipts of others.
 type evidenceDoc struct {
-	id       string
-	file     int // index in the set's files
+	id   string
+	file int // index in the set's files, night by night (f = (night-1)*F + i)
+	// night and path are those of the file that writes the document; a
+	// document of night Nights+1 is not written by this set but by the
+	// set of the same seed with one more night.
+	night    int
+	path     string
 	line     []byte
 	messages int64
 	sum      [32]byte
@@ -165,7 +170,10 @@ type CrossReceipt struct {
 	Tamper string `json:"tamper,omitempty"`
 }
 
-// CrossEvidence names a document of another file.
+// CrossEvidence names a document of another file. Night may be the set's
+// Nights+1: that file is not in the set, it is the one the set of the same
+// options with one more night writes at File (same path while Nights keeps
+// its number of digits).
 type CrossEvidence struct {
 	ID    string `json:"id"`
 	File  string `json:"file"`
@@ -181,10 +189,17 @@ type nightsFileResult struct {
 
 // NightsFiles returns the files of a set without writing them.
 func NightsFiles(opts NightsOptions) []NightsFile {
-	width := len(strconv.Itoa(opts.Nights))
+	return nightsFiles(opts, opts.Nights, len(strconv.Itoa(opts.Nights)))
+}
+
+// nightsFiles returns the files of nights 1 to nights of the set of opts,
+// their night numbers padded to width digits. A file's seed and day
+// depend on opts.Seed, opts.Day, its night and its letter only, never on
+// opts.Nights: the first k nights of any set of one seed are the same.
+func nightsFiles(opts NightsOptions, nights, width int) []NightsFile {
 	dates, _ := resolveDates(opts.Dates, opts.Faults)
 	var files []NightsFile
-	for n := 1; n <= opts.Nights; n++ {
+	for n := 1; n <= nights; n++ {
 		for i := 0; i < opts.FilesPerNight; i++ {
 			nf := NightsFile{
 				Night: n,
@@ -218,7 +233,17 @@ func nightDay(day time.Time, n int) time.Time {
 // night (so a receipt of night N is incomplete after night N and valid
 // after night N+1), of another file of the same night, and of the
 // previous night, where these exist; and a quarter of the other receipts
-// reference an evidence document of any other file.
+// reference an evidence document of any other file of nights 1 to N+1.
+//
+// Night N+1 always exists in this sense, the last night's included: its
+// evidence documents are those the set of the same options with one more
+// night writes, so the last night's forced references stay incomplete
+// (transcript-missing) in this set. A file thus never depends on
+// opts.Nights: the files of nights 1 to k (archives and .expect.json) are
+// byte for byte the same in every set of the same options with at least k
+// nights, and one more night can be simulated by writing the set again
+// with Nights+1 and running its last night. Only their paths change, when
+// Nights gains a digit (night-9 and night-09, see NightsFiles).
 func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
 	switch {
 	case opts.Nights < 1:
@@ -236,18 +261,22 @@ func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
 	}
 	opts.Dates = dates
 	files := NightsFiles(opts)
+	// The evidence of night Nights+1 too, which the last night references
+	// (see above).
+	withNext := nightsFiles(opts, opts.Nights+1, len(strconv.Itoa(opts.Nights)))
 	keys := newKeySet(opts.Seed)
-	evidence := make([][]*evidenceDoc, len(files))
-	for f := range files {
+	evidence := make([][]*evidenceDoc, len(withNext))
+	for f, nf := range withNext {
 		var day int64 // spread
 		if dates == DatesNight {
-			day = nightDay(opts.Day, files[f].Night).UnixMilli()
+			day = nightDay(opts.Day, nf.Night).UnixMilli()
 		}
 		for k := 0; k < evidencePerFile; k++ {
 			ev, err := newEvidence(opts.Seed, f, k, day)
 			if err != nil {
 				return nil, err
 			}
+			ev.night, ev.path = nf.Night, nf.Path
 			evidence[f] = append(evidence[f], ev)
 		}
 	}
@@ -256,16 +285,16 @@ func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
 	for f, nf := range files {
 		c := &crossFile{name: nf.Path, keys: keys, host: evidence[f]}
 		n, i := nf.Night, f%F
-		if n < opts.Nights {
-			c.must = append(c.must, evidence[n*F+(i+1)%F][0])
-		}
+		c.must = append(c.must, evidence[n*F+(i+1)%F][0])
 		if F > 1 {
 			c.must = append(c.must, evidence[(n-1)*F+(i+1)%F][1])
 		}
 		if n > 1 {
 			c.must = append(c.must, evidence[(n-2)*F+i][2])
 		}
-		for o := range files {
+		// The pool holds the files of nights 1 to n+1 only, so that it
+		// does not depend on opts.Nights.
+		for o := range (n + 1) * F {
 			if o != f {
 				c.pool = append(c.pool, evidence[o]...)
 			}
@@ -425,7 +454,7 @@ func combine(files []nightsFileResult, through int, seed uint64) *Expect {
 			re.File = fr.Path
 			with, without := rc.with, rc.without
 			for _, ev := range rc.ext {
-				if files[ev.file].Night > through {
+				if ev.night > through {
 					with |= 1 << rsTranscriptMissing
 					without |= 1 << rsTranscriptMissing
 				}
@@ -452,12 +481,12 @@ func crossList(files []nightsFileResult, nights int) []CrossReceipt {
 				StatusAfter: make([]string, nights), ReasonsAfter: make([][]string, nights),
 			}
 			for _, ev := range rc.ext {
-				cr.Evidence = append(cr.Evidence, CrossEvidence{ID: ev.id, File: files[ev.file].Path, Night: files[ev.file].Night})
+				cr.Evidence = append(cr.Evidence, CrossEvidence{ID: ev.id, File: ev.path, Night: ev.night})
 			}
 			for k := fr.Night; k <= nights; k++ {
 				with := rc.with
 				for _, ev := range rc.ext {
-					if files[ev.file].Night > k {
+					if ev.night > k {
 						with |= 1 << rsTranscriptMissing
 					}
 				}

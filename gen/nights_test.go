@@ -165,10 +165,19 @@ func TestWriteNights(t *testing.T) {
 			}
 
 			// The kinds of cross-file references the set promises.
-			var later, sameNight, earlier bool
+			var later, sameNight, earlier, beyond bool
 			for _, cr := range ne.CrossFile {
 				for _, ev := range cr.Evidence {
+					if ev.Night > tc.opts.Nights+1 || ev.Night > cr.Night+1 {
+						t.Errorf("%s:%d references night %d", cr.File, cr.Line, ev.Night)
+					}
 					switch {
+					case ev.Night == tc.opts.Nights+1:
+						// The night the set does not hold: incomplete to the end.
+						if cr.Night == tc.opts.Nights && cr.Tamper == "" && len(cr.Evidence) == 1 &&
+							cr.StatusAfter[cr.Night-1] == "incomplete" && reflect.DeepEqual(cr.ReasonsAfter[cr.Night-1], []string{"transcript-missing"}) {
+							beyond = true
+						}
 					case ev.Night == cr.Night+1 && cr.Tamper == "" && len(cr.Evidence) == 1:
 						if cr.StatusAfter[cr.Night-1] == "incomplete" && reflect.DeepEqual(cr.ReasonsAfter[cr.Night-1], []string{"transcript-missing"}) &&
 							cr.StatusAfter[cr.Night] == "valid" {
@@ -190,6 +199,9 @@ func TestWriteNights(t *testing.T) {
 			if tc.opts.Nights > 1 && !earlier {
 				t.Error("no receipt references an earlier night")
 			}
+			if !beyond {
+				t.Error("no receipt of the last night references the next night, which the set does not hold")
+			}
 			// One run over nights 1..k for each k.
 			var files []string
 			for k := 1; k <= tc.opts.Nights; k++ {
@@ -208,6 +220,68 @@ func TestWriteNights(t *testing.T) {
 			readJSON(t, filepath.Join(set, filepath.FromSlash(ne.Files[0].Path))+".expect.json", &alone)
 			rep, got := runSet(t, set, filepath.Join(dir, "out", "alone"), alone.MaxDocBytes, []string{ne.Files[0].Path})
 			checkSetRun(t, "first file alone", set, rep, got, &alone)
+		})
+	}
+}
+
+// TestWriteNightsPrefix is issue 45 item 9: the first k nights of a set
+// are the same bytes whatever the number of nights, so that a user can
+// simulate one more night (gen --nights 4 after gen --nights 3, same
+// seed). Every file of nights 1..k (archive and .expect.json) and the
+// keyring are compared byte for byte between N=k and N=k+2, and the
+// expectations through night j <= k agree.
+func TestWriteNightsPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts gen.NightsOptions
+	}{
+		{"night dates, two files", gen.NightsOptions{FilesPerNight: 2, Conversations: 60, Seed: 7, Tamper: 0.2}},
+		{"spread dates, faults, one file", gen.NightsOptions{FilesPerNight: 1, Conversations: 60, Seed: 3, Faults: 0.05, Tamper: 0.1}},
+		{"three files", gen.NightsOptions{FilesPerNight: 3, Conversations: 50, Seed: 12}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const k = 2
+			dir := t.TempDir()
+			sets := map[int]*gen.NightsExpect{}
+			trees := map[int]map[string][]byte{}
+			for _, n := range []int{k, k + 2} {
+				o := tc.opts
+				o.Nights = n
+				ne, err := gen.WriteNights(filepath.Join(dir, strconv.Itoa(n)), o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sets[n], trees[n] = ne, readTree(t, filepath.Join(dir, strconv.Itoa(n)))
+			}
+			short, long := trees[k], trees[k+2]
+			compared := 0
+			for path, b := range short {
+				if path == "expect.json" {
+					continue
+				}
+				lb, ok := long[path]
+				if !ok {
+					t.Errorf("%s: in the %d-night set, not in the %d-night set", path, k, k+2)
+					continue
+				}
+				if !bytes.Equal(b, lb) {
+					t.Errorf("%s: differs between the %d-night and the %d-night set", path, k, k+2)
+				}
+				compared++
+			}
+			if want := 1 + 2*k*tc.opts.FilesPerNight; compared != want {
+				t.Errorf("compared %d files, want %d", compared, want)
+			}
+			for j := 1; j <= k; j++ {
+				a, b := sets[k].Through[j-1], sets[k+2].Through[j-1]
+				if !reflect.DeepEqual(a, b) {
+					t.Errorf("expectation through night %d differs between the %d-night and the %d-night set", j, k, k+2)
+				}
+			}
+			// The files differ from night to night (the test can fail).
+			if bytes.Equal(long["night-1/a.jsonl.zst"], long["night-3/a.jsonl.zst"]) {
+				t.Error("night 1 and night 3 wrote the same archive")
+			}
 		})
 	}
 }
