@@ -79,6 +79,9 @@ func TestMain(m *testing.M) {
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
+	if commandDir != "" {
+		os.RemoveAll(commandDir)
+	}
 	os.Exit(code)
 }
 
