@@ -314,14 +314,15 @@ func (o *options) job(ctx context.Context, stderr io.Writer) int {
 	convbeam.Build(scope, plan, s, "")
 	_, err = beam.Run(ctx, runner, p)
 	if err != nil {
+		cause := logs.cause(err)
 		where := logs.close(false)
 		if ctx.Err() != nil {
 			// The runner's client stopped waiting; on a cluster the job
 			// may go on, and publish, without it.
-			fmt.Fprintf(stderr, "convbeam: interrupted before the job ended (on a cluster it may still be running): %s%s\n", oneLine(err.Error()), where)
+			fmt.Fprintf(stderr, "convbeam: interrupted before the job ended (on a cluster it may still be running): %s%s\n", cause, where)
 			return exitcode.Fatal
 		}
-		fmt.Fprintf(stderr, "convbeam: the job failed, nothing was published: %s%s\n", oneLine(err.Error()), where)
+		fmt.Fprintf(stderr, "convbeam: the job failed, nothing was published: %s%s\n", cause, where)
 		return exitcode.Fatal
 	}
 	rep, err := convbeam.ReadReport(ctx, s.Output)
@@ -577,6 +578,23 @@ func (o *options) runnerLog() (*runnerLog, error) {
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(l.f, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	return l, nil
+}
+
+// cause is what convbeam's last line says of err, the runner's error: with
+// a log file, its last line (the failed DoFn's own error, say "keyring:
+// open keys.json: no such file or directory", after Prism's dump of the
+// bundle's plan), the whole error written to the log; on standard error
+// (--verbose), the whole error on one line.
+func (l *runnerLog) cause(err error) string {
+	if l.f == nil {
+		return oneLine(err.Error())
+	}
+	slog.Error("convbeam: the job failed", "error", err)
+	msg := strings.TrimSpace(err.Error())
+	if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+		msg = strings.TrimSpace(msg[i+1:])
+	}
+	return oneLine(msg)
 }
 
 // discard puts the previous default logger back and removes the default
