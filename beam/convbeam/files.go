@@ -98,6 +98,14 @@ func readAll(ctx context.Context, p string) ([]byte, error) {
 	return filesystem.Read(ctx, fsys, p)
 }
 
+// LoadKeyring reads and checks the keyring at p as every shard of a job
+// reads it (loadKeyring): convbeam calls it before it submits the job, so
+// that a missing or malformed keyring is refused at once, not found by
+// the workers.
+func LoadKeyring(ctx context.Context, p string) (*verify.Keyring, error) {
+	return loadKeyring(ctx, p)
+}
+
 // loadKeyring reads the keyring at p with convbatch's size cap
 // (verify.DefaultMaxKeyringBytes) and ctx: a local file as convbatch run
 // reads it (a regular file only), one by URL (s3://, gs://, https://)

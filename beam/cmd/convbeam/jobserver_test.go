@@ -79,6 +79,9 @@ func TestMain(m *testing.M) {
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
+	if commandDir != "" {
+		os.RemoveAll(commandDir)
+	}
 	os.Exit(code)
 }
 
@@ -300,10 +303,13 @@ func children(pid int) []int {
 }
 
 // submit runs the convbeam binary against the job server, as a user
-// submits a job, and returns its exit code and standard error.
+// submits a job, and returns its exit code and standard error. The
+// runner's log goes to the test's directory (--log): a failed job would
+// keep its default log in the system's temporary directory.
 func submit(t *testing.T, bin clusterBinaries, args ...string) (int, string) {
 	t.Helper()
 	var stderr bytes.Buffer
+	args = append(args[:len(args):len(args)], "--log", filepath.Join(t.TempDir(), "convbeam.log"))
 	cmd := exec.Command(bin.convbeam, args...)
 	cmd.Stderr = &stderr
 	err := cmd.Run()

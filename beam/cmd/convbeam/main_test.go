@@ -9,11 +9,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,10 +29,11 @@ import (
 
 // TestCommand builds convbeam as `make build-beam` does, stripped of its
 // ELF symbol table and DWARF, and runs it on the bundled sample: a clean
-// run exits 0 with its summary, a second run into the same output and a
-// run without --input are usage errors, an unknown flag is two lines,
-// --help lists Beam's flags too, and SIGINT during a job ends it with
-// exit 3. (TestRunUsage and TestRunJob call run in process; this test is
+// run exits 0 with its summary line alone (the runner's logs go to a log
+// file), a second run into the same output and a run without --input are
+// usage errors, an unknown flag is one line, --help lists Beam's flags
+// too, and SIGINT during a job ends it with exit 3 and one line that
+// names the runner's log, kept. (TestRunUsage and TestRunJob call run in process; this test is
 // about the real binary and process.)
 //
 // Stripped, Beam's worker can resolve a DoFn or function by name only if
@@ -39,10 +43,7 @@ import (
 // run fails if anything is left unregistered.
 func TestCommand(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "convbeam")
-	if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := commandBinary(t)
 	if f, err := elf.Open(bin); err == nil {
 		if _, err := f.Symbols(); !errors.Is(err, elf.ErrNoSymbols) {
 			t.Errorf("the binary has an ELF symbol table (%v): not built stripped", err)
@@ -79,8 +80,8 @@ func TestCommand(t *testing.T) {
 	if want := fmt.Sprintf("%d documents, %d rejects", exp.Documents, exp.Rejects); code != 0 || !strings.Contains(msg, want) || !strings.Contains(msg, fmt.Sprintf("%d valid", exp.Receipts.Valid)) {
 		t.Fatalf("exit %d, want %q and %d valid receipts: %s", code, want, exp.Receipts.Valid, msg)
 	}
-	if strings.Contains(msg, "level=INFO") {
-		t.Errorf("Prism's INFO logs shown without --verbose: %s", msg)
+	if strings.Contains(msg, "level=") || strings.Count(msg, "\n") != 1 {
+		t.Errorf("want the summary line alone, no runner log: %s", msg)
 	}
 	for _, f := range []string{"report.json", "archive/sample.jsonl.zst", "tables/usage/part-00000.parquet", "receipts/receipts.jsonl"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
@@ -93,7 +94,7 @@ func TestCommand(t *testing.T) {
 	if code, msg := run("--output", filepath.Join(dir, "x")); code != 2 {
 		t.Errorf("no --input: exit %d: %s", code, msg)
 	}
-	if code, msg := run("--bogus"); code != 2 || strings.Count(msg, "\n") != 2 || !strings.Contains(msg, "-bogus") || !strings.Contains(msg, "convbeam --help") {
+	if code, msg := run("--bogus"); code != 2 || strings.Count(msg, "\n") != 1 || !strings.Contains(msg, "-bogus") || !strings.Contains(msg, "convbeam --help") {
 		t.Errorf("--bogus: exit %d: %s", code, msg)
 	}
 	// SIGINT while a shard waits on its input, a FIFO: the job's context
@@ -105,8 +106,11 @@ func TestCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sigErr bytes.Buffer
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o755)
 	job := exec.Command(bin, "--input", fifo, "--output", filepath.Join(dir, "interrupted"))
 	job.Stderr = &sigErr
+	job.Env = append(os.Environ(), "TMPDIR="+tmp)
 	if err := job.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +138,13 @@ func TestCommand(t *testing.T) {
 	if code := job.ProcessState.ExitCode(); code != 3 || !strings.Contains(sigErr.String(), "convbeam: interrupted before the job ended") {
 		t.Errorf("SIGINT: exit %d, want 3 and the interrupt said: %s", code, sigErr.String())
 	}
+	// The one line names the runner's log, kept in the temporary
+	// directory. (What it holds depends on how far Prism got before the
+	// signal; TestRunnerLog checks what a log holds.)
+	logs, _ := filepath.Glob(filepath.Join(tmp, "convbeam-*.log"))
+	if len(logs) != 1 || strings.Count(sigErr.String(), "\n") != 1 || !strings.HasSuffix(sigErr.String(), " (the runner's log: "+logs[0]+")\n") {
+		t.Errorf("SIGINT: want one line naming the one kept log, have %q, logs %q", sigErr.String(), logs)
+	}
 	var stdout, stderr bytes.Buffer
 	help := exec.Command(bin, "--help")
 	help.Stdout, help.Stderr = &stdout, &stderr
@@ -147,12 +158,12 @@ func TestCommand(t *testing.T) {
 	}
 }
 
-// usageLine is the second line of every usage error.
-const usageLine = "usage: convbeam --input GLOB[,GLOB...] --output DIR [flags]; see 'convbeam --help'\n"
+// hint ends the one line of a usage error about a flag or its value.
+const hint = " (see 'convbeam --help')"
 
 // TestRunUsage calls run in process, several times in one process: --help
-// is the whole help on stdout and exit 0; each usage error is two lines on
-// stderr, the error and the usage, nothing on stdout, and exit 2. The
+// is the whole help on stdout and exit 0; each usage error is one line on
+// stderr, the error and where the help is, nothing on stdout, and exit 2. The
 // cases follow one another so that a flag given to one call would show in
 // the next if it stayed set: "no input" comes after calls that set
 // --input, --tables, --table_format and --archive.
@@ -171,36 +182,36 @@ func TestRunUsage(t *testing.T) {
 		args   []string
 		code   int
 		stdout []string // substrings; none: stdout is empty
-		stderr string   // the first line, exact; the second is usageLine
+		stderr string   // the line, exact, without its newline
 	}{
 		{"--help", []string{"--help"}, exitcode.OK,
 			[]string{"Usage:\n  convbeam --input GLOB", exitcode.Summary, "\n  -output string\n", "\n  -shard_bytes int\n", "\n  -runner string\n", "\n  -worker_binary string\n"}, ""},
 		{"-h", []string{"-h"}, exitcode.OK, []string{"Usage:\n  convbeam --input GLOB", "\n  -output string\n"}, ""},
 		{"help after a flag", []string{"--output", "o", "-help"}, exitcode.OK, []string{"\n  -shard_bytes int\n"}, ""},
 		{"unknown flag", []string{"--output", "o", "--bogus"}, exitcode.Usage, nil,
-			"convbeam: flag provided but not defined: -bogus"},
+			"convbeam: flag provided but not defined: -bogus" + hint},
 		{"bad value", []string{"--shard_bytes", "x"}, exitcode.Usage, nil,
-			`convbeam: invalid value "x" for flag -shard_bytes: parse error`},
+			`convbeam: invalid value "x" for flag -shard_bytes: parse error` + hint},
 		{"no value", []string{"--output"}, exitcode.Usage, nil,
-			"convbeam: flag needs an argument: -output"},
+			"convbeam: flag needs an argument: -output" + hint},
 		{"an argument", []string{"--output", "d/a", "d/b.jsonl", "--shard_bytes", "5"}, exitcode.Usage, nil,
-			`convbeam: unexpected argument "d/b.jsonl": convbeam takes flags only (quote a glob: --input 'data/*.jsonl'; several with commas)`},
+			`convbeam: unexpected argument "d/b.jsonl": convbeam takes flags only (quote a glob: --input 'data/*.jsonl'; several with commas)` + hint},
 		{"bad --tables", []string{"--input", in, "--output", out, "--tables", "usage,bogus"}, exitcode.Usage, nil,
-			`convbeam: unknown table "bogus" (tables: usage, conversations, tool_calls, receipts, transcripts, or all, none)`},
+			`convbeam: unknown table "bogus" (tables: usage, conversations, tool_calls, receipts, transcripts, or all, none)` + hint},
 		{"bad --archive", []string{"--input", in, "--output", out, "--archive", "gz"}, exitcode.Usage, nil,
-			`convbeam: archive format "gz": want zst, jsonl or none`},
+			`convbeam: archive format "gz": want zst, jsonl or none` + hint},
 		{"bad --table_format", []string{"--input", in, "--output", out, "--table_format", "delta"}, exitcode.Usage, nil,
-			`convbeam: --table_format: unknown table format "delta" (want parquet or iceberg)`},
+			`convbeam: --table_format: unknown table format "delta" (want parquet or iceberg)` + hint},
 		{"--table-format, convbatch's spelling", []string{"--input", in, "--output", out, "--table-format", "iceberg"}, exitcode.Usage, nil,
-			"convbeam: flag provided but not defined: -table-format"},
+			"convbeam: flag provided but not defined: -table-format" + hint},
 		{"bad --runner", []string{"--input", in, "--output", out, "--experiments", "x", "--runner", "direct"}, exitcode.Usage, nil,
-			`convbeam: --runner "direct": want one of prism, flink, spark, dataflow, universal`},
+			`convbeam: --runner "direct": want one of prism, flink, spark, dataflow, universal` + hint},
 		{"no input", []string{"--output", out}, exitcode.Usage, nil,
-			"convbeam: --input and --output are required"},
+			"convbeam: --input and --output are required" + hint},
 		{"no output", []string{"--input", in}, exitcode.Usage, nil,
-			"convbeam: --input and --output are required"},
+			"convbeam: --input and --output are required" + hint},
 		{"nothing", nil, exitcode.Usage, nil,
-			"convbeam: --input and --output are required"},
+			"convbeam: --input and --output are required" + hint},
 		{"no match", []string{"--input", filepath.Join(dir, "*.jsonl.zst"), "--output", out}, exitcode.Usage, nil,
 			fmt.Sprintf("convbeam: input %q: no input: the pattern matches no .jsonl, .jsonl.zst, .jsonl.gz or .json file", filepath.Join(dir, "*.jsonl.zst"))},
 		{"output holds a report", []string{"--input", in, "--output", full}, exitcode.Usage, nil,
@@ -217,7 +228,7 @@ func TestRunUsage(t *testing.T) {
 			if flag.CommandLine != cmdLine {
 				t.Error("flag.CommandLine not put back")
 			}
-			if want := tc.stderr + "\n" + usageLine; tc.stderr != "" && stderr.String() != want {
+			if want := tc.stderr + "\n"; tc.stderr != "" && stderr.String() != want {
 				t.Errorf("stderr\n%q, want\n%q", stderr.String(), want)
 			}
 			if tc.stderr == "" && stderr.Len() > 0 {
@@ -328,4 +339,197 @@ func readReport(t *testing.T, out string) *sink.Report {
 		t.Fatal(err)
 	}
 	return r
+}
+
+var (
+	commandOnce sync.Once
+	commandBin  string // the built convbeam, in commandDir
+	commandDir  string // removed by TestMain
+	commandErr  error
+)
+
+// commandBinary builds convbeam once per test process, as `make
+// build-beam` does (stripped), for the tests that run the real binary.
+func commandBinary(t *testing.T) string {
+	t.Helper()
+	commandOnce.Do(func() {
+		if commandDir, commandErr = os.MkdirTemp("", "convbeam-bin-"); commandErr != nil {
+			return
+		}
+		commandBin = filepath.Join(commandDir, "convbeam")
+		if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", commandBin, ".").CombinedOutput(); err != nil {
+			commandErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if commandErr != nil {
+		t.Fatal(commandErr)
+	}
+	return commandBin
+}
+
+// runBinary runs bin with args and TMPDIR=tmp, and returns its exit code,
+// stdout and stderr.
+func runBinary(t *testing.T, bin, tmp string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+}
+
+// TestPreflight runs the real binary on every input that can be refused
+// before the job is submitted (issue 45 item 1): a missing, malformed or
+// wrong keyring, --keys given twice, a missing input, a bad flag or flag
+// value, an unwritable output directory. Each is exit 2 and exactly one
+// line on stderr naming the file or flag, nothing on stdout, and no sign
+// that the job was submitted: no runner log line ("level="), no log file
+// made, nothing written into OUT, and the refusal comes fast. Before the
+// keyring was checked here, a missing one was found by the workers: exit
+// 3 after Prism's ERROR logs.
+func TestPreflight(t *testing.T) {
+	bin := commandBinary(t)
+	dir := t.TempDir()
+	sample, _ := filepath.Abs("../../../testdata/sample.jsonl.zst")
+	keys := sample + ".keys.json"
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	notJSON := write("notjson.keys.json", "keys:\n  - k1\n")
+	notKeyring := write("notkeyring.keys.json", `{"bogus": true}`)
+	aFile := write("a-file", "x")
+	missingKeys := filepath.Join(dir, "missing.keys.json")
+	missingInput := filepath.Join(dir, "night-3", "missing.jsonl.zst")
+	noMatch := filepath.Join(dir, "night-4", "*.jsonl.zst")
+	badLog := filepath.Join(dir, "no-dir", "run.log")
+	for i, tc := range []struct {
+		name  string
+		args  []string // after --input sample --output OUT, unless noIO
+		noIO  bool
+		out   string // OUT, when not a new directory
+		names []string
+	}{
+		{"missing keyring", []string{"--keys", missingKeys}, false, "", []string{"--keys " + missingKeys + ": cannot read it: no such file or directory"}},
+		{"keyring not JSON", []string{"--keys", notJSON}, false, "", []string{"--keys " + notJSON + ": not a keyring: ", " at byte 0 (the keyring is a JSON file; "}},
+		{"JSON not a keyring", []string{"--keys", notKeyring}, false, "", []string{"--keys " + notKeyring + ": "}},
+		{"keyring a directory", []string{"--keys", dir}, false, "", []string{dir, "not a regular file"}},
+		{"--keys twice", []string{"--keys", keys, "--keys", notJSON}, false, "", []string{fmt.Sprintf("--keys given twice, %q and %q", keys, notJSON), hint}},
+		{"missing input", []string{"--input", missingInput, "--output", filepath.Join(dir, "out-mi")}, true, "", []string{fmt.Sprintf("input %q: ", missingInput), "no such file or directory"}},
+		{"glob matches nothing", []string{"--input", noMatch, "--output", filepath.Join(dir, "out-nm")}, true, "", []string{fmt.Sprintf("input %q: no input", noMatch)}},
+		{"unknown flag", []string{"--bogus"}, false, "", []string{"flag provided but not defined: -bogus" + hint}},
+		{"bad --shard_bytes", []string{"--shard_bytes", "0"}, false, "", []string{"--shard_bytes 0: ", hint}},
+		{"bad --max_doc_bytes", []string{"--max_doc_bytes", "-1"}, false, "", []string{"--max_doc_bytes -1: ", hint}},
+		{"--verbose with --log", []string{"--verbose", "--log", filepath.Join(dir, "x.log")}, false, "", []string{"--verbose and --log", hint}},
+		{"--log in no directory", []string{"--log", badLog}, false, "", []string{"--log: open " + badLog + ": no such file or directory"}},
+		{"OUT a file", nil, false, aFile, []string{fmt.Sprintf("--output %q is a file, not a directory", aFile)}},
+		{"OUT below a file", nil, false, filepath.Join(aFile, "out"), []string{fmt.Sprintf("--output %q: %q is a file, not a directory", filepath.Join(aFile, "out"), aFile)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := filepath.Join(dir, fmt.Sprintf("tmp-%d", i))
+			if err := os.Mkdir(tmp, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out := tc.out
+			if out == "" {
+				out = filepath.Join(dir, fmt.Sprintf("out-%d", i))
+			}
+			args := tc.args
+			if !tc.noIO {
+				args = append([]string{"--input", sample, "--output", out}, tc.args...)
+			}
+			start := time.Now()
+			code, stdout, stderr := runBinary(t, bin, tmp, args...)
+			took := time.Since(start)
+			if code != exitcode.Usage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "convbeam: ") || !strings.HasSuffix(stderr, "\n") {
+				t.Fatalf("exit %d, stdout %q, stderr %q: want exit 2 and one line", code, stdout, stderr)
+			}
+			for _, want := range tc.names {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr %q lacks %q", stderr, want)
+				}
+			}
+			if strings.Contains(stderr, "level=") {
+				t.Errorf("a runner log line: %q", stderr)
+			}
+			if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+				t.Errorf("a refused job left %q in the temporary directory: was it submitted?", left)
+			}
+			if tc.out == "" {
+				if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("a refused job wrote into OUT: %v", err)
+				}
+			}
+			if took > 30*time.Second {
+				t.Errorf("the refusal took %v: was the job submitted?", took)
+			}
+		})
+	}
+	// A directory the user may not write into (not as root, who may).
+	if os.Geteuid() != 0 {
+		ro := filepath.Join(dir, "read-only")
+		os.Mkdir(ro, 0o555)
+		out := filepath.Join(ro, "out")
+		code, _, stderr := runBinary(t, bin, t.TempDir(), "--input", sample, "--output", out)
+		if want := fmt.Sprintf("--output %q: cannot write there: ", out); code != exitcode.Usage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "permission denied") {
+			t.Errorf("read-only parent: exit %d, stderr %q, want %q", code, stderr, want)
+		}
+	}
+}
+
+// TestRunnerLog runs the real binary on the bundled sample and checks
+// where the runner's logs go (issue 45 item 2): by default standard error
+// holds only the summary line and the log file, made in TMPDIR, is
+// removed after the job published its report; with --log FILE the same
+// line, and FILE holds Prism's INFO records and is kept; with --verbose
+// they are on standard error, before the summary.
+func TestRunnerLog(t *testing.T) {
+	bin := commandBinary(t)
+	dir := t.TempDir()
+	sample, _ := filepath.Abs("../../../testdata/sample.jsonl.zst")
+	keys := sample + ".keys.json"
+	logFile := filepath.Join(dir, "prism.log")
+	for i, tc := range []struct {
+		name    string
+		flags   []string
+		verbose bool
+	}{
+		{"default", nil, false},
+		{"--log", []string{"--log", logFile}, false},
+		{"--verbose", []string{"--verbose"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := filepath.Join(dir, fmt.Sprintf("tmp-%d", i))
+			os.Mkdir(tmp, 0o755)
+			out := filepath.Join(dir, fmt.Sprintf("out-%d", i))
+			code, stdout, stderr := runBinary(t, bin, tmp, append([]string{"--input", sample, "--output", out, "--keys", keys}, tc.flags...)...)
+			summary := regexp.MustCompile(`(?m)^convbeam: \d+ documents, \d+ rejects, \d+ blank lines in 1 inputs \(1 shards\); receipts: \d+ valid, 0 invalid, 0 incomplete; outputs in ` + regexp.QuoteMeta(out) + "\n\\z")
+			if code != exitcode.OK || stdout != "" || !summary.MatchString(stderr) {
+				t.Fatalf("exit %d, stdout %q, stderr\n%s\nwant the summary line last", code, stdout, stderr)
+			}
+			if lines := strings.Count(stderr, "\n"); !tc.verbose && lines != 1 {
+				t.Errorf("stderr has %d lines, want the summary alone:\n%s", lines, stderr)
+			}
+			if got := strings.Contains(stderr, "level=INFO"); got != tc.verbose {
+				t.Errorf("INFO records on stderr: %v, want %v:\n%s", got, tc.verbose, stderr)
+			}
+			// (Prism's in-process worker leaves an empty file beamloopbackworker-*
+			// there: Beam's, not convbeam's.)
+			if left, _ := filepath.Glob(filepath.Join(tmp, "convbeam-*")); len(left) > 0 {
+				t.Errorf("the runner's log left in the temporary directory: %q", left)
+			}
+		})
+	}
+	b, err := os.ReadFile(logFile)
+	if err != nil || !strings.Contains(string(b), "level=INFO") || !strings.Contains(string(b), "Job") {
+		t.Errorf("--log %s: want Prism's INFO records: %v\n%s", logFile, err, b)
+	}
 }
