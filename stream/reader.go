@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/source"
 )
 
@@ -27,7 +28,7 @@ type InputError struct {
 	// Path is the input as named.
 	Path string
 	// Reason says what ended the input: codes.FaultReadError,
-	// FaultZstdWindowTooLarge, FaultZstdChecksum, FaultZstdCorrupt,
+	// FaultTruncated, FaultZstdWindowTooLarge, FaultZstdChecksum, FaultZstdCorrupt,
 	// FaultGzipChecksum, FaultGzipCorrupt or FaultChecksumMismatch here;
 	// package pipeline adds FaultOpenError.
 	Reason codes.InputFault
@@ -69,28 +70,64 @@ var gzipMagic = []byte{0x1F, 0x8B, 0x08}
 func isGzip(head []byte) bool { return bytes.HasPrefix(head, gzipMagic) }
 
 // gzipSource decompresses a gzip stream of one or more members (as `cat
-// a.gz b.gz` makes). The header is read at the first Read, not when the
-// source is made, so that a damaged header is an input fault like the
-// input's other faults; an empty input is an empty stream.
+// a.gz b.gz` makes). A member's header is read at the first Read, not when
+// the source is made, so that a damaged header is an input fault like the
+// input's other faults; an empty input is an empty stream. The members
+// are taken one at a time, so that the bytes after one are judged: none
+// ends the stream, the start of a gzip header (cut short or not) is the
+// next member, anything else is gzip.ErrHeader (bytes after the last
+// member, even too few for a header). So io.ErrUnexpectedEOF from the
+// decoder means the input ended inside a member: cut short.
 type gzipSource struct {
-	in  *errRecorder
-	z   *gzip.Reader
-	err error
+	in   *bufio.Reader // over the errRecorder: the decoder reads no further than a member's end
+	z    *gzip.Reader
+	open bool // a member is being read
+	err  error
 }
 
 func (g *gzipSource) Read(p []byte) (int, error) {
-	if g.err != nil {
-		return 0, g.err
-	}
-	if g.z == nil {
-		z, err := gzip.NewReader(g.in)
+	for {
+		if g.err != nil {
+			return 0, g.err
+		}
+		if !g.open {
+			head, err := g.in.Peek(len(gzipMagic))
+			switch {
+			case len(head) == 0 && err == io.EOF:
+				g.err = io.EOF
+				return 0, io.EOF
+			case len(head) < len(gzipMagic) && err != io.EOF:
+				g.err = err
+				return 0, err
+			case !bytes.HasPrefix(gzipMagic, head):
+				g.err = gzip.ErrHeader
+				return 0, g.err
+			}
+			if g.z == nil {
+				g.z, err = gzip.NewReader(g.in)
+			} else {
+				err = g.z.Reset(g.in)
+			}
+			if err != nil {
+				g.err = err
+				return 0, err
+			}
+			g.z.Multistream(false)
+			g.open = true
+		}
+		n, err := g.z.Read(p)
+		if err == io.EOF {
+			g.open = false
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
 		if err != nil {
 			g.err = err
-			return 0, err
 		}
-		g.z = z
+		return n, err
 	}
-	return g.z.Read(p)
 }
 
 // errRecorder keeps the first failure of the reader under a decoder, so
@@ -184,7 +221,7 @@ func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, 
 	}
 	if rd.shape == ShapeJSONLGzip {
 		rd.in = &errRecorder{r: r}
-		rd.gz = &gzipSource{in: rd.in}
+		rd.gz = &gzipSource{in: bufio.NewReaderSize(rd.in, 64<<10)}
 		r = rd.gz
 	}
 	if rd.shape == ShapeJSONLZstd {
@@ -412,6 +449,12 @@ func (r *Reader) inputFault(err error, pending int64) {
 		reason = codes.FaultZstdChecksum
 	case r.in != nil && r.in.err != nil:
 		// The file could not be read: not the stream's fault.
+	case r.zsrc != nil && r.zsrc.sp.cut, r.gz != nil && errors.Is(err, io.ErrUnexpectedEOF):
+		// The compressed stream ends inside a frame or member (or its
+		// header): cut short, not damaged within. (The zstd decoder's
+		// own io.ErrUnexpectedEOF can be a damaged block's bits running
+		// out: only the frame splitter knows the input ran out.)
+		reason = codes.FaultTruncated
 	case r.dec != nil:
 		reason = codes.FaultZstdCorrupt
 	case errors.Is(err, gzip.ErrChecksum):
@@ -443,8 +486,38 @@ func (r *Reader) emit(b *Batch, raw []byte, terminated bool) error {
 		classify(&rec, raw, rec.Offset == 0, r.opts.strict)
 	}
 	r.mark(&rec, terminated)
+	if !terminated && r.inErr == nil && rec.Kind == KindLine {
+		r.checkLastLine(&rec)
+	}
 	b.Recs = append(b.Recs, rec)
 	return nil
+}
+
+// ErrTruncated is the cause of a codes.FaultTruncated fault found by
+// framing: the input's last line has no LF and its bytes are not JSON.
+var ErrTruncated = errors.New("the input ends inside a line")
+
+// checkLastLine judges rec, the input's last line, which no LF ends and
+// which the stream read whole (no fault ended it): when its bytes do not
+// parse (they are not valid UTF-8 or not one JSON value, the reasons
+// invalid-utf8 and not-json the core gives it), the input ended where no
+// document can be whole, and it is named damaged with FaultTruncated. The
+// record itself is left as it is: it is rejected with its own reason. A
+// last line without LF that parses is a document like any other; one that
+// overlaps a zstd frame whose checksum failed is not judged (its bytes are
+// not the writer's).
+func (r *Reader) checkLastLine(rec *Record) {
+	if r.zsrc != nil && len(r.zsrc.damaged) > 0 && r.zsrc.damaged[len(r.zsrc.damaged)-1].End() > rec.Offset {
+		return
+	}
+	var tape jsonscan.Tape
+	err := tape.Parse(rec.Data, 0)
+	var perr *jsonscan.Error
+	if !errors.As(err, &perr) || (perr.Code != jsonscan.ErrInvalidUTF8 && perr.Code != jsonscan.ErrSyntax) {
+		return
+	}
+	r.inErr = &InputError{Path: r.path, Reason: codes.FaultTruncated, Offset: r.offset,
+		Err: fmt.Errorf("line %d (bytes %d to %d) has no LF and does not parse (%s): %w", rec.Line, rec.Offset, rec.Offset+rec.Length, perr.Code, ErrTruncated)}
 }
 
 // classify sets Data, Kind, BOM and CR for a line that is within the cap.
