@@ -403,8 +403,29 @@ func (r *Reader) ReadBatch(b *Batch) error {
 			break
 		}
 		if len(buf) == cap(buf) {
-			// One line fills the buffer: grow it, up to the cap plus one byte.
-			nb := make([]byte, len(buf), min(int64(2*cap(buf)), r.opts.maxDocBytes+1+4096))
+			// One line fills the buffer: grow it, up to the cap plus one
+			// byte. It doubles until the double would be half the cap or
+			// more, then takes the whole cap at once; with a spool, it
+			// does not take the cap at all but spills the line to the
+			// spool (spillLong). A line over the 64 MiB cap used to grow
+			// 4, 8, 16, 32, 64 and again 64 MiB + 4097 bytes (the first
+			// 64 MiB not holding the cap plus one byte), each step
+			// holding the old buffer and the new beside the zstd window.
+			limit := r.opts.maxDocBytes + 1 + 4096
+			grown := min(int64(2*cap(buf)), limit)
+			if grown >= r.opts.maxDocBytes/2 {
+				grown = limit
+			}
+			if grown == limit && r.opts.spool != nil {
+				rest, err := r.spillLong(b, buf[lineStart:])
+				if err != nil {
+					return r.fail(err)
+				}
+				buf = append(buf[:lineStart], rest...)
+				scan = lineStart
+				continue
+			}
+			nb := make([]byte, len(buf), grown)
 			copy(nb, buf)
 			buf = nb
 		}
@@ -595,7 +616,13 @@ func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	length := int64(len(head))
+	return r.skipRest(b, ref, int64(len(head)), scratch)
+}
+
+// skipRest reads on, through scratch, the rest of a line over the cap of
+// which length bytes were read and ref holds the kept part, as skipLong.
+func (r *Reader) skipRest(b *Batch, ref SpoolRef, length int64, scratch []byte) ([]byte, error) {
+	var err error
 	scratch = scratch[:cap(scratch)]
 	if len(scratch) < 64<<10 {
 		scratch = make([]byte, 64<<10)
@@ -640,6 +667,107 @@ func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
 		r.inErr.Offset = r.offset
 	}
 	return scratch[:0], nil
+}
+
+// spillLong frames the line that head, the whole of a full buffer,
+// begins, without growing the buffer to the cap: a line that outgrows a
+// quarter of the cap is written to the spool as it is read, through
+// head's buffer,
+// until its LF or the end of the input. One within the cap is then read
+// back whole into a buffer of its own length and framed as any line (and
+// its bytes taken off the spool's end); one over the cap is a too-large
+// reject whose first keep-cap bytes are already in the spool, and the
+// rest of it is only counted (skipRest). So a line over the cap never
+// holds the cap in memory (with a 128 MiB zstd window, a line of 2 GiB
+// peaked at 332 MB: issue 45 item 13), and one within it holds its
+// length and half the cap, no more than growing did. It returns the
+// bytes read after the LF, moved to the buffer's start.
+func (r *Reader) spillLong(b *Batch, head []byte) ([]byte, error) {
+	sp := r.opts.spool
+	base, err := sp.write(head)
+	if err != nil {
+		return nil, fmt.Errorf("%s: line %d: %w", r.path, r.line+1, err)
+	}
+	length := int64(len(head))
+	scratch := head[:cap(head)]
+	for {
+		if err := r.cancelled(); err != nil {
+			return nil, err
+		}
+		var n int
+		var rerr error
+		if !r.eof {
+			n, rerr = r.src.Read(scratch)
+		}
+		chunk := scratch[:n]
+		lf := bytes.IndexByte(chunk, '\n')
+		part := chunk
+		if lf >= 0 {
+			part = chunk[:lf]
+		}
+		if length+int64(len(part)) > r.opts.maxDocBytes {
+			// Over the cap: keep the first keep-cap bytes, count the rest.
+			ref := SpoolRef{Spool: sp, Off: base, Len: min(length, r.keepBytes())}
+			if sp.truncate(base + ref.Len) {
+				if ref, err = r.keep(ref, part); err != nil {
+					return nil, err
+				}
+			}
+			length += int64(len(part))
+			if lf < 0 {
+				r.readFault(rerr, length)
+				return r.skipRest(b, ref, length, scratch)
+			}
+			r.line++
+			rec := Record{Line: r.line, Offset: r.offset, Kind: KindReject, Reason: codes.RejectTooLarge}
+			rest := chunk[lf+1:]
+			r.finishLong(b, rec, ref, length, true)
+			r.readFault(rerr, int64(len(rest)))
+			return scratch[:copy(scratch, rest)], nil
+		}
+		if len(part) > 0 {
+			if _, err := sp.write(part); err != nil {
+				return nil, fmt.Errorf("%s: line %d: %w", r.path, r.line+1, err)
+			}
+			length += int64(len(part))
+		}
+		if lf < 0 && rerr == nil && !r.eof {
+			continue
+		}
+		// The line ends here (its LF, the end of the input or a fault):
+		// read it back whole and frame it.
+		line := make([]byte, length)
+		if _, err := io.ReadFull(SpoolRef{Spool: sp, Off: base, Len: length}.Reader(), line); err != nil {
+			return nil, fmt.Errorf("%s: line %d: spool: %w", r.path, r.line+1, err)
+		}
+		sp.truncate(base)
+		if lf < 0 {
+			r.readFault(rerr, length)
+			if err := r.emit(b, line, false); err != nil {
+				return nil, err
+			}
+			return scratch[:0], nil
+		}
+		rest := chunk[lf+1:]
+		if err := r.emit(b, line, true); err != nil {
+			return nil, err
+		}
+		r.readFault(rerr, int64(len(rest)))
+		return scratch[:copy(scratch, rest)], nil
+	}
+}
+
+// readFault notes the end of the input met by a read (rerr, nil when the
+// read did not end it); pending is the number of bytes of the open line
+// read, as for inputFault.
+func (r *Reader) readFault(rerr error, pending int64) {
+	if rerr == nil {
+		return
+	}
+	r.eof = true
+	if rerr != io.EOF {
+		r.inputFault(rerr, pending)
+	}
 }
 
 // finishLong emits a too-large line of length bytes, of which ref holds
