@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,5 +54,41 @@ func TestPlainCutIsTruncated(t *testing.T) {
 	}
 	if c := convbatch(t, nil, "check", out); c.code != 0 {
 		t.Errorf("check: exit %d: %s", c.code, c.stdout)
+	}
+}
+
+// TestLongLinesSpilled (issue 45 item 13) runs lines past a quarter of
+// --max-doc-bytes (which the reader spills to its spool instead of
+// growing its buffer to the cap) through the whole run: a 6 MiB document
+// is a document, written back whole; a 20 MiB line over the 16 MiB cap
+// is a too-large reject whose first 16 MiB are kept in rejects.bin; the
+// document after them is kept.
+func TestLongLinesSpilled(t *testing.T) {
+	dir := t.TempDir()
+	big := `{"id":"big","messages":[{"role":"user","content":"` + strings.Repeat("w", 6<<20) + `"}]}` + "\n"
+	over := `{"id":"over","p":"` + strings.Repeat("v", 20<<20) + `"}` + "\n"
+	after := `{"id":"after","messages":[]}` + "\n"
+	in := filepath.Join(dir, "long.jsonl")
+	putFile(t, in, []byte(big+over+after))
+	out := filepath.Join(dir, "out")
+	code, stderr := mainRun(t, "run", "--progress", "never", "-o", out, "--max-doc-bytes", "16MiB", "--tables", "none", in)
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d (a reject): %s", code, ExitFindings, stderr)
+	}
+	var rep sink.Report
+	readJSON(t, filepath.Join(out, outdir.ReportFile), &rep)
+	if rep.Totals.Lines != 3 || rep.Totals.Documents != 2 || rep.RejectsByReason["too-large"] != 1 || rep.Inputs[0].Error != nil {
+		t.Fatalf("report: totals %+v, rejects %v, error %+v", rep.Totals, rep.RejectsByReason, rep.Inputs[0].Error)
+	}
+	if got := decompress(t, filepath.Join(out, rep.Inputs[0].Archive)); string(got) != big+after {
+		t.Fatalf("written back %d bytes, want the 6 MiB document and the last (%d bytes)", len(got), len(big+after))
+	}
+	rejects := readRejects(t, out)
+	if len(rejects) != 1 || rejects[0].Line != 2 || rejects[0].Offset != int64(len(big)) || rejects[0].Length != int64(len(over)-1) || rejects[0].Kept != 16<<20 {
+		t.Fatalf("rejects %+v", rejects)
+	}
+	bin, err := os.ReadFile(filepath.Join(out, outdir.RejectsDataFile))
+	if err != nil || string(bin) != over[:16<<20] {
+		t.Fatalf("rejects.bin: %v, %d bytes, want the line's first 16 MiB", err, len(bin))
 	}
 }
