@@ -112,16 +112,22 @@ const (
 	FaultOpenError InputFault = iota
 	// FaultReadError: reading the input failed.
 	FaultReadError
+	// FaultTruncated: the input ends inside a line or a compressed frame
+	// or member: a plain input's last line has no LF and does not parse
+	// (its reject reason is its own), or a zstd or gzip stream is cut
+	// short.
+	FaultTruncated
 	// FaultZstdWindowTooLarge: a zstd frame asks for a window over the cap.
 	FaultZstdWindowTooLarge
 	// FaultZstdChecksum: a zstd frame's checksum does not match.
 	FaultZstdChecksum
-	// FaultZstdCorrupt: the zstd stream is damaged.
+	// FaultZstdCorrupt: the zstd stream is damaged (other than cut short).
 	FaultZstdCorrupt
 	// FaultGzipChecksum: a gzip member's CRC-32 or length does not match.
 	FaultGzipChecksum
 	// FaultGzipCorrupt: the gzip stream is damaged (a bad header, a bad
-	// deflate block, a member cut short).
+	// deflate block, bytes after the last member); one cut short is
+	// FaultTruncated.
 	FaultGzipCorrupt
 	// FaultChecksumMismatch: the bytes of an object read by URL do not
 	// have the checksum its store keeps (source.ErrCorrupt): changed in
@@ -131,7 +137,7 @@ const (
 )
 
 var inputFaultCodes = [numInputFaults]string{
-	"open-error", "read-error", "zstd-window-too-large", "zstd-checksum", "zstd-corrupt",
+	"open-error", "read-error", "truncated", "zstd-window-too-large", "zstd-checksum", "zstd-corrupt",
 	"gzip-checksum", "gzip-corrupt", "checksum-mismatch",
 }
 

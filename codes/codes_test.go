@@ -20,7 +20,7 @@ func TestStrings(t *testing.T) {
 	}{
 		{stringsOf(Rejects()), []string{"input-checksum", "bom", "too-large", "input-truncated", "invalid-utf8", "not-json", "too-deep", "not-object", "duplicate-key", "bad-id", "bad-messages", "bad-message", "bad-role", "bad-extensions", "bad-title", "bad-created-at", "bad-message-field"}},
 		{stringsOf(Warnings()), []string{"bom-dropped", "crlf", "duplicate-id", "unknown-extension", "undeclared-extension", "tool-result-orphan", "tool-call-duplicate-id", "statement-agent-unknown", "transcript-unhashable", "usage-wrong-type", "usage-invalid-count"}},
-		{stringsOf(InputFaults()), []string{"open-error", "read-error", "zstd-window-too-large", "zstd-checksum", "zstd-corrupt", "gzip-checksum", "gzip-corrupt", "checksum-mismatch"}},
+		{stringsOf(InputFaults()), []string{"open-error", "read-error", "truncated", "zstd-window-too-large", "zstd-checksum", "zstd-corrupt", "gzip-checksum", "gzip-corrupt", "checksum-mismatch"}},
 		{stringsOf(Skips()), []string{"dot-file", "dot-directory", "sidecar", "unknown-type", "directory", "not-regular"}},
 	} {
 		if !slices.Equal(tc.got, tc.want) {

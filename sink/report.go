@@ -61,7 +61,7 @@ type InputReport struct {
 // InputFault describes an input that ended early.
 type InputFault struct {
 	// Reason is an input fault code (codes.InputFault): open-error,
-	// read-error, zstd-window-too-large, zstd-checksum, zstd-corrupt,
+	// read-error, truncated, zstd-window-too-large, zstd-checksum, zstd-corrupt,
 	// gzip-checksum, gzip-corrupt or checksum-mismatch.
 	Reason string `json:"reason"`
 	// Offset is the decompressed byte offset reached when it happened.

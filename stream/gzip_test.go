@@ -104,8 +104,8 @@ func TestGzipDamaged(t *testing.T) {
 			t.Fatalf("%s: error %q does not name the input and position", name, ie)
 		}
 	}
-	check("cut short", comp[:len(comp)*2/3], codes.FaultGzipCorrupt)
-	check("cut in the trailer", comp[:len(comp)-3], codes.FaultGzipCorrupt)
+	check("cut short", comp[:len(comp)*2/3], codes.FaultTruncated)
+	check("cut in the trailer", comp[:len(comp)-3], codes.FaultTruncated)
 	crc := bytes.Clone(comp)
 	crc[len(crc)-8] ^= 1 // CRC-32 of the member, first trailer byte
 	check("bad CRC", crc, codes.FaultGzipChecksum)

@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/source"
 )
 
@@ -27,7 +28,7 @@ type InputError struct {
 	// Path is the input as named.
 	Path string
 	// Reason says what ended the input: codes.FaultReadError,
-	// FaultZstdWindowTooLarge, FaultZstdChecksum, FaultZstdCorrupt,
+	// FaultTruncated, FaultZstdWindowTooLarge, FaultZstdChecksum, FaultZstdCorrupt,
 	// FaultGzipChecksum, FaultGzipCorrupt or FaultChecksumMismatch here;
 	// package pipeline adds FaultOpenError.
 	Reason codes.InputFault
@@ -69,28 +70,64 @@ var gzipMagic = []byte{0x1F, 0x8B, 0x08}
 func isGzip(head []byte) bool { return bytes.HasPrefix(head, gzipMagic) }
 
 // gzipSource decompresses a gzip stream of one or more members (as `cat
-// a.gz b.gz` makes). The header is read at the first Read, not when the
-// source is made, so that a damaged header is an input fault like the
-// input's other faults; an empty input is an empty stream.
+// a.gz b.gz` makes). A member's header is read at the first Read, not when
+// the source is made, so that a damaged header is an input fault like the
+// input's other faults; an empty input is an empty stream. The members
+// are taken one at a time, so that the bytes after one are judged: none
+// ends the stream, the start of a gzip header (cut short or not) is the
+// next member, anything else is gzip.ErrHeader (bytes after the last
+// member, even too few for a header). So io.ErrUnexpectedEOF from the
+// decoder means the input ended inside a member: cut short.
 type gzipSource struct {
-	in  *errRecorder
-	z   *gzip.Reader
-	err error
+	in   *bufio.Reader // over the errRecorder: the decoder reads no further than a member's end
+	z    *gzip.Reader
+	open bool // a member is being read
+	err  error
 }
 
 func (g *gzipSource) Read(p []byte) (int, error) {
-	if g.err != nil {
-		return 0, g.err
-	}
-	if g.z == nil {
-		z, err := gzip.NewReader(g.in)
+	for {
+		if g.err != nil {
+			return 0, g.err
+		}
+		if !g.open {
+			head, err := g.in.Peek(len(gzipMagic))
+			switch {
+			case len(head) == 0 && err == io.EOF:
+				g.err = io.EOF
+				return 0, io.EOF
+			case len(head) < len(gzipMagic) && err != io.EOF:
+				g.err = err
+				return 0, err
+			case !bytes.HasPrefix(gzipMagic, head):
+				g.err = gzip.ErrHeader
+				return 0, g.err
+			}
+			if g.z == nil {
+				g.z, err = gzip.NewReader(g.in)
+			} else {
+				err = g.z.Reset(g.in)
+			}
+			if err != nil {
+				g.err = err
+				return 0, err
+			}
+			g.z.Multistream(false)
+			g.open = true
+		}
+		n, err := g.z.Read(p)
+		if err == io.EOF {
+			g.open = false
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
 		if err != nil {
 			g.err = err
-			return 0, err
 		}
-		g.z = z
+		return n, err
 	}
-	return g.z.Read(p)
 }
 
 // errRecorder keeps the first failure of the reader under a decoder, so
@@ -184,7 +221,7 @@ func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, 
 	}
 	if rd.shape == ShapeJSONLGzip {
 		rd.in = &errRecorder{r: r}
-		rd.gz = &gzipSource{in: rd.in}
+		rd.gz = &gzipSource{in: bufio.NewReaderSize(rd.in, 64<<10)}
 		r = rd.gz
 	}
 	if rd.shape == ShapeJSONLZstd {
@@ -366,8 +403,29 @@ func (r *Reader) ReadBatch(b *Batch) error {
 			break
 		}
 		if len(buf) == cap(buf) {
-			// One line fills the buffer: grow it, up to the cap plus one byte.
-			nb := make([]byte, len(buf), min(int64(2*cap(buf)), r.opts.maxDocBytes+1+4096))
+			// One line fills the buffer: grow it, up to the cap plus one
+			// byte. It doubles until the double would be half the cap or
+			// more, then takes the whole cap at once; with a spool, it
+			// does not take the cap at all but spills the line to the
+			// spool (spillLong). A line over the 64 MiB cap used to grow
+			// 4, 8, 16, 32, 64 and again 64 MiB + 4097 bytes (the first
+			// 64 MiB not holding the cap plus one byte), each step
+			// holding the old buffer and the new beside the zstd window.
+			limit := r.opts.maxDocBytes + 1 + 4096
+			grown := min(int64(2*cap(buf)), limit)
+			if grown >= r.opts.maxDocBytes/2 {
+				grown = limit
+			}
+			if grown == limit && r.opts.spool != nil {
+				rest, err := r.spillLong(b, buf[lineStart:])
+				if err != nil {
+					return r.fail(err)
+				}
+				buf = append(buf[:lineStart], rest...)
+				scan = lineStart
+				continue
+			}
+			nb := make([]byte, len(buf), grown)
 			copy(nb, buf)
 			buf = nb
 		}
@@ -412,6 +470,12 @@ func (r *Reader) inputFault(err error, pending int64) {
 		reason = codes.FaultZstdChecksum
 	case r.in != nil && r.in.err != nil:
 		// The file could not be read: not the stream's fault.
+	case r.zsrc != nil && r.zsrc.sp.cut, r.gz != nil && errors.Is(err, io.ErrUnexpectedEOF):
+		// The compressed stream ends inside a frame or member (or its
+		// header): cut short, not damaged within. (The zstd decoder's
+		// own io.ErrUnexpectedEOF can be a damaged block's bits running
+		// out: only the frame splitter knows the input ran out.)
+		reason = codes.FaultTruncated
 	case r.dec != nil:
 		reason = codes.FaultZstdCorrupt
 	case errors.Is(err, gzip.ErrChecksum):
@@ -443,8 +507,38 @@ func (r *Reader) emit(b *Batch, raw []byte, terminated bool) error {
 		classify(&rec, raw, rec.Offset == 0, r.opts.strict)
 	}
 	r.mark(&rec, terminated)
+	if !terminated && r.inErr == nil && rec.Kind == KindLine {
+		r.checkLastLine(&rec)
+	}
 	b.Recs = append(b.Recs, rec)
 	return nil
+}
+
+// ErrTruncated is the cause of a codes.FaultTruncated fault found by
+// framing: the input's last line has no LF and its bytes are not JSON.
+var ErrTruncated = errors.New("the input ends inside a line")
+
+// checkLastLine judges rec, the input's last line, which no LF ends and
+// which the stream read whole (no fault ended it): when its bytes do not
+// parse (they are not valid UTF-8 or not one JSON value, the reasons
+// invalid-utf8 and not-json the core gives it), the input ended where no
+// document can be whole, and it is named damaged with FaultTruncated. The
+// record itself is left as it is: it is rejected with its own reason. A
+// last line without LF that parses is a document like any other; one that
+// overlaps a zstd frame whose checksum failed is not judged (its bytes are
+// not the writer's).
+func (r *Reader) checkLastLine(rec *Record) {
+	if r.zsrc != nil && len(r.zsrc.damaged) > 0 && r.zsrc.damaged[len(r.zsrc.damaged)-1].End() > rec.Offset {
+		return
+	}
+	var tape jsonscan.Tape
+	err := tape.Parse(rec.Data, 0)
+	var perr *jsonscan.Error
+	if !errors.As(err, &perr) || (perr.Code != jsonscan.ErrInvalidUTF8 && perr.Code != jsonscan.ErrSyntax) {
+		return
+	}
+	r.inErr = &InputError{Path: r.path, Reason: codes.FaultTruncated, Offset: r.offset,
+		Err: fmt.Errorf("line %d (bytes %d to %d) has no LF and does not parse (%s): %w", rec.Line, rec.Offset, rec.Offset+rec.Length, perr.Code, ErrTruncated)}
 }
 
 // classify sets Data, Kind, BOM and CR for a line that is within the cap.
@@ -522,7 +616,13 @@ func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	length := int64(len(head))
+	return r.skipRest(b, ref, int64(len(head)), scratch)
+}
+
+// skipRest reads on, through scratch, the rest of a line over the cap of
+// which length bytes were read and ref holds the kept part, as skipLong.
+func (r *Reader) skipRest(b *Batch, ref SpoolRef, length int64, scratch []byte) ([]byte, error) {
+	var err error
 	scratch = scratch[:cap(scratch)]
 	if len(scratch) < 64<<10 {
 		scratch = make([]byte, 64<<10)
@@ -567,6 +667,107 @@ func (r *Reader) skipLong(b *Batch, head, scratch []byte) ([]byte, error) {
 		r.inErr.Offset = r.offset
 	}
 	return scratch[:0], nil
+}
+
+// spillLong frames the line that head, the whole of a full buffer,
+// begins, without growing the buffer to the cap: a line that outgrows a
+// quarter of the cap is written to the spool as it is read, through
+// head's buffer,
+// until its LF or the end of the input. One within the cap is then read
+// back whole into a buffer of its own length and framed as any line (and
+// its bytes taken off the spool's end); one over the cap is a too-large
+// reject whose first keep-cap bytes are already in the spool, and the
+// rest of it is only counted (skipRest). So a line over the cap never
+// holds the cap in memory (with a 128 MiB zstd window, a line of 2 GiB
+// peaked at 332 MB: issue 45 item 13), and one within it holds its
+// length and half the cap, no more than growing did. It returns the
+// bytes read after the LF, moved to the buffer's start.
+func (r *Reader) spillLong(b *Batch, head []byte) ([]byte, error) {
+	sp := r.opts.spool
+	base, err := sp.write(head)
+	if err != nil {
+		return nil, fmt.Errorf("%s: line %d: %w", r.path, r.line+1, err)
+	}
+	length := int64(len(head))
+	scratch := head[:cap(head)]
+	for {
+		if err := r.cancelled(); err != nil {
+			return nil, err
+		}
+		var n int
+		var rerr error
+		if !r.eof {
+			n, rerr = r.src.Read(scratch)
+		}
+		chunk := scratch[:n]
+		lf := bytes.IndexByte(chunk, '\n')
+		part := chunk
+		if lf >= 0 {
+			part = chunk[:lf]
+		}
+		if length+int64(len(part)) > r.opts.maxDocBytes {
+			// Over the cap: keep the first keep-cap bytes, count the rest.
+			ref := SpoolRef{Spool: sp, Off: base, Len: min(length, r.keepBytes())}
+			if sp.truncate(base + ref.Len) {
+				if ref, err = r.keep(ref, part); err != nil {
+					return nil, err
+				}
+			}
+			length += int64(len(part))
+			if lf < 0 {
+				r.readFault(rerr, length)
+				return r.skipRest(b, ref, length, scratch)
+			}
+			r.line++
+			rec := Record{Line: r.line, Offset: r.offset, Kind: KindReject, Reason: codes.RejectTooLarge}
+			rest := chunk[lf+1:]
+			r.finishLong(b, rec, ref, length, true)
+			r.readFault(rerr, int64(len(rest)))
+			return scratch[:copy(scratch, rest)], nil
+		}
+		if len(part) > 0 {
+			if _, err := sp.write(part); err != nil {
+				return nil, fmt.Errorf("%s: line %d: %w", r.path, r.line+1, err)
+			}
+			length += int64(len(part))
+		}
+		if lf < 0 && rerr == nil && !r.eof {
+			continue
+		}
+		// The line ends here (its LF, the end of the input or a fault):
+		// read it back whole and frame it.
+		line := make([]byte, length)
+		if _, err := io.ReadFull(SpoolRef{Spool: sp, Off: base, Len: length}.Reader(), line); err != nil {
+			return nil, fmt.Errorf("%s: line %d: spool: %w", r.path, r.line+1, err)
+		}
+		sp.truncate(base)
+		if lf < 0 {
+			r.readFault(rerr, length)
+			if err := r.emit(b, line, false); err != nil {
+				return nil, err
+			}
+			return scratch[:0], nil
+		}
+		rest := chunk[lf+1:]
+		if err := r.emit(b, line, true); err != nil {
+			return nil, err
+		}
+		r.readFault(rerr, int64(len(rest)))
+		return scratch[:copy(scratch, rest)], nil
+	}
+}
+
+// readFault notes the end of the input met by a read (rerr, nil when the
+// read did not end it); pending is the number of bytes of the open line
+// read, as for inputFault.
+func (r *Reader) readFault(rerr error, pending int64) {
+	if rerr == nil {
+		return
+	}
+	r.eof = true
+	if rerr != io.EOF {
+		r.inputFault(rerr, pending)
+	}
 }
 
 // finishLong emits a too-large line of length bytes, of which ref holds

@@ -230,8 +230,8 @@ func TestZstdTruncated(t *testing.T) {
 	cut := comp[:len(comp)*2/3]
 	recs, r := readAll(t, cut, ShapeJSONLZstd)
 	ie := r.InputErr()
-	if ie == nil || ie.Reason.String() != "zstd-corrupt" {
-		t.Fatalf("input error %v", ie)
+	if ie == nil || ie.Reason.String() != "truncated" {
+		t.Fatalf("input error %v, want truncated (issue 45 item 5)", ie)
 	}
 	var good int
 	for _, rec := range recs {

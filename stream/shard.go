@@ -58,7 +58,10 @@ func CountNewlines(r io.Reader) (int64, error) {
 // A fault reading past the shard's last line (beyond end) is the next
 // shard's and is not reported by InputErr; a fault before, or at end
 // itself, is, so the last shard of a file reports what a Reader of the
-// whole file reports. For a shard, Lines is the number of lines this
+// whole file reports, save the FaultTruncated of a last line without LF
+// that does not parse: the shard that frames that line reports it (the
+// later ones, which frame nothing, cannot see the line). For a shard,
+// Lines is the number of lines this
 // Reader framed and Offset a file offset (see there).
 //
 // It needs 0 <= start <= end and 0 <= newlinesBefore <= start.

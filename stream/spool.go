@@ -46,6 +46,20 @@ func (s *Spool) write(p []byte) (int64, error) {
 	return off, nil
 }
 
+// truncate takes back the spool's bytes from off to its end, when no
+// other write came after: a reader that spilled a line it then held
+// whole gives its bytes back (the reading goroutine is the only writer).
+// Failing to is harmless: the bytes stay unused. It reports whether the
+// spool now ends at off.
+func (s *Spool) truncate(off int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if off < s.size && s.f.Truncate(off) == nil {
+		s.size = off
+	}
+	return s.size == off
+}
+
 // Reader returns the bytes of ref.
 func (r SpoolRef) Reader() io.Reader {
 	if r.Spool == nil {

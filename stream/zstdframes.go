@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -48,6 +49,21 @@ type frameSplitter struct {
 	sum    uint32 // the frame's content checksum, when hasSum
 	// pos is the compressed offset of the next byte, for errors.
 	pos int64
+	// cut says the stream ended inside a frame (or a frame's magic
+	// number): it was cut short.
+	cut bool
+}
+
+// magicPrefix says whether head, shorter than 4 bytes, can begin a zstd
+// frame's or a skippable frame's magic number.
+func magicPrefix(head []byte) bool {
+	var full [4]byte
+	binary.LittleEndian.PutUint32(full[:], zstdFrameMagic)
+	if bytes.HasPrefix(full[:], head) {
+		return true
+	}
+	skip := []byte{0x50, 0x2A, 0x4D, 0x18}
+	return len(head) > 0 && head[0]&0xF0 == 0x50 && bytes.HasPrefix(skip[1:], head[1:])
 }
 
 const (
@@ -67,6 +83,7 @@ func (s *frameSplitter) next() error {
 		case len(head) < 4 && err != nil && err != io.EOF:
 			return err
 		case len(head) < 4:
+			s.cut = magicPrefix(head)
 			s.state = splitPass
 			return nil
 		}
@@ -76,6 +93,7 @@ func (s *frameSplitter) next() error {
 				if err != io.EOF {
 					return err
 				}
+				s.cut = true
 				return fmt.Errorf("zstd: skippable frame at byte %d: %w", s.pos, io.ErrUnexpectedEOF)
 			}
 			size := 8 + int64(binary.LittleEndian.Uint32(head[4:]))
@@ -83,13 +101,14 @@ func (s *frameSplitter) next() error {
 			s.pos += int64(n)
 			if int64(n) < size {
 				if err == io.EOF || err == nil {
-					err = io.ErrUnexpectedEOF
+					err, s.cut = io.ErrUnexpectedEOF, true
 				}
 				return fmt.Errorf("zstd: skippable frame at byte %d: %w", s.pos-int64(n), err)
 			}
 			continue
 		}
 		if magic != zstdFrameMagic || len(head) < 5 {
+			s.cut = magic == zstdFrameMagic && err == io.EOF
 			s.state = splitPass
 			return nil
 		}
@@ -149,6 +168,7 @@ func (s *frameSplitter) passOn(err error) error {
 	if err != nil && err != io.EOF {
 		return err
 	}
+	s.cut = true
 	s.state = splitPass
 	return nil
 }
@@ -175,7 +195,7 @@ func (s *frameSplitter) Read(p []byte) (int, error) {
 	s.seg -= int64(n)
 	s.pos += int64(n)
 	if err == io.EOF && s.seg > 0 {
-		err = io.ErrUnexpectedEOF
+		err, s.cut = io.ErrUnexpectedEOF, true
 	}
 	return n, err
 }
