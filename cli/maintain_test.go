@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,13 +18,17 @@ import (
 
 // globCounts returns the statements that count, for every table of the
 // Iceberg OUT ice, the rows of its current snapshot and those of every
-// Parquet file in its data directory's day partitions (what a glob over
-// data/ reads).
-func globCounts(ice string) []string {
+// Parquet file in its data directory (what a glob over data/ reads; in
+// its day partitions when partitioned).
+func globCounts(ice string, partitioned bool) []string {
+	glob := "/data/*.parquet"
+	if partitioned {
+		glob = "/data/*/*.parquet"
+	}
 	sqls := []string{"SET use_hive_partitioning = 0"}
 	for _, name := range tabledef.Names {
 		sqls = append(sqls, fmt.Sprintf("SELECT %s AS name, (SELECT count() FROM icebergLocal(%s)) AS tbl, (SELECT count() FROM file(%s, Parquet)) AS glob",
-			chdbtest.Literal(name), chdbtest.Literal(ice+"/tables/"+name), chdbtest.Literal(ice+"/tables/"+name+"/data/*/*.parquet")))
+			chdbtest.Literal(name), chdbtest.Literal(ice+"/tables/"+name), chdbtest.Literal(ice+"/tables/"+name+glob)))
 	}
 	return sqls
 }
@@ -51,6 +56,13 @@ func checkOK(t *testing.T, what, out string) {
 // accepts OUT after every maintain, and an incremental run after them.
 func TestMaintainIceberg(t *testing.T) {
 	chdbtest.Require(t)
+	for _, partition := range []string{"day", "none"} {
+		t.Run(partition, func(t *testing.T) { testMaintainIceberg(t, partition) })
+	}
+}
+
+func testMaintainIceberg(t *testing.T, partition string) {
+	day := partition == "day"
 	dir := t.TempDir()
 	set := filepath.Join(dir, "set")
 	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 5, Faults: 0.05, Tamper: 0.2})
@@ -61,7 +73,7 @@ func TestMaintainIceberg(t *testing.T) {
 	for n := 1; n <= exp.Nights; n++ {
 		nights = append(nights, filepath.Join(set, fmt.Sprintf("night-%d", n)))
 	}
-	flags := []string{"--keys", filepath.Join(set, exp.Keys), "--partition-by", "day"}
+	flags := []string{"--keys", filepath.Join(set, exp.Keys), "--partition-by", partition}
 	ice := filepath.Join(dir, "ice")
 	for n := 1; n <= len(nights); n++ {
 		runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--incremental", "--table-format", "iceberg"}, flags, nights[:n])...)
@@ -80,7 +92,7 @@ func TestMaintainIceberg(t *testing.T) {
 			t.Fatalf("table %s: snapshots by run %v, want runs 1 to 4", name, byRun[name])
 		}
 	}
-	res := chdbtest.Query(t, dir, globCounts("ice")...)
+	res := chdbtest.Query(t, dir, globCounts("ice", day)...)
 	grown := false
 	for _, rows := range res[1:] {
 		grown = grown || chdbtest.Int(t, rows[0]["glob"]) > chdbtest.Int(t, rows[0]["tbl"])
@@ -113,7 +125,7 @@ func TestMaintainIceberg(t *testing.T) {
 	for _, name := range tabledef.Names {
 		run3[name] = byRun[name][3]
 	}
-	sqls := slices.Concat(compareIceberg("ice", "one-4", true, nil), compareIceberg("ice", "one-3", true, run3))
+	sqls := slices.Concat(compareIceberg("ice", "one-4", day, nil), compareIceberg("ice", "one-3", day, run3))
 	res = chdbtest.Query(t, dir, sqls...)
 	per := len(tabledef.Names) + 1
 	checkCompare(t, "current snapshot after maintain", res[:per])
@@ -148,7 +160,7 @@ func TestMaintainIceberg(t *testing.T) {
 			t.Fatalf("table %s: snapshots by run after maintain %v, want run 4's only", name, got)
 		}
 	}
-	res = chdbtest.Query(t, dir, slices.Concat(compareIceberg("ice", "one-4", true, nil), globCounts("ice"))...)
+	res = chdbtest.Query(t, dir, slices.Concat(compareIceberg("ice", "one-4", day, nil), globCounts("ice", day))...)
 	checkCompare(t, "current snapshot after the second maintain", res[:per])
 	for _, rows := range res[per+1:] {
 		row := rows[0]
@@ -157,9 +169,37 @@ func TestMaintainIceberg(t *testing.T) {
 		}
 	}
 
-	// The next incremental night builds on the maintained tables.
-	runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--incremental", "--table-format", "iceberg"}, flags, nights)...)
+	// The next incremental night, with a new input, builds on the
+	// maintained tables.
+	extra := filepath.Join(dir, "night-5", "e.jsonl.zst")
+	if err := os.MkdirAll(filepath.Dir(extra), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	genArchive(t, extra, "--conversations", "12", "--seed", "9")
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--incremental", "--table-format", "iceberg"}, flags, nights, []string{extra})...)
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", filepath.Join(dir, "one-5")}, flags, nights, []string{extra})...)
 	checkOK(t, "after an incremental run after maintain", ice)
+
+	// A copy of OUT elsewhere (its metadata naming the files where they
+	// were written) is maintained where it is: run 4's snapshot expires,
+	// the night after it is left, with the rows of a parquet run over
+	// every night.
+	if out, err := exec.Command("cp", "-a", ice, filepath.Join(dir, "copy")).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v: %s", err, out)
+	}
+	r = convbatch(t, nil, "maintain", filepath.Join(dir, "copy"), "--expire-snapshots-older-than", "0")
+	if r.code != 0 || !strings.Contains(r.stderr, "1 snapshot expired, 1 kept") {
+		t.Fatalf("maintain of a copied OUT: exit %d, want 0 and one snapshot expired per table\n%s", r.code, r.stderr)
+	}
+	checkOK(t, "after maintain of a copied OUT", filepath.Join(dir, "copy"))
+	res = chdbtest.Query(t, dir, slices.Concat(compareIceberg("copy", "one-5", day, nil), globCounts("copy", day))...)
+	checkCompare(t, "current snapshot of a copied OUT after maintain", res[:per])
+	for _, rows := range res[per+1:] {
+		row := rows[0]
+		if chdbtest.Int(t, row["glob"]) != chdbtest.Int(t, row["tbl"]) {
+			t.Errorf("copied OUT: table %s: the data glob counts %v rows, the table %v", row["name"], row["glob"], row["tbl"])
+		}
+	}
 	// A parquet OUT has no snapshots: nothing to do.
 	if r := convbatch(t, nil, "maintain", filepath.Join(dir, "one-4"), "--expire-snapshots-older-than", "0"); r.code != 0 || !strings.Contains(r.stderr, "nothing to do") {
 		t.Errorf("maintain of a parquet OUT: exit %d, want 0 and nothing to do\n%s", r.code, r.stderr)
