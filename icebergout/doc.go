@@ -19,5 +19,7 @@
 // staged in a sink.Txn under its path relative to OUT, for package outdir
 // to publish through OUT's journal, where renaming vN.metadata.json into
 // place is the moment readers see the new snapshot. Files a snapshot
-// removes stay in OUT: earlier snapshots (time travel) still read them.
+// removes stay in OUT: earlier snapshots (time travel) still read them,
+// until Maintain expires those snapshots and lists the files no kept
+// snapshot references, for package outdir's journal to remove.
 package icebergout

@@ -75,6 +75,15 @@ func Query(t testing.TB, dir string, sqls ...string) [][]map[string]any {
 	return out
 }
 
+// QueryErr is Query for statements expected to fail: it returns
+// ClickHouse's error (its message, as the query script reports it) instead
+// of failing the test. chDB missing still skips or fails the test, as
+// Require does.
+func QueryErr(t testing.TB, dir string, sqls ...string) ([][]map[string]any, error) {
+	t.Helper()
+	return run(t, dir, sqls...)
+}
+
 func run(t testing.TB, dir string, sqls ...string) ([][]map[string]any, error) {
 	e := ready(t)
 	in, err := json.Marshal(sqls)

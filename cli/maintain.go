@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/convbatch/convbatch/bytesize"
+	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
+)
+
+// maintainStaging is the directory, in OUT's staging directory, where
+// maintain stages its commit.
+const maintainStaging = "maintain"
+
+// maintainCommand is `convbatch maintain OUT`: expire the Iceberg tables'
+// old snapshots and remove the files no kept snapshot references, as one
+// commit through OUT's journal.
+func maintainCommand() *command {
+	var olderThan string
+	var retainLast int
+	return &command{
+		name:    "maintain",
+		summary: "expire old snapshots of OUT's Iceberg tables and remove the files no kept snapshot references",
+		usage:   "convbatch maintain OUT [--expire-snapshots-older-than DURATION [--retain-last N]]",
+		checks: joinLines(
+			"  OUT's record (its manifests) first, as an incremental run does: every",
+			"  recorded file at its size, each table's metadata at its SHA-256.",
+		),
+		example: joinLines(
+			"  convbatch maintain /data/out --expire-snapshots-older-than 30d --retain-last 7",
+			"",
+			"Every snapshot of a table older than DURATION (30d, 12h, 90m; 0 for all) is",
+			"expired but the N latest (default 1: always the current one); the files that",
+			"no kept snapshot references (the expired snapshots' manifests and data",
+			"files, earlier metadata versions, files no snapshot ever held) are removed.",
+			"Without --expire-snapshots-older-than no snapshot expires and only such",
+			"files are removed. The new metadata and the removals are one commit of",
+			"OUT (its journal and a manifest of its own): a killed maintain is finished",
+			"by the next run or maintain, and convbatch check accepts OUT after it.",
+			"Parquet tables (--table-format parquet) have no snapshots: nothing to do.",
+		),
+		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
+			fs.StringVar(&olderThan, "expire-snapshots-older-than", "", "expire the snapshots older than DURATION (a Go duration, or Nd for N days; 0 for every one but the --retain-last latest)")
+			fs.IntVar(&retainLast, "retain-last", 1, "keep at least the N latest snapshots of each table, whatever their age (at least 1: the current one)")
+			return func(e *env, args []string) (int, error) {
+				if len(args) != 1 {
+					return 0, usageErr("maintain: want exactly one OUT directory (the -o of convbatch run), got %s (see 'convbatch maintain --help')", plural(int64(len(args)), "argument", "arguments"))
+				}
+				var age time.Duration
+				expire := fs.Changed("expire-snapshots-older-than")
+				if expire {
+					var err error
+					if age, err = parseAge(olderThan); err != nil {
+						return 0, usageErr("maintain: --expire-snapshots-older-than: %v", err)
+					}
+				}
+				if retainLast < 1 {
+					return 0, usageErr("maintain: --retain-last %d: want at least 1 (the current snapshot is always kept)", retainLast)
+				}
+				if fs.Changed("retain-last") && !expire {
+					return 0, usageErr("maintain: --retain-last needs --expire-snapshots-older-than")
+				}
+				if st, err := os.Stat(args[0]); err != nil || !st.IsDir() {
+					return 0, usageErr("maintain: %s: not a directory; pass the -o directory of convbatch run or extract", args[0])
+				}
+				return maintain(e, args[0], expire, age, retainLast)
+			}
+		},
+	}
+}
+
+// parseAge parses a duration: Go's (90m, 12h, 1h30m) or a whole number of
+// days (30d); "0" is none.
+func parseAge(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseInt(days, 10, 32)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%q is not a duration (want e.g. 30d, 12h, 90m, 0)", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not a duration (want e.g. 30d, 12h, 90m, 0)", s)
+	}
+	return d, nil
+}
+
+// maintainSettings is what a maintenance commit records as its settings
+// in its manifest.
+type maintainSettings struct {
+	Command                  string `json:"command"`
+	ExpireSnapshotsOlderThan string `json:"expire_snapshots_older_than,omitempty"`
+	RetainLast               int    `json:"retain_last,omitempty"`
+}
+
+// maintain runs the maintenance of OUT (dir) and commits it.
+func maintain(e *env, dir string, expire bool, age time.Duration, retainLast int) (int, error) {
+	start := time.Now()
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+	}
+	// A directory without a manifest is not opened (Open would make the
+	// state directory in it).
+	if rec, _ := outdir.ReadRecord(root); rec.LastRun == 0 {
+		return 0, usageErr("maintain: %s: %v", dir, outdir.ErrNoRecord)
+	}
+	d, err := outdir.Open(root)
+	if errors.Is(err, outdir.ErrBusy) || errors.Is(err, outdir.ErrRefused) {
+		return 0, usageErr("maintain: %v", err)
+	}
+	if err != nil {
+		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+	}
+	defer d.Close()
+	rec, err := d.CheckRecord()
+	if err != nil {
+		return 0, usageErr("maintain: %v", err)
+	}
+	if rec.LastRun == 0 {
+		return 0, usageErr("maintain: %s: %v", dir, outdir.ErrNoRecord)
+	}
+	// What a killed run left to resume from is not kept: the commit
+	// clears the staging directory.
+	if err := d.ClearStaging(); err != nil {
+		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+	}
+	txn, err := sink.NewTxn(filepath.Join(d.Staging(), maintainStaging))
+	if err != nil {
+		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+	}
+	defer txn.Abort()
+	j := &outdir.Journal{Run: rec.LastRun + 1, Removes: []string{}}
+	var lines []string
+	var removedBytes int64
+	for _, name := range tabledef.Names {
+		tdir := outdir.TableDir(name)
+		// The metadata this maintenance builds on is what its record
+		// says, byte for byte.
+		var meta []string
+		for rel := range rec.Files {
+			if strings.HasPrefix(rel, tdir+"/"+icebergout.MetadataDir+"/") {
+				meta = append(meta, rel)
+			}
+		}
+		slices.Sort(meta)
+		if problems := rec.CheckDigests(root, meta); len(problems) > 0 {
+			return 0, usageErr("maintain: %v", &outdir.RecordError{Root: root, Problems: problems})
+		}
+		m, err := icebergout.Maintain(e.ctx, txn, icebergout.Maintenance{
+			Root: root, Table: name, Dir: tdir,
+			Expire: expire, OlderThan: age, RetainLast: retainLast, Before: start,
+		})
+		if err != nil {
+			return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+		}
+		if len(m.Kept) == 0 && len(m.Remove) == 0 {
+			continue
+		}
+		for _, f := range m.Files {
+			j.Renames = append(j.Renames, outdir.Rename{From: path.Join(maintainStaging, f), To: f})
+		}
+		j.Removes = append(j.Removes, m.Remove...)
+		removedBytes += m.RemoveBytes
+		line := fmt.Sprintf("table %s: %s expired, %d kept; %s removed (%s)", name,
+			plural(int64(len(m.Expired)), "snapshot", "snapshots"), len(m.Kept), plural(int64(len(m.Remove)), "file", "files"), bytesize.Format(m.RemoveBytes))
+		if m.Recent > 0 {
+			line += fmt.Sprintf("; %d unreferenced file(s) newer than this maintenance left", m.Recent)
+		}
+		lines = append(lines, line)
+	}
+	for _, l := range lines {
+		fmt.Fprintf(e.stderr, "convbatch maintain: %s\n", l)
+	}
+	if len(j.Renames) == 0 && len(j.Removes) == 0 {
+		fmt.Fprintf(e.stderr, "convbatch maintain: nothing to do in %s\n", dir)
+		return ExitOK, nil
+	}
+	if err := txn.Commit(); err != nil {
+		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+	}
+	// Every commit publishes report.json last: the report stays the last
+	// run's, published again unchanged.
+	report, err := os.ReadFile(filepath.Join(root, outdir.ReportFile))
+	if err != nil {
+		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+	}
+	j.Report = path.Join(maintainStaging, outdir.ReportFile)
+	if err := os.WriteFile(filepath.Join(d.Staging(), filepath.FromSlash(j.Report)), report, 0o644); err != nil {
+		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+	}
+	settings := maintainSettings{Command: "maintain"}
+	if expire {
+		settings.ExpireSnapshotsOlderThan, settings.RetainLast = age.String(), retainLast
+	}
+	b, err := json.Marshal(settings)
+	if err != nil {
+		return 0, fatalErr(err)
+	}
+	j.Manifest = &outdir.Manifest{Settings: b}
+	if err := d.Commit(j); err != nil {
+		if errors.Is(err, outdir.ErrRefused) {
+			return 0, usageErr("maintain: %v", err)
+		}
+		if errors.Is(err, outdir.ErrCommitPending) {
+			return 0, fatalErr(fmt.Errorf("maintain: %w; the next convbatch run, extract or maintain into %s finishes the commit first (convbatch check says commit-pending until then)", err, dir))
+		}
+		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+	}
+	fmt.Fprintf(e.stderr, "convbatch maintain: committed as run %d of %s: %s removed (%s)\n", j.Run, dir,
+		plural(int64(len(j.Removes)), "file", "files"), bytesize.Format(removedBytes))
+	return ExitOK, nil
+}
