@@ -34,6 +34,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -60,12 +61,12 @@ var (
 	fixOnce sync.Once
 	fix     *fixture
 	fixErr  error
-	keep    bool // leave fix.root behind
+	keep    atomic.Bool // leave fix.root behind
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if fix != nil && !keep && os.Getenv("CONVBATCH_CRASH_KEEP") != "1" {
+	if fix != nil && !keep.Load() && os.Getenv("CONVBATCH_CRASH_KEEP") != "1" {
 		os.RemoveAll(fix.root)
 	} else if fix != nil {
 		fmt.Fprintf(os.Stderr, "crashtest: work directory kept: %s\n", fix.root)
@@ -320,6 +321,7 @@ type result struct {
 	trial    trial
 	outcomes []outcome // one per step, then the final clean run
 	problem  string    // "" when the property holds
+	out      string    // the trial's OUT
 	// crashHit counts the steps with a crash point that ended by SIGKILL.
 	crashHit, crashSteps int
 }
@@ -469,6 +471,75 @@ func plan(r *rand.Rand, ref time.Duration, long bool) []trial {
 	return ts
 }
 
+// sample returns a sample of the kinds of trials, for a property that is
+// not enforced: a random kill, a kill repeated in the recovery, a crash
+// point chain, a signal at the commit.
+func sample(trials []trial) []trial {
+	var s []trial
+	for _, tr := range trials {
+		switch tr.name {
+		case "random-kill-0", "random-kill-2", "crash-rename:2-recover:1", "SIGTERM-at-commit-0":
+			s = append(s, tr)
+		}
+	}
+	return s
+}
+
+// trialsAtOnce is how many trials of one property run at the same time.
+const trialsAtOnce = 2
+
+// runTrials runs the trials, trialsAtOnce at a time as parallel subtests
+// of t (so go test's -parallel bounds them together with the other
+// properties' trials), each in its own OUT under f.root, and calls done
+// with each result; an OUT whose trial holds the property is removed.
+func (f *fixture) runTrials(t *testing.T, trials []trial, done func(t *testing.T, i int, tr trial, res result)) {
+	t.Helper()
+	t.Run("trials", func(t *testing.T) {
+		for part := range trialsAtOnce {
+			t.Run(fmt.Sprintf("part-%d", part), func(t *testing.T) {
+				t.Parallel()
+				for i := part; i < len(trials); i += trialsAtOnce {
+					tr := trials[i]
+					out := filepath.Join(f.root, "trials", fmt.Sprintf("%03d-%s", i, tr.name))
+					res := f.runTrial(out, tr)
+					res.out = out
+					done(t, i, tr, res)
+					if res.problem == "" {
+						os.RemoveAll(out)
+					}
+				}
+			})
+		}
+	})
+}
+
+// pairedDuration times a clean run made while another clean run of the
+// same fixture runs beside it: how long a trial's run takes when the
+// trials run two at a time.
+func (f *fixture) pairedDuration(t *testing.T) time.Duration {
+	t.Helper()
+	var wg sync.WaitGroup
+	durs := make([]time.Duration, 2)
+	for k := range durs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out := filepath.Join(f.root, "paired", fmt.Sprint(k))
+			if f.base != "" {
+				if err := copyTree(f.base, out); err != nil {
+					return
+				}
+			}
+			if o := f.run(out, step{}); o.err == nil {
+				durs[k] = o.dur
+			}
+			os.RemoveAll(out)
+		}()
+	}
+	wg.Wait()
+	return max(durs[0], durs[1])
+}
+
 // crashSeed returns the seed of the random instants: CONVBATCH_CRASH_SEED
 // or the clock.
 func crashSeed(t *testing.T) uint64 {
@@ -544,22 +615,25 @@ func TestProperty(t *testing.T) {
 	t.Logf("seed %d (replay: CONVBATCH_CRASH_SEED=%d); reference: exit %d in %v", seed, seed, f.refCode, f.refDur.Round(time.Millisecond))
 	trials := plan(rand.New(rand.NewPCG(seed, 0x6b696c6c)), f.refDur, long)
 	if !enforce {
-		// A sample of the kinds: a random kill, a kill repeated in the
-		// recovery, a crash point chain, a signal at the commit.
-		var sample []trial
-		for _, tr := range trials {
-			switch tr.name {
-			case "random-kill-0", "random-kill-2", "crash-rename:2-recover:1", "SIGTERM-at-commit-0":
-				sample = append(sample, tr)
-			}
+		trials = sample(trials)
+	}
+	// The trials run two at a time (go test's -parallel, GOMAXPROCS by
+	// default, bounds them): each run spends much of its time starting
+	// and in fsync. The random instants are fractions of a clean run
+	// timed beside another, as the trials will be.
+	if d := f.pairedDuration(t); d > f.refDur {
+		t.Logf("a clean run beside another takes %v: the random instants are fractions of that", d.Round(time.Millisecond))
+		trials = plan(rand.New(rand.NewPCG(seed, 0x6b696c6c)), d, long)
+		if !enforce {
+			trials = sample(trials)
 		}
-		trials = sample
 	}
 	start := time.Now()
+	var mu sync.Mutex
 	var failed, hit, crashSteps, killed int
-	for i, tr := range trials {
-		out := filepath.Join(f.root, "trials", fmt.Sprintf("%03d-%s", i, tr.name))
-		res := f.runTrial(out, tr)
+	f.runTrials(t, trials, func(t *testing.T, i int, tr trial, res result) {
+		mu.Lock()
+		defer mu.Unlock()
 		hit += res.crashHit
 		crashSteps += res.crashSteps
 		var how []string
@@ -575,18 +649,17 @@ func TestProperty(t *testing.T) {
 		}
 		if res.problem == "" {
 			t.Logf("ok   %s: %s", tr.name, strings.Join(how, "; "))
-			os.RemoveAll(out)
-			continue
+			return
 		}
 		failed++
-		msg := fmt.Sprintf("FAIL %s: %s\n  %s\n  OUT: %s", tr.name, strings.Join(how, "; "), res.problem, out)
+		msg := fmt.Sprintf("FAIL %s: %s\n  %s\n  OUT: %s", tr.name, strings.Join(how, "; "), res.problem, res.out)
 		if enforce {
-			keep = true
+			keep.Store(true)
 			t.Error(msg)
 		} else {
 			t.Log(msg)
 		}
-	}
+	})
 	t.Logf("%d trials in %v: %d fail the property; %d runs ended by a signal; %d of %d crash-point runs died at their point",
 		len(trials), time.Since(start).Round(time.Millisecond), failed, killed, hit, crashSteps)
 	if enforce && crashSteps > 0 && hit == 0 {

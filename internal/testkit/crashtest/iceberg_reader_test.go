@@ -2,12 +2,14 @@ package crashtest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/convbatch/convbatch/internal/testkit/chdbtest"
@@ -72,19 +74,39 @@ func TestIcebergReaderSeesOneSnapshot(t *testing.T) {
 	}
 	var states []string
 	for _, k := range slices.Sorted(maps.Keys(ks)) {
-		if !ks[k] {
-			continue
+		if ks[k] {
+			states = append(states, fmt.Sprintf("k%04d", k))
 		}
-		name := fmt.Sprintf("k%04d", k)
-		out := filepath.Join(work, name)
-		if err := copyTree(g.base, out); err != nil {
-			t.Fatal(err)
-		}
-		o := g.run(out, step{crash: fmt.Sprintf("rename:%d", k)})
-		if o.err != nil || o.signal == 0 {
-			t.Fatalf("the run stopped after rename %d of %d: %+v", k, len(j.Renames), o)
-		}
-		states = append(states, name)
+	}
+	// The stopped runs, trialsAtOnce at a time (each is independent).
+	errs := make([]error, len(states))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range trialsAtOnce {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				var k int
+				fmt.Sscanf(states[i], "k%d", &k)
+				out := filepath.Join(work, states[i])
+				if err := copyTree(g.base, out); err != nil {
+					errs[i] = err
+					continue
+				}
+				if o := g.run(out, step{crash: fmt.Sprintf("rename:%d", k)}); o.err != nil || o.signal == 0 {
+					errs[i] = fmt.Errorf("the run stopped after rename %d of %d: %+v", k, len(j.Renames), o)
+				}
+			}
+		}()
+	}
+	for i := range states {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 	// Copies, not links: ClickHouse reads nothing outside its directory.
 	if err := copyTree(g.base, filepath.Join(work, "before")); err != nil {

@@ -140,8 +140,11 @@ func incrementalProperty(t *testing.T, g *fixture) {
 	seed := crashSeed(t)
 	t.Logf("seed %d; reference: exit %d in %v", seed, g.refCode, g.refDur.Round(time.Millisecond))
 	r := rand.New(rand.NewPCG(seed, 0x696e6372))
+	// The trials run two at a time (runTrials): the random instants are
+	// fractions of a clean run timed beside another.
+	ref := max(g.refDur, g.pairedDuration(t))
 	kill := func(lo, hi float64) step {
-		return step{sig: syscall.SIGKILL, delay: time.Duration((lo + (hi-lo)*r.Float64()) * float64(g.refDur))}
+		return step{sig: syscall.SIGKILL, delay: time.Duration((lo + (hi-lo)*r.Float64()) * float64(ref))}
 	}
 	crash := func(p string) step { return step{crash: p} }
 	var trials []trial
@@ -163,20 +166,20 @@ func incrementalProperty(t *testing.T, g *fixture) {
 		}
 		trials = append(trials, trial{name: "inc-crash-" + strings.Join(c, "-"), steps: steps})
 	}
+	var mu sync.Mutex
 	var failed, hit, crashSteps int
-	for i, tr := range trials {
-		out := filepath.Join(g.root, "trials", fmt.Sprintf("%03d-%s", i, tr.name))
-		res := g.runTrial(out, tr)
+	g.runTrials(t, trials, func(t *testing.T, i int, tr trial, res result) {
+		mu.Lock()
+		defer mu.Unlock()
 		hit += res.crashHit
 		crashSteps += res.crashSteps
 		if res.problem == "" {
-			os.RemoveAll(out)
-			continue
+			return
 		}
 		failed++
-		keep = true
-		t.Errorf("FAIL %s: %s\n  OUT: %s", tr.name, res.problem, out)
-	}
+		keep.Store(true)
+		t.Errorf("FAIL %s: %s\n  OUT: %s", tr.name, res.problem, res.out)
+	})
 	t.Logf("%d incremental trials: %d fail the property; %d of %d crash-point runs died at their point", len(trials), failed, hit, crashSteps)
 	if crashSteps > 0 && hit == 0 {
 		t.Error("CONVBATCH_CRASH had no effect")
