@@ -82,7 +82,7 @@ func TestExtractInputDigest(t *testing.T) {
 	// all: their handlers differ (exit 2, the settings changed).
 	out = filepath.Join(dir, "usage")
 	runOK(t, "extract", "-o", out, "--tables", "usage", "--progress", "never", in)
-	if r := convbatch(t, nil, "run", "-o", out, "--incremental", "--tables", "usage", "--archive", "none", "--progress", "never", in); r.code != 2 || !strings.Contains(r.stderr, "same command") {
+	if r := convbatch(t, nil, "run", "-o", out, "--incremental", "--tables", "usage", "--archive", "none", "--progress", "never", in); r.code != 2 || !strings.Contains(r.stderr, "the command: OUT's runs did not run") {
 		t.Errorf("run --incremental over an extract's OUT: exit %d (%s), want 2 and the settings refused", r.code, r.stderr)
 	}
 }
