@@ -349,3 +349,31 @@ func TestKeyringDigestFormat2(t *testing.T) {
 		t.Error("expires does not change the digest")
 	}
 }
+
+// TestReasonsDoc holds docs/FORMAT.md's "Receipt reason codes" table to
+// the code: the same codes, in the same order.
+func TestReasonsDoc(t *testing.T) {
+	b, err := os.ReadFile("../docs/FORMAT.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Receipt reason codes\n")
+	if !ok {
+		t.Fatal("no section Receipt reason codes")
+	}
+	section, _, _ = strings.Cut(section, "\n#")
+	var doc []string
+	for _, line := range strings.Split(section, "\n") {
+		if cell, ok := strings.CutPrefix(line, "| `"); ok {
+			code, _, _ := strings.Cut(cell, "`")
+			doc = append(doc, code)
+		}
+	}
+	var code []string
+	for r := Reason(0); r < numReasons; r++ {
+		code = append(code, r.String())
+	}
+	if !reflect.DeepEqual(doc, code) {
+		t.Errorf("docs/FORMAT.md lists\n\t%q\nthe code has\n\t%q", doc, code)
+	}
+}
