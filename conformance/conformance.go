@@ -60,6 +60,11 @@ type Expect struct {
 	// Receipts lists every receipt in the order of the documents carrying
 	// them.
 	Receipts []Receipt `json:"receipts"`
+	// KeyringRefused, when set, is what the refusal of the vector's keyring
+	// must name (an entry such as agents["agent-1"][1], or a member): the
+	// keyring is refused and nothing is run, so documents, rejects,
+	// warnings and receipts are empty.
+	KeyringRefused string `json:"keyring_refused,omitempty"`
 }
 
 // Document is an expected document.
@@ -199,10 +204,21 @@ func RunVector(ctx context.Context, v *Vector) Outcome {
 	}
 	var kr *verify.Keyring
 	if len(v.Keyring) > 0 && !bytes.Equal(bytes.TrimSpace(v.Keyring), []byte("null")) {
+		// Read as --keys reads a keyring: expires is judged at this time.
 		var err error
-		if kr, err = verify.ParseKeyring(v.Keyring); err != nil {
+		kr, err = verify.DecodeKeyring(ctx, bytes.NewReader(v.Keyring))
+		switch {
+		case err != nil && v.Expect.KeyringRefused == "":
 			return fail("keyring: %v", err)
+		case err != nil && !strings.Contains(err.Error(), v.Expect.KeyringRefused):
+			return fail("keyring: refused with %q, expected a refusal naming %s", err, v.Expect.KeyringRefused)
+		case err != nil:
+			o.Pass = true
+			return o
 		}
+	}
+	if v.Expect.KeyringRefused != "" {
+		return fail("keyring: accepted, expected a refusal naming %s", v.Expect.KeyringRefused)
 	}
 	var docs []Document
 	cfg := pipeline.Config{

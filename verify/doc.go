@@ -18,6 +18,12 @@
 // steps are the numbered checks of docs/FORMAT.md; what fails is recorded
 // as a Reasons set (reasons.go).
 //
+// A keyring of format 2 (lifetime.go; docs/FORMAT.md, "Key lifetimes")
+// gives keys windows and revocations, judged against a receipt's
+// signed_at and against when it was witnessed (WithWitness: when OUT first
+// committed it; this run's time when unknown). Each key's KeyStatus and
+// Fingerprint are exposed per statement (WithStatementKeys).
+//
 // Nothing here ever returns or logs message content or key material: errors
 // and reasons are codes and positions.
 package verify

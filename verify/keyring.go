@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/jsonscan"
@@ -25,13 +26,21 @@ type Key struct {
 	// has it. ParseKeyring leaves it empty: it keeps the decoded key only,
 	// so that a keyring costs about its keys' own size.
 	PublicKey string `json:"public_key"`
-	raw       []byte
+	// Lifetime is the entry's format 2 members (docs/FORMAT.md, "Key
+	// lifetimes"), nil when it has none: such a key is valid at any time.
+	Lifetime *Lifetime `json:"-"`
+	raw      []byte
 }
 
 // Keyring pins the keys receipts may use (docs/FORMAT.md, "Keyring").
 type Keyring struct {
 	EnvelopeKeys []Key            `json:"envelope_keys"`
 	Agents       map[string][]Key `json:"agents"`
+	// Expires is the keyring's expires (zero when absent): reading it at
+	// or after this time is refused (ErrKeyringExpired).
+	Expires time.Time `json:"-"`
+	// format2: expires or a key's Lifetime is present.
+	format2 bool
 }
 
 // DefaultMaxKeyringBytes is the size cap of a keyring file when none is
@@ -52,6 +61,16 @@ type KeyringOption func(*keyringOptions) error
 
 type keyringOptions struct {
 	maxBytes int64
+	now      func() time.Time
+}
+
+// WithKeyringClock sets the clock a keyring's expires is judged by
+// (time.Now when not given).
+func WithKeyringClock(now func() time.Time) KeyringOption {
+	return func(o *keyringOptions) error {
+		o.now = now
+		return nil
+	}
 }
 
 // WithMaxKeyringBytes caps the keyring's size at n bytes (at least 1;
@@ -68,7 +87,7 @@ func WithMaxKeyringBytes(n int64) KeyringOption {
 }
 
 func newKeyringOptions(opts []KeyringOption) (keyringOptions, error) {
-	o := keyringOptions{maxBytes: DefaultMaxKeyringBytes}
+	o := keyringOptions{maxBytes: DefaultMaxKeyringBytes, now: time.Now}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return o, err
@@ -87,7 +106,8 @@ func LoadKeyring(path string) (*Keyring, error) {
 // regular file is read: a FIFO, a device, a directory or a socket is
 // refused at once (ErrKeyringNotRegular), never waited on; so is a file
 // over the size cap (ErrKeyringTooLarge). Reading stops with ctx's error
-// when ctx ends. The file is decoded as DecodeKeyring decodes a stream.
+// when ctx ends. The file is decoded as DecodeKeyring decodes a stream,
+// and refused past its expires (ErrKeyringExpired).
 func LoadKeyringContext(ctx context.Context, path string, opts ...KeyringOption) (*Keyring, error) {
 	o, err := newKeyringOptions(opts)
 	if err != nil {
@@ -101,7 +121,7 @@ func LoadKeyringContext(ctx context.Context, path string, opts ...KeyringOption)
 	if size > o.maxBytes {
 		return nil, tooLarge(path, size, o.maxBytes)
 	}
-	return decodeKeyring(ctx, f, o.maxBytes, size, path)
+	return decodeKeyring(ctx, f, o, size, path)
 }
 
 // openKeyring opens path for reading if it is a regular file, and returns
@@ -169,13 +189,14 @@ func tooLarge(path string, size, limit int64) error {
 // DecodeKeyring reads a keyring from r in one pass, for a keyring that is
 // not a local file (a Beam worker reads it from object storage). It reads
 // at most the size cap and stops with ctx's error when ctx ends. The
-// keyring is checked as ParseKeyring checks it.
+// keyring is checked as ParseKeyring checks it, and refused past its
+// expires (ErrKeyringExpired).
 func DecodeKeyring(ctx context.Context, r io.Reader, opts ...KeyringOption) (*Keyring, error) {
 	o, err := newKeyringOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	return decodeKeyring(ctx, r, o.maxBytes, -1, "")
+	return decodeKeyring(ctx, r, o, -1, "")
 }
 
 // ParseKeyring parses a keyring; every key must be well-formed for its
@@ -190,7 +211,8 @@ func DecodeKeyring(ctx context.Context, r io.Reader, opts ...KeyringOption) (*Ke
 // Ed25519, half ML-DSA-65 keys, 37.7 MB decoded) holds 43.9 MB once
 // parsed, 1,156 bytes an agent for 992 bytes of key, and LoadKeyring
 // peaks at 50 MB of RSS (108 MB when the file was read whole onto one
-// tape).
+// tape). ParseKeyring does not judge the keyring's expires against the
+// clock (LoadKeyringContext and DecodeKeyring do): it parses.
 func ParseKeyring(b []byte) (*Keyring, error) {
 	d := keyringDecoder{ctx: context.Background(), buf: b, eof: true}
 	return d.decode()
@@ -205,6 +227,10 @@ type keyringParser struct {
 	block []byte
 	// text and dec are scratch for an escaped key and its decoding.
 	text, dec []byte
+	// ids maps each key id met to the entry it names; format2 is set when
+	// an entry has a format 2 member.
+	ids     map[string]string
+	format2 bool
 }
 
 // keyBlock is the size of a block of decoded keys.
@@ -228,6 +254,9 @@ func (p *keyringParser) keys(name string, v int32, where func(int) string) ([]Ke
 		}
 		keys = append(keys, k)
 	}
+	if err := checkKeyList(keys, where); err != nil {
+		return nil, err
+	}
 	return keys, nil
 }
 
@@ -235,6 +264,7 @@ func (p *keyringParser) keys(name string, v int32, where func(int) string) ([]Ke
 func (p *keyringParser) key(where string, e int32) (Key, error) {
 	t := &p.tape
 	var algTok, pubTok int32 = -1, -1
+	lt := lifetimeTokens{-1, -1, -1, -1}
 	switch t.Kind(e) {
 	case jsonscan.Null:
 	case jsonscan.Object:
@@ -246,6 +276,14 @@ func (p *keyringParser) key(where string, e int32) (Key, error) {
 				field = &algTok
 			case t.KeyEquals(k, "public_key"):
 				field = &pubTok
+			case t.KeyEquals(k, "id"):
+				field = &lt.id
+			case t.KeyEquals(k, "not_before"):
+				field = &lt.notBefore
+			case t.KeyEquals(k, "not_after"):
+				field = &lt.notAfter
+			case t.KeyEquals(k, "revoked"):
+				field = &lt.revoked
 			default:
 				return Key{}, fmt.Errorf("keyring: %s: unknown field %q", where, t.Str(k))
 			}
@@ -254,7 +292,15 @@ func (p *keyringParser) key(where string, e int32) (Key, error) {
 				*field = v
 			case jsonscan.Null:
 				*field = -1
+			case jsonscan.Object:
+				if field != &lt.revoked {
+					return Key{}, fmt.Errorf("keyring: %s: %s is a JSON %s, not a string", where, t.Str(k), t.Kind(v))
+				}
+				*field = v
 			default:
+				if field == &lt.revoked {
+					return Key{}, fmt.Errorf("keyring: %s: revoked is a JSON %s, not an object", where, t.Kind(v))
+				}
 				return Key{}, fmt.Errorf("keyring: %s: %s is a JSON %s, not a string", where, t.Str(k), t.Kind(v))
 			}
 		}
@@ -273,7 +319,28 @@ func (p *keyringParser) key(where string, e int32) (Key, error) {
 	if !ok {
 		return Key{}, fmt.Errorf("keyring: %s: public_key is not a %s key in padded standard base64", where, alg.Name)
 	}
-	return Key{Algorithm: alg.Name, raw: raw}, nil
+	life, err := p.lifetime(where, lt)
+	if err != nil {
+		return Key{}, err
+	}
+	if life != nil {
+		p.format2 = true
+	}
+	return Key{Algorithm: alg.Name, raw: raw, Lifetime: life}, nil
+}
+
+// expires reads the keyring's expires at token v (null: none).
+func (p *keyringParser) expires(kr *Keyring, v int32) error {
+	if p.tape.Kind(v) == jsonscan.Null {
+		return nil
+	}
+	us, err := p.time("", "expires", v)
+	if err != nil {
+		return err
+	}
+	kr.Expires = time.UnixMicro(us).UTC()
+	p.format2 = true
+	return nil
 }
 
 // decode decodes string token i (absent: -1) strictly, as decodeBase64
@@ -330,7 +397,9 @@ func (kr *Keyring) PinsAgent(agent, alg string, raw []byte) bool {
 // every envelope key and every agent's keys (sorted by agent), each by its
 // algorithm and its decoded key bytes. Two keyrings that pin the same keys
 // have the same digest whatever their files' spelling; keyrings that pin
-// other keys, even under the same names, do not.
+// other keys, even under the same names, do not. Format 2 members (ids,
+// windows, revocations, expires) are covered; a format 1 keyring's digest
+// is the one it had before them.
 func (k *Keyring) Digest() string {
 	h := sha256.New()
 	writeKeys := func(tag string, keys []Key) {
@@ -341,7 +410,19 @@ func (k *Keyring) Digest() string {
 				raw = []byte(key.PublicKey) // built in code, not parsed
 			}
 			fmt.Fprintf(h, "%q %d %x\n", key.Algorithm, len(raw), raw)
+			// Format 2 members add a line, so that a format 1 keyring's
+			// digest is what it was.
+			if l := key.Lifetime; l != nil {
+				fmt.Fprintf(h, "lifetime %q %d %d", l.ID, l.NotBefore, l.NotAfter)
+				if r := l.Revoked; r != nil {
+					fmt.Fprintf(h, " revoked %d %q %d", r.At, r.Reason, r.CompromisedSince)
+				}
+				h.Write([]byte("\n"))
+			}
 		}
+	}
+	if !k.Expires.IsZero() {
+		fmt.Fprintf(h, "expires %d\n", k.Expires.UnixMicro())
 	}
 	writeKeys("envelope", k.EnvelopeKeys)
 	agents := make([]string, 0, len(k.Agents))

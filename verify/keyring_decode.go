@@ -51,12 +51,19 @@ const (
 	keyringWindow   = 2 * keyringReadSize
 )
 
-// decodeKeyring decodes the keyring read from r, at most limit bytes; size
-// is r's size if known, else -1; path, if not "", names r in the size
-// error.
-func decodeKeyring(ctx context.Context, r io.Reader, limit, size int64, path string) (*Keyring, error) {
-	d := keyringDecoder{ctx: ctx, src: r, limit: limit, size: size, path: path}
-	return d.decode()
+// decodeKeyring decodes the keyring read from r, at most o.maxBytes
+// bytes, and refuses it past its expires at o.now; size is r's size if
+// known, else -1; path, if not "", names r in the size and expiry errors.
+func decodeKeyring(ctx context.Context, r io.Reader, o keyringOptions, size int64, path string) (*Keyring, error) {
+	d := keyringDecoder{ctx: ctx, src: r, limit: o.maxBytes, size: size, path: path}
+	kr, err := d.decode()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkExpires(kr, o.now(), path); err != nil {
+		return nil, err
+	}
+	return kr, nil
 }
 
 // more reads more of the source onto buf, keeping buf[pos:]; false when
@@ -316,7 +323,7 @@ func (d *keyringDecoder) decode() (*Keyring, error) {
 		return &kr, nil
 	}
 	d.pos++
-	var envelope, agents bool
+	var envelope, agents, expires bool
 	more := true
 	if c, ok := d.ws(); ok && c == '}' {
 		d.pos++
@@ -333,6 +340,8 @@ func (d *keyringDecoder) decode() (*Keyring, error) {
 			seen = &envelope
 		case "agents":
 			seen = &agents
+		case "expires":
+			seen = &expires
 		default:
 			return nil, d.fail(fmt.Errorf("keyring: unknown field %q", name))
 		}
@@ -340,9 +349,17 @@ func (d *keyringDecoder) decode() (*Keyring, error) {
 			return nil, d.duplicate(at)
 		}
 		*seen = true
-		if seen == &agents {
+		switch seen {
+		case &agents:
 			err = d.agents(&kr)
-		} else {
+		case &expires:
+			b := d.value()
+			if err = d.parse(b, 1); err != nil {
+				return nil, err
+			}
+			d.pos += len(b)
+			err = d.expires(&kr, 0)
+		default:
 			kr.EnvelopeKeys, err = d.keyArray("envelope_keys", 1, func(i int) string { return fmt.Sprintf("envelope_keys[%d]", i) })
 		}
 		if err != nil {
@@ -358,6 +375,7 @@ func (d *keyringDecoder) decode() (*Keyring, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
+	kr.format2 = d.format2
 	return &kr, nil
 }
 
@@ -439,6 +457,9 @@ func (d *keyringDecoder) keyArray(name string, depth int, where func(int) string
 			d.pos++
 		case c == ']':
 			d.pos++
+			if err := checkKeyList(keys, where); err != nil {
+				return nil, err
+			}
 			return keys, nil
 		default:
 			return nil, d.syntax("expected ',' or ']'")

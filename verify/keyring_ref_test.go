@@ -10,7 +10,8 @@ import (
 // decoded as a stream (main bf079fa): the whole document parsed onto one
 // tape, then walked. It is the reference the streaming decoder is held
 // to: the same keyrings accepted, decoded alike, and a keyring with one
-// fault refused with the same error.
+// fault refused with the same error. Keyring format 2's members (key
+// lifetimes, expires) were added to both alike.
 func parseKeyringWhole(b []byte) (*Keyring, error) {
 	p := keyringParser{}
 	if err := p.tape.Parse(b, 0); err != nil {
@@ -52,9 +53,14 @@ func parseKeyringWhole(b []byte) (*Keyring, error) {
 				}
 				kr.Agents[agent] = keys
 			}
+		case t.KeyEquals(k, "expires"):
+			if err := p.expires(&kr, v); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, fmt.Errorf("keyring: unknown field %q", t.Str(k))
 		}
 	}
+	kr.format2 = p.format2
 	return &kr, nil
 }

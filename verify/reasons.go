@@ -25,6 +25,13 @@ const (
 	QuorumNotMet
 	EnvelopeKeyNotPinned
 	StatementKeyNotPinned
+	// KeyNotYetValid, KeyExpired and KeyRevoked: keyring format 2's
+	// lifetimes (docs/FORMAT.md, "Key lifetimes").
+	KeyNotYetValid
+	KeyExpired
+	KeyRevoked
+	// SignedAtFuture: signed_at is later than the receipt was witnessed.
+	SignedAtFuture
 	numReasons
 )
 
@@ -34,6 +41,7 @@ var reasonCodes = [numReasons]string{
 	"transcript-ref-malformed", "transcript-hash-mismatch", "transcript-unhashable",
 	"transcript-missing", "transcript-ambiguous", "quorum-malformed", "quorum-not-met",
 	"envelope-key-not-pinned", "statement-key-not-pinned",
+	"key-not-yet-valid", "key-expired", "key-revoked", "signed-at-future",
 }
 
 // String returns the reason's code.

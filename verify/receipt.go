@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 
 	"github.com/convbatch/convbatch/internal/rfc3339"
 	"github.com/convbatch/convbatch/jsonscan"
@@ -43,7 +44,41 @@ type ReceiptCheck struct {
 	// for references to its own id; SelfHashOK is false when it has none.
 	SelfHash   [32]byte
 	SelfHashOK bool
+	// WitnessedMicros is when the receipt was witnessed, as keys were
+	// judged (WithWitness, else the checker's time); 0 when the keyring
+	// is not of format 2 (no key has a lifetime to judge).
+	WitnessedMicros int64
+	// EnvelopeKey is the envelope key's status (KeyStatusUnknown without
+	// a keyring or a well-formed key).
+	EnvelopeKey KeyStatus
+	// Statements are the statements' keys, in payload order, when the
+	// checker records them (WithStatementKeys); nil otherwise.
+	Statements []StatementKey
 }
+
+// StatementKey is one statement's key and how the keyring judged it, for
+// the receipt_statements table.
+type StatementKey struct {
+	// Index is the statement's position in payload.statements.
+	Index int
+	// AgentID and Algorithm are the statement's, "" when not strings (an
+	// unknown algorithm is kept as "").
+	AgentID, Algorithm string
+	// Fingerprint is the key's (Fingerprint), "" when the key is
+	// malformed or its algorithm unknown.
+	Fingerprint string
+	// KeyID is the id of the keyring entry judged, "" when none.
+	KeyID string
+	// Status is the key's status.
+	Status KeyStatus
+	// SignatureValid is whether the statement's signature verifies.
+	SignatureValid bool
+}
+
+// WitnessFunc returns when OUT first witnessed (committed) the receipt of
+// conversationID whose payload_hash is payloadHash ("" when malformed), in
+// microseconds since the Unix epoch, UTC; ok false when unknown.
+type WitnessFunc func(conversationID, payloadHash string) (micros int64, ok bool)
 
 // ReceiptMembers are the top-level members a self-reference's hash leaves out.
 var ReceiptMembers = []string{"consensusReceipt", "consensusTranscripts"}
@@ -68,6 +103,31 @@ type ReceiptChecker struct {
 	// Buffers for the canonical forms of the carrying document without its
 	// receipt members, of the payload and of one statement.
 	selfBuf, payloadBuf, stmtBuf []byte
+
+	// now is the run's time in microseconds, a receipt's witness time when
+	// witness does not know it; record keeps StatementKeys.
+	now     int64
+	witness WitnessFunc
+	record  bool
+}
+
+// WithWitness gives the checker the time each receipt was first witnessed
+// (docs/FORMAT.md, "Key lifetimes": the witness rule). A receipt it does
+// not know, or every receipt without this option, is witnessed by this
+// run, at the checker's time (WithNow).
+func WithWitness(f WitnessFunc) CheckerOption {
+	return func(c *ReceiptChecker) { c.witness = f }
+}
+
+// WithNow sets the run's time (time.Now when the checker is made): the
+// witness time of receipts WithWitness does not know.
+func WithNow(t time.Time) CheckerOption {
+	return func(c *ReceiptChecker) { c.now = t.UnixMicro() }
+}
+
+// WithStatementKeys makes CheckReceipt fill ReceiptCheck.Statements.
+func WithStatementKeys() CheckerOption {
+	return func(c *ReceiptChecker) { c.record = true }
 }
 
 // CheckerOption configures a ReceiptChecker.
@@ -83,7 +143,7 @@ func WithSignatureCache(cache *SignatureCache) CheckerOption {
 // NewReceiptChecker returns a checker that pins keys with keyring; with a
 // nil keyring receipts are checked for self-consistency only.
 func NewReceiptChecker(keyring *Keyring, opts ...CheckerOption) *ReceiptChecker {
-	c := &ReceiptChecker{keyring: keyring}
+	c := &ReceiptChecker{keyring: keyring, now: time.Now().UnixMicro()}
 	for _, o := range opts {
 		o(c)
 	}
@@ -126,13 +186,17 @@ type receipt struct {
 	// rawPub is the envelope's public key, when well-formed for a known
 	// algorithm.
 	rawPub []byte
+	// times are what keys are judged at; lifetimes is set with a format 2
+	// keyring.
+	times     KeyTimes
+	lifetimes bool
 }
 
 // CheckReceipt checks the receipt of the parsed conversation t, whose root
 // object holds consensusReceipt at token env (>= 0); agents are the agent
 // ids the conversation's agent-context fields name.
 func (c *ReceiptChecker) CheckReceipt(t *jsonscan.Tape, env int32, agents []string) *ReceiptCheck {
-	rc := &ReceiptCheck{}
+	rc := &ReceiptCheck{EnvelopeKey: KeyStatusUnknown}
 	if id := t.Lookup(0, "id"); t.Kind(id) == jsonscan.String {
 		rc.ConversationID = t.Str(id)
 	}
@@ -176,6 +240,7 @@ func (c *ReceiptChecker) CheckReceipt(t *jsonscan.Tape, env int32, agents []stri
 	if okAt && !validAt {
 		rc.Reasons.Add(SignedAtInvalid)
 	}
+	r.witness(validAt)
 	// Check 3: the payload's copy of the references; check 4 (in part):
 	// collect the well-formed references, resolved at the end of the run.
 	refs := r.checkTranscriptsCopy()
@@ -184,6 +249,27 @@ func (c *ReceiptChecker) CheckReceipt(t *jsonscan.Tape, env int32, agents []stri
 	r.checkQuorum(agents)
 	r.checkEnvelopeKeyPinned()
 	return rc
+}
+
+// witness sets the times keys are judged at, with a format 2 keyring, and
+// refuses a signed_at later than the witness time (signed-at-future).
+func (r *receipt) witness(validAt bool) {
+	c, rc := r.c, r.rc
+	rc.EnvelopeKey = KeyStatusUnknown
+	if c.keyring.Format() != 2 {
+		return
+	}
+	r.lifetimes = true
+	r.times = KeyTimes{SignedAt: rc.SignedAtMicros, SignedAtOK: validAt, Witnessed: c.now}
+	if c.witness != nil {
+		if w, ok := c.witness(rc.ConversationID, rc.PayloadHash); ok {
+			r.times.Witnessed = w
+		}
+	}
+	rc.WitnessedMicros = r.times.Witnessed
+	if validAt && r.times.SignedAt > r.times.Witnessed && r.times.SignedAt-r.times.Witnessed > SkewMicros {
+		rc.Reasons.Add(SignedAtFuture)
+	}
 }
 
 // hashWithoutReceipt hashes the carrying document without its receipt
@@ -280,8 +366,30 @@ func (r *receipt) collectRefs(refs int32) {
 // key (check 6; statement keys are checked with their statements).
 func (r *receipt) checkEnvelopeKeyPinned() {
 	kr := r.c.keyring
-	if kr != nil && r.rawPub != nil && !kr.PinsEnvelope(r.alg, r.rawPub) {
-		r.rc.Reasons.Add(EnvelopeKeyNotPinned)
+	if kr == nil || r.rawPub == nil {
+		return
+	}
+	if !r.lifetimes {
+		if kr.PinsEnvelope(r.alg, r.rawPub) {
+			r.rc.EnvelopeKey = KeyStatusPinned
+		} else {
+			r.rc.EnvelopeKey = KeyStatusUnpinned
+			r.rc.Reasons.Add(EnvelopeKeyNotPinned)
+		}
+		return
+	}
+	st, _ := kr.EnvelopeKeyStatus(r.alg, r.rawPub, r.times)
+	r.rc.EnvelopeKey = st
+	r.addStatus(st, EnvelopeKeyNotPinned)
+}
+
+// addStatus adds the reason of a key's status: notPinned for an unpinned
+// key, a lifetime reason for a failing one.
+func (r *receipt) addStatus(st KeyStatus, notPinned Reason) {
+	if st == KeyStatusUnpinned {
+		r.rc.Reasons.Add(notPinned)
+	} else if reason, ok := st.Reason(); ok {
+		r.rc.Reasons.Add(reason)
 	}
 }
 
@@ -388,8 +496,8 @@ func (r *receipt) checkQuorum(agents []string) {
 		named[a] = struct{}{}
 	}
 	agreed := map[string]struct{}{}
-	for s := stmts + 1; s < t.Tokens[stmts].Next; s = t.Tokens[s].Next {
-		agent, ok := r.checkStatement(s, named)
+	for s, i := stmts+1, 0; s < t.Tokens[stmts].Next; s, i = t.Tokens[s].Next, i+1 {
+		agent, ok := r.checkStatement(s, i, named)
 		if !ok {
 			rc.StatementsInvalid++
 			continue
@@ -405,8 +513,21 @@ func (r *receipt) checkQuorum(agents []string) {
 // checkStatement verifies statement s, counts its agent when named is
 // without it, and checks its key against the keyring (check 6); it returns
 // the statement's agent and whether its signature verifies.
-func (r *receipt) checkStatement(s int32, named map[string]struct{}) (string, bool) {
+func (r *receipt) checkStatement(s int32, index int, named map[string]struct{}) (string, bool) {
 	t, c := r.t, r.c
+	var sk *StatementKey
+	if c.record {
+		r.rc.Statements = append(r.rc.Statements, StatementKey{Index: index, Status: KeyStatusUnknown})
+		sk = &r.rc.Statements[len(r.rc.Statements)-1]
+		if v := t.Lookup(s, "agentId"); t.Kind(v) == jsonscan.String {
+			sk.AgentID = t.Str(v)
+		}
+		if v := t.Lookup(s, "algorithm"); t.Kind(v) == jsonscan.String {
+			if a, ok := LookupAlgorithm(t.Str(v)); ok {
+				sk.Algorithm = a.Name
+			}
+		}
+	}
 	if t.Kind(s) != jsonscan.Object {
 		return "", false
 	}
@@ -431,15 +552,35 @@ func (r *receipt) checkStatement(s int32, named map[string]struct{}) (string, bo
 	if !okPub || !okSig {
 		return agent, false
 	}
-	if c.keyring != nil && !c.keyring.PinsAgent(agent, algName, rawPub) {
-		r.rc.Reasons.Add(StatementKeyNotPinned)
+	if sk != nil {
+		sk.Fingerprint = Fingerprint(alg.Name, rawPub)
+	}
+	if c.keyring != nil {
+		st := KeyStatusPinned
+		var entry *Key
+		if r.lifetimes {
+			st, entry = c.keyring.AgentKeyStatus(agent, algName, rawPub, r.times)
+		} else if !c.keyring.PinsAgent(agent, algName, rawPub) {
+			st = KeyStatusUnpinned
+		}
+		r.addStatus(st, StatementKeyNotPinned)
+		if sk != nil {
+			sk.Status = st
+			if entry != nil && entry.Lifetime != nil {
+				sk.KeyID = entry.Lifetime.ID
+			}
+		}
 	}
 	msg, err := c.canon.AppendValue(c.stmtBuf[:0], t, s, []string{"signature"})
 	c.stmtBuf = msg[:0]
 	if err != nil {
 		return agent, false
 	}
-	return agent, c.verify(alg, rawPub, msg, rawSig)
+	ok = c.verify(alg, rawPub, msg, rawSig)
+	if sk != nil {
+		sk.SignatureValid = ok
+	}
+	return agent, ok
 }
 
 // Equal reports whether two references are the same.

@@ -195,21 +195,49 @@ func ref(id, hash string) ord { return ord{{"id", q(id)}, {"sha256", q(hash)}} }
 
 // keyring renders a --keys file.
 func keyring(env []key, agents ...any) json.RawMessage {
-	keys := func(ks []key) raw {
-		out := make([]ord, len(ks))
-		for i, k := range ks {
-			out[i] = ord{{"algorithm", q(k.alg)}, {"public_key", q(k.pub())}}
+	return keyringWith(nil, env, agents...)
+}
+
+// entry is a keyring entry: a key and format 2 members after it.
+type entry struct {
+	k     key
+	extra ord
+}
+
+// keyringWith renders a --keys file with top, then envelope_keys and
+// agents; a key list is []key or []entry.
+func keyringWith(top ord, env any, agents ...any) json.RawMessage {
+	keys := func(list any) raw {
+		var es []entry
+		switch l := list.(type) {
+		case []key:
+			for _, k := range l {
+				es = append(es, entry{k: k})
+			}
+		case []entry:
+			es = l
+		}
+		out := make([]ord, len(es))
+		for i, e := range es {
+			out[i] = append(ord{{"algorithm", q(e.k.alg)}, {"public_key", q(e.k.pub())}}, e.extra...)
 		}
 		return ords(out...)
 	}
-	kr := ord{}
-	if env != nil {
-		kr = append(kr, member{"envelope_keys", keys(env)})
+	kr := slices.Clone(top)
+	switch e := env.(type) {
+	case []key:
+		if e != nil {
+			kr = append(kr, member{"envelope_keys", keys(e)})
+		}
+	case []entry:
+		if e != nil {
+			kr = append(kr, member{"envelope_keys", keys(e)})
+		}
 	}
 	if len(agents) > 0 {
 		var am ord
 		for i := 0; i < len(agents); i += 2 {
-			am = append(am, member{agents[i].(string), keys(agents[i+1].([]key))})
+			am = append(am, member{agents[i].(string), keys(agents[i+1])})
 		}
 		kr = append(kr, member{"agents", am.raw()})
 	}
@@ -334,6 +362,7 @@ var reasonOrder = []string{
 	"transcript-ref-malformed", "transcript-hash-mismatch", "transcript-unhashable",
 	"transcript-missing", "transcript-ambiguous", "quorum-malformed", "quorum-not-met",
 	"envelope-key-not-pinned", "statement-key-not-pinned",
+	"key-not-yet-valid", "key-expired", "key-revoked", "signed-at-future",
 }
 
 // vb builds one vector.

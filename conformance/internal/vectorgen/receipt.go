@@ -9,7 +9,7 @@ func receipts() []*vb {
 	var out []*vb
 	for _, group := range [][]receiptVector{
 		signatureVectors(), quorumVectors(), referenceVectors(),
-		envelopeVectors(), keyringVectors(), combinedVectors(),
+		envelopeVectors(), keyringVectors(), lifetimeVectors(), combinedVectors(),
 	} {
 		for _, rv := range group {
 			out = append(out, rv.build())
@@ -39,6 +39,9 @@ type receiptVector struct {
 	warnings map[string]int64
 	// keyring, when set, gives the run's --keys file.
 	keyring func(f *fx) json.RawMessage
+	// refused, when set, is what the keyring's refusal names: nothing is
+	// run, nothing is expected but the refusal.
+	refused string
 }
 
 // build makes the vector: the conversation, mutated and sealed, its lines
@@ -57,6 +60,13 @@ func (rv receiptVector) build() *vb {
 		rv.sealed(f)
 	}
 	v := newVector("consensus-receipt/"+rv.name, rv.desc)
+	if rv.refused != "" {
+		v.add(evidence)
+		v.add(f.line())
+		v.v.Keyring = rv.keyring(f)
+		v.v.Expect.KeyringRefused = rv.refused
+		return v
+	}
 	lines := rv.lines
 	if lines == nil {
 		lines = withEvidence
