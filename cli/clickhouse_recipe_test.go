@@ -91,6 +91,7 @@ type usageGroup struct {
 // still answers with every other day's files damaged, as the recipe says
 // it reads that day's files only.
 func TestClickHouseRecipe(t *testing.T) {
+	t.Parallel() // heavy and independent: overlaps the other heavy tests (issue 45 item 14)
 	chdbtest.Require(t)
 	stmts := clickHouseRecipe(t)
 	if len(stmts) != 4 || !strings.HasPrefix(stmts[0], "SET ") {

@@ -241,6 +241,7 @@ func checkRejectsRecoverable(t *testing.T, out string, inputs map[string][]byte,
 }
 
 func TestRunMatchesExpect(t *testing.T) {
+	t.Parallel() // heavy and independent: overlaps the other heavy tests (issue 45 item 14)
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name string
@@ -290,6 +291,7 @@ func TestRunMatchesExpect(t *testing.T) {
 // to the input's exact bytes, and a second run on that output gives the
 // same bytes again.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel() // heavy and independent: overlaps the other heavy tests (issue 45 item 14)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "day.jsonl.zst")
 	genArchive(t, in, "--conversations", "500", "--seed", "11")

@@ -106,6 +106,7 @@ func checkCompare(t *testing.T, what string, res [][]map[string]any) {
 // input's rows out of the next snapshot while the earlier ones still read
 // them.
 func TestIcebergNights(t *testing.T) {
+	t.Parallel() // heavy and independent: overlaps the other heavy tests (issue 45 item 14)
 	chdbtest.Require(t)
 	for _, partition := range []string{"none", "day"} {
 		t.Run(partition, func(t *testing.T) {

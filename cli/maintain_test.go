@@ -55,6 +55,7 @@ func checkOK(t *testing.T, what, out string) {
 // is left and the data glob counts the table's rows exactly. check
 // accepts OUT after every maintain, and an incremental run after them.
 func TestMaintainIceberg(t *testing.T) {
+	t.Parallel() // heavy and independent: overlaps the other heavy tests (issue 45 item 14)
 	chdbtest.Require(t)
 	for _, partition := range []string{"day", "none"} {
 		t.Run(partition, func(t *testing.T) { testMaintainIceberg(t, partition) })

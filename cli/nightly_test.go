@@ -45,6 +45,7 @@ func nonZero(m map[string]int64) map[string]int64 {
 // evidence arrives a night later goes from incomplete to valid, marked as
 // a re-resolution of night 1's receipt.
 func TestIncrementalNights(t *testing.T) {
+	t.Parallel() // heavy and independent: overlaps the other heavy tests (issue 45 item 14)
 	duckdbtest.Require(t)
 	dir := t.TempDir()
 	set := filepath.Join(dir, "set")

@@ -22,6 +22,7 @@ import (
 // the null partition reads back as NULL, and a query on one day reads that
 // day's files only (EXPLAIN ANALYZE: "Scanning Files: k/N").
 func TestPartitionByDay(t *testing.T) {
+	t.Parallel() // heavy and independent: overlaps the other heavy tests (issue 45 item 14)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "p.jsonl.zst")
 	// gen spreads createdAt over 2023-2026 (and a leap second in 2016),

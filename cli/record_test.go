@@ -72,6 +72,7 @@ func onlyFile(t *testing.T, out, glob string) string {
 // written; `convbatch check` names it too and exits 1. Before the
 // manifests, each of these lost or duplicated rows and exited 0.
 func TestRecordRefusesDamagedOUT(t *testing.T) {
+	t.Parallel() // heavy and independent: overlaps the other heavy tests (issue 45 item 14)
 	for _, tc := range []struct {
 		name   string
 		damage func(t *testing.T, out string)

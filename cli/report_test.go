@@ -404,6 +404,7 @@ func TestReportByConversation(t *testing.T) {
 // TestWriteHTMLInChromium does the same on an archive of 1,000 days).
 // CONVBATCH_KEEP_SCREENSHOT=FILE keeps the screenshot for a look.
 func TestReportHTMLInChromium(t *testing.T) {
+	t.Parallel() // heavy and independent: overlaps the other heavy tests (issue 45 item 14)
 	bin := chartcheck.Chromium(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
