@@ -49,23 +49,19 @@ var (
 // directory removed when the process's tests end (TestMain).
 func buildCluster(t *testing.T) clusterBinaries {
 	t.Helper()
+	// convbeam as the other tests built it (stripped, once per process);
+	// Prism and boot in one go build, which links them in parallel.
+	convbeam := commandBinary(t)
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "convbeam-cluster-")
 		if err != nil {
 			buildErr = err
 			return
 		}
-		built = clusterBinaries{dir: dir, convbeam: filepath.Join(dir, "convbeam"), prism: filepath.Join(dir, "prism"), boot: filepath.Join(dir, "boot")}
-		for _, b := range [][]string{
-			{"-ldflags=-s -w", "-o", built.convbeam, "."},
-			{"-o", built.prism, "github.com/apache/beam/sdks/v2/go/cmd/prism"},
-			{"-o", built.boot, "github.com/apache/beam/sdks/v2/go/container"},
-		} {
-			out, err := exec.Command("go", append([]string{"build"}, b...)...).CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", strings.Join(b, " "), err, out)
-				return
-			}
+		built = clusterBinaries{dir: dir, convbeam: convbeam, prism: filepath.Join(dir, "prism"), boot: filepath.Join(dir, "container")}
+		args := []string{"build", "-o", dir + string(filepath.Separator), "github.com/apache/beam/sdks/v2/go/cmd/prism", "github.com/apache/beam/sdks/v2/go/container"}
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	})
 	if buildErr != nil {
