@@ -225,6 +225,9 @@ func TestMaintainUsage(t *testing.T) {
 		{[]string{"maintain", dir, "--expire-snapshots-older-than", "-3d"}, `"-3d" is not a duration`},
 		{[]string{"maintain", dir, "--expire-snapshots-older-than", "1d", "--retain-last", "0"}, "at least 1"},
 		{[]string{"maintain", dir, "--retain-last", "3"}, "needs --expire-snapshots-older-than"},
+		{[]string{"maintain", dir, "--target-file-size", "64MiB"}, "needs --rewrite-small-files"},
+		{[]string{"maintain", dir, "--rewrite-small-files", "--target-file-size", "big"}, `--target-file-size "big": want a size above 0`},
+		{[]string{"maintain", dir, "--rewrite-small-files", "--target-file-size", "0"}, `--target-file-size "0": want a size above 0`},
 		{[]string{"maintain", filepath.Join(dir, "none")}, "not a directory"},
 		{[]string{"maintain", dir}, "no manifest"},
 	} {
