@@ -137,6 +137,9 @@ func maintain(ctx context.Context, txn *sink.Txn, m Maintenance) (*Maintained, e
 	current := path.Join(m.Dir, MetadataFile(version))
 	tx := tbl.NewTransaction()
 	if m.TargetFileSize > 0 {
+		if m.Merge == nil {
+			return nil, errors.New("rewrite small data files: no Merge given")
+		}
 		if tbl.Location() != Location(m.Root, m.Dir) {
 			out.Moved = true
 		} else if err := rewriteSmall(ctx, tbl, tx, sfs, m, version+1, out); err != nil {
