@@ -17,6 +17,8 @@ import (
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/parquetout"
+	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/tabledef"
 )
@@ -29,12 +31,13 @@ const maintainStaging = "maintain"
 // old snapshots and remove the files no kept snapshot references, as one
 // commit through OUT's journal.
 func maintainCommand() *command {
-	var olderThan string
+	var olderThan, targetSize string
 	var retainLast int
+	var rewriteSmall bool
 	return &command{
 		name:    "maintain",
-		summary: "expire old snapshots of OUT's Iceberg tables and remove the files no kept snapshot references",
-		usage:   "convbatch maintain OUT [--expire-snapshots-older-than DURATION [--retain-last N]]",
+		summary: "expire old snapshots of OUT's Iceberg tables, rewrite their small data files, and remove the files no kept snapshot references",
+		usage:   "convbatch maintain OUT [--rewrite-small-files [--target-file-size SIZE]] [--expire-snapshots-older-than DURATION [--retain-last N]]",
 		checks: joinLines(
 			"  OUT's record (its manifests) first, as an incremental run does: every",
 			"  recorded file at its size, each table's metadata at its SHA-256.",
@@ -51,9 +54,23 @@ func maintainCommand() *command {
 			"OUT (its journal and a manifest of its own): a killed maintain is finished",
 			"by the next run or maintain, and convbatch check accepts OUT after it.",
 			"Parquet tables (--table-format parquet) have no snapshots: nothing to do.",
+			"",
+			"  convbatch maintain /data/out --rewrite-small-files --target-file-size 128MiB",
+			"",
+			"In each partition of each table (each directory of data files), the data",
+			"files of the current snapshot smaller than SIZE (default 128MiB), in the",
+			"order of their names (the run that wrote them, then their number), are",
+			"merged in bins of at most SIZE into one new file each: every row kept,",
+			"the files' rows one file after the other. The new files replace them in a",
+			"\"replace\" snapshot, before any snapshot expires (with --retain-last 1",
+			"the files merged are removed in the same commit), and OUT's record of",
+			"each input's files names them, so that --replace-changed still retires",
+			"exactly a changed input's rows.",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVar(&olderThan, "expire-snapshots-older-than", "", "expire the snapshots older than DURATION (a Go duration, or Nd for N days; 0 for every one but the --retain-last latest)")
+			fs.BoolVar(&rewriteSmall, "rewrite-small-files", false, "merge, in each partition, the data files smaller than --target-file-size into larger ones (a replace snapshot)")
+			fs.StringVar(&targetSize, "target-file-size", "128MiB", "with --rewrite-small-files: the size under which a data file is merged, and that of the merged files at most (e.g. 64MiB, 1GiB)")
 			fs.IntVar(&retainLast, "retain-last", 1, "keep at least the N latest snapshots of each table, whatever their age (at least 1: the current one)")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
@@ -73,10 +90,20 @@ func maintainCommand() *command {
 				if fs.Changed("retain-last") && !expire {
 					return 0, usageErr("maintain: --retain-last needs --expire-snapshots-older-than")
 				}
+				var target int64
+				if fs.Changed("target-file-size") && !rewriteSmall {
+					return 0, usageErr("maintain: --target-file-size needs --rewrite-small-files")
+				}
+				if rewriteSmall {
+					var err error
+					if target, err = bytesize.Parse(targetSize); err != nil || target < 1 {
+						return 0, usageErr("maintain: --target-file-size %q: want a size above 0 (e.g. 128MiB)", targetSize)
+					}
+				}
 				if st, err := os.Stat(args[0]); err != nil || !st.IsDir() {
 					return 0, usageErr("maintain: %s: not a directory; pass the -o directory of convbatch run or extract", args[0])
 				}
-				return maintain(e, args[0], expire, age, retainLast)
+				return maintain(e, args[0], maintainOptions{expire: expire, age: age, retainLast: retainLast, target: target})
 			}
 		},
 	}
@@ -105,10 +132,22 @@ type maintainSettings struct {
 	Command                  string `json:"command"`
 	ExpireSnapshotsOlderThan string `json:"expire_snapshots_older_than,omitempty"`
 	RetainLast               int    `json:"retain_last,omitempty"`
+	TargetFileSize           int64  `json:"rewrite_small_files_target_size,omitempty"`
+}
+
+// maintainOptions are maintain's flags: expire the snapshots older than
+// age but the retainLast latest when expire, and rewrite the data files
+// smaller than target when target > 0.
+type maintainOptions struct {
+	expire     bool
+	age        time.Duration
+	retainLast int
+	target     int64
 }
 
 // maintain runs the maintenance of OUT (dir) and commits it.
-func maintain(e *env, dir string, expire bool, age time.Duration, retainLast int) (int, error) {
+func maintain(e *env, dir string, o maintainOptions) (int, error) {
+	expire, age, retainLast := o.expire, o.age, o.retainLast
 	start := time.Now()
 	root, err := filepath.Abs(dir)
 	if err != nil {
@@ -147,6 +186,8 @@ func maintain(e *env, dir string, expire bool, age time.Duration, retainLast int
 	j := &outdir.Journal{Run: rec.LastRun + 1, Removes: []string{}}
 	var lines []string
 	var removedBytes int64
+	// renamed maps each data file merged to the file that holds its rows.
+	renamed := map[string]string{}
 	for _, name := range tabledef.Names {
 		tdir := outdir.TableDir(name)
 		// The metadata this maintenance builds on is what its record
@@ -161,15 +202,51 @@ func maintain(e *env, dir string, expire bool, age time.Duration, retainLast int
 		if problems := rec.CheckDigests(root, meta); len(problems) > 0 {
 			return 0, usageErr("maintain: %v", &outdir.RecordError{Root: root, Problems: problems})
 		}
+		merge := func(to string, from []string, partitioned bool) (int64, error) {
+			// The files merged are read as the record has them.
+			if problems := rec.CheckDigests(root, from); len(problems) > 0 {
+				return 0, &outdir.RecordError{Root: root, Problems: problems}
+			}
+			local := make([]string, len(from))
+			for i, f := range from {
+				local[i] = filepath.Join(root, filepath.FromSlash(f))
+			}
+			opts := parquetout.TableOptions{Version: pipeline.Version}
+			if partitioned {
+				opts.PartitionBy = parquetout.PartitionDay
+			}
+			return parquetout.Merge(txn, to, local, name, opts)
+		}
 		m, err := icebergout.Maintain(e.ctx, txn, icebergout.Maintenance{
 			Root: root, Table: name, Dir: tdir,
 			Expire: expire, OlderThan: age, RetainLast: retainLast, Before: start,
+			TargetFileSize: o.target, Merge: merge, Run: j.Run,
 		})
+		var re *outdir.RecordError
+		if errors.As(err, &re) {
+			return 0, usageErr("maintain: %v", re)
+		}
 		if err != nil {
 			return 0, fatalErr(fmt.Errorf("maintain: %w", err))
 		}
-		if len(m.Kept) == 0 && len(m.Remove) == 0 {
+		if m.Moved {
+			lines = append(lines, fmt.Sprintf("table %s: small files not rewritten: its metadata names another place (OUT was moved or copied); the next incremental run starts it afresh here", name))
+		}
+		if len(m.Kept) == 0 && len(m.Remove) == 0 && len(m.Merged) == 0 {
 			continue
+		}
+		if len(m.Merged) > 0 {
+			var from, fromBytes, toBytes int64
+			for _, mg := range m.Merged {
+				from += int64(len(mg.From))
+				fromBytes += mg.FromBytes
+				toBytes += mg.ToBytes
+				for _, f := range mg.From {
+					renamed[f] = mg.To
+				}
+			}
+			lines = append(lines, fmt.Sprintf("table %s: %s (%s) rewritten into %s (%s)", name,
+				plural(from, "small data file", "small data files"), bytesize.Format(fromBytes), plural(int64(len(m.Merged)), "file", "files"), bytesize.Format(toBytes)))
 		}
 		for _, f := range m.Files {
 			j.Renames = append(j.Renames, outdir.Rename{From: path.Join(maintainStaging, f), To: f})
@@ -190,6 +267,20 @@ func maintain(e *env, dir string, expire bool, age time.Duration, retainLast int
 		fmt.Fprintf(e.stderr, "convbatch maintain: nothing to do in %s\n", dir)
 		return ExitOK, nil
 	}
+	if len(renamed) > 0 {
+		// Each input's files, as OUT's record of it lists them, name the
+		// merged files: a later --replace-changed finds its rows there.
+		if problems := rec.CheckDigests(root, []string{outdir.InputsRel()}); len(problems) > 0 {
+			return 0, usageErr("maintain: %v", &outdir.RecordError{Root: root, Problems: problems})
+		}
+		staged, err := d.RestageInputs(txn, rec.LastRun, renamed)
+		if err != nil {
+			return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+		}
+		if staged {
+			j.Renames = append(j.Renames, outdir.Rename{From: path.Join(maintainStaging, outdir.InputsRel()), To: outdir.InputsRel()})
+		}
+	}
 	if err := txn.Commit(); err != nil {
 		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
 	}
@@ -207,6 +298,7 @@ func maintain(e *env, dir string, expire bool, age time.Duration, retainLast int
 	if expire {
 		settings.ExpireSnapshotsOlderThan, settings.RetainLast = age.String(), retainLast
 	}
+	settings.TargetFileSize = o.target
 	b, err := json.Marshal(settings)
 	if err != nil {
 		return 0, fatalErr(err)

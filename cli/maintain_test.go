@@ -2,17 +2,23 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/internal/testkit/chdbtest"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/tabledef"
 )
 
@@ -220,6 +226,9 @@ func TestMaintainUsage(t *testing.T) {
 		{[]string{"maintain", dir, "--expire-snapshots-older-than", "-3d"}, `"-3d" is not a duration`},
 		{[]string{"maintain", dir, "--expire-snapshots-older-than", "1d", "--retain-last", "0"}, "at least 1"},
 		{[]string{"maintain", dir, "--retain-last", "3"}, "needs --expire-snapshots-older-than"},
+		{[]string{"maintain", dir, "--target-file-size", "64MiB"}, "needs --rewrite-small-files"},
+		{[]string{"maintain", dir, "--rewrite-small-files", "--target-file-size", "big"}, `--target-file-size "big": want a size above 0`},
+		{[]string{"maintain", dir, "--rewrite-small-files", "--target-file-size", "0"}, `--target-file-size "0": want a size above 0`},
 		{[]string{"maintain", filepath.Join(dir, "none")}, "not a directory"},
 		{[]string{"maintain", dir}, "no manifest"},
 	} {
@@ -246,6 +255,223 @@ func TestParseAge(t *testing.T) {
 		got, err := parseAge(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("parseAge(%q) = %v, %v; want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+// tableHashes returns the statements that read, for every table of the
+// Iceberg OUT ice (at its current snapshot), its row count and an
+// order-independent hash of its rows.
+func tableHashes(ice string) []string {
+	var sqls []string
+	for _, name := range tabledef.Names {
+		sqls = append(sqls, fmt.Sprintf("SELECT %s AS name, count() AS n, toString(sum(cityHash64(*))) AS h FROM icebergLocal(%s)",
+			chdbtest.Literal(name), chdbtest.Literal(ice+"/tables/"+name)))
+	}
+	return sqls
+}
+
+// filesByDir returns the data files of the current snapshot of every
+// table of OUT, by the directory that holds them (a table's data
+// directory, or a partition's in it).
+func filesByDir(t *testing.T, out string) map[string][]string {
+	t.Helper()
+	root, err := filepath.Abs(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string][]string{}
+	for _, name := range tabledef.Names {
+		files, err := icebergout.CurrentFiles(context.Background(), root, outdir.TableDir(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			by[path.Dir(f)] = append(by[path.Dir(f)], f)
+		}
+	}
+	return by
+}
+
+// inputFiles returns the files that OUT's state lists for its inputs,
+// each once.
+func inputFiles(t *testing.T, out string) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(outdir.InputsRel())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]bool{}
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var in struct {
+			Files []string `json:"files"`
+		}
+		if err := json.Unmarshal(line, &in); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range in.Files {
+			files[f] = true
+		}
+	}
+	return files
+}
+
+// TestMaintainRewriteSmallFiles is issue 45 item 12's rewrite of small
+// files: an Iceberg OUT of three incremental nights (two inputs a night:
+// small data files in every partition), then `maintain
+// --rewrite-small-files`: every partition's files are merged into one, in
+// a replace snapshot; ClickHouse reads the same rows (count and hash) as
+// before and as a parquet run over the nights, and time travels to the
+// night before it; OUT's state lists the merged files for its inputs. A
+// fourth night adds small files again, and a maintain that also expires
+// every earlier snapshot is killed in its commit: check says pending; the
+// next run, --replace-changed with an input of the first night changed,
+// finishes it (the merged files gone from OUT) and retires exactly that
+// input's rows from the merged files: the rows of a parquet run over the
+// nights as they are now. check accepts OUT after each step.
+func TestMaintainRewriteSmallFiles(t *testing.T) {
+	chdbtest.Require(t)
+	for _, partition := range []string{"day", "none"} {
+		t.Run(partition, func(t *testing.T) { testMaintainRewriteSmallFiles(t, partition) })
+	}
+}
+
+func testMaintainRewriteSmallFiles(t *testing.T, partition string) {
+	day := partition == "day"
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 7, Faults: 0.05, Tamper: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nights []string
+	for n := 1; n <= exp.Nights; n++ {
+		nights = append(nights, filepath.Join(set, fmt.Sprintf("night-%d", n)))
+	}
+	flags := []string{"--keys", filepath.Join(set, exp.Keys), "--partition-by", partition}
+	ice := filepath.Join(dir, "ice")
+	for n := 1; n <= len(nights); n++ {
+		runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--incremental", "--table-format", "iceberg"}, flags, nights[:n])...)
+	}
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", filepath.Join(dir, "one-3")}, flags, nights)...)
+	before := filesByDir(t, ice)
+	many := 0
+	for _, files := range before {
+		if len(files) > 1 {
+			many++
+		}
+	}
+	if many == 0 {
+		t.Fatalf("no directory of data files holds more than one: %v", before)
+	}
+	run3 := map[string]int64{}
+	for _, name := range tabledef.Names {
+		run3[name] = snapshotsByRun(t, filepath.Join(ice, "tables", name))[3]
+	}
+	hashes := chdbtest.Query(t, dir, tableHashes("ice")...)
+	if out, err := exec.Command("cp", "-a", ice, filepath.Join(dir, "ice-3")).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v: %s", err, out)
+	}
+
+	// A copy of OUT (its metadata naming the files where they were
+	// written) is not rewritten: a snapshot would mix two places.
+	r := convbatch(t, nil, "maintain", filepath.Join(dir, "ice-3"), "--rewrite-small-files")
+	if r.code != 0 || !strings.Contains(r.stderr, "small files not rewritten") || !strings.Contains(r.stderr, "nothing to do") {
+		t.Errorf("maintain --rewrite-small-files of a copied OUT: exit %d, want 0, not rewritten and nothing to do\n%s", r.code, r.stderr)
+	}
+	checkOK(t, "a copied OUT after maintain --rewrite-small-files", filepath.Join(dir, "ice-3"))
+
+	r = convbatch(t, nil, "maintain", ice, "--rewrite-small-files")
+	if r.code != 0 || !strings.Contains(r.stderr, "rewritten into") {
+		t.Fatalf("maintain --rewrite-small-files: exit %d, want 0 and files rewritten\n%s", r.code, r.stderr)
+	}
+	t.Logf("maintain --rewrite-small-files:\n%s", r.stderr)
+	checkOK(t, "after maintain --rewrite-small-files", ice)
+	after := filesByDir(t, ice)
+	if len(after) != len(before) {
+		t.Errorf("data directories %d after maintain, %d before", len(after), len(before))
+	}
+	for d, files := range after {
+		if len(files) != 1 {
+			t.Errorf("%s: %d data files after maintain (%d before), want 1", d, len(files), len(before[d]))
+		}
+		if len(before[d]) > 1 && !strings.Contains(files[0], "/part-v000004-") {
+			t.Errorf("%s: data file %s, want the merged one of metadata version 4", d, files[0])
+		}
+	}
+	listedBefore, listed := inputFiles(t, filepath.Join(dir, "ice-3")), inputFiles(t, ice)
+	for d, files := range before {
+		if len(files) < 2 {
+			continue
+		}
+		was := false
+		for _, f := range files {
+			was = was || listedBefore[f]
+			if listed[f] {
+				t.Errorf("the state still lists the merged %s", f)
+			}
+		}
+		if was && !listed[after[d][0]] {
+			t.Errorf("the state lists no input's rows in %s, merged from %v", after[d][0], files)
+		}
+	}
+	for _, name := range tabledef.Names {
+		if got := snapshotsByRun(t, filepath.Join(ice, "tables", name)); len(got) != 4 || got[3] != run3[name] {
+			t.Errorf("table %s: snapshots by run %v, want runs 1 to 3 and the maintenance's", name, got)
+		}
+	}
+	per := len(tabledef.Names) + 1
+	res := chdbtest.Query(t, dir, slices.Concat(tableHashes("ice"), compareIceberg("ice", "one-3", day, nil), compareIceberg("ice", "one-3", day, run3))...)
+	for i, rows := range res[:len(tabledef.Names)] {
+		if !reflect.DeepEqual(rows, hashes[i]) {
+			t.Errorf("rows after maintain %v, before %v", rows, hashes[i])
+		}
+	}
+	checkCompare(t, "after maintain --rewrite-small-files", res[len(tabledef.Names):len(tabledef.Names)+per])
+	checkCompare(t, "snapshot of run 3 after maintain --rewrite-small-files", res[len(tabledef.Names)+per:])
+	if r := convbatch(t, nil, "maintain", ice, "--rewrite-small-files"); r.code != 0 || strings.Contains(r.stderr, "rewritten into") {
+		t.Errorf("a second maintain --rewrite-small-files: exit %d, want 0 and nothing rewritten\n%s", r.code, r.stderr)
+	}
+
+	// A fourth night: small files again. A maintain that merges them and
+	// expires every earlier snapshot is killed in its commit.
+	extra := filepath.Join(dir, "night-4", "e.jsonl.zst")
+	if err := os.MkdirAll(filepath.Dir(extra), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	genArchive(t, extra, "--conversations", "12", "--seed", "9")
+	inputs := append(slices.Clip(nights), extra)
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--incremental", "--table-format", "iceberg"}, flags, inputs)...)
+	small := filesByDir(t, ice)
+	cmd := processCommand(t, "maintain", ice, "--rewrite-small-files", "--target-file-size", "64MiB", "--expire-snapshots-older-than", "0")
+	cmd.Env = append(cmd.Env, "CONVBATCH_CRASH=rename:1")
+	if err := cmd.Run(); err == nil {
+		t.Fatal("the crash at the first rename of maintain did not happen")
+	}
+	if r := convbatch(t, nil, "check", ice); r.code != 1 || !strings.Contains(r.stdout, "commit-pending") {
+		t.Fatalf("check after a killed maintain: exit %d, want 1 and commit-pending\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// An input of the first night changes: the next run finishes the
+	// maintenance, then retires that input's rows.
+	changed := filepath.Join(nights[0], "a.jsonl.zst")
+	lines := bytes.SplitAfter(decompress(t, changed), []byte("\n"))
+	writeZstd(t, changed, bytes.Join(lines[:len(lines)*2/3], nil))
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--incremental", "--replace-changed", "--table-format", "iceberg"}, flags, inputs)...)
+	checkOK(t, "after the run that finished a killed maintain", ice)
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", filepath.Join(dir, "one-now")}, flags, inputs)...)
+	res = chdbtest.Query(t, dir, compareIceberg("ice", "one-now", day, nil)...)
+	checkCompare(t, "after --replace-changed of an input in merged files", res)
+	for d, files := range small {
+		for _, f := range files {
+			if _, err := os.Stat(filepath.Join(ice, filepath.FromSlash(f))); len(files) > 1 && err == nil {
+				t.Errorf("%s: %s, merged by the killed maintain and its snapshot expired, is still in OUT", d, f)
+			}
+		}
+	}
+	for _, name := range tabledef.Names {
+		if got := snapshotsByRun(t, filepath.Join(ice, "tables", name)); len(got) != 2 {
+			t.Errorf("table %s: snapshots by run %v, want the maintenance's and the run's", name, got)
 		}
 	}
 }

@@ -228,9 +228,18 @@ func (p *commitPlan) rewriteData(ctx context.Context, root string) error {
 			}
 		}
 	}
+	// A receipt resolved again is a row of the receipts table only: the
+	// other tables' rows at its source_file and source_line stay (a
+	// merged file, convbatch maintain --rewrite-small-files, holds rows of
+	// many inputs besides the replaced ones).
+	dropInputs := func(file string, _ int64) bool { return dropFile[file] }
 	renamed := map[string]string{}
 	for _, f := range slices.Sorted(maps.Keys(p.ice.rewrite)) {
-		to, err := p.icebergRewrite(p.ice.rewrite[f], f, drop)
+		dropRows := dropInputs
+		if p.ice.rewrite[f] == tabledef.Receipts {
+			dropRows = drop
+		}
+		to, err := p.icebergRewrite(p.ice.rewrite[f], f, dropRows)
 		if err != nil {
 			return err
 		}

@@ -243,3 +243,53 @@ func (r *Run) replacedPaths() map[string]bool {
 	}
 	return out
 }
+
+// InputsRel is the OUT-relative path of the list of committed inputs
+// (inputs.jsonl), which RestageInputs rewrites.
+func InputsRel() string { return StateRel(stateInputs) }
+
+// RestageInputs is the hook for a commit that replaces data files of OUT
+// by others holding the same rows (convbatch maintain
+// --rewrite-small-files merging small files): it writes into txn, at
+// InputsRel(), OUT's list of committed inputs with every file renamed
+// names listed under its new name instead (once per input, where it
+// first appeared; lastRun is the last run OUT's record holds), so that a later run that retires an input finds its
+// rows in the files OUT's tables hold. It returns false, and stages
+// nothing, when no input lists a renamed file. The caller publishes the
+// staged list in the same commit as the new files; it checks the list's
+// digest (InputsRel) against OUT's record first.
+func (d *Dir) RestageInputs(txn *sink.Txn, lastRun int, renamed map[string]string) (bool, error) {
+	st, err := loadState(d, lastRun)
+	if err != nil {
+		return false, err
+	}
+	changed := false
+	for _, c := range st.inputs {
+		files := make([]string, 0, len(c.Files))
+		for _, f := range c.Files {
+			if to, ok := renamed[f]; ok {
+				f, changed = to, true
+			}
+			if !slices.Contains(files, f) {
+				files = append(files, f)
+			}
+		}
+		c.Files = files
+	}
+	if !changed {
+		return false, nil
+	}
+	err = txn.WriteFile(InputsRel(), func(wr io.Writer) error {
+		enc := json.NewEncoder(wr)
+		for _, c := range st.inputs {
+			if err := enc.Encode(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("output directory: %w", err)
+	}
+	return true, nil
+}

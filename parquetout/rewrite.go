@@ -214,35 +214,56 @@ func (p *part) keptRows(rg int, drop func(file string, line int64) bool) ([]rowR
 	return runs, nil
 }
 
+// Merge writes into txn, as the file rel, the rows of the Parquet parts
+// srcs of the named table (a tabledef name), every row of each, in the
+// order of srcs and each part's rows in their order, and returns how many
+// it wrote. The merged part is written as Rewrite writes its copy (the
+// table's schema, which every src must have, and opts' writer
+// properties; row groups cut at opts.RowGroupBytes, across the parts), so
+// that the source_file and source_line columns still tell which input
+// each row came from: a later Rewrite of the merged part drops one
+// input's rows from it. The parts are read one after the other, one row
+// group at a time, each closed before the next is opened: memory is that
+// of Rewrite, whatever the number of parts.
+//
+// An error names the part it is about and rel, and wraps the cause; rel
+// is then left incomplete in txn, which the caller aborts.
+func Merge(txn *sink.Txn, rel string, srcs []string, table string, opts TableOptions) (rows int64, err error) {
+	if len(srcs) == 0 {
+		return 0, fmt.Errorf("merging parquet parts as %s: no part to merge", rel)
+	}
+	rows, err = rewriteParts(txn, rel, srcs, table, opts, func(p *part, rg int) ([]rowRun, error) {
+		n := p.rdr.MetaData().RowGroup(rg).NumRows()
+		if n == 0 {
+			return nil, nil
+		}
+		return []rowRun{{0, n}}, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("merging parquet parts as %s: %w", rel, err)
+	}
+	return rows, nil
+}
+
 // rewrite copies the part src of table to rel in txn, keeping the rows
 // that keep returns for each row group, as runs.
 func rewrite(txn *sink.Txn, rel string, src string, table string, opts TableOptions, keep func(p *part, rg int) ([]rowRun, error)) (kept int64, err error) {
+	return rewriteParts(txn, rel, []string{src}, table, opts, keep)
+}
+
+// rewriteParts copies the parts srcs of table, one after the other, to
+// rel in txn, keeping the rows that keep returns for each row group of
+// each, as runs. An error about one of several parts names it.
+func rewriteParts(txn *sink.Txn, rel string, srcs []string, table string, opts TableOptions, keep func(p *part, rg int) ([]rowRun, error)) (kept int64, err error) {
 	info := tables[table]
 	if info == nil {
 		return 0, fmt.Errorf("unknown table %q", table)
 	}
 	opts.defaults()
 	defer recoverPanic(&err)
-	p, err := openPart(src)
-	if err != nil {
-		return 0, err
-	}
-	defer p.close()
-	fr, err := pqarrow.NewFileReader(p.rdr, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchRows)}, memory.DefaultAllocator)
-	if err != nil {
-		return 0, err
-	}
-	have, err := fr.Schema()
-	if err != nil {
-		return 0, err
-	}
 	schema := info.tableSchema()
-	if diff := fieldsDiff(have, schema); diff != "" {
-		return 0, fmt.Errorf("not a part of table %s: %s", table, diff)
-	}
-
 	props := parquet.NewWriterProperties(writerProperties(info, opts)...)
-	w := &rewriter{fr: fr, schema: schema, opts: opts, rel: rel, enc: newEncoder(table, txn, schema, props, defaultEncoderConfig)}
+	w := &rewriter{table: table, schema: schema, opts: opts, rel: rel, enc: newEncoder(table, txn, schema, props, defaultEncoderConfig)}
 	if opts.PartitionBy == PartitionDay {
 		// A partition's part, written as the table's writer writes it:
 		// whole by tinyparquet while its rows are few.
@@ -261,19 +282,14 @@ func rewrite(txn *sink.Txn, rel string, src string, table string, opts TableOpti
 			w.enc.abort()
 		}
 	}()
-	for rg := range p.rdr.NumRowGroups() {
-		// The rows kept, as runs of row numbers within the row group.
-		runs, err := keep(p, rg)
-		if err != nil {
-			return 0, err
-		}
-		if len(runs) == 0 {
-			continue // nothing of it kept: not decoded
-		}
-		n, err := w.copyRowGroup(rg, runs)
+	for _, src := range srcs {
+		n, err := w.copyPart(src, keep)
 		kept += n
 		if err != nil {
-			return 0, fmt.Errorf("row group %d: %w", rg, err)
+			if len(srcs) > 1 {
+				return 0, fmt.Errorf("parquet part %s: %w", src, err)
+			}
+			return 0, err
 		}
 	}
 	if err := w.finish(); err != nil {
@@ -285,12 +301,53 @@ func rewrite(txn *sink.Txn, rel string, src string, table string, opts TableOpti
 	return kept, nil
 }
 
+// copyPart queues the rows keep returns of every row group of the part
+// src, which must have the copy's schema, and returns how many it queued.
+// The part is closed when it returns: the rows queued are the encoder's.
+func (w *rewriter) copyPart(src string, keep func(p *part, rg int) ([]rowRun, error)) (kept int64, err error) {
+	p, err := openPart(src)
+	if err != nil {
+		return 0, err
+	}
+	defer p.close()
+	fr, err := pqarrow.NewFileReader(p.rdr, pqarrow.ArrowReadProperties{BatchSize: int64(w.opts.BatchRows)}, memory.DefaultAllocator)
+	if err != nil {
+		return 0, err
+	}
+	have, err := fr.Schema()
+	if err != nil {
+		return 0, err
+	}
+	if diff := fieldsDiff(have, w.schema); diff != "" {
+		return 0, fmt.Errorf("not a part of table %s: %s", w.table, diff)
+	}
+	w.fr = fr
+	for rg := range p.rdr.NumRowGroups() {
+		// The rows kept, as runs of row numbers within the row group.
+		runs, err := keep(p, rg)
+		if err != nil {
+			return kept, err
+		}
+		if len(runs) == 0 {
+			continue // nothing of it kept: not decoded
+		}
+		n, err := w.copyRowGroup(rg, runs)
+		kept += n
+		if err != nil {
+			return kept, fmt.Errorf("row group %d: %w", rg, err)
+		}
+	}
+	return kept, nil
+}
+
 // rowRun is the rows start to end (excluded) of a row group.
 type rowRun struct{ start, end int64 }
 
 // rewriter copies the rows kept of a part's row groups to an encoder,
 // cutting the copy's row groups as tableWriter.flush does.
 type rewriter struct {
+	// table is the table's name; fr reads the part being copied.
+	table  string
 	fr     *pqarrow.FileReader
 	schema *arrow.Schema
 	opts   TableOptions

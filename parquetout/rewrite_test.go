@@ -614,3 +614,103 @@ func TestRewriteWriteFails(t *testing.T) {
 		})
 	}
 }
+
+// slice returns the input's documents [lo, hi) and their receipts.
+func (in *rewriteInput) slice(lo, hi int) *rewriteInput {
+	out := &rewriteInput{docs: in.docs[lo:hi]}
+	ids := map[string]bool{}
+	for _, d := range out.docs {
+		ids[d.ID] = true
+	}
+	for _, r := range in.receipts {
+		if ids[r.ConversationID] {
+			out.receipts = append(out.receipts, r)
+		}
+	}
+	return out
+}
+
+// TestMerge: the input written as three runs (three sets of parts), then
+// each table's (or partition's) parts merged into one part, in run
+// order, holds the rows of the input written in one go, in their order,
+// with the table's schema; a part of another table is refused by name.
+func TestMerge(t *testing.T) {
+	in := newRewriteInput()
+	n := len(in.docs)
+	cuts := []int{0, n / 5, n * 3 / 5, n}
+	for _, layout := range []struct {
+		name string
+		opts parquetout.TableOptions
+	}{
+		{"flat", parquetout.TableOptions{RowGroupBytes: 2 << 10, BatchRows: 16, Version: "1.2.3"}},
+		{"day", parquetout.TableOptions{RowGroupBytes: 2 << 10, BatchRows: 16, Version: "1.2.3", PartitionBy: parquetout.PartitionDay}},
+	} {
+		t.Run(layout.name, func(t *testing.T) {
+			dir := t.TempDir()
+			direct := filepath.Join(dir, "direct")
+			in.write(t, direct, layout.opts)
+			// The parts of each directory (table or partition), run by run.
+			byDir := map[string][]string{}
+			for i := range len(cuts) - 1 {
+				run := filepath.Join(dir, fmt.Sprintf("run-%d", i))
+				for _, rel := range in.slice(cuts[i], cuts[i+1]).write(t, run, layout.opts) {
+					d := filepath.ToSlash(filepath.Dir(rel))
+					byDir[d] = append(byDir[d], filepath.Join(run, "tables", rel))
+				}
+			}
+			out := filepath.Join(dir, "merged")
+			txn, err := sink.NewTxn(filepath.Join(out, "tables"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged := 0
+			for _, d := range slices.Sorted(maps.Keys(byDir)) {
+				rows, err := parquetout.Merge(txn, d+"/part-00000.parquet", byDir[d], tableOf(d), layout.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := pqtest.ReadTable(t, direct, d)
+				if rows != int64(len(want.Rows)) {
+					t.Errorf("%s: Merge reported %d rows, want %d", d, rows, len(want.Rows))
+				}
+				merged += len(byDir[d])
+			}
+			if merged <= len(byDir) {
+				t.Fatalf("%d parts in %d directories: nothing merged", merged, len(byDir))
+			}
+			if err := txn.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range slices.Sorted(maps.Keys(byDir)) {
+				got := pqtest.ReadTable(t, out, d)
+				got.Name = tableOf(d)
+				pqtest.CheckSchema(t, got)
+				if len(got.Parts) != 1 {
+					t.Errorf("%s: %d parts, want the one merged", d, len(got.Parts))
+				}
+				want := pqtest.ReadTable(t, direct, d)
+				pqtest.CompareRows(t, got, want.Rows)
+			}
+
+			// A part of another table among the parts: refused, named.
+			txn, err = sink.NewTxn(filepath.Join(dir, "bad"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer txn.Abort()
+			var usage, conv string
+			for _, d := range slices.Sorted(maps.Keys(byDir)) {
+				switch tableOf(d) {
+				case tabledef.Usage:
+					usage = byDir[d][0]
+				case tabledef.Conversations:
+					conv = byDir[d][0]
+				}
+			}
+			_, err = parquetout.Merge(txn, "x.parquet", []string{usage, conv}, tabledef.Usage, layout.opts)
+			if err == nil || !strings.Contains(err.Error(), conv) || !strings.Contains(err.Error(), "not a part of table usage") {
+				t.Errorf("merging a conversations part into usage: %v, want an error naming %s", err, conv)
+			}
+		})
+	}
+}
