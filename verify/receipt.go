@@ -64,6 +64,8 @@ type StatementKey struct {
 	// AgentID and Algorithm are the statement's, "" when not strings (an
 	// unknown algorithm is kept as "").
 	AgentID, Algorithm string
+	// Stance is the statement's stance, "" when not a string.
+	Stance string
 	// Fingerprint is the key's (Fingerprint), "" when the key is
 	// malformed or its algorithm unknown.
 	Fingerprint string

@@ -108,6 +108,24 @@ type ReceiptResult struct {
 	// epoch, UTC; 0 when SignedAt is "" (not RFC 3339, or absent). It is
 	// for the receipts table and is not written to receipts.jsonl.
 	SignedAtMicros int64 `json:"-"`
+
+	// The receipt's keys and first witness, for the receipts and
+	// receipt_statements tables (docs/TABLES.md); none is written to
+	// receipts.jsonl.
+	//
+	// EnvelopeKeyFingerprint is the envelope key's Fingerprint, "" when
+	// the key was not judged (malformed, or its algorithm unknown).
+	EnvelopeKeyFingerprint string `json:"-"`
+	// Statements are the statements' keys and their status under the
+	// run's keyring, in payload order.
+	Statements []StatementKey `json:"-"`
+	// FirstRun is the run that first committed the receipt (this run for
+	// a receipt new in it); 0 outside an OUT (verify).
+	FirstRun int `json:"-"`
+	// FirstCommittedAtMicros is that run's commit time (its manifest's
+	// committed_at), in microseconds since the Unix epoch, UTC; 0 when
+	// FirstRun is 0.
+	FirstCommittedAtMicros int64 `json:"-"`
 }
 
 // NewResolver returns an empty resolver.
