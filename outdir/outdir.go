@@ -540,6 +540,10 @@ func (d *Dir) apply(j *Journal, hit string) error {
 				return fmt.Errorf("commit: %w", err)
 			}
 			crashpoint.Hit(hit)
+			if r.To == ManifestRel(j.Run) || isHistoryFile(r.To) {
+				// The run's manifest, then its tree, then its checkpoint.
+				crashpoint.Hit("history")
+			}
 			if err := d.stepDone(); err != nil {
 				return err
 			}
