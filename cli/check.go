@@ -107,7 +107,8 @@ func checkCommand() *command {
 }
 
 // readKept reads the kept checkpoints --checkpoint names: each a file, or
-// a directory whose regular files each hold one (in name order).
+// a directory whose regular files each hold one (in name order; an empty
+// one, the first night of a cron job, holds none).
 func readKept(args []string) ([][]byte, error) {
 	var out [][]byte
 	for _, a := range args {
@@ -126,9 +127,6 @@ func readKept(args []string) ([][]byte, error) {
 				if en.Type().IsRegular() {
 					files = append(files, filepath.Join(a, en.Name()))
 				}
-			}
-			if len(files) == 0 {
-				return nil, usageErr("check: --checkpoint %s: a directory without a checkpoint file", a)
 			}
 		}
 		for _, f := range files {
