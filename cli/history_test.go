@@ -263,3 +263,49 @@ func TestHistorySigned(t *testing.T) {
 		t.Fatalf("run with a checkpoint as key: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestHistoryStartsOnOlderOUT: an OUT committed before the tree (its
+// history files absent) is named by check (exit 1, missing), and its next
+// night builds the tree from the manifests it holds: the kept checkpoint
+// of a copy that had the tree is then extended, as if the tree had always
+// been there. maintain appends to the tree too.
+func TestHistoryStartsOnOlderOUT(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var inputs []string
+	for i, name := range []string{"n1/a.jsonl", "n2/b.jsonl"} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if _, err := gen.WriteFile(p, gen.Options{Conversations: 20, Seed: uint64(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, p)
+	}
+	out := filepath.Join(dir, "out")
+	runOK(t, "run", "-o", out, "--incremental", "--table-format", "iceberg", inputs[0])
+	cp := convbatch(t, nil, "checkpoint", out)
+	keptTree, _ := ledger.ParseCheckpoint([]byte(cp.stdout))
+	for _, rel := range []string{outdir.HistoryHashesRel, outdir.CheckpointRel} {
+		os.Remove(filepath.Join(out, filepath.FromSlash(rel)))
+	}
+	if r := convbatch(t, nil, "check", out); r.code != 1 || !strings.Contains(r.stdout, outdir.HistoryHashesRel+": missing") {
+		t.Fatalf("check without a tree: exit %d: %s", r.code, r.stdout)
+	}
+	if r := convbatch(t, nil, "checkpoint", out); r.code != 2 {
+		t.Fatalf("checkpoint without a tree: exit %d, want 2", r.code)
+	}
+	runOK(t, "run", "-o", out, "--incremental", "--table-format", "iceberg", inputs[0], inputs[1])
+	runOK(t, "maintain", out, "--expire-snapshots-older-than", "0")
+	// The tree's origin is new, so a kept checkpoint of the old tree is
+	// compared by its root alone: the same text under the new origin.
+	now := convbatch(t, nil, "checkpoint", out)
+	c, err := ledger.ParseCheckpoint([]byte(now.stdout))
+	if err != nil || c.Size != 3 {
+		t.Fatalf("checkpoint after night 2 and maintain: %v %q", err, now.stdout)
+	}
+	kept := filepath.Join(dir, "kept")
+	os.WriteFile(kept, ledger.FormatCheckpoint(c.Origin, keptTree.Size, keptTree.Root), 0o644)
+	if r := convbatch(t, nil, "check", "--checkpoint", kept, out); r.code != 0 {
+		t.Fatalf("check --checkpoint: exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+}
