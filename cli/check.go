@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/pflag"
 
@@ -14,10 +16,12 @@ import (
 // size and SHA-256 its run's manifest records.
 func checkCommand() *command {
 	var quiet bool
+	var kept []string
+	var vkey string
 	return &command{
 		name:    "check",
 		summary: "verify every file OUT publishes against its run's manifest (size and SHA-256); writes nothing",
-		usage:   "convbatch check OUT",
+		usage:   "convbatch check [--checkpoint KEPT]... [--checkpoint-vkey KEY] OUT",
 		example: joinLines(
 			"  convbatch check /data/out && echo intact",
 			"",
@@ -28,9 +32,21 @@ func checkCommand() *command {
 			"state that no run published; it exits 0 when there is none, 1 when there",
 			"is, 2 when OUT is not a run's output directory or a run is writing it.",
 			"What to do about each case: docs/FORMAT.md, \"The record of OUT\".",
+			"",
+			"It also recomputes OUT's history (a Merkle tree whose leaf i is the",
+			"manifest of run i+1) and compares it with the tree and checkpoint OUT",
+			"stores (history-mismatch). With --checkpoint KEPT (a checkpoint that",
+			"`convbatch checkpoint OUT` printed and you kept elsewhere, or a directory",
+			"of them) it proves OUT's history extends each (a consistency proof), or",
+			"names the first run that differs: exit 1. Keep one every night:",
+			"  convbatch checkpoint /data/out > ~/kept/$(date +%F).checkpoint",
+			"  convbatch check --checkpoint ~/kept/ /data/out",
+			"docs/FORMAT.md, \"The history of OUT\".",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.BoolVarP(&quiet, "quiet", "q", false, "print only the problems, no summary")
+			fs.StringArrayVar(&kept, "checkpoint", nil, "prove OUT's history extends this kept checkpoint FILE (or every file of a directory); may be repeated")
+			fs.StringVar(&vkey, "checkpoint-vkey", "", "check the checkpoints' signatures (OUT's and the kept ones) with this note verifier KEY (or a file holding it), as convbatch checkpoint --new-key printed it")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
 					return 0, usageErr("check: want exactly one OUT directory (the -o of convbatch run), got %s (see 'convbatch check --help')", plural(int64(len(args)), "argument", "arguments"))
@@ -45,8 +61,33 @@ func checkCommand() *command {
 				if err != nil {
 					return 0, fatalErr(fmt.Errorf("check: %w", err))
 				}
+				keptNotes, err := readKept(kept)
+				if err != nil {
+					return 0, err
+				}
+				if vkey != "" {
+					vkey = readVerifierKey(vkey)
+				}
+				pending := len(problems) > 0 && problems[0].Kind == outdir.ProblemPending
+				var proven string
+				if rec.LastRun > 0 && !pending {
+					h, hp := outdir.ReadHistory(args[0], rec, vkey)
+					problems = append(problems, hp...)
+					if len(keptNotes) > 0 {
+						proofs, err := h.Extends(keptNotes, vkey)
+						if err != nil {
+							problems = append(problems, outdir.Problem{Path: "--checkpoint", Kind: "not-extended", Detail: err.Error()})
+						} else {
+							root, _ := h.Tree.Root(h.Tree.N)
+							proven = fmt.Sprintf("OUT's history (%d runs, root %s) extends %s (consistency proofs checked)", h.Tree.N, root, plural(int64(len(proofs)), "kept checkpoint", "kept checkpoints"))
+						}
+					}
+				}
 				for _, p := range problems {
 					fmt.Fprintf(e.stdout, "%s\n", escapeControls(p.String()))
+				}
+				if proven != "" && !quiet {
+					fmt.Fprintf(e.stderr, "convbatch check: %s\n", proven)
 				}
 				if !quiet {
 					var bytes int64
@@ -63,4 +104,38 @@ func checkCommand() *command {
 			}
 		},
 	}
+}
+
+// readKept reads the kept checkpoints --checkpoint names: each a file, or
+// a directory whose regular files each hold one (in name order; an empty
+// one, the first night of a cron job, holds none).
+func readKept(args []string) ([][]byte, error) {
+	var out [][]byte
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, usageErr("check: --checkpoint: %v", err)
+		}
+		files := []string{a}
+		if st.IsDir() {
+			entries, err := os.ReadDir(a)
+			if err != nil {
+				return nil, usageErr("check: --checkpoint: %v", err)
+			}
+			files = files[:0]
+			for _, en := range entries {
+				if en.Type().IsRegular() {
+					files = append(files, filepath.Join(a, en.Name()))
+				}
+			}
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, usageErr("check: --checkpoint: %v", err)
+			}
+			out = append(out, b)
+		}
+	}
+	return out, nil
 }

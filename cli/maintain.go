@@ -31,7 +31,7 @@ const maintainStaging = "maintain"
 // old snapshots and remove the files no kept snapshot references, as one
 // commit through OUT's journal.
 func maintainCommand() *command {
-	var olderThan, targetSize string
+	var olderThan, targetSize, checkpointKey string
 	var retainLast int
 	var rewriteSmall bool
 	return &command{
@@ -71,6 +71,7 @@ func maintainCommand() *command {
 			fs.StringVar(&olderThan, "expire-snapshots-older-than", "", "expire the snapshots older than DURATION (a Go duration, or Nd for N days; 0 for every one but the --retain-last latest)")
 			fs.BoolVar(&rewriteSmall, "rewrite-small-files", false, "merge, in each partition, the data files smaller than --target-file-size into larger ones (a replace snapshot)")
 			fs.StringVar(&targetSize, "target-file-size", "128MiB", "with --rewrite-small-files: the size under which a data file is merged, and that of the merged files at most (e.g. 64MiB, 1GiB)")
+			registerCheckpointKey(fs, &checkpointKey)
 			fs.IntVar(&retainLast, "retain-last", 1, "keep at least the N latest snapshots of each table, whatever their age (at least 1: the current one)")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
@@ -103,7 +104,11 @@ func maintainCommand() *command {
 				if st, err := os.Stat(args[0]); err != nil || !st.IsDir() {
 					return 0, usageErr("maintain: %s: not a directory; pass the -o directory of convbatch run or extract", args[0])
 				}
-				return maintain(e, args[0], maintainOptions{expire: expire, age: age, retainLast: retainLast, target: target})
+				skey, err := readCheckpointKey(checkpointKey)
+				if err != nil {
+					return 0, err
+				}
+				return maintain(e, args[0], maintainOptions{expire: expire, age: age, retainLast: retainLast, target: target, checkpointKey: skey})
 			}
 		},
 	}
@@ -143,6 +148,8 @@ type maintainOptions struct {
 	age        time.Duration
 	retainLast int
 	target     int64
+	// checkpointKey signs the checkpoint of OUT's history ("" unsigned).
+	checkpointKey string
 }
 
 // maintain runs the maintenance of OUT (dir) and commits it.
@@ -304,6 +311,7 @@ func maintain(e *env, dir string, o maintainOptions) (int, error) {
 		return 0, fatalErr(err)
 	}
 	j.Manifest = &outdir.Manifest{Settings: b}
+	j.CheckpointKey = o.checkpointKey
 	if err := d.Commit(j); err != nil {
 		if errors.Is(err, outdir.ErrRefused) {
 			return 0, usageErr("maintain: %v", err)

@@ -62,6 +62,8 @@ type runFlags struct {
 	// command is the command's name, for the summary and the usage
 	// errors that point to its help.
 	command string
+	// checkpointKey is --checkpoint-key (registerCheckpointKey).
+	checkpointKey string
 }
 
 // registerOutputs adds the flags of commands that write an output directory.
@@ -78,6 +80,7 @@ func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
 // registerPartition adds --partition-by, for the commands that write tables.
 func (f *runFlags) registerPartition(fs *pflag.FlagSet) {
 	fs.StringVar(&f.partition, "partition-by", "none", "none, or day: Hive-style partitions OUT/tables/NAME/day=YYYY-MM-DD/ by the UTC day of each row's created_at (see docs/TABLES.md)")
+	registerCheckpointKey(fs, &f.checkpointKey)
 	fs.StringVar(&f.format, "table-format", "parquet", "parquet (directories of Parquet parts), or iceberg: Apache Iceberg tables OUT/tables/NAME/{metadata,data}/, one snapshot per run (see docs/TABLES.md)")
 }
 
@@ -114,6 +117,10 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		return cfg, usageErr("--workers %d: must be at least 1", f.workers)
 	}
 	keys, err := f.keys.path()
+	if err != nil {
+		return cfg, err
+	}
+	checkpointKey, err := readCheckpointKey(f.checkpointKey)
 	if err != nil {
 		return cfg, err
 	}
@@ -208,6 +215,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
 		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit, GCPercent: gcPercent,
 		TableOptions: parquetout.TableOptions{PartitionBy: partition}, TableFormat: format,
+		CheckpointKey: checkpointKey,
 	}
 	return cfg, nil
 }

@@ -98,7 +98,7 @@ func (r *Run) Commit(c *Commit) error {
 		return err
 	}
 	defer txn.Abort()
-	p := &commitPlan{r: r, c: c, run: r.run, staging: r.dir.Staging(), txn: txn, j: &Journal{Run: r.run},
+	p := &commitPlan{r: r, c: c, run: r.run, staging: r.dir.Staging(), txn: txn, j: &Journal{Run: r.run, CheckpointKey: r.opts.CheckpointKey},
 		inputFiles: make([][]string, len(r.opts.Inputs)), segs: segments(c.Seals), ice: newIceberg()}
 	steps := []func() error{
 		p.placeTables,

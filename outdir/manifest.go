@@ -316,7 +316,7 @@ func (rec *Record) unexpected(root string) []Problem {
 				return nil
 			}
 			rel = filepath.ToSlash(rel)
-			if _, ok := rec.Files[rel]; ok || path.Dir(rel) == StateRel(manifestsDir) {
+			if _, ok := rec.Files[rel]; ok || path.Dir(rel) == StateRel(manifestsDir) || isHistoryFile(rel) {
 				return nil
 			}
 			problems = append(problems, Problem{Path: rel, Kind: ProblemUnexpected, Detail: "no run published it"})
@@ -372,8 +372,9 @@ func (e *RecordError) Unwrap() error { return ErrRefused }
 // CheckRecord reads OUT's record and checks the files it names at their
 // sizes (cheap: no file is read), as every incremental run does before it
 // writes anything. An OUT with a report.json or a state but no manifest
-// is refused too: its record is gone, or an earlier convbatch wrote it.
-// The error is a *RecordError.
+// is refused too: its record is gone, or an earlier convbatch wrote it;
+// so is one whose history (ReadHistory: its tree and checkpoint) is not
+// what its manifests hash to. The error is a *RecordError.
 func (d *Dir) CheckRecord() (*Record, error) {
 	rec, problems := ReadRecord(d.root)
 	if rec.LastRun == 0 && len(problems) == 0 {
@@ -386,6 +387,13 @@ func (d *Dir) CheckRecord() (*Record, error) {
 	}
 	if len(problems) == 0 {
 		problems = rec.Check(d.root, false)
+	}
+	if len(problems) == 0 && rec.LastRun > 0 {
+		// The history must be what the manifests hash to, or the commit
+		// would append to a tree that lies; a missing one (OUT predates
+		// the tree) is started by the commit.
+		_, hp := ReadHistory(d.root, rec, "")
+		problems = slices.DeleteFunc(hp, func(p Problem) bool { return p.Kind == ProblemMissing })
 	}
 	if len(problems) > 0 {
 		return rec, &RecordError{Root: d.root, Problems: problems}

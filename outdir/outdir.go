@@ -282,6 +282,9 @@ type Journal struct {
 	// and Removed, stages it and publishes it as ManifestRel(Run) with the
 	// rest. It is not part of the journal file.
 	Manifest *Manifest `json:"-"`
+	// CheckpointKey, when set, is the note signer key that signs the
+	// checkpoint of OUT's history (stageHistory). Not part of the file.
+	CheckpointKey string `json:"-"`
 }
 
 // stagedManifest is the staged manifest's name in the staging directory.
@@ -338,8 +341,13 @@ func (d *Dir) Commit(j *Journal) error {
 		return fmt.Errorf("commit: %w", describe(err))
 	}
 	if j.Manifest != nil {
-		if err := d.stageManifest(j, records); err != nil {
+		j.Removes = dropHistory(j.Removes)
+		b, err := d.stageManifest(j, records)
+		if err != nil {
 			return fmt.Errorf("commit: manifest: %w", describe(err))
+		}
+		if err := d.stageHistory(j, b); err != nil {
+			return fmt.Errorf("commit: %w", describe(err))
 		}
 	}
 	if err := d.writeJournal(j); err != nil {
@@ -532,6 +540,10 @@ func (d *Dir) apply(j *Journal, hit string) error {
 				return fmt.Errorf("commit: %w", err)
 			}
 			crashpoint.Hit(hit)
+			if r.To == ManifestRel(j.Run) || isHistoryFile(r.To) {
+				// The run's manifest, then its tree, then its checkpoint.
+				crashpoint.Hit("history")
+			}
 			if err := d.stepDone(); err != nil {
 				return err
 			}
@@ -971,8 +983,8 @@ func syncFile(p string, digest, fsync bool, rec *FileRecord) error {
 
 // stageManifest completes j.Manifest from the staged files' records (in
 // the order of j.Renames, then the report) and j.Removes, writes it in the
-// staging directory and adds its rename to j.
-func (d *Dir) stageManifest(j *Journal, records []FileRecord) error {
+// staging directory, adds its rename to j and returns its bytes.
+func (d *Dir) stageManifest(j *Journal, records []FileRecord) ([]byte, error) {
 	m := j.Manifest
 	m.Format, m.Run = ManifestFormat, j.Run
 	to := ManifestRel(j.Run)
@@ -992,18 +1004,18 @@ func (d *Dir) stageManifest(j *Journal, records []FileRecord) error {
 	m.Removed = append([]string{}, j.Removes...)
 	b, err := json.Marshal(m)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := writeFileSync(filepath.Join(d.Staging(), stagedManifest), append(b, '\n')); err != nil {
-		return err
+		return nil, err
 	}
 	for _, r := range j.Renames {
 		if r.To == to {
-			return fmt.Errorf("%s published twice", to)
+			return nil, fmt.Errorf("%s published twice", to)
 		}
 	}
 	j.Renames = append(j.Renames, Rename{From: stagedManifest, To: to})
-	return nil
+	return append(b, '\n'), nil
 }
 
 // syncDir makes the directory's entries (renames) durable.

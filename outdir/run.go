@@ -64,6 +64,10 @@ type Options struct {
 	// KeyringSHA256 is the digest of the run's keyring (verify.Keyring.
 	// Digest); "" without one.
 	KeyringSHA256 string
+	// CheckpointKey, when set, is the note signer key that signs the
+	// checkpoint of OUT's history at the commit (docs/FORMAT.md, "The
+	// history of OUT").
+	CheckpointKey string
 	// Key is what else decides the bytes the run writes (the reading and
 	// compression options, as JSON): a staging directory that a killed
 	// run left is resumed only by a run with the same key, run number and

@@ -81,6 +81,11 @@ func snapshot(t *testing.T, out string) map[string]string {
 		if strings.HasPrefix(rel, ".convbatch/state/manifests/") {
 			b = normalizeManifest(t, rel, b)
 		}
+		if rel == outdir.HistoryHashesRel || rel == outdir.CheckpointRel {
+			// They hash the manifests, whose reports' times differ, and
+			// the tree's origin is random: cli's history tests check them.
+			b = []byte("history")
+		}
 		files[rel] = string(b)
 		return nil
 	})

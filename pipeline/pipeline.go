@@ -84,6 +84,9 @@ type Config struct {
 	Progress *Progress
 	// Keyring pins receipt keys; nil checks receipts for self-consistency.
 	Keyring *verify.Keyring
+	// CheckpointKey, when set, is the note signer key that signs the
+	// checkpoint of OUT's history at the commit.
+	CheckpointKey string
 	// OnDocument, when set, is called for every document in input order,
 	// from the writing goroutine; an error it returns is fatal. An input
 	// read a second time (a zstd frame whose checksum failed, with an

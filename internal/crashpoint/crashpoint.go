@@ -6,7 +6,9 @@
 //
 // Points (docs/FORMAT.md, "Commit and recovery"): seal (an input's outputs
 // sealed in staging), journal (commit journal written, before the first
-// rename), rename (after each rename of a commit), report (report.json
+// rename), rename (after each rename of a commit), history (after the
+// rename of the run's manifest, then of its tree, then of its checkpoint:
+// docs/FORMAT.md, "The history of OUT"), report (report.json
 // published, before the journal is removed) and recover (after each step
 // of a recovery).
 package crashpoint

@@ -48,7 +48,11 @@ type fixture struct {
 	// base, when set, is an output directory copied into OUT before each
 	// run of a trial and before the reference run (the earlier nights of
 	// an incremental OUT).
-	base    string
+	base string
+	// kept, when set, is the checkpoint of base's history, as a user
+	// keeps it: every step of a trial must leave a history that extends
+	// it (historyHolds).
+	kept    string
 	root    string
 	bin     string
 	args    []string
@@ -348,6 +352,10 @@ func (f *fixture) runTrial(out string, tr trial) result {
 			res.problem = fmt.Sprintf("run %q: %v: %s", s, o.err, tail(o.stderr))
 			return res
 		}
+		if p := f.historyHolds(out); p != "" {
+			res.problem = fmt.Sprintf("after run %q: %s", s, p)
+			return res
+		}
 		if s.sig == syscall.SIGINT || s.sig == syscall.SIGTERM {
 			// Interrupted: exit 3, or finished, or killed by the signal
 			// before the handler was installed.
@@ -361,6 +369,10 @@ func (f *fixture) runTrial(out string, tr trial) result {
 	res.outcomes = append(res.outcomes, final)
 	if final.err != nil || final.signal != 0 || final.code != f.refCode {
 		res.problem = fmt.Sprintf("final rerun: %v, want exit %d: %s", final, f.refCode, tail(final.stderr))
+		return res
+	}
+	if p := f.historyHolds(out); p != "" {
+		res.problem = "after the final rerun: " + p
 		return res
 	}
 	got, err := Snapshot(out)
@@ -668,4 +680,28 @@ func TestProperty(t *testing.T) {
 	if !enforce && failed > 0 {
 		t.Logf("the property is not enforced: set CONVBATCH_CRASHTEST=1 once the crash-consistent commit is in")
 	}
+}
+
+// historyHolds runs `convbatch check` on what a step left in out, unless
+// a commit is pending there (its journal: the next run finishes it) or
+// nothing was ever committed: OUT's history must be whole (its tree and
+// checkpoint what its manifests hash to) and extend the base's kept
+// checkpoint (f.kept). It returns "" when it holds.
+func (f *fixture) historyHolds(out string) string {
+	if _, err := os.Lstat(filepath.Join(out, ".convbatch", "journal.json")); err == nil {
+		return ""
+	}
+	if _, err := os.Lstat(filepath.Join(out, ".convbatch", "state", "manifests")); err != nil {
+		return ""
+	}
+	args := []string{"check"}
+	if f.kept != "" {
+		args = append(args, "--checkpoint", f.kept)
+	}
+	cmd := exec.Command(f.bin, append(args, out)...)
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("convbatch %s: %v: %s", strings.Join(args, " "), err, tail(string(b)))
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,6 +48,14 @@ func newIncrementalFixture(f *fixture, name string, extra ...string) (*fixture, 
 	if o := h.run(g.base, step{}); o.err != nil || o.signal != 0 || o.code > 1 {
 		return nil, fmt.Errorf("night 1: exit %d, %v: %s", o.code, o.err, o.stderr)
 	}
+	g.kept = filepath.Join(g.root, "kept.checkpoint")
+	cp, err := exec.Command(f.bin, "checkpoint", g.base).Output()
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint of night 1: %v", err)
+	}
+	if err := os.WriteFile(g.kept, cp, 0o644); err != nil {
+		return nil, err
+	}
 	ref := filepath.Join(g.root, "ref")
 	if err := copyTree(g.base, ref); err != nil {
 		return nil, err
@@ -56,7 +65,6 @@ func newIncrementalFixture(f *fixture, name string, extra ...string) (*fixture, 
 		return nil, fmt.Errorf("reference incremental run: exit %d, %v: %s", o.code, o.err, o.stderr)
 	}
 	g.refCode, g.refDur = o.code, o.dur
-	var err error
 	if g.ref, err = Snapshot(ref); err != nil {
 		return nil, err
 	}
@@ -159,7 +167,8 @@ func incrementalProperty(t *testing.T, g *fixture) {
 		}
 		trials = append(trials, trial{name: fmt.Sprintf("inc-random-kill-%d", i), steps: steps})
 	}
-	for _, c := range [][]string{{"seal:1"}, {"journal:1"}, {"rename:2"}, {"rename:6"}, {"report:1"}, {"rename:3", "recover:1"}, {"seal:2", "recover:1"}} {
+	for _, c := range [][]string{{"seal:1"}, {"journal:1"}, {"rename:2"}, {"rename:6"}, {"report:1"}, {"rename:3", "recover:1"}, {"seal:2", "recover:1"},
+		{"history:1"}, {"history:2"}, {"history:3"}, {"history:2", "recover:1"}} {
 		var steps []step
 		for _, p := range c {
 			steps = append(steps, crash(p))

@@ -30,6 +30,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/convbatch/convbatch/outdir"
 )
 
 // ReportTimeKeys are the members removed, at any depth, from report.json
@@ -89,6 +91,10 @@ func Snapshot(dir string) (map[string][]byte, error) {
 			snap[key] = b
 			return nil
 		}
+		if rel == outdir.HistoryHashesRel || rel == outdir.CheckpointRel {
+			snap[rel] = historyEntry(dir, rel)
+			return nil
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
@@ -110,6 +116,29 @@ func Snapshot(dir string) (map[string][]byte, error) {
 		return nil, err
 	}
 	return snap, nil
+}
+
+// historyEntry is what Snapshot holds for a file of OUT's history (rel):
+// its tree and checkpoint hash the manifests, whose reports' times differ
+// from run to run, and the tree's origin is random; so the entry says how
+// many runs OUT's manifests record and what differs between the file and
+// the tree recomputed from them ("intact" when nothing does).
+func historyEntry(dir, rel string) []byte {
+	rec, problems := outdir.ReadRecord(dir)
+	if len(problems) > 0 {
+		return fmt.Appendf(nil, "%d runs; record: %v", rec.LastRun, problems)
+	}
+	_, problems = outdir.ReadHistory(dir, rec, "")
+	var mine []string
+	for _, p := range problems {
+		if p.Path == rel {
+			mine = append(mine, p.String())
+		}
+	}
+	if len(mine) == 0 {
+		return fmt.Appendf(nil, "%d runs; intact", rec.LastRun)
+	}
+	return fmt.Appendf(nil, "%d runs; %s", rec.LastRun, strings.Join(mine, "; "))
 }
 
 // isReport reports whether rel is a report Snapshot normalizes.
