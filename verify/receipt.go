@@ -51,6 +51,9 @@ type ReceiptCheck struct {
 	// EnvelopeKey is the envelope key's status (KeyStatusUnknown without
 	// a keyring or a well-formed key).
 	EnvelopeKey KeyStatus
+	// EnvelopeFingerprint is the envelope key's Fingerprint, "" when the
+	// key is absent, malformed or of an unknown algorithm.
+	EnvelopeFingerprint string
 	// Statements are the statements' keys, in payload order, when the
 	// checker records them (WithStatementKeys); nil otherwise.
 	Statements []StatementKey
@@ -64,7 +67,8 @@ type StatementKey struct {
 	// AgentID and Algorithm are the statement's, "" when not strings (an
 	// unknown algorithm is kept as "").
 	AgentID, Algorithm string
-	// Stance is the statement's stance, "" when not a string.
+	// Stance is the statement's stance when it is 1 to 64 bytes of
+	// printable ASCII, else "": outputs carry no message content.
 	Stance string
 	// Fingerprint is the key's (Fingerprint), "" when the key is
 	// malformed or its algorithm unknown.
@@ -319,6 +323,8 @@ func (r *receipt) checkEnvelopeSignature() {
 		var ok bool
 		if r.rawPub, ok = decodeBase64(r.pub, algo.Scheme.PublicKeySize()); !ok {
 			rc.Reasons.Add(PublicKeyMalformed)
+		} else {
+			rc.EnvelopeFingerprint = Fingerprint(algo.Name, r.rawPub)
 		}
 	}
 	if known && r.okSig {
@@ -529,6 +535,9 @@ func (r *receipt) checkStatement(s int32, index int, named map[string]struct{}) 
 				sk.Algorithm = a.Name
 			}
 		}
+		if v := t.Lookup(s, "stance"); t.Kind(v) == jsonscan.String && StanceOK(t.Str(v)) {
+			sk.Stance = t.Str(v)
+		}
 	}
 	if t.Kind(s) != jsonscan.Object {
 		return "", false
@@ -587,3 +596,31 @@ func (r *receipt) checkStatement(s int32, index int, named map[string]struct{}) 
 
 // Equal reports whether two references are the same.
 func (r Ref) Equal(o Ref) bool { return r.ID == o.ID && bytes.Equal(r.SHA256[:], o.SHA256[:]) }
+
+// MaxStanceBytes caps a stance kept in outputs.
+const MaxStanceBytes = 64
+
+// StanceOK reports whether a statement's stance may be kept in outputs
+// (StatementKey.Stance): 1 to MaxStanceBytes bytes of printable ASCII
+// (0x20 to 0x7e). Any other stance is recorded as "".
+func StanceOK(s string) bool {
+	if s == "" || len(s) > MaxStanceBytes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// KeyFacts returns what judging the receipt's keys needs (Keyring.Judge).
+// Its Statements are the check's (recorded with WithStatementKeys).
+func (c *ReceiptCheck) KeyFacts() *KeyFacts {
+	f := &KeyFacts{SignedAtMicros: c.SignedAtMicros, SignedAtOK: c.SignedAt != "", Statements: c.Statements}
+	if c.EnvelopeFingerprint != "" {
+		f.EnvelopeAlgorithm, f.EnvelopeFingerprint = c.Algorithm, c.EnvelopeFingerprint
+	}
+	return f
+}
