@@ -208,8 +208,16 @@ func TestStatementKeys(t *testing.T) {
 	if !reflect.DeepEqual(chk.Statements, want) {
 		t.Errorf("statements\n%+v\nwant\n%+v", chk.Statements, want)
 	}
-	if chk := f.check(kr); chk.Statements != nil {
-		t.Errorf("statements recorded without WithStatementKeys")
+	if chk := f.check(kr); !reflect.DeepEqual(chk.Statements, want) {
+		t.Errorf("without WithStatementKeys: statements\n%+v\nwant\n%+v", chk.Statements, want)
+	}
+	// Judging at resolution: the facts, no keyring reason, no status.
+	chk = f.check(kr, WithJudgeAtResolution())
+	for i := range want {
+		want[i].Status, want[i].KeyID = KeyStatusUnknown, ""
+	}
+	if !reflect.DeepEqual(chk.Statements, want) || chk.Reasons&KeyringReasons != 0 || chk.EnvelopeKey != KeyStatusUnknown || chk.EnvelopeFingerprint != f.envelope.fingerprint() {
+		t.Errorf("WithJudgeAtResolution: statements\n%+v\nreasons %v envelope %s %s", chk.Statements, chk.Reasons.Codes(), chk.EnvelopeKey, chk.EnvelopeFingerprint)
 	}
 }
 
