@@ -42,6 +42,10 @@ type Source interface {
 	LastRun() int
 	// Manifest is run number run's manifest (nil when none).
 	Manifest(run int) *outdir.Manifest
+	// CommittedAt is run number run's commit time (its manifest's
+	// committed_at), microseconds since the Unix epoch; false when its
+	// manifest has none (an older convbatch wrote it).
+	CommittedAt(run int) (int64, bool)
 }
 
 // Options are what an audit judges with.
@@ -101,6 +105,7 @@ func Run(src Source, o Options) (*Result, error) {
 	a := &auditor{o: o, src: src, nights: map[int]*nightInfo{}}
 	for run := 1; run <= src.LastRun(); run++ {
 		a.nights[run] = newNightInfo(src.Manifest(run))
+		a.nights[run].committedAt, a.nights[run].committedAtOK = src.CommittedAt(run)
 	}
 	// seen are the receipts whose latest line is in a newer file than the
 	// one being read: their re-resolutions (origin before the file's run).
@@ -144,7 +149,6 @@ func newNightInfo(m *outdir.Manifest) *nightInfo {
 	if m == nil {
 		return n
 	}
-	n.committedAt, n.committedAtOK = manifestCommittedAt(m)
 	var s struct {
 		Command string `json:"command"`
 	}
@@ -302,6 +306,18 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 		return
 	}
 	old, unknown := parseReasons(l.Reasons)
+	if len(unknown) > 0 {
+		// A reason this convbatch does not know: its verdict cannot be
+		// recomputed.
+		facts, ok = nil, false
+	}
+	if !ok {
+		t.legacy++
+		t.legacyRuns[l.Origin]++
+		t.current[was]++
+		night.legacy++
+		return
+	}
 	j := a.o.Keyring.Judge(facts, n.committedAt)
 	now := old&^verify.KeyringReasons | j.Reasons
 	status := now.Status()
@@ -312,16 +328,10 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 	for _, code := range now.Codes() {
 		t.reasons[code]++
 	}
-	for _, code := range unknown {
-		t.reasons[code]++
-	}
 	t.countKeys(l.Pending, &j)
 	t.margin(l.Pending)
 	if margin, ok := quorumMargin(l.Pending); ok && margin == 0 && status == verify.StatusValid {
 		t.atMarginZero = append(t.atMarginZero, Position{Run: l.Origin, File: l.Pending.File, Line: l.Pending.Line})
-	}
-	if now == old && len(unknown) == 0 && status == was {
-		return
 	}
 	if now == old && status == was {
 		return

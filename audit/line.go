@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -20,6 +19,7 @@ type pendingLine struct {
 	File           string `json:"file"`
 	Line           int64  `json:"line"`
 	ConversationID string `json:"conversation_id"`
+	Algorithm      string `json:"algorithm"`
 	SignedAt       string `json:"signed_at"`
 	SignedAtMicros int64  `json:"signed_at_micros"`
 	QuorumK        int    `json:"quorum_k"`
@@ -43,36 +43,25 @@ type statementLine struct {
 	SignatureValid bool   `json:"signature_valid"`
 }
 
-// facts returns the receipt's keys as verify judges them; false when the
-// line does not record them (written by an older convbatch).
+// facts returns the receipt's keys as verify judges them, as
+// verify.ReceiptCheck.KeyFacts builds them from the same line; false when
+// the line records none (verify.ReceiptCheck.HasKeyFacts: written by a
+// convbatch before issue 43, or a receipt with no judgeable key), whose
+// recorded verdict then stands, as at a run's re-resolution.
 func (p *pendingLine) facts() (*verify.KeyFacts, bool) {
-	if p.EnvelopeKey == nil {
+	if p.EnvelopeKey == nil && len(p.Statements) == 0 {
 		return nil, false
 	}
-	f := &verify.KeyFacts{
-		SignedAtMicros: p.SignedAtMicros, SignedAtOK: signedAtOK(p),
-		EnvelopeAlgorithm: p.EnvelopeKey.Algorithm, EnvelopeFingerprint: p.EnvelopeKey.Fingerprint,
-		Statements: make([]verify.StatementKey, len(p.Statements)),
+	f := &verify.KeyFacts{SignedAtMicros: p.SignedAtMicros, SignedAtOK: p.SignedAt != "",
+		Statements: make([]verify.StatementKey, len(p.Statements))}
+	if p.EnvelopeKey != nil && p.EnvelopeKey.Fingerprint != "" {
+		f.EnvelopeAlgorithm, f.EnvelopeFingerprint = p.Algorithm, p.EnvelopeKey.Fingerprint
 	}
 	for i, s := range p.Statements {
 		f.Statements[i] = verify.StatementKey{Index: s.Index, AgentID: s.AgentID, Algorithm: s.Algorithm,
-			Stance: s.Stance, Fingerprint: s.Fingerprint, SignatureValid: s.SignatureValid}
+			Stance: s.Stance, Fingerprint: s.Fingerprint, Status: verify.KeyStatusUnknown, SignatureValid: s.SignatureValid}
 	}
 	return f, true
-}
-
-// signedAtOK reports whether the receipt's signed_at is a valid RFC 3339
-// time: present, and not judged signed-at-invalid.
-func signedAtOK(p *pendingLine) bool {
-	if p.SignedAt == "" {
-		return false
-	}
-	for _, r := range p.Reasons {
-		if r == "signed-at-invalid" || r == "receipt-malformed" {
-			return false
-		}
-	}
-	return true
 }
 
 // quorumMargin is the distinct agents with a statement whose signature
@@ -98,10 +87,4 @@ func quorumMargin(p *pendingLine) (int, bool) {
 		}
 	}
 	return len(agents) - p.QuorumK, true
-}
-
-// manifestCommittedAt is the run's commit time (its manifest's
-// committed_at) in microseconds since the Unix epoch.
-func manifestCommittedAt(m *outdir.Manifest) (int64, bool) {
-	return committedAtMicros(m)
 }

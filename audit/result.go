@@ -310,39 +310,24 @@ func addStatus(to map[string]int64, from map[verify.Status]int64) {
 }
 
 // expiring lists the keys, and the keyring, whose validity ends in
-// [now, now+within).
+// [now, now+within) (verify.Keyring.Expiring).
 func expiring(kr *verify.Keyring, now time.Time, within time.Duration) []Expiring {
 	out := []Expiring{}
 	if within <= 0 {
 		return out
 	}
-	from, to := now.UnixMicro(), now.Add(within).UnixMicro()
-	if !kr.Expires.IsZero() {
-		addAt(&out, Expiring{What: "keyring"}, kr.Expires.UnixMicro(), from, to)
-	}
-	for _, k := range kr.EnvelopeKeys {
-		if k.Lifetime != nil && k.Lifetime.NotAfter != verify.NoEnd {
-			addAt(&out, Expiring{What: "envelope key", KeyID: k.Lifetime.ID, Fingerprint: k.Fingerprint()}, k.Lifetime.NotAfter, from, to)
+	for _, w := range kr.Expiring(now, within) {
+		e := Expiring{What: "agent key", KeyID: w.KeyID, Agent: w.Agent, Fingerprint: w.Fingerprint,
+			At: stamp(w.NotAfterMicros), In: (time.Duration(w.NotAfterMicros-now.UnixMicro()) * time.Microsecond).Round(time.Minute).String()}
+		switch {
+		case w.Index < 0:
+			e.What = "keyring"
+		case w.Agent == "":
+			e.What = "envelope key"
 		}
+		out = append(out, e)
 	}
-	for _, agent := range slices.Sorted(maps.Keys(kr.Agents)) {
-		for _, k := range kr.Agents[agent] {
-			if k.Lifetime != nil && k.Lifetime.NotAfter != verify.NoEnd {
-				addAt(&out, Expiring{What: "agent key", KeyID: k.Lifetime.ID, Agent: agent, Fingerprint: k.Fingerprint()}, k.Lifetime.NotAfter, from, to)
-			}
-		}
-	}
-	slices.SortStableFunc(out, func(x, y Expiring) int { return cmp.Compare(x.At, y.At) })
 	return out
-}
-
-func addAt(out *[]Expiring, e Expiring, at, from, to int64) {
-	if at < from || at >= to {
-		return
-	}
-	e.At = time.UnixMicro(at).UTC().Format(time.RFC3339)
-	e.In = (time.Duration(at-from) * time.Microsecond).Round(time.Minute).String()
-	*out = append(*out, e)
 }
 
 // causes says in words why a receipt's verdict changed: each key the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
@@ -94,10 +95,10 @@ func (r *Run) LastRun() int { return r.state.lastRun }
 // Manifest is the manifest of run number run, nil when OUT's record has
 // none.
 func (r *Run) Manifest(run int) *Manifest {
-	if r.record == nil || run < 1 || run >= len(r.record.Manifests) {
+	if r.record == nil || run < 1 || run > len(r.record.Manifests) {
 		return nil
 	}
-	return r.record.Manifests[run]
+	return r.record.Manifests[run-1]
 }
 
 // PreviousReport is OUT's report.json (OpenAudit checked its digest): an
@@ -165,4 +166,34 @@ func (r *Run) CommitAudit(c *Commit, settings json.RawMessage) error {
 		}
 	}
 	return r.dir.Commit(p.j)
+}
+
+// CommittedAt is run number run's commit time, its manifest's
+// committed_at (RFC 3339, or microseconds since the Unix epoch), in
+// microseconds since the Unix epoch; false when the manifest has none
+// (written by a convbatch before issue 43).
+func (r *Run) CommittedAt(run int) (int64, bool) {
+	b, err := os.ReadFile(filepath.Join(r.opts.Root, filepath.FromSlash(ManifestRel(run))))
+	if err != nil {
+		return 0, false
+	}
+	var m struct {
+		CommittedAt json.RawMessage `json:"committed_at"`
+	}
+	if json.Unmarshal(b, &m) != nil || len(m.CommittedAt) == 0 {
+		return 0, false
+	}
+	var us int64
+	if json.Unmarshal(m.CommittedAt, &us) == nil {
+		return us, true
+	}
+	var s string
+	if json.Unmarshal(m.CommittedAt, &s) != nil {
+		return 0, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, false
+	}
+	return t.UnixMicro(), true
 }
