@@ -168,10 +168,11 @@ func (r *Run) CommitAudit(c *Commit, settings json.RawMessage) error {
 	return r.dir.Commit(p.j)
 }
 
-// CommittedAt is run number run's commit time, its manifest's
-// committed_at (RFC 3339, or microseconds since the Unix epoch), in
-// microseconds since the Unix epoch; false when the manifest has none
-// (written by a convbatch before issue 43).
+// CommittedAt is run number run's commit time, in microseconds since
+// the Unix epoch: its manifest's committed_at (RFC 3339, or microseconds),
+// or, in a manifest without one (written before issue 43), the
+// finished_at of the run's kept report, which the commit published with
+// it (and OpenAudit checked at its size); false when neither is there.
 func (r *Run) CommittedAt(run int) (int64, bool) {
 	b, err := os.ReadFile(filepath.Join(r.opts.Root, filepath.FromSlash(ManifestRel(run))))
 	if err != nil {
@@ -180,18 +181,30 @@ func (r *Run) CommittedAt(run int) (int64, bool) {
 	var m struct {
 		CommittedAt json.RawMessage `json:"committed_at"`
 	}
-	if json.Unmarshal(b, &m) != nil || len(m.CommittedAt) == 0 {
+	if json.Unmarshal(b, &m) == nil && len(m.CommittedAt) > 0 {
+		var us int64
+		if json.Unmarshal(m.CommittedAt, &us) == nil {
+			return us, true
+		}
+		var s string
+		if json.Unmarshal(m.CommittedAt, &s) == nil {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				return t.UnixMicro(), true
+			}
+		}
 		return 0, false
 	}
-	var us int64
-	if json.Unmarshal(m.CommittedAt, &us) == nil {
-		return us, true
-	}
-	var s string
-	if json.Unmarshal(m.CommittedAt, &s) != nil {
+	b, err = os.ReadFile(filepath.Join(r.opts.Root, filepath.FromSlash(RunReportFile(run))))
+	if err != nil {
 		return 0, false
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	var rep struct {
+		FinishedAt string `json:"finished_at"`
+	}
+	if json.Unmarshal(b, &rep) != nil {
+		return 0, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, rep.FinishedAt)
 	if err != nil {
 		return 0, false
 	}
