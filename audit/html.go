@@ -31,7 +31,7 @@ func WriteHTML(w io.Writer, h *Header, r *Result) error {
 <html lang="en"><head><meta charset="utf-8"><title>convbatch audit of %s</title>
 <style>
 body{font-family:"Liberation Sans",Arial,sans-serif;margin:24px;color:#222;max-width:1100px}
-table{border-collapse:collapse;margin:8px 0 20px}td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;font-size:13px;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0 20px}td,th{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;font-size:13px;vertical-align:top;overflow-wrap:anywhere}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 figure{margin:8px 0 4px}svg text{font-family:"Liberation Sans",Arial,sans-serif;font-size:12px;fill:#333}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
@@ -139,7 +139,7 @@ func hbarChart(w io.Writer, bars []hbar, colour string) {
 		most = max(most, b.n)
 	}
 	height := rowH*float64(len(bars)) + 8
-	fmt.Fprintf(w, `<figure data-bars="horizontal"><svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`+"\n", width, height, width, height)
+	fmt.Fprintf(w, `<figure data-bars="horizontal"><svg width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`+"\n", width, height, width, height)
 	span := width - labelW - countW
 	for i, b := range bars {
 		y := 4 + rowH*float64(i)
@@ -181,7 +181,7 @@ func nightChart(w io.Writer, nights []Night) {
 	for _, s := range stacks {
 		most = max(most, s.v["valid"]+s.v["invalid"]+s.v["incomplete"])
 	}
-	fmt.Fprintf(w, `<figure data-bars="vertical"><svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`+"\n", width, height, width, height)
+	fmt.Fprintf(w, `<figure data-bars="vertical"><svg width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`+"\n", width, height, width, height)
 	plotW, plotH := width-left-10, height-top-bottom
 	slot := plotW / float64(max(1, len(stacks)))
 	barW := max(2, slot*0.8)
