@@ -182,8 +182,9 @@ func (a *auditor) readState(st outdir.ReceiptsState, seen map[posKey]bool, talli
 		go func(t *tally) {
 			defer wg.Done()
 			var mine []posKey
+			dec := newDecoder()
 			for b := range batches {
-				if err := a.judgeBatch(st, b, seen, t, &mine); err != nil {
+				if err := a.judgeBatch(dec, st, b, seen, t, &mine); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -244,13 +245,13 @@ func readBatches(r io.Reader, out chan<- *batch) error {
 
 // judgeBatch parses and judges the lines of b into t; the receipts of
 // earlier runs it finds go to newer.
-func (a *auditor) judgeBatch(st outdir.ReceiptsState, b *batch, seen map[posKey]bool, t *tally, newer *[]posKey) error {
+func (a *auditor) judgeBatch(dec *decoder, st outdir.ReceiptsState, b *batch, seen map[posKey]bool, t *tally, newer *[]posKey) error {
 	start := 0
 	for i, end := range b.ends {
 		raw := b.buf[start:end]
 		start = end
-		var l stateLine
-		if err := json.Unmarshal(raw, &l); err != nil {
+		l, err := dec.decode(raw)
+		if err != nil {
 			return fmt.Errorf("audit: %s:%d: %w: not a receipt's state line (%v)", st.Path, b.first+i, outdir.ErrRefused, err)
 		}
 		p := l.Pending
@@ -264,7 +265,7 @@ func (a *auditor) judgeBatch(st outdir.ReceiptsState, b *batch, seen map[posKey]
 		if seen[k] || !a.src.Holds(p.File, l.Origin) {
 			continue
 		}
-		a.judge(&l, raw, t)
+		a.judge(l, raw, t)
 	}
 	return nil
 }
@@ -340,10 +341,10 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 	t.changes = append(t.changes, &Change{
 		Position:   Position{Run: l.Origin, File: l.Pending.File, Line: l.Pending.Line},
 		WasStatus:  was,
-		WasReasons: nonNil(l.Reasons),
+		WasReasons: t.codes(old),
 		Status:     status,
-		Reasons:    now.Codes(),
-		Causes:     causes(old, now, &j, facts, n.committedAt),
+		Reasons:    t.codes(now),
+		Causes:     t.internAll(causes(old, now, &j, facts, n.committedAt)),
 		raw:        slices.Clone(raw),
 		judgment:   j,
 		witness:    n.committedAt,

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,9 +54,17 @@ func us(s string) int64 {
 
 // testKey is a deterministic Ed25519 public key and its fingerprint.
 func testKey(seed byte) (string, string) {
+	if k, ok := testKeys.Load(seed); ok {
+		k := k.([2]string)
+		return k[0], k[1]
+	}
 	pub := ed25519.NewKeyFromSeed(slices.Repeat([]byte{seed}, 32)).Public().(ed25519.PublicKey)
-	return base64.StdEncoding.EncodeToString(pub), verify.Fingerprint("ed25519", pub)
+	k := [2]string{base64.StdEncoding.EncodeToString(pub), verify.Fingerprint("ed25519", pub)}
+	testKeys.Store(seed, k)
+	return k[0], k[1]
 }
+
+var testKeys sync.Map
 
 // line is a receipt's state line: envelope key env, statements by agents
 // a1, a2 (keys 2, 3), quorum k of 2, signed at signedAt.
@@ -96,7 +105,7 @@ func (l line) JSON() string {
 
 // keyring is a format 2 keyring pinning key 1 as the envelope key and
 // keys 2 and 3 as a1's and a2's, with a2's entry's extra members.
-func keyring(t *testing.T, envExtra, a2Extra string) *verify.Keyring {
+func keyring(t testing.TB, envExtra, a2Extra string) *verify.Keyring {
 	t.Helper()
 	k1, _ := testKey(1)
 	k2, _ := testKey(2)

@@ -6,41 +6,41 @@ import (
 
 // stateLine is what an audit reads of a line of a run's receipts state
 // (outdir.StateReceipt): the verdict and the facts of the receipt's keys.
-// The rest of the line (references, hashes) is skipped.
+// The rest of the line (references, hashes) is skipped (decoder).
 type stateLine struct {
-	Origin  int          `json:"origin"`
-	Status  string       `json:"status"`
-	Reasons []string     `json:"reasons"`
-	Pending *pendingLine `json:"pending"`
+	Origin  int
+	Status  string
+	Reasons []string
+	Pending *pendingLine
 }
 
 // pendingLine is what an audit reads of a pending receipt.
 type pendingLine struct {
-	File           string `json:"file"`
-	Line           int64  `json:"line"`
-	ConversationID string `json:"conversation_id"`
-	Algorithm      string `json:"algorithm"`
-	SignedAt       string `json:"signed_at"`
-	SignedAtMicros int64  `json:"signed_at_micros"`
-	QuorumK        int    `json:"quorum_k"`
+	File      string
+	Line      int64
+	Algorithm string
+	// HasSignedAt is false when signed_at is "" (absent or not RFC
+	// 3339).
+	HasSignedAt    bool
+	SignedAtMicros int64
+	QuorumK        int
 	Reasons        []string
 	// EnvelopeKey and Statements are the facts of the receipt's keys;
 	// absent from the lines of a convbatch before issue 43.
-	EnvelopeKey *struct {
-		Algorithm   string `json:"algorithm"`
-		Fingerprint string `json:"fingerprint"`
-	} `json:"envelope_key"`
-	Statements []statementLine `json:"statements"`
+	EnvelopeKey *envelopeKey
+	Statements  []statementLine
+}
+
+// envelopeKey is the envelope key's facts.
+type envelopeKey struct {
+	Algorithm, Fingerprint string
 }
 
 // statementLine is one statement's facts.
 type statementLine struct {
-	Index          int    `json:"index"`
-	AgentID        string `json:"agent_id"`
-	Stance         string `json:"stance"`
-	Algorithm      string `json:"algorithm"`
-	Fingerprint    string `json:"fingerprint"`
-	SignatureValid bool   `json:"signature_valid"`
+	Index                                   int
+	AgentID, Stance, Algorithm, Fingerprint string
+	SignatureValid                          bool
 }
 
 // facts returns the receipt's keys as verify judges them, as
@@ -52,7 +52,7 @@ func (p *pendingLine) facts() (*verify.KeyFacts, bool) {
 	if p.EnvelopeKey == nil && len(p.Statements) == 0 {
 		return nil, false
 	}
-	f := &verify.KeyFacts{SignedAtMicros: p.SignedAtMicros, SignedAtOK: p.SignedAt != "",
+	f := &verify.KeyFacts{SignedAtMicros: p.SignedAtMicros, SignedAtOK: p.HasSignedAt,
 		Statements: make([]verify.StatementKey, len(p.Statements))}
 	if p.EnvelopeKey != nil && p.EnvelopeKey.Fingerprint != "" {
 		f.EnvelopeAlgorithm, f.EnvelopeFingerprint = p.Algorithm, p.EnvelopeKey.Fingerprint

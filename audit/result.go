@@ -137,6 +137,32 @@ type tally struct {
 	margins                 map[int]int64
 	atMarginZero            []Position
 	changes                 []*Change
+	// reasonCodes and strs share the codes of a set of reasons and the
+	// causes between the changed receipts: they repeat.
+	reasonCodes map[verify.Reasons][]string
+	strs        map[string]string
+}
+
+// codes returns the codes of s, the same slice for every receipt.
+func (t *tally) codes(s verify.Reasons) []string {
+	c, ok := t.reasonCodes[s]
+	if !ok {
+		c = s.Codes()
+		t.reasonCodes[s] = c
+	}
+	return c
+}
+
+// internAll interns the strings of ss in place.
+func (t *tally) internAll(ss []string) []string {
+	for i, s := range ss {
+		if v, ok := t.strs[s]; ok {
+			ss[i] = v
+		} else if len(t.strs) < 1<<16 {
+			t.strs[s] = s
+		}
+	}
+	return slices.Clip(ss)
 }
 
 type keyKey struct{ role, agent, fingerprint string }
@@ -149,7 +175,8 @@ type nightTally struct {
 func newTally() *tally {
 	return &tally{held: map[verify.Status]int64{}, current: map[verify.Status]int64{}, verdicts: map[verify.Status]int64{},
 		legacyRuns: map[int]int64{}, reasons: map[string]int64{}, keys: map[keyKey]*KeyCount{},
-		agents: map[string]*AgentCount{}, nights: map[int]*nightTally{}, margins: map[int]int64{}}
+		agents: map[string]*AgentCount{}, nights: map[int]*nightTally{}, margins: map[int]int64{},
+		reasonCodes: map[verify.Reasons][]string{}, strs: map[string]string{}}
 }
 
 func (t *tally) night(run int) *nightTally {
