@@ -22,7 +22,6 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -65,6 +64,9 @@ type Options struct {
 	Now time.Time
 	// Workers is how many goroutines parse and judge (GOMAXPROCS when 0).
 	Workers int
+	// TempDir is where the changed receipts' state lines are kept until
+	// the commit (os.TempDir when "").
+	TempDir string
 }
 
 // NoSince is Options.SinceMicros without --since DATE.
@@ -114,6 +116,24 @@ func Run(src Source, o Options) (*Result, error) {
 	tallies := make([]*tally, workers)
 	for i := range tallies {
 		tallies[i] = newTally()
+		tallies[i].spillN = i
+	}
+	spills := make([]*os.File, workers)
+	defer func() {
+		// On failure the spills go; on success the result holds them.
+		for _, f := range spills {
+			if f != nil {
+				f.Close()
+				os.Remove(f.Name())
+			}
+		}
+	}()
+	for i := range tallies {
+		f, err := os.CreateTemp(o.TempDir, "convbatch-audit-*.jsonl")
+		if err != nil {
+			return nil, fmt.Errorf("audit: %w", err)
+		}
+		spills[i], tallies[i].spill = f, f
 	}
 	for i := len(states) - 1; i >= 0; i-- {
 		st := states[i]
@@ -125,7 +145,13 @@ func Run(src Source, o Options) (*Result, error) {
 			seen[k] = true
 		}
 	}
+	for _, t := range tallies {
+		if t.spillErr != nil {
+			return nil, fmt.Errorf("audit: keeping the changed receipts' state lines: %w", t.spillErr)
+		}
+	}
 	res := a.result(tallies)
+	res.keyring, res.spills, spills = o.Keyring, spills, nil
 	return res, nil
 }
 
@@ -345,11 +371,15 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 		Status:     status,
 		Reasons:    t.codes(now),
 		Causes:     t.internAll(causes(old, now, &j, facts, n.committedAt)),
-		raw:        slices.Clone(raw),
-		judgment:   j,
+		spill:      t.spillN,
+		off:        t.spillAt,
+		n:          len(raw),
 		witness:    n.committedAt,
-		newOwn:     now,
 	})
+	if t.spillErr == nil {
+		_, t.spillErr = t.spill.Write(raw)
+		t.spillAt += int64(len(raw))
+	}
 }
 
 // parseReasons turns reason codes into a set; codes this convbatch does

@@ -199,7 +199,7 @@ func TestRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res, err := Run(src, Options{Keyring: keyring(t, tc.env, tc.a2), SinceRun: tc.since, SinceMicros: NoSince, Now: time.Now(), Workers: 2})
+			res, err := Run(src, Options{Keyring: keyring(t, tc.env, tc.a2), SinceRun: tc.since, SinceMicros: NoSince, Now: time.Now(), Workers: 2, TempDir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,7 +247,7 @@ func TestCounts(t *testing.T) {
 	os.WriteFile(filepath.Join(src.dir, "r2.jsonl"), []byte(r2.String()), 0o644)
 	var prev []byte
 	for _, workers := range []int{1, 2, 4} {
-		res, err := Run(src, Options{Keyring: keyring(t, "", ""), SinceMicros: NoSince, Now: time.Now(), Workers: workers})
+		res, err := Run(src, Options{Keyring: keyring(t, "", ""), SinceMicros: NoSince, Now: time.Now(), Workers: workers, TempDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +297,7 @@ func TestRunRefusesBadLine(t *testing.T) {
 	src := &fakeSource{dir: t.TempDir(), runs: 1, committed: map[int]int64{1: 1}}
 	good := line{origin: 1, file: "n1", line: 1, status: "valid", signedAt: "2026-11-28T22:00:00Z"}.JSON()
 	os.WriteFile(filepath.Join(src.dir, "r1.jsonl"), []byte(good+"\n"+good+"\n{\"origin\":1,\"pending\":nul\n"), 0o644)
-	_, err := Run(src, Options{Keyring: keyring(t, "", ""), SinceMicros: NoSince, Now: time.Now()})
+	_, err := Run(src, Options{Keyring: keyring(t, "", ""), SinceMicros: NoSince, Now: time.Now(), TempDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "r1.jsonl:3:") {
 		t.Fatalf("err %v, want one naming r1.jsonl:3", err)
 	}

@@ -44,7 +44,7 @@ func BenchmarkRun(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
-		res, err := Run(src, Options{Keyring: kr, SinceMicros: NoSince, Now: time.Now()})
+		res, err := Run(src, Options{Keyring: kr, SinceMicros: NoSince, Now: time.Now(), TempDir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}

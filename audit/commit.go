@@ -45,15 +45,22 @@ func Commit(r *outdir.Run, res *Result, s Settings, started time.Time) (int, err
 	rep.Extensions = sink.Extensions{Declared: map[string]int64{}, Unknown: map[string]int64{}}
 	c := &outdir.Commit{Report: rep, Verdicts: res.Verdicts}
 	for _, ch := range res.Changes {
+		raw, err := res.line(ch)
+		if err != nil {
+			return 0, err
+		}
 		var st outdir.StateReceipt
-		if err := json.Unmarshal(ch.raw, &st); err != nil || st.Pending == nil || st.Pending.Check == nil {
+		if err := json.Unmarshal(raw, &st); err != nil || st.Pending == nil || st.Pending.Check == nil {
 			return 0, fmt.Errorf("audit: receipt %s:%d of run %d: %w: its state line does not parse again (%v)", ch.File, ch.Line, ch.Run, outdir.ErrRefused, err)
 		}
 		chk := st.Pending.Check
-		chk.Reasons = chk.Reasons&^verify.KeyringReasons | ch.judgment.Reasons
+		// Judged again from the facts as verify reads them: the same
+		// judgment as the audit's (the same facts, keyring and witness).
+		judgment := res.keyring.Judge(chk.KeyFacts(), ch.witness)
+		chk.Reasons = chk.Reasons&^verify.KeyringReasons | judgment.Reasons
 		c.Changed = append(c.Changed, &outdir.StateReceipt{Origin: ch.Run, Status: ch.Status, Reasons: ch.Reasons, Pending: st.Pending})
-		stmts := make([]verify.StatementKey, len(ch.judgment.Statements))
-		for i, v := range ch.judgment.Statements {
+		stmts := make([]verify.StatementKey, len(judgment.Statements))
+		for i, v := range judgment.Statements {
 			stmts[i] = verify.StatementKey{Index: v.Index, AgentID: v.Agent, Fingerprint: v.Fingerprint, KeyID: v.KeyID, Status: v.Status}
 			if i < len(chk.Statements) {
 				stmts[i].Algorithm, stmts[i].Stance, stmts[i].SignatureValid = chk.Statements[i].Algorithm, chk.Statements[i].Stance, chk.Statements[i].SignatureValid
@@ -64,7 +71,7 @@ func Commit(r *outdir.Run, res *Result, s Settings, started time.Time) (int, err
 			SignedAt: chk.SignedAt, SignedAtMicros: chk.SignedAtMicros, QuorumK: chk.QuorumK, QuorumN: chk.QuorumN,
 			StatementsValid: chk.StatementsValid, StatementsInvalid: chk.StatementsInvalid, PayloadHash: chk.PayloadHash,
 			Status: ch.Status, Reasons: ch.Reasons, ReresolvesRun: ch.Run,
-			EnvelopeKeyFingerprint: ch.judgment.Envelope.Fingerprint, Statements: stmts,
+			EnvelopeKeyFingerprint: judgment.Envelope.Fingerprint, Statements: stmts,
 			FirstRun: ch.Run, FirstCommittedAtMicros: ch.witness,
 		})
 		rep.Receipts.Reresolved++

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -29,12 +30,12 @@ type Change struct {
 	Reasons    []string      `json:"reasons"`
 	Causes     []string      `json:"causes"`
 
-	// For the commit: the receipt's latest state line, the judgment and
-	// witness time, and its new verdict's reasons.
-	raw      []byte
-	judgment verify.Judgment
-	witness  int64
-	newOwn   verify.Reasons
+	// For the commit: where the receipt's latest state line was spilled
+	// (the worker's spill file, offset, length) and its witness time.
+	spill   int
+	off     int64
+	n       int
+	witness int64
 }
 
 // KeyCount is one key's statements (or envelopes) in the receipts
@@ -122,6 +123,36 @@ type Result struct {
 	AtMarginZero []Position    `json:"at_margin_zero"`
 	// Seconds is how long the audit took (reading and judging).
 	Seconds float64 `json:"seconds"`
+
+	// keyring is the audit's; spills hold the changed receipts' state
+	// lines (Close removes them).
+	keyring *verify.Keyring
+	spills  []*os.File
+}
+
+// Close removes the files that hold the changed receipts' state lines.
+func (r *Result) Close() error {
+	var first error
+	for _, f := range r.spills {
+		if f == nil {
+			continue
+		}
+		f.Close()
+		if err := os.Remove(f.Name()); err != nil && first == nil {
+			first = err
+		}
+	}
+	r.spills = nil
+	return first
+}
+
+// line reads back the state line of change c.
+func (r *Result) line(c *Change) ([]byte, error) {
+	b := make([]byte, c.n)
+	if _, err := r.spills[c.spill].ReadAt(b, c.off); err != nil {
+		return nil, fmt.Errorf("audit: reading back a changed receipt's state line: %w", err)
+	}
+	return b, nil
 }
 
 // tally is one worker's counts.
@@ -137,6 +168,11 @@ type tally struct {
 	margins                 map[int]int64
 	atMarginZero            []Position
 	changes                 []*Change
+	// spill holds the changed receipts' state lines; spillAt is its size.
+	spill    *os.File
+	spillAt  int64
+	spillN   int
+	spillErr error
 	// reasonCodes and strs share the codes of a set of reasons and the
 	// causes between the changed receipts: they repeat.
 	reasonCodes map[verify.Reasons][]string

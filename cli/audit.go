@@ -164,6 +164,7 @@ func runAudit(e *env, o auditOptions) (int, error) {
 	if opts.SinceRun > r.LastRun() {
 		return 0, usageErr("audit: --since %d: OUT holds runs 1 to %d", opts.SinceRun, r.LastRun())
 	}
+	opts.TempDir = r.Tmp()
 	res, err := audit.Run(r, opts)
 	if err != nil {
 		if errors.Is(err, outdir.ErrRefused) {
@@ -171,6 +172,7 @@ func runAudit(e *env, o auditOptions) (int, error) {
 		}
 		return 0, fatalErr(err)
 	}
+	defer res.Close()
 	res.Seconds = time.Since(started).Seconds()
 	h := &audit.Header{Out: o.out, Keyring: keyringName(o.keyring), KeyringSHA256: digest, KeyringFormat: kr.Format(), Since: o.since, WarnExpiry: o.warnExpiry}
 	run, err := audit.Commit(r, res, audit.Settings{Command: "audit", Since: o.since, Keyring: digest}, started)
