@@ -129,6 +129,7 @@ func TestRun(t *testing.T) {
 		runs             [][]line
 		replaced         map[string]int
 		since            int
+		sinceDate        string
 		wantChanged      []string // "file:line was->now"
 		wantCause        string
 		wantVerdicts     map[string]int64
@@ -187,8 +188,20 @@ func TestRun(t *testing.T) {
 			wantCause:        "revoked, compromised since always",
 			wantVerdicts:     map[string]int64{"valid": 1, "invalid": 1},
 			wantOutsideSince: 1},
+		{name: "--since DATE: the nights committed at or after it", a2: `,"revoked":{"at":"2026-12-01T00:00:00Z"}`, sinceDate: night2,
+			runs: [][]line{
+				{{origin: 1, file: "n1", line: 1, status: "valid", signedAt: "2026-11-28T22:00:00Z"}},
+				{{origin: 2, file: "n2", line: 1, status: "valid", signedAt: "2026-11-29T22:00:00Z"}},
+			},
+			wantChanged:      []string{"n2:1 valid->invalid"},
+			wantVerdicts:     map[string]int64{"valid": 1, "invalid": 1},
+			wantOutsideSince: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			sinceMicros := int64(NoSince)
+			if tc.sinceDate != "" {
+				sinceMicros = us(tc.sinceDate)
+			}
 			src := &fakeSource{dir: t.TempDir(), runs: len(tc.runs), committed: map[int]int64{1: us(night1), 2: us(night2)}, replaced: tc.replaced}
 			for i, lines := range tc.runs {
 				var b strings.Builder
@@ -199,7 +212,7 @@ func TestRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res, err := Run(src, Options{Keyring: keyring(t, tc.env, tc.a2), SinceRun: tc.since, SinceMicros: NoSince, Now: time.Now(), Workers: 2, TempDir: t.TempDir()})
+			res, err := Run(src, Options{Keyring: keyring(t, tc.env, tc.a2), SinceRun: tc.since, SinceMicros: sinceMicros, Now: time.Now(), Workers: 2, TempDir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -341,3 +341,33 @@ func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
 	return strings.Join(lines[:min(n, len(lines))], "\n")
 }
+
+// TestAuditUsage: audit's usage errors (exit 2) name the flag, and leave
+// the directory as it was.
+func TestAuditUsage(t *testing.T) {
+	out := t.TempDir()
+	keys := filepath.Join(t.TempDir(), "k.json")
+	putFile(t, keys, []byte(`{"agents":{}}`))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"audit", out}, "--keys KEYRING is required"},
+		{[]string{"audit", "--keys", keys}, "want exactly one OUT"},
+		{[]string{"audit", out, "--keys", keys, "--format", "csv"}, `--format "csv"`},
+		{[]string{"audit", out, "--keys", keys, "--json", "--format", "html"}, "--json prints JSON"},
+		{[]string{"audit", out, "--keys", keys, "--warn-expiry", "soon"}, "--warn-expiry"},
+		{[]string{"audit", out, "--keys", keys, "--since", "yesterday"}, `--since "yesterday"`},
+		{[]string{"audit", out, "--keys", keys, "--findings-exit-code", "300"}, "--findings-exit-code 300"},
+		{[]string{"audit", out, "--keys", keys, "--keys", keys}, "--keys given twice"},
+		{[]string{"audit", out, "--keys", keys}, "no manifest"},
+	} {
+		r := convbatch(t, nil, tc.args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 with %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("a refused audit wrote into the directory: %v", entries)
+	}
+}
