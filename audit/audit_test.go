@@ -315,3 +315,20 @@ func TestRunRefusesBadLine(t *testing.T) {
 		t.Fatalf("err %v, want one naming r1.jsonl:3", err)
 	}
 }
+
+// TestExpiring: --warn-expiry lists the keys and the keyring that expire
+// within it, soonest first, with how long is left.
+func TestExpiring(t *testing.T) {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	kr := keyring(t, `,"not_after":"2026-12-15T00:00:00Z"`, `,"not_after":"2027-03-01T00:00:00Z"`)
+	got := expiring(kr, now, 30*24*time.Hour)
+	if len(got) != 1 || got[0].What != "envelope key" || got[0].KeyID != "notary" || got[0].At != "2026-12-15T00:00:00Z" || got[0].In != "9d 12h" {
+		t.Errorf("expiring within 30 days: %+v", got)
+	}
+	if got := expiring(kr, now, 0); len(got) != 0 {
+		t.Errorf("without --warn-expiry: %+v", got)
+	}
+	if got := expiring(kr, now, 120*24*time.Hour); len(got) != 2 || got[1].Agent != "a2" || got[1].What != "agent key" {
+		t.Errorf("expiring within 120 days: %+v", got)
+	}
+}

@@ -108,7 +108,11 @@ func WriteTable(w io.Writer, h *Header, r *Result) error {
 	if h.WarnExpiry != "" {
 		p("\nexpiring within %s: %d\n", h.WarnExpiry, len(r.Expiring))
 		for _, e := range r.Expiring {
-			p("  %s %s%s expires %s (in %s)\n", e.What, dash(e.KeyID), agentOf(e.Agent), e.At, e.In)
+			name := e.What
+			if e.KeyID != "" || e.What != "keyring" {
+				name += " " + keyName(e.KeyID, e.Fingerprint)
+			}
+			p("  %s%s expires %s (in %s)\n", name, agentOf(e.Agent), e.At, e.In)
 		}
 	}
 	if h.CommittedRun > 0 {

@@ -381,7 +381,7 @@ func expiring(kr *verify.Keyring, now time.Time, within time.Duration) []Expirin
 	}
 	for _, w := range kr.Expiring(now, within) {
 		e := Expiring{What: "agent key", KeyID: w.KeyID, Agent: w.Agent, Fingerprint: w.Fingerprint,
-			At: stamp(w.NotAfterMicros), In: (time.Duration(w.NotAfterMicros-now.UnixMicro()) * time.Microsecond).Round(time.Minute).String()}
+			At: stamp(w.NotAfterMicros), In: inWords(time.Duration(w.NotAfterMicros-now.UnixMicro()) * time.Microsecond)}
 		switch {
 		case w.Index < 0:
 			e.What = "keyring"
@@ -391,6 +391,16 @@ func expiring(kr *verify.Keyring, now time.Time, within time.Duration) []Expirin
 		out = append(out, e)
 	}
 	return out
+}
+
+// inWords is d in days and hours (9d 12h), or hours and minutes under a
+// day.
+func inWords(d time.Duration) string {
+	if d >= 24*time.Hour {
+		d = d.Round(time.Hour)
+		return fmt.Sprintf("%dd %dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
+	}
+	return d.Round(time.Minute).String()
 }
 
 // causes says in words why a receipt's verdict changed: each key the
