@@ -64,6 +64,12 @@ type Options struct {
 	Now time.Time
 	// Workers is how many goroutines parse and judge (GOMAXPROCS when 0).
 	Workers int
+	// WitnessMicros is the witness time of a receipt whose first run's
+	// commit time is unknown (its manifest has no committed_at): the
+	// audit's own commit time, as a run witnesses such a receipt at its
+	// own (docs/FORMAT.md, "Key lifetimes"); 0 leaves such receipts as
+	// they are (not re-judged).
+	WitnessMicros int64
 	// TempDir is where the changed receipts' state lines are kept until
 	// the commit (os.TempDir when "").
 	TempDir string
@@ -323,7 +329,11 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 	}
 	n := a.nights[l.Origin]
 	facts, ok := l.Pending.facts()
-	if !ok || n == nil || !n.committedAtOK {
+	witness := a.o.WitnessMicros
+	if n != nil && n.committedAtOK {
+		witness = n.committedAt
+	}
+	if !ok || witness == 0 {
 		// Written by a convbatch that did not record the receipt's keys
 		// (or its night's commit time): kept as it is.
 		t.legacy++
@@ -345,7 +355,7 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 		night.legacy++
 		return
 	}
-	j := a.o.Keyring.Judge(facts, n.committedAt)
+	j := a.o.Keyring.Judge(facts, witness)
 	now := old&^verify.KeyringReasons | j.Reasons
 	status := now.Status()
 	t.rejudged++
@@ -370,11 +380,11 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 		WasReasons: t.codes(old),
 		Status:     status,
 		Reasons:    t.codes(now),
-		Causes:     t.internAll(causes(old, now, &j, facts, n.committedAt)),
+		Causes:     t.internAll(causes(old, now, &j, facts, witness)),
 		spill:      t.spillN,
 		off:        t.spillAt,
 		n:          len(raw),
-		witness:    n.committedAt,
+		witness:    witness,
 	})
 	if t.spillErr == nil {
 		_, t.spillErr = t.spill.Write(raw)

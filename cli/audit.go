@@ -165,6 +165,9 @@ func runAudit(e *env, o auditOptions) (int, error) {
 		return 0, usageErr("audit: --since %d: OUT holds runs 1 to %d", opts.SinceRun, r.LastRun())
 	}
 	opts.TempDir = r.Tmp()
+	// The audit's commit time: its manifest's committed_at, and the
+	// witness of a receipt whose first run's is unknown.
+	opts.WitnessMicros = r.FixCommittedAt(started).UnixMicro()
 	res, err := audit.Run(r, opts)
 	if err != nil {
 		if errors.Is(err, outdir.ErrRefused) {

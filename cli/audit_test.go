@@ -53,19 +53,13 @@ func receiptVerdicts(t *testing.T, out string) map[string]string {
 	return got
 }
 
-// committedAt reads run number run's committed_at from OUT's manifest
-// (before manifests had one, its kept report's finished_at).
+// committedAt reads run number run's committed_at from OUT's manifest.
 func committedAt(t *testing.T, out string, run int) time.Time {
 	t.Helper()
 	var m struct {
 		CommittedAt string `json:"committed_at"`
 	}
 	readJSON(t, filepath.Join(out, ".convbatch", "state", "manifests", fmt.Sprintf("run-%06d.json", run)), &m)
-	if m.CommittedAt == "" {
-		var rep sink.Report
-		readJSON(t, filepath.Join(out, "reports", fmt.Sprintf("run-%06d.json", run)), &rep)
-		m.CommittedAt = rep.FinishedAt
-	}
 	at, err := time.Parse(time.RFC3339Nano, m.CommittedAt)
 	if err != nil {
 		t.Fatalf("run %d's manifest: committed_at %q: %v", run, m.CommittedAt, err)
@@ -278,10 +272,11 @@ func TestAuditEndToEnd(t *testing.T) {
 				Settings struct {
 					Command string `json:"command"`
 				} `json:"settings"`
-				Keyring string `json:"keyring_sha256"`
+				Keyring     string `json:"keyring_sha256"`
+				CommittedAt string `json:"committed_at"`
 			}
 			readJSON(t, filepath.Join(out, ".convbatch", "state", "manifests", "run-000004.json"), &m)
-			if m.Settings.Command != "audit" || m.Keyring == "" {
+			if m.Settings.Command != "audit" || m.Keyring == "" || m.CommittedAt == "" {
 				t.Errorf("the audit's manifest: %+v", m)
 			}
 			// Audited again with the same keyring: nothing changes.

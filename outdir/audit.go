@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
@@ -156,7 +155,7 @@ func (r *Run) CommitAudit(c *Commit, settings json.RawMessage) error {
 		p.stageReports,
 		txn.Commit,
 		func() error {
-			p.j.Manifest = &Manifest{Settings: settings, KeyringSHA256: r.opts.KeyringSHA256, Inputs: []InputRecord{}}
+			p.j.Manifest = &Manifest{Settings: settings, KeyringSHA256: r.opts.KeyringSHA256, Inputs: []InputRecord{}, CommittedAt: r.committedAtText()}
 			return nil
 		},
 	}
@@ -166,47 +165,4 @@ func (r *Run) CommitAudit(c *Commit, settings json.RawMessage) error {
 		}
 	}
 	return r.dir.Commit(p.j)
-}
-
-// CommittedAt is run number run's commit time, in microseconds since
-// the Unix epoch: its manifest's committed_at (RFC 3339, or microseconds),
-// or, in a manifest without one (written before issue 43), the
-// finished_at of the run's kept report, which the commit published with
-// it (and OpenAudit checked at its size); false when neither is there.
-func (r *Run) CommittedAt(run int) (int64, bool) {
-	b, err := os.ReadFile(filepath.Join(r.opts.Root, filepath.FromSlash(ManifestRel(run))))
-	if err != nil {
-		return 0, false
-	}
-	var m struct {
-		CommittedAt json.RawMessage `json:"committed_at"`
-	}
-	if json.Unmarshal(b, &m) == nil && len(m.CommittedAt) > 0 {
-		var us int64
-		if json.Unmarshal(m.CommittedAt, &us) == nil {
-			return us, true
-		}
-		var s string
-		if json.Unmarshal(m.CommittedAt, &s) == nil {
-			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-				return t.UnixMicro(), true
-			}
-		}
-		return 0, false
-	}
-	b, err = os.ReadFile(filepath.Join(r.opts.Root, filepath.FromSlash(RunReportFile(run))))
-	if err != nil {
-		return 0, false
-	}
-	var rep struct {
-		FinishedAt string `json:"finished_at"`
-	}
-	if json.Unmarshal(b, &rep) != nil {
-		return 0, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, rep.FinishedAt)
-	if err != nil {
-		return 0, false
-	}
-	return t.UnixMicro(), true
 }
