@@ -286,6 +286,11 @@ func TestAuditEndToEnd(t *testing.T) {
 			if m.Settings.Command != "audit" || m.Keyring == "" || m.CommittedAt == "" {
 				t.Errorf("the audit's manifest: %+v", m)
 			}
+			// The page: self-contained, its three charts, the nights.
+			if r := convbatch(t, nil, "audit", out, "--keys", newKeys, "--format", "html", "-q"); r.code != 0 ||
+				!strings.HasPrefix(r.stdout, "<!DOCTYPE html>") || strings.Count(r.stdout, "<svg") != 3 || strings.Contains(r.stdout, "http") {
+				t.Errorf("audit --format html: exit %d, %d charts", r.code, strings.Count(r.stdout, "<svg"))
+			}
 			// Audited again with the same keyring: nothing changes.
 			after := treeDigest(t, out)
 			if r := convbatch(t, nil, "audit", out, "--keys", newKeys); r.code != 0 || treeDigest(t, out) != after {
