@@ -44,6 +44,17 @@ func Commit(r *outdir.Run, res *Result, s Settings, started time.Time) (int, err
 	rep.Settings.Incremental = true
 	rep.Extensions = sink.Extensions{Declared: map[string]int64{}, Unknown: map[string]int64{}}
 	c := &outdir.Commit{Report: rep, Verdicts: res.Verdicts}
+	// The strings receipts repeat are shared between the changed
+	// receipts, and each receipt's statements between its state line and
+	// its row: the commit holds every changed receipt at once.
+	strs := map[string]string{}
+	intern := func(s *string) {
+		if v, ok := strs[*s]; ok {
+			*s = v
+		} else {
+			strs[*s] = *s
+		}
+	}
 	for _, ch := range res.Changes {
 		raw, err := res.line(ch)
 		if err != nil {
@@ -54,17 +65,26 @@ func Commit(r *outdir.Run, res *Result, s Settings, started time.Time) (int, err
 			return 0, fmt.Errorf("audit: receipt %s:%d of run %d: %w: its state line does not parse again (%v)", ch.File, ch.Line, ch.Run, outdir.ErrRefused, err)
 		}
 		chk := st.Pending.Check
+		intern(&chk.Algorithm)
+		intern(&chk.EnvelopeFingerprint)
+		st.Pending.File = ch.File
+		for i := range chk.Statements {
+			s := &chk.Statements[i]
+			intern(&s.AgentID)
+			intern(&s.Fingerprint)
+			intern(&s.Stance)
+			intern(&s.Algorithm)
+		}
 		// Judged again from the facts as verify reads them: the same
 		// judgment as the audit's (the same facts, keyring and witness).
 		judgment := res.keyring.Judge(chk.KeyFacts(), ch.witness)
 		chk.Reasons = chk.Reasons&^verify.KeyringReasons | judgment.Reasons
 		c.Changed = append(c.Changed, &outdir.StateReceipt{Origin: ch.Run, Status: ch.Status, Reasons: ch.Reasons, Pending: st.Pending})
-		stmts := make([]verify.StatementKey, len(judgment.Statements))
-		for i, v := range judgment.Statements {
-			stmts[i] = verify.StatementKey{Index: v.Index, AgentID: v.Agent, Fingerprint: v.Fingerprint, KeyID: v.KeyID, Status: v.Status}
-			if i < len(chk.Statements) {
-				stmts[i].Algorithm, stmts[i].Stance, stmts[i].SignatureValid = chk.Statements[i].Algorithm, chk.Statements[i].Stance, chk.Statements[i].SignatureValid
-			}
+		// The state line does not write a statement's status and key id:
+		// the row's statements are the same slice, judged.
+		stmts := chk.Statements
+		for i := range stmts {
+			stmts[i].Status, stmts[i].KeyID = judgment.Statements[i].Status, judgment.Statements[i].KeyID
 		}
 		c.Reresolved = append(c.Reresolved, verify.ReceiptResult{
 			File: ch.File, Line: ch.Line, ConversationID: chk.ConversationID, Algorithm: chk.Algorithm,
