@@ -20,10 +20,10 @@ import (
 	"github.com/convbatch/convbatch/verify"
 )
 
-// auditCommand is `convbatch audit OUT --keys KEYRING`: re-judge every
+// auditRejudgeCommand is `convbatch audit OUT --keys KEYRING`: re-judge every
 // receipt OUT holds under a keyring from OUT's record, without reading
 // the archives, and commit the verdicts that changed as a new run.
-func auditCommand() *command {
+func auditRejudgeCommand() *command {
 	var keys keysFlag
 	var since, format, warnExpiry, maxKeyring string
 	var quiet, asJSON bool

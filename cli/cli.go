@@ -62,7 +62,7 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{runCommand(), extractCommand(), verifyCommand(), hashCommand(), conformanceCommand(), reportCommand(), checkCommand(), maintainCommand(), auditCommand(), genCommand(), versionCommand()}
+	return []*command{runCommand(), extractCommand(), verifyCommand(), hashCommand(), conformanceCommand(), reportCommand(), checkCommand(), maintainCommand(), auditRejudgeCommand(), genCommand(), versionCommand()}
 }
 
 func find(name string) *command {
