@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/internal/testkit/duckdbtest"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -264,6 +265,19 @@ func TestAuditEndToEnd(t *testing.T) {
 					t.Errorf("report.json's cumulative receipts %v, the receipts files say %v", rep.Cumulative.Receipts, counts)
 					break
 				}
+			}
+			if format == "parquet" {
+				// The receipts table's latest row of each receipt, as
+				// docs/TABLES.md queries it, is its verdict after the audit.
+				t.Run("receipts table", func(t *testing.T) {
+					got := map[string]int64{}
+					for _, row := range duckdbtest.Query(t, strings.ReplaceAll(latestVerdictQuery, "OUT/", filepath.ToSlash(out)+"/")) {
+						got[row["status"].(string)] = duckdbtest.Int(t, row["receipts"])
+					}
+					if !maps.Equal(got, nonZero(counts)) {
+						t.Errorf("the receipts table's latest rows by verdict %v, the audit's %v", got, counts)
+					}
+				})
 			}
 			if format == "iceberg" {
 				for table, n := range icebergSnapshots(t, out) {
