@@ -23,30 +23,11 @@ import (
 	"github.com/convbatch/convbatch/outdir"
 )
 
-// auditSubcommands are the subcommands of `convbatch audit`, by name.
+// auditSubcommands are the subcommands of `convbatch audit`, by name:
+// dispatch hands `convbatch audit NAME ARGS...` to auditSubcommands[NAME]
+// before any flag is parsed; every other form is auditCommand's.
 var auditSubcommands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
 	"prove": runAuditProve,
-}
-
-// auditCommand is `convbatch audit SUBCOMMAND ...`: it dispatches to
-// auditSubcommands.
-func auditCommand() *command {
-	return &command{
-		name:    "audit",
-		summary: "audit OUT's receipts: audit prove OUT RECEIPT prints the chain from a receipt's line to a checkpoint of OUT's history",
-		usage:   "convbatch audit prove [--json] [--line] OUT RECEIPT",
-		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
-			fs.SetInterspersed(false)
-			return func(e *env, args []string) (int, error) {
-				if len(args) > 0 {
-					if sub, ok := auditSubcommands[args[0]]; ok {
-						return sub(e.ctx, args[1:], e.stdout, e.stderr), nil
-					}
-				}
-				return 0, usageErr("audit: want a subcommand: prove (see 'convbatch help audit')")
-			}
-		},
-	}
 }
 
 // ProofChain is what `convbatch audit prove --json` prints: each link

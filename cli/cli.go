@@ -127,6 +127,13 @@ func dispatch(e *env, args []string) (int, error) {
 	if c == nil {
 		return 0, usageErr("unknown command %q (see 'convbatch help')", name)
 	}
+	// `audit prove ...` and the other audit subcommands parse their own
+	// flags; `audit OUT --keys ...` is the audit command's own.
+	if name == "audit" && len(args) > 1 {
+		if sub, ok := auditSubcommands[args[1]]; ok {
+			return sub(e.ctx, args[2:], e.stdout, e.stderr), nil
+		}
+	}
 	// Help asked for with --help or -h goes to stdout, as with help CMD;
 	// pflag prints nothing else under ContinueOnError.
 	fs := newFlagSet(c, e.stdout)

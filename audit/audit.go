@@ -1,0 +1,416 @@
+// Package audit re-judges every receipt an output directory holds under a
+// keyring, from what OUT recorded of each receipt (its keys' fingerprints,
+// which statements' signatures verify, its signed_at, its latest verdict),
+// without reading the archives: `convbatch audit OUT --keys KEYRING`
+// (docs/FORMAT.md, "Auditing OUT"). Its cost grows with the receipts OUT
+// holds, not with the archives' bytes.
+//
+// A receipt's new verdict is its latest verdict's reasons less those a
+// keyring decides (verify.KeyringReasons) plus what the keyring's Judge
+// decides of its keys, witnessed at the commit time of the run that first
+// committed it: the judgment a run makes, so the verdicts are equal by
+// construction.
+package audit
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/verify"
+)
+
+// Source is what an audit reads of OUT: *outdir.Run, opened by
+// outdir.OpenAudit.
+type Source interface {
+	// ReceiptsStates are every run's receipts state, first run first.
+	ReceiptsStates() []outdir.ReceiptsState
+	// Holds reports whether OUT still holds the receipts of file that
+	// run origin first committed.
+	Holds(file string, origin int) bool
+	// LastRun is the last run's number.
+	LastRun() int
+	// Manifest is run number run's manifest (nil when none).
+	Manifest(run int) *outdir.Manifest
+	// CommittedAt is run number run's commit time (its manifest's
+	// committed_at), microseconds since the Unix epoch; false when its
+	// manifest has none (an older convbatch wrote it).
+	CommittedAt(run int) (int64, bool)
+}
+
+// Options are what an audit judges with.
+type Options struct {
+	// Keyring is the keyring the receipts are judged under.
+	Keyring *verify.Keyring
+	// SinceRun, when above 0, re-judges only the receipts first committed
+	// by that run or a later one; SinceMicros, when not NoSince, only
+	// those first committed at or after it (microseconds since the Unix
+	// epoch, UTC).
+	SinceRun    int
+	SinceMicros int64
+	// WarnExpiry lists the keys (and the keyring) whose validity ends
+	// within it of Now; 0 lists none.
+	WarnExpiry time.Duration
+	// Now is the audit's time (for WarnExpiry).
+	Now time.Time
+	// Workers is how many goroutines parse and judge (GOMAXPROCS when 0).
+	Workers int
+	// WitnessMicros is the witness time of a receipt whose first run's
+	// commit time is unknown (its manifest has no committed_at): the
+	// audit's own commit time, as a run witnesses such a receipt at its
+	// own (docs/FORMAT.md, "Key lifetimes"); 0 leaves such receipts as
+	// they are (not re-judged).
+	WitnessMicros int64
+	// TempDir is where the changed receipts' state lines are kept until
+	// the commit (os.TempDir when "").
+	TempDir string
+}
+
+// NoSince is Options.SinceMicros without --since DATE.
+const NoSince = math.MinInt64
+
+// batchBytes is about how many bytes of state lines a worker takes at a
+// time.
+const batchBytes = 1 << 20
+
+// batch is consecutive lines of one state file.
+type batch struct {
+	buf   []byte
+	ends  []int // end offset of each line in buf
+	first int   // number (1-based) of the first line in the file
+}
+
+// posKey names a receipt: the run that first committed it and its
+// position.
+type posKey struct {
+	origin int
+	file   string
+	line   int64
+}
+
+// Run audits every receipt src holds under o.Keyring. It reads every
+// run's receipts state once, newest run first (a receipt's latest line is
+// the first seen), in batches that o.Workers goroutines parse and judge;
+// it holds the counts, the receipts whose verdict changed, and the
+// positions of re-resolved receipts, never every receipt.
+func Run(src Source, o Options) (*Result, error) {
+	if o.Keyring == nil {
+		return nil, errors.New("audit: no keyring")
+	}
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	a := &auditor{o: o, src: src, nights: map[int]*nightInfo{}}
+	for run := 1; run <= src.LastRun(); run++ {
+		a.nights[run] = newNightInfo(src.Manifest(run))
+		a.nights[run].committedAt, a.nights[run].committedAtOK = src.CommittedAt(run)
+	}
+	// seen are the receipts whose latest line is in a newer file than the
+	// one being read: their re-resolutions (origin before the file's run).
+	seen := map[posKey]bool{}
+	states := src.ReceiptsStates()
+	tallies := make([]*tally, workers)
+	for i := range tallies {
+		tallies[i] = newTally()
+		tallies[i].spillN = i
+	}
+	spills := make([]*os.File, workers)
+	defer func() {
+		// On failure the spills go; on success the result holds them.
+		for _, f := range spills {
+			if f != nil {
+				f.Close()
+				os.Remove(f.Name())
+			}
+		}
+	}()
+	for i := range tallies {
+		f, err := os.CreateTemp(o.TempDir, "convbatch-audit-*.jsonl")
+		if err != nil {
+			return nil, fmt.Errorf("audit: %w", err)
+		}
+		spills[i], tallies[i].spill = f, f
+	}
+	for i := len(states) - 1; i >= 0; i-- {
+		st := states[i]
+		newer, err := a.readState(st, seen, tallies)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range newer {
+			seen[k] = true
+		}
+	}
+	for _, t := range tallies {
+		if t.spillErr != nil {
+			return nil, fmt.Errorf("audit: keeping the changed receipts' state lines: %w", t.spillErr)
+		}
+	}
+	res := a.result(tallies)
+	res.keyring, res.spills, spills = o.Keyring, spills, nil
+	return res, nil
+}
+
+// auditor is one audit in progress.
+type auditor struct {
+	o      Options
+	src    Source
+	nights map[int]*nightInfo
+}
+
+// nightInfo is what an audit knows of a run: its commit time.
+type nightInfo struct {
+	committedAt   int64
+	committedAtOK bool
+	command       string
+}
+
+// newNightInfo reads the run's commit time and command from its manifest.
+func newNightInfo(m *outdir.Manifest) *nightInfo {
+	n := &nightInfo{}
+	if m == nil {
+		return n
+	}
+	var s struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(m.Settings, &s) == nil && s.Command != "" {
+		n.command = s.Command
+	} else {
+		n.command = "run"
+	}
+	return n
+}
+
+// readState reads one run's receipts state in batches, judged by the
+// workers, each into its tally; it returns the receipts of earlier runs
+// the file re-resolved (whose older lines are then not their latest).
+func (a *auditor) readState(st outdir.ReceiptsState, seen map[posKey]bool, tallies []*tally) ([]posKey, error) {
+	f, err := os.Open(st.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit: receipts of run %d: %w", st.Run, err)
+	}
+	defer f.Close()
+	batches := make(chan *batch, len(tallies))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	var newer []posKey
+	for _, t := range tallies {
+		wg.Add(1)
+		go func(t *tally) {
+			defer wg.Done()
+			var mine []posKey
+			dec := newDecoder()
+			for b := range batches {
+				if err := a.judgeBatch(dec, st, b, seen, t, &mine); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+			mu.Lock()
+			newer = append(newer, mine...)
+			mu.Unlock()
+		}(t)
+	}
+	readErr := readBatches(f, batches)
+	close(batches)
+	wg.Wait()
+	if readErr != nil {
+		return nil, fmt.Errorf("audit: %s: %w", st.Path, readErr)
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return newer, nil
+}
+
+// readBatches splits r into batches of whole lines of about batchBytes.
+func readBatches(r io.Reader, out chan<- *batch) error {
+	br := bufio.NewReaderSize(r, 256<<10)
+	lineNo := 1
+	b := &batch{buf: make([]byte, 0, batchBytes+4096), first: lineNo}
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the reader's buffer: gather it whole.
+			long := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if len(line) > 0 {
+			b.buf = append(b.buf, line...)
+			b.ends = append(b.ends, len(b.buf))
+			lineNo++
+		}
+		if len(b.buf) >= batchBytes || (err != nil && len(b.ends) > 0) {
+			out <- b
+			b = &batch{buf: make([]byte, 0, batchBytes+4096), first: lineNo}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// judgeBatch parses and judges the lines of b into t; the receipts of
+// earlier runs it finds go to newer.
+func (a *auditor) judgeBatch(dec *decoder, st outdir.ReceiptsState, b *batch, seen map[posKey]bool, t *tally, newer *[]posKey) error {
+	start := 0
+	for i, end := range b.ends {
+		raw := b.buf[start:end]
+		start = end
+		l, err := dec.decode(raw)
+		if err != nil {
+			return fmt.Errorf("audit: %s:%d: %w: not a receipt's state line (%v)", st.Path, b.first+i, outdir.ErrRefused, err)
+		}
+		p := l.Pending
+		if p == nil {
+			return fmt.Errorf("audit: %s:%d: %w: a receipt without its pending form", st.Path, b.first+i, outdir.ErrRefused)
+		}
+		k := posKey{l.Origin, p.File, p.Line}
+		if l.Origin < st.Run {
+			*newer = append(*newer, k)
+		}
+		if seen[k] || !a.src.Holds(p.File, l.Origin) {
+			continue
+		}
+		a.judge(l, raw, t)
+	}
+	return nil
+}
+
+// inScope reports whether --since takes the receipts first committed by
+// run.
+func (a *auditor) inScope(run int) bool {
+	if a.o.SinceRun > 0 && run < a.o.SinceRun {
+		return false
+	}
+	if a.o.SinceMicros != NoSince {
+		n := a.nights[run]
+		if n == nil || !n.committedAtOK || n.committedAt < a.o.SinceMicros {
+			return false
+		}
+	}
+	return true
+}
+
+// judge re-judges one held receipt, its latest line l (raw), into t.
+func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
+	was := verify.Status(l.Status)
+	t.held[was]++
+	night := t.night(l.Origin)
+	if !a.inScope(l.Origin) {
+		t.outside++
+		t.current[was]++
+		return
+	}
+	n := a.nights[l.Origin]
+	facts, ok := l.Pending.facts()
+	witness := a.o.WitnessMicros
+	if n != nil && n.committedAtOK {
+		witness = n.committedAt
+	}
+	if !ok || witness == 0 {
+		// Written by a convbatch that did not record the receipt's keys
+		// (or its night's commit time): kept as it is.
+		t.legacy++
+		t.legacyRuns[l.Origin]++
+		t.current[was]++
+		night.legacy++
+		return
+	}
+	old, unknown := parseReasons(l.Reasons)
+	if len(unknown) > 0 {
+		// A reason this convbatch does not know: its verdict cannot be
+		// recomputed.
+		facts, ok = nil, false
+	}
+	if !ok {
+		t.legacy++
+		t.legacyRuns[l.Origin]++
+		t.current[was]++
+		night.legacy++
+		return
+	}
+	j := a.o.Keyring.Judge(facts, witness)
+	now := old&^verify.KeyringReasons | j.Reasons
+	status := now.Status()
+	t.rejudged++
+	t.current[status]++
+	t.verdicts[status]++
+	night.verdicts[status]++
+	for _, code := range now.Codes() {
+		t.reasons[code]++
+	}
+	t.countKeys(l.Pending, &j)
+	t.margin(l.Pending)
+	if margin, ok := quorumMargin(l.Pending); ok && margin == 0 && status == verify.StatusValid {
+		t.atMarginZero = append(t.atMarginZero, Position{Run: l.Origin, File: l.Pending.File, Line: l.Pending.Line})
+	}
+	if now == old && status == was {
+		return
+	}
+	night.changed++
+	t.changes = append(t.changes, &Change{
+		Position:   Position{Run: l.Origin, File: l.Pending.File, Line: l.Pending.Line},
+		WasStatus:  was,
+		WasReasons: t.codes(old),
+		Status:     status,
+		Reasons:    t.codes(now),
+		Causes:     t.internAll(causes(old, now, &j, facts, witness)),
+		spill:      t.spillN,
+		off:        t.spillAt,
+		n:          len(raw),
+		witness:    witness,
+	})
+	if t.spillErr == nil {
+		_, t.spillErr = t.spill.Write(raw)
+		t.spillAt += int64(len(raw))
+	}
+}
+
+// parseReasons turns reason codes into a set; codes this convbatch does
+// not know are returned apart (kept, never judged).
+func parseReasons(codes []string) (verify.Reasons, []string) {
+	var s verify.Reasons
+	var unknown []string
+	for _, c := range codes {
+		r, ok := verify.ParseReason(c)
+		if !ok {
+			unknown = append(unknown, c)
+			continue
+		}
+		s.Add(r)
+	}
+	return s, unknown
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,193 @@
+package audit
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Header is what a printed audit names besides its result: the OUT
+// audited, the keyring, and the run that committed the new verdicts.
+type Header struct {
+	Out string `json:"out"`
+	// Keyring is the keyring's path as given, KeyringSHA256 its digest,
+	// KeyringFormat 1 or 2.
+	Keyring       string `json:"keyring"`
+	KeyringSHA256 string `json:"keyring_sha256"`
+	KeyringFormat int    `json:"keyring_format"`
+	// Since is --since as given.
+	Since string `json:"since,omitempty"`
+	// WarnExpiry is --warn-expiry as given.
+	WarnExpiry string `json:"warn_expiry,omitempty"`
+	// CommittedRun is the run the audit committed, 0 when it committed
+	// nothing (no verdict changed).
+	CommittedRun int `json:"committed_run"`
+}
+
+// statuses are the verdicts in the order they are printed.
+var statuses = []string{"valid", "invalid", "incomplete"}
+
+// WriteJSON writes the audit as one JSON object: the header's members
+// and the result's.
+func WriteJSON(w io.Writer, h *Header, r *Result, extra map[string]any) error {
+	out := map[string]any{}
+	for _, v := range []any{h, r} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &out); err != nil {
+			return err
+		}
+	}
+	maps.Copy(out, extra)
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteTable writes the audit as text tables.
+func WriteTable(w io.Writer, h *Header, r *Result) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	p("audit of %s under keyring %s (sha256 %s, format %d): %s receipts held over %d runs\n",
+		h.Out, h.Keyring, short(h.KeyringSHA256), h.KeyringFormat, num(sum(r.Held)), r.Runs)
+	p("re-judged %s", num(r.Rejudged))
+	if r.OutsideSince > 0 {
+		p(", %s before --since %s left as they are", num(r.OutsideSince), h.Since)
+	}
+	if r.NotRejudged > 0 {
+		p(", %s not re-judged (their state lines lack the keys' facts: written by a convbatch before issue 43; runs %s)", num(r.NotRejudged), runList(r.NotRejudgedRuns))
+	}
+	p("\n\n%-12s %12s %12s\n", "verdict", "held", "now")
+	for _, s := range statuses {
+		p("%-12s %12s %12s\n", s, num(r.Held[s]), num(r.Verdicts[s]))
+	}
+	if len(r.Reasons) > 0 {
+		p("\n%-28s %12s\n", "reason (re-judged)", "receipts")
+		for _, code := range byCount(r.Reasons) {
+			p("%-28s %12s\n", code, num(r.Reasons[code]))
+		}
+	}
+	p("\nchanged verdicts: %s\n", num(int64(len(r.Changes))))
+	for _, c := range r.Changes {
+		p("  run %d %s:%d %s -> %s (%s): %s\n", c.Run, c.File, c.Line, c.WasStatus, c.Status, strings.Join(c.Reasons, ","), strings.Join(c.Causes, "; "))
+	}
+	p("\n%-16s %-20s %-9s %-16s %10s  %s\n", "key", "id", "role", "agent", "uses", "by status")
+	for _, k := range r.Keys {
+		p("%-16s %-20s %-9s %-16s %10s  %s\n", short(k.Fingerprint), dash(k.KeyID), k.Role, dash(k.Agent), num(k.Uses), countList(k.ByStatus))
+	}
+	p("\n%-20s %12s %12s  %s\n", "agent", "statements", "valid sigs", "keys by status")
+	for _, a := range r.Agents {
+		p("%-20s %12s %12s  %s\n", a.Agent, num(a.Statements), num(a.ValidSignatures), countList(a.ByStatus))
+	}
+	p("\n%-6s %-8s %-20s %10s %10s %10s %8s %8s\n", "run", "command", "committed_at", "valid", "invalid", "incomplete", "changed", "not re-judged")
+	for _, n := range r.Nights {
+		p("%-6d %-8s %-20s %10s %10s %10s %8s %8s\n", n.Run, n.Command, dash(n.CommittedAt), num(n.Verdicts["valid"]), num(n.Verdicts["invalid"]), num(n.Verdicts["incomplete"]), num(n.Changed), num(n.NotRejudged))
+	}
+	p("\nquorum margin (distinct agents with a valid statement, less k)\n")
+	for _, m := range slices.Sorted(maps.Keys(r.Margin)) {
+		p("  %+4d %12s\n", m, num(r.Margin[m]))
+	}
+	p("valid receipts at margin 0 (one lost key from failing): %s\n", num(int64(len(r.AtMarginZero))))
+	for i, pos := range r.AtMarginZero {
+		if i == 20 {
+			p("  ... %d more (--format json lists them all)\n", len(r.AtMarginZero)-20)
+			break
+		}
+		p("  run %d %s:%d\n", pos.Run, pos.File, pos.Line)
+	}
+	if h.WarnExpiry != "" {
+		p("\nexpiring within %s: %d\n", h.WarnExpiry, len(r.Expiring))
+		for _, e := range r.Expiring {
+			name := e.What
+			if e.KeyID != "" || e.What != "keyring" {
+				name += " " + keyName(e.KeyID, e.Fingerprint)
+			}
+			p("  %s%s expires %s (in %s)\n", name, agentOf(e.Agent), e.At, e.In)
+		}
+	}
+	if h.CommittedRun > 0 {
+		p("\nthe new verdicts are committed as run %d\n", h.CommittedRun)
+	}
+	return bw.Flush()
+}
+
+func agentOf(a string) string {
+	if a == "" {
+		return ""
+	}
+	return " of agent " + a
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// byCount returns m's keys by count, highest first, then by name.
+func byCount(m map[string]int64) []string {
+	keys := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(keys, func(a, b string) int { return int(min(max(m[b]-m[a], -1), 1)) })
+	return keys
+}
+
+// countList is "pinned 12, revoked 3", by count.
+func countList(m map[string]int64) string {
+	var parts []string
+	for _, k := range byCount(m) {
+		parts = append(parts, k+" "+num(m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func runList(m map[int]int64) string {
+	var parts []string
+	for _, run := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, strconv.Itoa(run))
+	}
+	return strings.Join(parts, ",")
+}
+
+func short(fp string) string {
+	if len(fp) > 16 {
+		return fp[:16]
+	}
+	return dash(fp)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// num formats n with thousands separators.
+func num(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,168 @@
+package outdir
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/convbatch/convbatch/parquetout"
+	"github.com/convbatch/convbatch/sink"
+)
+
+// OpenAudit opens OUT for `convbatch audit` (docs/FORMAT.md, "Auditing
+// OUT"): an incremental run with no input, under the settings OUT's state
+// holds, so that its commit carries only re-judged receipts. It takes the
+// lock, finishes an interrupted commit, checks OUT's record (every
+// recorded file at its size) and the SHA-256 of every file an audit reads
+// (report.json, the state's settings and inputs, every run's receipts
+// state, an Iceberg table's metadata), as an incremental run does: a
+// difference is refused (ErrRefused) before anything is written.
+// keyringSHA256 is the audit keyring's digest; opts the Parquet writer's
+// options (Version set; PartitionBy is taken from OUT's settings).
+func OpenAudit(root, keyringSHA256 string, opts parquetout.TableOptions) (*Run, error) {
+	if rec, _ := ReadRecord(root); rec.LastRun == 0 {
+		return nil, fmt.Errorf("%w: %s: %w", ErrRefused, root, ErrNoRecord)
+	}
+	b, err := os.ReadFile(StatePath(root, stateSettings))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var s runSettings
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%w: %s is not parseable (%v): rerun without --incremental to rebuild OUT", ErrRefused, StatePath(root, stateSettings), err)
+	}
+	opts.PartitionBy = s.PartitionBy
+	if opts.PartitionBy == parquetout.PartitionNone {
+		opts.PartitionBy = ""
+	}
+	format := FormatParquet
+	if s.TableFormat == FormatIceberg {
+		format = FormatIceberg
+	}
+	r, err := OpenRun(Options{Root: root, Incremental: true, Handlers: s.Handlers, Tables: s.Tables,
+		Archive: s.Archive, TableOptions: opts, TableFormat: format, KeyringSHA256: keyringSHA256, Key: "audit"})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// StatePath is the path of the state file rel under the OUT at root.
+func StatePath(root, rel string) string {
+	return filepath.Join(root, filepath.FromSlash(StateRel(rel)))
+}
+
+// ReceiptsState is one run's receipts state (state/runs/rNNNNNN/
+// receipts.jsonl): every receipt the run resolved and every earlier
+// receipt it gave a new verdict, one StateReceipt a line.
+type ReceiptsState struct {
+	// Run is the run's number, Path the file's path (which may not
+	// exist: a run with no receipt writes an empty one, an older
+	// convbatch none).
+	Run  int
+	Path string
+}
+
+// ReceiptsStates are the receipts states of every run OUT holds, first
+// run first; OpenAudit checked their digests.
+func (r *Run) ReceiptsStates() []ReceiptsState {
+	out := make([]ReceiptsState, 0, r.state.lastRun)
+	for run := 1; run <= r.state.lastRun; run++ {
+		out = append(out, ReceiptsState{Run: run, Path: r.dir.State(stateReceiptsFile(run))})
+	}
+	return out
+}
+
+// Holds reports whether OUT still holds the receipts of file that run
+// origin first committed: the input is committed by that run (not
+// replaced since), or it is an input the state does not list (standard
+// input, whose receipts stay). It is the rule of an incremental run's
+// earlier receipts.
+func (r *Run) Holds(file string, origin int) bool {
+	c := r.state.byPath[file]
+	return c == nil || c.Run == origin
+}
+
+// LastRun is the number of the last run OUT holds.
+func (r *Run) LastRun() int { return r.state.lastRun }
+
+// Manifest is the manifest of run number run, nil when OUT's record has
+// none.
+func (r *Run) Manifest(run int) *Manifest {
+	if r.record == nil || run < 1 || run > len(r.record.Manifests) {
+		return nil
+	}
+	return r.record.Manifests[run-1]
+}
+
+// PreviousReport is OUT's report.json (OpenAudit checked its digest): an
+// audit's report takes its settings.
+func (r *Run) PreviousReport() (*sink.Report, error) {
+	b, err := os.ReadFile(filepath.Join(r.opts.Root, ReportFile))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	var rep sink.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%w: %s is not parseable (%v): rerun without --incremental to rebuild OUT", ErrRefused, filepath.Join(r.opts.Root, ReportFile), err)
+	}
+	return &rep, nil
+}
+
+// ErrNothingToAudit is returned by CommitAudit when no verdict changed:
+// nothing is committed.
+var ErrNothingToAudit = errors.New("no verdict changed")
+
+// CommitAudit commits an audit as a new run of OUT: the receipts whose
+// verdict changed (c.Reresolved, with their new state lines c.Changed)
+// as receipts table rows and a receipts file of the run, the state lines,
+// the run's report and report.json (whose cumulative receipts count
+// c.Verdicts), one snapshot per Iceberg table, and a manifest whose
+// settings are settings ({"command":"audit",...}) and whose keyring is
+// the audit's. Every earlier night's files stay as they are (but the
+// Iceberg receipts data files that held a changed receipt's earlier row,
+// rewritten without it, as an incremental run's re-resolution does).
+func (r *Run) CommitAudit(c *Commit, settings json.RawMessage) error {
+	if len(c.Changed) == 0 {
+		return ErrNothingToAudit
+	}
+	if c.Report == nil {
+		c.Report = &sink.Report{}
+	}
+	if c.FinishReport == nil {
+		c.FinishReport = func() error { return c.Report.CheckAccounting() }
+	}
+	outRoot := filepath.Join(r.dir.Staging(), stagingOut)
+	if err := os.RemoveAll(outRoot); err != nil {
+		return err
+	}
+	txn, err := sink.NewTxn(outRoot)
+	if err != nil {
+		return err
+	}
+	defer txn.Abort()
+	p := &commitPlan{r: r, c: c, run: r.run, staging: r.dir.Staging(), txn: txn, j: &Journal{Run: r.run, Removes: []string{}}, ice: newIceberg()}
+	steps := []func() error{
+		p.placeTables,
+		p.stageRunFiles,
+		p.snapshotTables,
+		p.stageState,
+		p.stageReports,
+		txn.Commit,
+		func() error {
+			p.j.Manifest = &Manifest{Settings: settings, KeyringSHA256: r.opts.KeyringSHA256, Inputs: []InputRecord{}, CommittedAt: r.committedAtText()}
+			return nil
+		},
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return r.dir.Commit(p.j)
+}
