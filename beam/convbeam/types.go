@@ -58,12 +58,13 @@ func (s *Settings) buckets() int {
 	return s.IDBuckets
 }
 
-// docTables are the tables written from documents (every table but
-// receipts, which is written when receipts are resolved).
+// docTables are the tables written from documents (every table but those
+// of receipts, receipts and receipt_statements, written when receipts are
+// resolved).
 func (s *Settings) docTables() []string {
 	var out []string
 	for _, t := range s.Tables {
-		if t != tabledef.Receipts {
+		if !tabledef.FromReceipts(t) {
 			out = append(out, t)
 		}
 	}
