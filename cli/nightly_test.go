@@ -118,7 +118,7 @@ func TestIncrementalNights(t *testing.T) {
 	}
 	for i, name := range tabledef.Names {
 		r := res[i].Rows[0]
-		if n := duckdbtest.Int(t, r["n"]); n == 0 || duckdbtest.Int(t, r["extra"]) != 0 || duckdbtest.Int(t, r["missing"]) != 0 {
+		if n := duckdbtest.Int(t, r["n"]); (n == 0 && !statementsPending(name)) || duckdbtest.Int(t, r["extra"]) != 0 || duckdbtest.Int(t, r["missing"]) != 0 {
 			t.Errorf("table %s: %d rows incrementally, %d not in the one run, %d of the one run missing", name, n, duckdbtest.Int(t, r["extra"]), duckdbtest.Int(t, r["missing"]))
 		}
 	}

@@ -68,7 +68,7 @@ func TestPartitionByDay(t *testing.T) {
 	// and transcripts by their document's created_at.
 	times := map[string]string{
 		tabledef.Usage: "p.created_at", tabledef.Conversations: "p.created_at", tabledef.Receipts: "p.signed_at",
-		tabledef.ToolCalls: "c.created_at", tabledef.Transcripts: "c.created_at",
+		tabledef.ToolCalls: "c.created_at", tabledef.Transcripts: "c.created_at", tabledef.ReceiptStatements: "p.signed_at",
 	}
 	sqls := []string{"SET TimeZone = 'UTC'"}
 	for _, name := range tabledef.Names {
@@ -88,10 +88,11 @@ func TestPartitionByDay(t *testing.T) {
 	for i, name := range tabledef.Names {
 		same, placed := res[1+2*i].Rows[0], res[2+2*i].Rows[0]
 		n := duckdbtest.Int(t, same["flat"])
-		if duckdbtest.Int(t, same["day"]) != n || duckdbtest.Int(t, same["extra"]) != 0 || duckdbtest.Int(t, same["missing"]) != 0 || n == 0 {
+		empty := n == 0 && !statementsPending(name)
+		if duckdbtest.Int(t, same["day"]) != n || duckdbtest.Int(t, same["extra"]) != 0 || duckdbtest.Int(t, same["missing"]) != 0 || empty {
 			t.Errorf("table %s: partitions differ from the unpartitioned table: %v", name, same)
 		}
-		if same["type"] != "DATE" {
+		if same["type"] != "DATE" && n > 0 {
 			t.Errorf("table %s: DuckDB reads day as %v, want DATE", name, same["type"])
 		}
 		if duckdbtest.Int(t, placed["misplaced"]) != 0 || duckdbtest.Int(t, placed["n"]) != n {

@@ -16,6 +16,20 @@ import (
 	"github.com/convbatch/convbatch/verify"
 )
 
+// statementsFilled tells whether runs fill receipt_statements: false
+// until helper J's branch (h43-judge) makes the pipeline fill
+// verify.ReceiptResult.Statements. While it is false, the tests that want
+// rows in every table let receipt_statements be empty (statementsPending).
+// TODO(J, h43-judge): set it to true after the merge (then delete it and
+// statementsPending); TestReceiptStatementsTable fails until then.
+const statementsFilled = false
+
+// statementsPending reports whether table name may be empty because runs
+// do not fill receipt_statements yet (statementsFilled).
+func statementsPending(name string) bool {
+	return name == tabledef.ReceiptStatements && !statementsFilled
+}
+
 // keyStatuses are the values of receipt_statements.key_status
 // (docs/TABLES.md).
 var keyStatuses = map[string]bool{"pinned": true, "unpinned": true, "not-yet-valid": true, "expired": true, "revoked": true, "unknown": true}
@@ -77,10 +91,11 @@ func TestReceiptStatementsTable(t *testing.T) {
 		}
 	}
 
-	if duckdbtest.Int(t, st["n"]) == 0 {
-		// TODO(J, h43-judge): once the pipeline fills
-		// verify.ReceiptResult.Statements (WithStatementKeys), drop this
-		// skip: every statement then has its row.
+	switch n := duckdbtest.Int(t, st["n"]); {
+	case n > 0 && !statementsFilled:
+		t.Fatalf("runs fill receipt_statements now (%d rows): set statementsFilled to true in cli/statements_test.go", n)
+	case n == 0 && !statementsFilled:
+		// TODO(J, h43-judge): see statementsFilled.
 		t.Skipf("receipt_statements is empty: verify.ReceiptResult.Statements is not filled yet (helper J, branch h43-judge); the receipts count %d statements", statements)
 	}
 	if n := duckdbtest.Int(t, st["n"]); n != statements {

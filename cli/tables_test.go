@@ -725,7 +725,7 @@ func TestTablesRoundTrip(t *testing.T) {
 			t.Errorf("table %s: %d rows, %d after the round trip", name, len(a.Rows), len(b.Rows))
 			continue
 		}
-		if len(a.Rows) == 0 {
+		if len(a.Rows) == 0 && !statementsPending(name) {
 			t.Errorf("table %s: no rows to compare", name)
 		}
 		src := a.Col(t, "source_file")
