@@ -327,6 +327,14 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 			f.docParts[name] = append(f.docParts[name], sink.PartCounts{Path: to, Rows: p.Rows})
 		}
 	}
+	// A convbeam job is its OUT's one run (report.json's run 1): it is
+	// every receipt's first witness, committing it now.
+	now := time.Now().UnixMicro()
+	for i := range receipts {
+		if receipts[i].FirstRun == 0 {
+			receipts[i].FirstRun, receipts[i].FirstCommittedAtMicros = 1, now
+		}
+	}
 	opts := parquetout.TableOptions{Version: pipeline.Version}
 	// The tables of receipts (receipts, receipt_statements) are written
 	// together, from the resolved receipts.
