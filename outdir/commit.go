@@ -567,7 +567,7 @@ func (p *commitPlan) manifest() error {
 	if err != nil {
 		return err
 	}
-	m := &Manifest{Settings: settings, KeyringSHA256: p.r.opts.KeyringSHA256, Inputs: []InputRecord{}}
+	m := &Manifest{Settings: settings, KeyringSHA256: p.r.opts.KeyringSHA256, Inputs: []InputRecord{}, CommittedAt: p.r.committedAtText()}
 	for _, s := range p.c.Seals {
 		if s != nil {
 			m.Inputs = append(m.Inputs, InputRecord(s.held()))

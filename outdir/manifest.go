@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ManifestFormat is the version of the manifests this package writes.
@@ -51,6 +52,32 @@ type Manifest struct {
 	Files []FileRecord `json:"files"`
 	// Removed are the files of earlier runs it retired.
 	Removed []string `json:"removed"`
+	// CommittedAt is the run's commit time, RFC 3339 in UTC with
+	// microseconds: fixed once, when the run has read its inputs and
+	// before it resolves its receipts, it is the witness time of the
+	// receipts the run first commits (docs/FORMAT.md, "Key lifetimes").
+	// "" in manifests written before it was recorded: such a run's
+	// witness time is unknown.
+	CommittedAt string `json:"committed_at,omitempty"`
+}
+
+// CommittedAtMicros returns m's CommittedAt in microseconds since the
+// Unix epoch, UTC; ok is false when it is absent or not RFC 3339.
+func (m *Manifest) CommittedAtMicros() (int64, bool) {
+	if m.CommittedAt == "" {
+		return 0, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, m.CommittedAt)
+	if err != nil {
+		return 0, false
+	}
+	return t.UnixMicro(), true
+}
+
+// FormatCommittedAt is t as a manifest's CommittedAt: RFC 3339, UTC,
+// truncated to the microsecond.
+func FormatCommittedAt(t time.Time) string {
+	return t.UTC().Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000Z07:00")
 }
 
 // InputRecord is an input a run took: its path as named, size,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"io/fs"
 	"strings"
@@ -93,6 +94,35 @@ type Run struct {
 	// record is what OUT's manifests promise (an incremental run's; nil
 	// for a run that replaces OUT).
 	record *Record
+	// committedAt is the run's commit time once FixCommittedAt fixed it.
+	committedAt time.Time
+}
+
+// FixCommittedAt fixes the run's commit time, its manifest's committed_at,
+// to now (truncated to the microsecond) on its first call, and returns it
+// on every call: the witness time of the receipts this run first commits
+// (docs/FORMAT.md, "Key lifetimes"). The pipeline calls it once the
+// inputs are read, before resolving receipts.
+func (r *Run) FixCommittedAt(now time.Time) time.Time {
+	if r.committedAt.IsZero() {
+		r.committedAt = now.UTC().Truncate(time.Microsecond)
+	}
+	return r.committedAt
+}
+
+// CommittedAt returns the commit time of run number run of this OUT: an
+// earlier run's from its manifest, this run's once fixed
+// (FixCommittedAt). ok is false when it is unknown: a manifest written
+// before committed_at was recorded, a run OUT no longer holds, or this
+// run's before it is fixed.
+func (r *Run) CommittedAt(run int) (micros int64, ok bool) {
+	if run == r.run {
+		return r.committedAt.UnixMicro(), !r.committedAt.IsZero()
+	}
+	if r.record == nil || run < 1 || run > len(r.record.Manifests) || r.record.Manifests[run-1].Run != run {
+		return 0, false
+	}
+	return r.record.Manifests[run-1].CommittedAtMicros()
 }
 
 // OpenRun opens OUT for a run (lock, recovery), checks an incremental
@@ -723,3 +753,7 @@ func (r *Run) verifyReplaced() error {
 	}
 	return nil
 }
+
+// committedAtText is the run's committed_at for its manifest, fixed now
+// if the pipeline has not fixed it.
+func (r *Run) committedAtText() string { return FormatCommittedAt(r.FixCommittedAt(time.Now())) }

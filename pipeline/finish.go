@@ -63,11 +63,13 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 			}
 		}
 	}
-	receipts := w.resolver.Resolve(want)
+	wit := w.witnesses()
+	receipts := w.resolver.ResolveJudged(want, w.cfg.Keyring, func(*verify.PendingReceipt) int64 { return wit.now })
 	for i := range receipts {
+		receipts[i].FirstRun, receipts[i].FirstCommittedAtMicros = wit.run, wit.committedAt
 		w.rep.Receipts.Count(&receipts[i])
 	}
-	reresolved, changed := w.reresolve(again, want)
+	reresolved, changed := w.reresolve(again, want, wit)
 	w.rep.Receipts.Reresolved = int64(len(reresolved))
 	if w.cfg.sigCache != nil && slices.Contains(w.rep.Settings.Handlers, "consensus-receipt") {
 		st := w.cfg.sigCache.Stats()
@@ -168,15 +170,24 @@ func (w *writer) closeIndex(want map[string]*verify.Evidence) error {
 // reresolve resolves the earlier receipts again against want and returns
 // those whose verdict changed, with their new lines of the receipts state,
 // counting them in the report.
-func (w *writer) reresolve(again []*outdir.StateReceipt, want map[string]*verify.Evidence) ([]verify.ReceiptResult, []*outdir.StateReceipt) {
+func (w *writer) reresolve(again []*outdir.StateReceipt, want map[string]*verify.Evidence, wit witnesses) ([]verify.ReceiptResult, []*outdir.StateReceipt) {
 	var reresolved []verify.ReceiptResult
 	var changed []*outdir.StateReceipt
 	for _, r := range again {
-		nr := r.Pending.Resolve(want)
+		at, known := wit.of(r.Origin)
+		witnessed := wit.now
+		if known {
+			witnessed = at
+		}
+		nr := r.Pending.ResolveJudged(want, w.cfg.Keyring, witnessed)
 		if nr.Status == r.Status && slices.Equal(nr.Reasons, r.Reasons) {
 			continue
 		}
 		nr.ReresolvesRun = r.Origin
+		nr.FirstRun = r.Origin
+		if known {
+			nr.FirstCommittedAtMicros = at
+		}
 		reresolved = append(reresolved, nr)
 		changed = append(changed, &outdir.StateReceipt{Origin: r.Origin, Status: nr.Status, Reasons: nr.Reasons, Pending: r.Pending})
 		if w.rep.Receipts.ReresolvedStatus == nil {
@@ -185,4 +196,30 @@ func (w *writer) reresolve(again []*outdir.StateReceipt, want map[string]*verify
 		w.rep.Receipts.ReresolvedStatus[string(nr.Status)]++
 	}
 	return reresolved, changed
+}
+
+// witnesses are the times a run judges its receipts' keys at
+// (docs/FORMAT.md, "Key lifetimes"): when OUT first committed each.
+type witnesses struct {
+	// now is the witness time of the receipts this run resolves first:
+	// its committed_at in an OUT, else the command's time, fixed once.
+	now int64
+	// run and committedAt are this run's number and committed_at (0
+	// outside an OUT), the first witness of its new receipts.
+	run         int
+	committedAt int64
+	// of returns the committed_at of an earlier run, ok false when
+	// unknown (a manifest written before committed_at was recorded).
+	of func(run int) (int64, bool)
+}
+
+// witnesses fixes the run's committed_at, once its inputs are read and
+// before any receipt is resolved.
+func (w *writer) witnesses() witnesses {
+	now := time.Now()
+	if w.out == nil {
+		return witnesses{now: now.UnixMicro(), of: func(int) (int64, bool) { return 0, false }}
+	}
+	at := w.out.FixCommittedAt(now).UnixMicro()
+	return witnesses{now: at, run: w.out.Number(), committedAt: at, of: w.out.CommittedAt}
 }

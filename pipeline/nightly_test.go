@@ -91,8 +91,8 @@ func snapshot(t *testing.T, out string) map[string]string {
 }
 
 // normalizeManifest leaves out of a manifest the size and digest of the
-// reports it records, which hold the run's times, and what it retired,
-// which depends on what OUT held before.
+// reports it records, which hold the run's times, its committed_at, and
+// what it retired, which depends on what OUT held before.
 func normalizeManifest(t *testing.T, rel string, b []byte) []byte {
 	t.Helper()
 	var m outdir.Manifest
@@ -105,6 +105,10 @@ func normalizeManifest(t *testing.T, rel string, b []byte) []byte {
 		}
 	}
 	m.Removed = nil
+	if _, ok := m.CommittedAtMicros(); !ok {
+		t.Errorf("%s: committed_at %q is not RFC 3339", rel, m.CommittedAt)
+	}
+	m.CommittedAt = "" // the run's time
 	b, _ = json.Marshal(m)
 	return b
 }

@@ -289,7 +289,7 @@ func (c *Config) defaults() {
 func (c *Config) registryOptions() transform.Options {
 	extract := len(c.Tables) > 0 && c.OutDir != ""
 	opts := transform.Options{
-		Receipts: transform.ReceiptOptions{Keyring: c.Keyring},
+		Receipts: transform.ReceiptOptions{Keyring: c.Keyring, JudgeAtResolution: true},
 		Extract:  extract,
 		MaxDepth: c.MaxDepth,
 		Minimal:  c.Minimal,

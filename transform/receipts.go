@@ -12,6 +12,11 @@ type ReceiptOptions struct {
 	// SignatureCache, shared by every worker's checker, remembers
 	// verdicts so each signature is verified once; nil: none.
 	SignatureCache *verify.SignatureCache
+	// JudgeAtResolution leaves the keyring's reasons to the receipts'
+	// resolution (verify.WithJudgeAtResolution): the run judges each
+	// receipt once, at its first witness time. Without it the workers'
+	// checkers judge at their own time (the Beam module).
+	JudgeAtResolution bool
 }
 
 // ConsensusReceipt handles the consensus-receipt extension: it checks the
@@ -31,7 +36,11 @@ func (ConsensusReceipt) Manifest() Manifest {
 
 // NewState gives each worker its receipt checker.
 func (h ConsensusReceipt) NewState() any {
-	return verify.NewReceiptChecker(h.Options.Keyring, verify.WithSignatureCache(h.Options.SignatureCache))
+	opts := []verify.CheckerOption{verify.WithSignatureCache(h.Options.SignatureCache)}
+	if h.Options.JudgeAtResolution {
+		opts = append(opts, verify.WithJudgeAtResolution())
+	}
+	return verify.NewReceiptChecker(h.Options.Keyring, opts...)
 }
 
 // Handle checks the receipt.

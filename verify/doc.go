@@ -20,9 +20,13 @@
 //
 // A keyring of format 2 (lifetime.go; docs/FORMAT.md, "Key lifetimes")
 // gives keys windows and revocations, judged against a receipt's
-// signed_at and against when it was witnessed (WithWitness: when OUT first
-// committed it; this run's time when unknown). Each key's KeyStatus and
-// Fingerprint are exposed per statement (WithStatementKeys).
+// signed_at and against when it was witnessed (when OUT first committed
+// it; this run's committed_at when unknown). Every keyring-dependent
+// reason is decided by one function, Keyring.Judge (judge.go), from the
+// facts CheckReceipt records (KeyFacts: fingerprints, signed_at, each
+// signature's verdict), so that a run and a re-judging audit agree by
+// construction; the run judges at resolution (WithJudgeAtResolution,
+// PendingReceipt.ResolveJudged).
 //
 // Nothing here ever returns or logs message content or key material: errors
 // and reasons are codes and positions.

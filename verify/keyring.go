@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/convbatch/convbatch/bytesize"
@@ -41,6 +42,8 @@ type Keyring struct {
 	Expires time.Time `json:"-"`
 	// format2: expires or a key's Lifetime is present.
 	format2 bool
+	// idx is the keys by fingerprint, built on first use (Judge).
+	idx atomic.Pointer[keyIndex]
 }
 
 // DefaultMaxKeyringBytes is the size cap of a keyring file when none is

@@ -142,44 +142,16 @@ func (k *Keyring) AgentKeyStatus(agent, alg string, raw []byte, at KeyTimes) (Ke
 	return judgeKey(k.Agents[agent], alg, raw, at)
 }
 
-// judgeKey applies docs/FORMAT.md's verdict table to the entries of keys
-// that hold alg/raw: revoked wins over expired, expired over
-// not-yet-valid; an entry without a Lifetime is valid at any time.
+// judgeKey applies docs/FORMAT.md's verdict table (judgeEntries) to the
+// entries of keys that hold alg/raw.
 func judgeKey(keys []Key, alg string, raw []byte, at KeyTimes) (KeyStatus, *Key) {
-	var pinned, revoked, ended, early *Key
+	var entries []*Key
 	for i := range keys {
-		e := &keys[i]
-		if e.Algorithm != alg || !bytes.Equal(e.raw, raw) {
-			continue
-		}
-		l := e.Lifetime
-		if l == nil {
-			pinned = cmp.Or(pinned, e)
-			continue
-		}
-		if r := l.Revoked; r != nil && revoked == nil && (!at.SignedAtOK || at.SignedAt >= r.CompromisedSince || at.Witnessed >= r.CompromisedSince) {
-			revoked = e
-		}
-		switch {
-		case !at.SignedAtOK || l.NotBefore <= at.SignedAt && at.SignedAt < l.NotAfter:
-			pinned = cmp.Or(pinned, e)
-		case at.SignedAt >= l.NotAfter:
-			ended = cmp.Or(ended, e)
-		default:
-			early = cmp.Or(early, e)
+		if keys[i].Algorithm == alg && bytes.Equal(keys[i].raw, raw) {
+			entries = append(entries, &keys[i])
 		}
 	}
-	switch {
-	case revoked != nil:
-		return KeyStatusRevoked, revoked
-	case pinned != nil:
-		return KeyStatusPinned, pinned
-	case ended != nil:
-		return KeyStatusExpired, ended
-	case early != nil:
-		return KeyStatusNotYetValid, early
-	}
-	return KeyStatusUnpinned, nil
+	return judgeEntries(entries, at)
 }
 
 // ErrKeyringExpired is wrapped by the error of a keyring read after its

@@ -141,6 +141,24 @@ func TestKeyLifetimeVerdicts(t *testing.T) {
 			if chk.StatementsValid != 3 {
 				t.Errorf("%d statements valid: a key's lifetime does not change the signature's verdict", chk.StatementsValid)
 			}
+			// Judging the recorded facts gives the same verdict.
+			witnessed := testNow.UnixMicro()
+			if tc.witness != "" {
+				w, _ := time.Parse(time.RFC3339, tc.witness)
+				witnessed = w.UnixMicro()
+			}
+			j := kr.Judge(chk.KeyFacts(), witnessed)
+			if got, want := j.Reasons.Codes(), (chk.Reasons & KeyringReasons).Codes(); !reflect.DeepEqual(got, want) {
+				t.Errorf("Judge: reasons %v, the checker's %v", got, want)
+			}
+			if j.Envelope.Status != tc.envStatus || j.Envelope.Fingerprint != f.envelope.fingerprint() {
+				t.Errorf("Judge: envelope %+v, want %s", j.Envelope, tc.envStatus)
+			}
+			for i, v := range j.Statements {
+				if v.Status != chk.Statements[i].Status || v.KeyID != chk.Statements[i].KeyID || v.Index != i || v.Agent != fmt.Sprintf("agent-%d", i) {
+					t.Errorf("Judge: statement %d %+v, the checker's %+v", i, v, chk.Statements[i])
+				}
+			}
 		})
 	}
 }
@@ -183,15 +201,23 @@ func TestStatementKeys(t *testing.T) {
 	chk := f.check(kr, WithNow(testNow), WithStatementKeys())
 	raw, _ := f.agents[1].pk.MarshalBinary()
 	want := []StatementKey{
-		{Index: 0, AgentID: "agent-0", Algorithm: "ed25519", Fingerprint: mustFingerprint(t, f.agents[0]), Status: KeyStatusPinned, SignatureValid: true},
-		{Index: 1, AgentID: "agent-1", Algorithm: "ml-dsa-44", Fingerprint: Fingerprint("ml-dsa-44", raw), KeyID: "agent-1-key", Status: KeyStatusPinned, SignatureValid: true},
-		{Index: 2, AgentID: "agent-2", Algorithm: "ed25519", Status: KeyStatusUnknown},
+		{Index: 0, AgentID: "agent-0", Stance: "approve", Algorithm: "ed25519", Fingerprint: mustFingerprint(t, f.agents[0]), Status: KeyStatusPinned, SignatureValid: true},
+		{Index: 1, AgentID: "agent-1", Stance: "approve", Algorithm: "ml-dsa-44", Fingerprint: Fingerprint("ml-dsa-44", raw), KeyID: "agent-1-key", Status: KeyStatusPinned, SignatureValid: true},
+		{Index: 2, AgentID: "agent-2", Stance: "approve", Algorithm: "ed25519", Status: KeyStatusUnknown},
 	}
 	if !reflect.DeepEqual(chk.Statements, want) {
 		t.Errorf("statements\n%+v\nwant\n%+v", chk.Statements, want)
 	}
-	if chk := f.check(kr); chk.Statements != nil {
-		t.Errorf("statements recorded without WithStatementKeys")
+	if chk := f.check(kr); !reflect.DeepEqual(chk.Statements, want) {
+		t.Errorf("without WithStatementKeys: statements\n%+v\nwant\n%+v", chk.Statements, want)
+	}
+	// Judging at resolution: the facts, no keyring reason, no status.
+	chk = f.check(kr, WithJudgeAtResolution())
+	for i := range want {
+		want[i].Status, want[i].KeyID = KeyStatusUnknown, ""
+	}
+	if !reflect.DeepEqual(chk.Statements, want) || chk.Reasons&KeyringReasons != 0 || chk.EnvelopeKey != KeyStatusUnknown || chk.EnvelopeFingerprint != f.envelope.fingerprint() {
+		t.Errorf("WithJudgeAtResolution: statements\n%+v\nreasons %v envelope %s %s", chk.Statements, chk.Reasons.Codes(), chk.EnvelopeKey, chk.EnvelopeFingerprint)
 	}
 }
 

@@ -35,6 +35,24 @@ type pendingJSON struct {
 	Refs              []refJSON `json:"refs"`
 	// SelfHash is "" when the document has no hash without its receipt.
 	SelfHash string `json:"self_hash"`
+	// EnvelopeKey and Statements are the facts the keys are judged on
+	// (KeyFacts), absent in lines written before they were recorded.
+	EnvelopeKey *envelopeKeyJSON   `json:"envelope_key,omitempty"`
+	Statements  []statementKeyJSON `json:"statements,omitempty"`
+}
+
+type envelopeKeyJSON struct {
+	Algorithm   string `json:"algorithm"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+type statementKeyJSON struct {
+	Index          int    `json:"index"`
+	AgentID        string `json:"agent_id"`
+	Stance         string `json:"stance"`
+	Algorithm      string `json:"algorithm"`
+	Fingerprint    string `json:"fingerprint"`
+	SignatureValid bool   `json:"signature_valid"`
 }
 
 type refJSON struct {
@@ -61,6 +79,16 @@ func (p *PendingReceipt) MarshalJSON() ([]byte, error) {
 	}
 	if c.SelfHashOK {
 		j.SelfHash = hex.EncodeToString(c.SelfHash[:])
+	}
+	if c.EnvelopeFingerprint != "" {
+		j.EnvelopeKey = &envelopeKeyJSON{Algorithm: c.Algorithm, Fingerprint: c.EnvelopeFingerprint}
+	}
+	if len(c.Statements) > 0 {
+		j.Statements = make([]statementKeyJSON, len(c.Statements))
+		for i, s := range c.Statements {
+			j.Statements[i] = statementKeyJSON{Index: s.Index, AgentID: s.AgentID, Stance: s.Stance,
+				Algorithm: s.Algorithm, Fingerprint: s.Fingerprint, SignatureValid: s.SignatureValid}
+		}
 	}
 	return json.Marshal(&j)
 }
@@ -100,8 +128,38 @@ func (p *PendingReceipt) UnmarshalJSON(b []byte) error {
 		}
 		c.SelfHashOK = true
 	}
+	if e := j.EnvelopeKey; e != nil {
+		if !isFingerprint(e.Fingerprint) || e.Fingerprint == "" {
+			return fmt.Errorf("pending receipt: envelope_key: fingerprint %q is not 64 lowercase hex digits", e.Fingerprint)
+		}
+		if _, ok := LookupAlgorithm(e.Algorithm); !ok || e.Algorithm != j.Algorithm {
+			return fmt.Errorf("pending receipt: envelope_key: algorithm %q is not the receipt's known algorithm", e.Algorithm)
+		}
+		c.EnvelopeFingerprint = e.Fingerprint
+	}
+	if len(j.Statements) > 0 {
+		c.Statements = make([]StatementKey, len(j.Statements))
+	}
+	for i, s := range j.Statements {
+		if !isFingerprint(s.Fingerprint) {
+			return fmt.Errorf("pending receipt: statement %d: fingerprint %q is not 64 lowercase hex digits", i, s.Fingerprint)
+		}
+		if s.Stance != "" && !StanceOK(s.Stance) {
+			return fmt.Errorf("pending receipt: statement %d: stance is not 1 to %d bytes of printable ASCII", i, MaxStanceBytes)
+		}
+		if _, ok := LookupAlgorithm(s.Algorithm); s.Algorithm != "" && !ok {
+			return fmt.Errorf("pending receipt: statement %d: unknown algorithm %q", i, s.Algorithm)
+		}
+		c.Statements[i] = StatementKey{Index: s.Index, AgentID: s.AgentID, Stance: s.Stance, Algorithm: s.Algorithm,
+			Fingerprint: s.Fingerprint, Status: KeyStatusUnknown, SignatureValid: s.SignatureValid}
+	}
 	*p = PendingReceipt{File: j.File, Line: j.Line, Check: c}
 	return nil
+}
+
+// isFingerprint reports whether s is "" or 64 lowercase hex digits.
+func isFingerprint(s string) bool {
+	return s == "" || len(s) == 64 && isLowerHex([]byte(s))
 }
 
 func decodeHash(dst *[32]byte, s string) error {

@@ -44,15 +44,20 @@ type ReceiptCheck struct {
 	// for references to its own id; SelfHashOK is false when it has none.
 	SelfHash   [32]byte
 	SelfHashOK bool
-	// WitnessedMicros is when the receipt was witnessed, as keys were
-	// judged (WithWitness, else the checker's time); 0 when the keyring
-	// is not of format 2 (no key has a lifetime to judge).
+	// WitnessedMicros is when the receipt was witnessed, as the checker
+	// judged its keys (WithWitness, else the checker's time); 0 when the
+	// keyring is not of format 2 (no key has a lifetime to judge) or the
+	// checker leaves judging to resolution (WithJudgeAtResolution).
 	WitnessedMicros int64
-	// EnvelopeKey is the envelope key's status (KeyStatusUnknown without
-	// a keyring or a well-formed key).
+	// EnvelopeKey is the envelope key's status as the checker judged it
+	// (KeyStatusUnknown without a keyring or a well-formed key, or with
+	// WithJudgeAtResolution).
 	EnvelopeKey KeyStatus
-	// Statements are the statements' keys, in payload order, when the
-	// checker records them (WithStatementKeys); nil otherwise.
+	// EnvelopeFingerprint is the envelope key's Fingerprint, "" when the
+	// key is absent, malformed or of an unknown algorithm.
+	EnvelopeFingerprint string
+	// Statements are the statements' keys, in payload order (nil when the
+	// payload has no statements array): the facts Keyring.Judge judges.
 	Statements []StatementKey
 }
 
@@ -64,7 +69,8 @@ type StatementKey struct {
 	// AgentID and Algorithm are the statement's, "" when not strings (an
 	// unknown algorithm is kept as "").
 	AgentID, Algorithm string
-	// Stance is the statement's stance, "" when not a string.
+	// Stance is the statement's stance when it is 1 to 64 bytes of
+	// printable ASCII, else "": outputs carry no message content.
 	Stance string
 	// Fingerprint is the key's (Fingerprint), "" when the key is
 	// malformed or its algorithm unknown.
@@ -107,11 +113,21 @@ type ReceiptChecker struct {
 	selfBuf, payloadBuf, stmtBuf []byte
 
 	// now is the run's time in microseconds, a receipt's witness time when
-	// witness does not know it; record keeps StatementKeys.
-	now     int64
-	witness WitnessFunc
-	record  bool
+	// witness does not know it; deferJudging leaves the keyring's reasons
+	// to resolution (WithJudgeAtResolution).
+	now          int64
+	witness      WitnessFunc
+	deferJudging bool
+	// intern shares the strings statements repeat (fingerprints, agent
+	// ids, stances) between receipts, keyed by the key's raw bytes or the
+	// string itself; fingerprints are keyed "\x00"+algorithm+raw.
+	intern map[string]string
+	fpBuf  []byte
 }
+
+// maxIntern caps the checker's interned strings; the map is cleared when
+// full.
+const maxIntern = 4096
 
 // WithWitness gives the checker the time each receipt was first witnessed
 // (docs/FORMAT.md, "Key lifetimes": the witness rule). A receipt it does
@@ -127,9 +143,21 @@ func WithNow(t time.Time) CheckerOption {
 	return func(c *ReceiptChecker) { c.now = t.UnixMicro() }
 }
 
-// WithStatementKeys makes CheckReceipt fill ReceiptCheck.Statements.
+// WithStatementKeys is kept for callers written before statements were
+// always recorded: CheckReceipt fills ReceiptCheck.Statements in any case.
 func WithStatementKeys() CheckerOption {
-	return func(c *ReceiptChecker) { c.record = true }
+	return func(c *ReceiptChecker) {}
+}
+
+// WithJudgeAtResolution makes CheckReceipt record the facts keys are
+// judged on (ReceiptCheck.KeyFacts) without judging them: no
+// keyring-dependent reason (KeyringReasons) is added, and every key's
+// status is left unknown. The run judges each receipt once, when it is
+// resolved, at its first witness time (PendingReceipt.ResolveJudged).
+// Without it the checker judges with Keyring.Judge at its witness time
+// (WithWitness, WithNow), for callers that resolve with Resolve.
+func WithJudgeAtResolution() CheckerOption {
+	return func(c *ReceiptChecker) { c.deferJudging = true }
 }
 
 // CheckerOption configures a ReceiptChecker.
@@ -188,10 +216,6 @@ type receipt struct {
 	// rawPub is the envelope's public key, when well-formed for a known
 	// algorithm.
 	rawPub []byte
-	// times are what keys are judged at; lifetimes is set with a format 2
-	// keyring.
-	times     KeyTimes
-	lifetimes bool
 }
 
 // CheckReceipt checks the receipt of the parsed conversation t, whose root
@@ -242,35 +266,41 @@ func (c *ReceiptChecker) CheckReceipt(t *jsonscan.Tape, env int32, agents []stri
 	if okAt && !validAt {
 		rc.Reasons.Add(SignedAtInvalid)
 	}
-	r.witness(validAt)
 	// Check 3: the payload's copy of the references; check 4 (in part):
 	// collect the well-formed references, resolved at the end of the run.
 	refs := r.checkTranscriptsCopy()
 	r.collectRefs(refs)
-	// Check 5: statements and quorum; check 6: pinned keys.
+	// Check 5: statements and quorum; check 6 (pinned keys, their
+	// lifetimes and signed-at-future) is Keyring.Judge's, here or at
+	// resolution.
 	r.checkQuorum(agents)
-	r.checkEnvelopeKeyPinned()
+	if !c.deferJudging {
+		c.judge(rc)
+	}
 	return rc
 }
 
-// witness sets the times keys are judged at, with a format 2 keyring, and
-// refuses a signed_at later than the witness time (signed-at-future).
-func (r *receipt) witness(validAt bool) {
-	c, rc := r.c, r.rc
-	rc.EnvelopeKey = KeyStatusUnknown
-	if c.keyring.Format() != 2 {
+// judge adds the keyring's reasons to rc, judged at the checker's witness
+// time, and the keys' statuses.
+func (c *ReceiptChecker) judge(rc *ReceiptCheck) {
+	if c.keyring == nil {
 		return
 	}
-	r.lifetimes = true
-	r.times = KeyTimes{SignedAt: rc.SignedAtMicros, SignedAtOK: validAt, Witnessed: c.now}
-	if c.witness != nil {
-		if w, ok := c.witness(rc.ConversationID, rc.PayloadHash); ok {
-			r.times.Witnessed = w
+	var witnessed int64
+	if c.keyring.Format() == 2 {
+		witnessed = c.now
+		if c.witness != nil {
+			if w, ok := c.witness(rc.ConversationID, rc.PayloadHash); ok {
+				witnessed = w
+			}
 		}
+		rc.WitnessedMicros = witnessed
 	}
-	rc.WitnessedMicros = r.times.Witnessed
-	if validAt && r.times.SignedAt > r.times.Witnessed && r.times.SignedAt-r.times.Witnessed > SkewMicros {
-		rc.Reasons.Add(SignedAtFuture)
+	j := c.keyring.Judge(rc.KeyFacts(), witnessed)
+	rc.Reasons |= j.Reasons
+	rc.EnvelopeKey = j.Envelope.Status
+	for i, v := range j.Statements {
+		rc.Statements[i].Status, rc.Statements[i].KeyID = v.Status, v.KeyID
 	}
 }
 
@@ -319,6 +349,8 @@ func (r *receipt) checkEnvelopeSignature() {
 		var ok bool
 		if r.rawPub, ok = decodeBase64(r.pub, algo.Scheme.PublicKeySize()); !ok {
 			rc.Reasons.Add(PublicKeyMalformed)
+		} else {
+			rc.EnvelopeFingerprint = r.c.fingerprint(algo.Name, r.rawPub)
 		}
 	}
 	if known && r.okSig {
@@ -361,37 +393,6 @@ func (r *receipt) collectRefs(refs int32) {
 			continue
 		}
 		r.rc.Refs = append(r.rc.Refs, ref)
-	}
-}
-
-// checkEnvelopeKeyPinned checks, with a keyring, that it pins the envelope
-// key (check 6; statement keys are checked with their statements).
-func (r *receipt) checkEnvelopeKeyPinned() {
-	kr := r.c.keyring
-	if kr == nil || r.rawPub == nil {
-		return
-	}
-	if !r.lifetimes {
-		if kr.PinsEnvelope(r.alg, r.rawPub) {
-			r.rc.EnvelopeKey = KeyStatusPinned
-		} else {
-			r.rc.EnvelopeKey = KeyStatusUnpinned
-			r.rc.Reasons.Add(EnvelopeKeyNotPinned)
-		}
-		return
-	}
-	st, _ := kr.EnvelopeKeyStatus(r.alg, r.rawPub, r.times)
-	r.rc.EnvelopeKey = st
-	r.addStatus(st, EnvelopeKeyNotPinned)
-}
-
-// addStatus adds the reason of a key's status: notPinned for an unpinned
-// key, a lifetime reason for a failing one.
-func (r *receipt) addStatus(st KeyStatus, notPinned Reason) {
-	if st == KeyStatusUnpinned {
-		r.rc.Reasons.Add(notPinned)
-	} else if reason, ok := st.Reason(); ok {
-		r.rc.Reasons.Add(reason)
 	}
 }
 
@@ -517,17 +518,19 @@ func (r *receipt) checkQuorum(agents []string) {
 // the statement's agent and whether its signature verifies.
 func (r *receipt) checkStatement(s int32, index int, named map[string]struct{}) (string, bool) {
 	t, c := r.t, r.c
-	var sk *StatementKey
-	if c.record {
-		r.rc.Statements = append(r.rc.Statements, StatementKey{Index: index, Status: KeyStatusUnknown})
-		sk = &r.rc.Statements[len(r.rc.Statements)-1]
-		if v := t.Lookup(s, "agentId"); t.Kind(v) == jsonscan.String {
-			sk.AgentID = t.Str(v)
+	r.rc.Statements = append(r.rc.Statements, StatementKey{Index: index, Status: KeyStatusUnknown})
+	sk := &r.rc.Statements[len(r.rc.Statements)-1]
+	if v := t.Lookup(s, "agentId"); t.Kind(v) == jsonscan.String {
+		sk.AgentID = c.str(t, v)
+	}
+	if v := t.Lookup(s, "algorithm"); t.Kind(v) == jsonscan.String {
+		if a, ok := LookupAlgorithm(t.Str(v)); ok {
+			sk.Algorithm = a.Name
 		}
-		if v := t.Lookup(s, "algorithm"); t.Kind(v) == jsonscan.String {
-			if a, ok := LookupAlgorithm(t.Str(v)); ok {
-				sk.Algorithm = a.Name
-			}
+	}
+	if v := t.Lookup(s, "stance"); t.Kind(v) == jsonscan.String {
+		if st := c.str(t, v); StanceOK(st) {
+			sk.Stance = st
 		}
 	}
 	if t.Kind(s) != jsonscan.Object {
@@ -554,36 +557,81 @@ func (r *receipt) checkStatement(s int32, index int, named map[string]struct{}) 
 	if !okPub || !okSig {
 		return agent, false
 	}
-	if sk != nil {
-		sk.Fingerprint = Fingerprint(alg.Name, rawPub)
-	}
-	if c.keyring != nil {
-		st := KeyStatusPinned
-		var entry *Key
-		if r.lifetimes {
-			st, entry = c.keyring.AgentKeyStatus(agent, algName, rawPub, r.times)
-		} else if !c.keyring.PinsAgent(agent, algName, rawPub) {
-			st = KeyStatusUnpinned
-		}
-		r.addStatus(st, StatementKeyNotPinned)
-		if sk != nil {
-			sk.Status = st
-			if entry != nil && entry.Lifetime != nil {
-				sk.KeyID = entry.Lifetime.ID
-			}
-		}
-	}
+	sk.Fingerprint = c.fingerprint(alg.Name, rawPub)
 	msg, err := c.canon.AppendValue(c.stmtBuf[:0], t, s, []string{"signature"})
 	c.stmtBuf = msg[:0]
 	if err != nil {
 		return agent, false
 	}
 	ok = c.verify(alg, rawPub, msg, rawSig)
-	if sk != nil {
-		sk.SignatureValid = ok
-	}
+	sk.SignatureValid = ok
 	return agent, ok
 }
 
 // Equal reports whether two references are the same.
 func (r Ref) Equal(o Ref) bool { return r.ID == o.ID && bytes.Equal(r.SHA256[:], o.SHA256[:]) }
+
+// MaxStanceBytes caps a stance kept in outputs.
+const MaxStanceBytes = 64
+
+// StanceOK reports whether a statement's stance may be kept in outputs
+// (StatementKey.Stance): 1 to MaxStanceBytes bytes of printable ASCII
+// (0x20 to 0x7e). Any other stance is recorded as "".
+func StanceOK(s string) bool {
+	if s == "" || len(s) > MaxStanceBytes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// KeyFacts returns what judging the receipt's keys needs (Keyring.Judge).
+// Its Statements are the check's (recorded with WithStatementKeys).
+func (c *ReceiptCheck) KeyFacts() *KeyFacts {
+	f := &KeyFacts{SignedAtMicros: c.SignedAtMicros, SignedAtOK: c.SignedAt != "", Statements: c.Statements}
+	if c.EnvelopeFingerprint != "" {
+		f.EnvelopeAlgorithm, f.EnvelopeFingerprint = c.Algorithm, c.EnvelopeFingerprint
+	}
+	return f
+}
+
+// str returns string token v, interned: receipts repeat their agents'
+// ids and stances.
+func (c *ReceiptChecker) str(t *jsonscan.Tape, v int32) string {
+	if t.Tokens[v].Escaped {
+		return t.Str(v)
+	}
+	raw := t.Raw(v)
+	raw = raw[1 : len(raw)-1]
+	if s, ok := c.intern[string(raw)]; ok {
+		return s
+	}
+	s := string(raw)
+	c.remember(s, s)
+	return s
+}
+
+// fingerprint returns Fingerprint(alg, raw), interned: receipts repeat
+// their keys.
+func (c *ReceiptChecker) fingerprint(alg string, raw []byte) string {
+	key := append(append(append(append(c.fpBuf[:0], 0), alg...), 0), raw...)
+	c.fpBuf = key
+	if s, ok := c.intern[string(key)]; ok {
+		return s
+	}
+	s := Fingerprint(alg, raw)
+	c.remember(string(key), s)
+	return s
+}
+
+// remember interns v under k.
+func (c *ReceiptChecker) remember(k, v string) {
+	if c.intern == nil || len(c.intern) >= maxIntern {
+		c.intern = make(map[string]string, 64)
+	}
+	c.intern[k] = v
+}

@@ -22,7 +22,7 @@ type signer struct {
 	sk  sign.PrivateKey
 }
 
-func newSigner(t *testing.T, alg string, n byte) signer {
+func newSigner(t testing.TB, alg string, n byte) signer {
 	t.Helper()
 	a, _ := LookupAlgorithm(alg)
 	seed := make([]byte, a.Scheme.SeedSize())
@@ -320,4 +320,10 @@ func TestReceiptSignedAtMicros(t *testing.T) {
 			t.Errorf("signed_at %q: reasons %v", tc.in, res.Reasons)
 		}
 	}
+}
+
+// fingerprint is the key's Fingerprint.
+func (s signer) fingerprint() string {
+	b, _ := s.pk.MarshalBinary()
+	return Fingerprint(s.alg.Name, b)
 }

@@ -10,6 +10,8 @@ package verify
 type Resolver struct {
 	receipts []*PendingReceipt
 	refs     int64
+	// statements counts the queued receipts' recorded statements.
+	statements int64
 }
 
 // Evidence is what every document of a run sharing one id says about it,
@@ -137,6 +139,7 @@ func NewResolver() *Resolver {
 func (r *Resolver) AddReceipt(p *PendingReceipt) {
 	r.receipts = append(r.receipts, p)
 	r.refs += int64(len(p.Check.Refs))
+	r.statements += int64(len(p.Check.Statements))
 }
 
 // References returns a map holding, with a zero Evidence to fill, every
@@ -153,9 +156,10 @@ func (r *Resolver) References() map[string]*Evidence {
 
 // MemoryEstimate is the approximate heap the resolver holds: about 400
 // bytes per pending receipt plus 80 per reference (measured with heap
-// profiles on gen archives).
+// profiles on gen archives) and 112 per recorded statement (its
+// StatementKey; the strings it holds are interned by the checkers).
 func (r *Resolver) MemoryEstimate() int64 {
-	return int64(len(r.receipts))*400 + r.refs*80
+	return int64(len(r.receipts))*400 + r.refs*80 + r.statements*112
 }
 
 // Resolve settles every queued receipt, in the order they were added,
@@ -177,6 +181,7 @@ func (r *Resolver) Resolve(evidence map[string]*Evidence) []ReceiptResult {
 func (r *Resolver) Truncate(n int) {
 	for _, p := range r.receipts[n:] {
 		r.refs -= int64(len(p.Check.Refs))
+		r.statements -= int64(len(p.Check.Statements))
 	}
 	clear(r.receipts[n:])
 	r.receipts = r.receipts[:n]
@@ -195,11 +200,60 @@ func (p *PendingReceipt) AddReferences(want map[string]*Evidence) {
 	}
 }
 
-// Resolve settles the receipt against the evidence of each id it
-// references (see Resolver.Resolve).
-func (p *PendingReceipt) Resolve(evidence map[string]*Evidence) ReceiptResult {
+// ResolveJudged resolves every queued receipt as Resolve does, and judges
+// its keys under kr (PendingReceipt.ResolveJudged), each at the witness
+// time witness returns for it.
+func (r *Resolver) ResolveJudged(evidence map[string]*Evidence, kr *Keyring, witness func(*PendingReceipt) int64) []ReceiptResult {
+	out := make([]ReceiptResult, len(r.receipts))
+	for i, p := range r.receipts {
+		out[i] = p.ResolveJudged(evidence, kr, witness(p))
+	}
+	return out
+}
+
+// HasKeyFacts reports whether the check recorded the facts its keys are
+// judged on (an envelope key's fingerprint or statements): then the
+// keyring's reasons in Reasons, if any, are replaced by a new Judgment's
+// at resolution. A pending receipt written before the facts were recorded
+// keeps the keyring reasons it was checked with.
+func (c *ReceiptCheck) HasKeyFacts() bool {
+	return c.EnvelopeFingerprint != "" || len(c.Statements) > 0
+}
+
+// ResolveJudged settles the receipt as Resolve does, and decides its
+// keyring-dependent reasons with kr.Judge at witnessedMicros (when OUT
+// first witnessed it; docs/FORMAT.md, "Key lifetimes"), replacing those
+// the check recorded (HasKeyFacts). The result carries the envelope key's
+// fingerprint and the statements with their status and key id.
+func (p *PendingReceipt) ResolveJudged(evidence map[string]*Evidence, kr *Keyring, witnessedMicros int64) ReceiptResult {
 	c := p.Check
-	reasons := c.Reasons
+	base := c.Reasons
+	if c.HasKeyFacts() {
+		base &^= KeyringReasons
+	}
+	j := kr.Judge(c.KeyFacts(), witnessedMicros)
+	res := p.resolve(evidence, base|j.Reasons)
+	res.EnvelopeKeyFingerprint = c.EnvelopeFingerprint
+	if len(c.Statements) > 0 {
+		res.Statements = make([]StatementKey, len(c.Statements))
+		for i, s := range c.Statements {
+			s.Status, s.KeyID = j.Statements[i].Status, j.Statements[i].KeyID
+			res.Statements[i] = s
+		}
+	}
+	return res
+}
+
+// Resolve settles the receipt against the evidence of each id it
+// references (see Resolver.Resolve), with the keyring reasons its check
+// recorded.
+func (p *PendingReceipt) Resolve(evidence map[string]*Evidence) ReceiptResult {
+	return p.resolve(evidence, p.Check.Reasons)
+}
+
+// resolve settles the receipt, whose own reasons are reasons.
+func (p *PendingReceipt) resolve(evidence map[string]*Evidence, reasons Reasons) ReceiptResult {
+	c := p.Check
 	for _, ref := range c.Refs {
 		if ref.ID == c.ConversationID {
 			switch {
