@@ -22,7 +22,7 @@ import (
 // rows in every table let receipt_statements be empty (statementsPending).
 // TODO(J, h43-judge): set it to true after the merge (then delete it and
 // statementsPending); TestReceiptStatementsTable fails until then.
-const statementsFilled = false
+const statementsFilled = true
 
 // statementsPending reports whether table name may be empty because runs
 // do not fill receipt_statements yet (statementsFilled).

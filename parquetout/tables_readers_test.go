@@ -32,7 +32,7 @@ import (
 // verify.ReceiptResult.Statements; while it is, a pipeline's
 // receipt_statements may be empty.
 // TODO(J, h43-judge): set it to true after the merge, then delete it.
-const statementsFilled = false
+const statementsFilled = true
 
 // genConfig writes a gen archive dir/name with options g and returns a
 // pipeline configuration reading it with its keyring and writing every
