@@ -20,8 +20,7 @@ import (
 // until helper J's branch (h43-judge) makes the pipeline fill
 // verify.ReceiptResult.Statements. While it is false, the tests that want
 // rows in every table let receipt_statements be empty (statementsPending).
-// TODO(J, h43-judge): set it to true after the merge (then delete it and
-// statementsPending); TestReceiptStatementsTable fails until then.
+// h43-judge is merged: it is true, and it and statementsPending can go.
 const statementsFilled = true
 
 // statementsPending reports whether table name may be empty because runs
@@ -124,11 +123,21 @@ func TestReceiptStatementsTable(t *testing.T) {
 			t.Errorf("key_status %q (%v rows) is not one docs/TABLES.md names", s, r["n"])
 		}
 	}
-	// TODO(J, h43-judge): tighten after the merge: every statement with a
-	// well-formed key has its fingerprint, every receipt its envelope
-	// fingerprint and first_run (1: the one run), and --keys pins keys.
-	if n := duckdbtest.Int(t, st["fp"]); n > 0 && n < valid {
+	// Every statement whose signature verifies has a well-formed key, so
+	// a fingerprint; every receipt was first committed by this one run;
+	// --keys pins keys.
+	if n := duckdbtest.Int(t, st["fp"]); n < valid {
 		t.Errorf("%d statements fingerprinted, fewer than the %d whose signature verifies", n, valid)
+	}
+	if n := duckdbtest.Int(t, rc["first_run"]); n != receipts {
+		t.Errorf("%d receipts with a first_run, want all %d", n, receipts)
+	}
+	pinned := false
+	for _, r := range res[4].Rows {
+		pinned = pinned || r["key_status"] == "pinned"
+	}
+	if !pinned {
+		t.Errorf("no statement key pinned under --keys: %v", res[4].Rows)
 	}
 }
 
