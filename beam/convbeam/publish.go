@@ -36,6 +36,9 @@ type publishFn struct {
 	Inputs  []PlannedInput
 	Skipped []sink.SkippedFile
 	Started string
+	// WitnessMicros is the job's witness time (resolveFn's): every
+	// receipt's first_committed_at.
+	WitnessMicros int64
 
 	// docParts are the parts of each table, in order, as published.
 	docParts map[string][]sink.PartCounts
@@ -327,12 +330,11 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 			f.docParts[name] = append(f.docParts[name], sink.PartCounts{Path: to, Rows: p.Rows})
 		}
 	}
-	// A convbeam job is its OUT's one run (report.json's run 1): it is
-	// every receipt's first witness, committing it now.
-	now := time.Now().UnixMicro()
+	// A convbeam job is its OUT's one run (report.json's run 1): every
+	// receipt's first witness, at the job's witness time.
 	for i := range receipts {
 		if receipts[i].FirstRun == 0 {
-			receipts[i].FirstRun, receipts[i].FirstCommittedAtMicros = 1, now
+			receipts[i].FirstRun, receipts[i].FirstCommittedAtMicros = 1, f.WitnessMicros
 		}
 	}
 	opts := parquetout.TableOptions{Version: pipeline.Version}
