@@ -33,6 +33,9 @@ func globCounts(ice string, partitioned bool) []string {
 	}
 	sqls := []string{"SET use_hive_partitioning = 0"}
 	for _, name := range tabledef.Names {
+		if statementsPending(name) {
+			continue // no data file: nothing for the glob to read
+		}
 		sqls = append(sqls, fmt.Sprintf("SELECT %s AS name, (SELECT count() FROM icebergLocal(%s)) AS tbl, (SELECT count() FROM file(%s, Parquet)) AS glob",
 			chdbtest.Literal(name), chdbtest.Literal(ice+"/tables/"+name), chdbtest.Literal(ice+"/tables/"+name+glob)))
 	}
@@ -416,7 +419,7 @@ func testMaintainRewriteSmallFiles(t *testing.T, partition string) {
 		}
 	}
 	for _, name := range tabledef.Names {
-		if got := snapshotsByRun(t, filepath.Join(ice, "tables", name)); len(got) != 4 || got[3] != run3[name] {
+		if got := snapshotsByRun(t, filepath.Join(ice, "tables", name)); (len(got) != 4 && !statementsPending(name)) || got[3] != run3[name] {
 			t.Errorf("table %s: snapshots by run %v, want runs 1 to 3 and the maintenance's", name, got)
 		}
 	}

@@ -89,11 +89,19 @@ func TestIncrementalNights(t *testing.T) {
 	for _, name := range tabledef.Names {
 		incRows := "select * exclude (filename) from " + ds(inc, name)
 		oneRows := "select * exclude (filename) from " + ds(one, name)
-		if name == tabledef.Receipts {
+		switch name {
+		case tabledef.Receipts:
 			// The latest row of each receipt: parts are named by run, and
-			// a run's re-resolutions come after its own receipts.
-			incRows = "select * exclude (filename, reresolves_run) from " + ds(inc, name) +
+			// a run's re-resolutions come after its own receipts. Its
+			// first witness is the night that first committed it, which
+			// the one run is not.
+			incRows = "select * exclude (filename, reresolves_run, first_run, first_committed_at) from " + ds(inc, name) +
 				" qualify row_number() over (partition by source_file, source_line order by filename desc) = 1"
+			oneRows = "select * exclude (filename, reresolves_run, first_run, first_committed_at) from " + ds(one, name)
+		case tabledef.ReceiptStatements:
+			// The statements of each receipt's latest part.
+			incRows = "select * exclude (filename, reresolves_run) from " + ds(inc, name) +
+				" qualify rank() over (partition by source_file, source_line order by filename desc) = 1"
 			oneRows = "select * exclude (filename, reresolves_run) from " + ds(one, name)
 		}
 		sqls = append(sqls, fmt.Sprintf(`select (select count(*) from (%[1]s)) as n,
@@ -118,7 +126,7 @@ func TestIncrementalNights(t *testing.T) {
 	}
 	for i, name := range tabledef.Names {
 		r := res[i].Rows[0]
-		if n := duckdbtest.Int(t, r["n"]); n == 0 || duckdbtest.Int(t, r["extra"]) != 0 || duckdbtest.Int(t, r["missing"]) != 0 {
+		if n := duckdbtest.Int(t, r["n"]); (n == 0 && !statementsPending(name)) || duckdbtest.Int(t, r["extra"]) != 0 || duckdbtest.Int(t, r["missing"]) != 0 {
 			t.Errorf("table %s: %d rows incrementally, %d not in the one run, %d of the one run missing", name, n, duckdbtest.Int(t, r["extra"]), duckdbtest.Int(t, r["missing"]))
 		}
 	}

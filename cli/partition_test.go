@@ -68,15 +68,20 @@ func TestPartitionByDay(t *testing.T) {
 	// and transcripts by their document's created_at.
 	times := map[string]string{
 		tabledef.Usage: "p.created_at", tabledef.Conversations: "p.created_at", tabledef.Receipts: "p.signed_at",
-		tabledef.ToolCalls: "c.created_at", tabledef.Transcripts: "c.created_at",
+		tabledef.ToolCalls: "c.created_at", tabledef.Transcripts: "c.created_at", tabledef.ReceiptStatements: "p.signed_at",
 	}
 	sqls := []string{"SET TimeZone = 'UTC'"}
 	for _, name := range tabledef.Names {
+		// A receipt's first_committed_at is each OUT's own commit time.
+		except, exceptDay := "", "exclude (day)"
+		if name == tabledef.Receipts {
+			except, exceptDay = "exclude (first_committed_at)", "exclude (day, first_committed_at)"
+		}
 		sqls = append(sqls,
 			// the same rows, as multisets
 			"select (select count(*) from "+flatOf(name)+") as flat, (select count(*) from "+dayOf(name)+") as day,"+
-				" (select count(*) from (select * exclude (day) from "+dayOf(name)+" except all select * from "+flatOf(name)+")) as extra,"+
-				" (select count(*) from (select * from "+flatOf(name)+" except all select * exclude (day) from "+dayOf(name)+")) as missing,"+
+				" (select count(*) from (select * "+exceptDay+" from "+dayOf(name)+" except all select * "+except+" from "+flatOf(name)+")) as extra,"+
+				" (select count(*) from (select * "+except+" from "+flatOf(name)+" except all select * "+exceptDay+" from "+dayOf(name)+")) as missing,"+
 				" (select any_value(typeof(day)) from "+dayOf(name)+") as type",
 			// each row in its day's directory; the null partition is NULL
 			"select count(*) as n, count(*) filter (where p.day is distinct from cast("+times[name]+" as date)) as misplaced,"+
@@ -88,10 +93,11 @@ func TestPartitionByDay(t *testing.T) {
 	for i, name := range tabledef.Names {
 		same, placed := res[1+2*i].Rows[0], res[2+2*i].Rows[0]
 		n := duckdbtest.Int(t, same["flat"])
-		if duckdbtest.Int(t, same["day"]) != n || duckdbtest.Int(t, same["extra"]) != 0 || duckdbtest.Int(t, same["missing"]) != 0 || n == 0 {
+		empty := n == 0 && !statementsPending(name)
+		if duckdbtest.Int(t, same["day"]) != n || duckdbtest.Int(t, same["extra"]) != 0 || duckdbtest.Int(t, same["missing"]) != 0 || empty {
 			t.Errorf("table %s: partitions differ from the unpartitioned table: %v", name, same)
 		}
-		if same["type"] != "DATE" {
+		if same["type"] != "DATE" && n > 0 {
 			t.Errorf("table %s: DuckDB reads day as %v, want DATE", name, same["type"])
 		}
 		if duckdbtest.Int(t, placed["misplaced"]) != 0 || duckdbtest.Int(t, placed["n"]) != n {

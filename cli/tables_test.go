@@ -725,14 +725,19 @@ func TestTablesRoundTrip(t *testing.T) {
 			t.Errorf("table %s: %d rows, %d after the round trip", name, len(a.Rows), len(b.Rows))
 			continue
 		}
-		if len(a.Rows) == 0 {
+		if len(a.Rows) == 0 && !statementsPending(name) {
 			t.Errorf("table %s: no rows to compare", name)
 		}
 		src := a.Col(t, "source_file")
+		// A receipt's first_committed_at is each OUT's own commit time.
+		at := -1
+		if name == tabledef.Receipts {
+			at = a.Col(t, tabledef.ColFirstCommittedAt)
+		}
 		diffs := 0
 		for r := range a.Rows {
 			for c := range a.Rows[r] {
-				if c == src {
+				if c == src || c == at {
 					continue
 				}
 				if !reflect.DeepEqual(a.Rows[r][c], b.Rows[r][c]) {

@@ -58,6 +58,22 @@ type commitPlan struct {
 	segs []*SealedSegment
 	// ice gathers the Iceberg tables' snapshots (FormatIceberg).
 	ice iceberg
+	// statements counts the statements of this run's receipts by their
+	// source_file, the rows of receipt_statements each input holds (nil
+	// until inputRows needs it).
+	statements map[string]int64
+}
+
+// receiptTables are the tables asked for that are written from the
+// resolved receipts (tabledef.FromReceipts), in the order asked.
+func (r *Run) receiptTables() []string {
+	var out []string
+	for _, name := range r.opts.Tables {
+		if tabledef.FromReceipts(name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // segments returns the sealed segments that hold the seals, in order.
@@ -121,14 +137,16 @@ func (r *Run) Commit(c *Commit) error {
 	return r.dir.Commit(p.j)
 }
 
-// stageReceiptsTables writes the receipts table: each segment's rows in
-// parts of their own, in the segment (a replaced input's are retired with
-// it), and the re-resolved ones apart. It returns their parts by segment
-// (in the order of segs), and the re-resolved ones'.
+// stageReceiptsTables writes the tables of the resolved receipts
+// (receipts, receipt_statements): each segment's rows in parts of their
+// own, in the segment (a replaced input's are retired with it), and the
+// re-resolved ones apart. It returns their parts by segment (in the order
+// of segs), and the re-resolved ones'.
 func (p *commitPlan) stageReceiptsTables() ([]map[string][]sink.PartCounts, map[string][]sink.PartCounts, error) {
 	receipts, reresolved := p.c.Receipts, p.c.Reresolved
 	resolved := make([]map[string][]sink.PartCounts, len(p.segs))
-	if !p.r.wantsReceiptsTable() {
+	names := p.r.receiptTables()
+	if len(names) == 0 {
 		return resolved, nil, nil
 	}
 	next := 0
@@ -138,7 +156,7 @@ func (p *commitPlan) stageReceiptsTables() ([]map[string][]sink.PartCounts, map[
 			continue
 		}
 		dir := filepath.Join(segDir(p.staging, g.First), segReceiptsTable)
-		parts, err := writeReceiptsTable(dir, receipts[next:next+n], p.r.opts.TableOptions)
+		parts, err := writeReceiptsTable(dir, receipts[next:next+n], names, p.r.opts.TableOptions)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -148,7 +166,7 @@ func (p *commitPlan) stageReceiptsTables() ([]map[string][]sink.PartCounts, map[
 	if len(reresolved) == 0 {
 		return resolved, nil, nil
 	}
-	rer, err := writeReceiptsTable(filepath.Join(p.staging, "reresolved"), reresolved, p.r.opts.TableOptions)
+	rer, err := writeReceiptsTable(filepath.Join(p.staging, "reresolved"), reresolved, names, p.r.opts.TableOptions)
 	return resolved, rer, err
 }
 
@@ -264,7 +282,8 @@ func (p *commitPlan) placeTables() error {
 
 // inputRows returns the rows of the sealed input s by table, for the
 // state: its document tables' and, when the run writes the receipts
-// table, one row per receipt.
+// table, one row per receipt, and when it writes receipt_statements, one
+// row per statement of its receipts.
 func (p *commitPlan) inputRows(s *Seal) map[string]int64 {
 	var rows map[string]int64
 	for name, n := range s.Rows {
@@ -280,6 +299,20 @@ func (p *commitPlan) inputRows(s *Seal) map[string]int64 {
 			rows = map[string]int64{}
 		}
 		rows[tabledef.Receipts] = int64(s.Receipts)
+	}
+	if s.Receipts > 0 && slices.Contains(p.r.opts.Tables, tabledef.ReceiptStatements) {
+		if p.statements == nil {
+			p.statements = map[string]int64{}
+			for i := range p.c.Receipts {
+				p.statements[p.c.Receipts[i].File] += int64(len(p.c.Receipts[i].Statements))
+			}
+		}
+		if n := p.statements[s.Report.Path]; n > 0 {
+			if rows == nil {
+				rows = map[string]int64{}
+			}
+			rows[tabledef.ReceiptStatements] = n
+		}
 	}
 	return rows
 }
@@ -632,9 +665,10 @@ func (p *commitPlan) stageState() error {
 	return nil
 }
 
-// writeReceiptsTable writes rows as the receipts table's parts under dir
-// and returns them by table, paths relative to dir.
-func writeReceiptsTable(dir string, rows []verify.ReceiptResult, opts parquetout.TableOptions) (map[string][]sink.PartCounts, error) {
+// writeReceiptsTable writes rows as the parts of the named tables of
+// receipts (receipts, receipt_statements) under dir and returns them by
+// table, paths relative to dir.
+func writeReceiptsTable(dir string, rows []verify.ReceiptResult, names []string, opts parquetout.TableOptions) (map[string][]sink.PartCounts, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
@@ -643,7 +677,7 @@ func writeReceiptsTable(dir string, rows []verify.ReceiptResult, opts parquetout
 		return nil, err
 	}
 	opts.NoEmptyPart = true
-	t := parquetout.NewTables(txn, []string{tabledef.Receipts}, opts)
+	t := parquetout.NewTables(txn, names, opts)
 	err = t.AddReceipts(rows)
 	if cerr := t.Close(); err == nil {
 		err = cerr

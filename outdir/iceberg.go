@@ -190,7 +190,8 @@ type rowKey struct {
 // rewriteData rewrites, each once, the data files the next snapshots
 // must not hold whole: the parts a replaced input shares with kept ones
 // (without the replaced inputs' rows: retire lists them in
-// p.ice.rewrite), and the receipts table's files holding the earlier row
+// p.ice.rewrite), and the files of the tables of receipts (receipts,
+// receipt_statements) holding the earlier rows
 // of a receipt this run resolved again, or a row of a replaced input that
 // no input lists (an earlier re-resolution's), without those rows. Every kept
 // input's files then list the new names.
@@ -203,13 +204,18 @@ func (p *commitPlan) rewriteData(ctx context.Context, root string) error {
 	// A receipt's row may be in a file no input lists (a re-resolution's),
 	// so the receipts table's files are searched for both kinds of row.
 	drop := func(file string, line int64) bool { return dropFile[file] || keys[rowKey{file, line}] }
-	if (keys != nil || len(dropFile) > 0) && slices.Contains(p.r.opts.Tables, tabledef.Receipts) {
-		current, err := icebergout.CurrentFiles(ctx, root, TableDir(tabledef.Receipts))
+	// The tables of receipts (receipts, receipt_statements) hold a
+	// receipt's rows at its source_file and source_line.
+	for _, table := range p.r.receiptTables() {
+		if keys == nil && len(dropFile) == 0 {
+			break
+		}
+		current, err := icebergout.CurrentFiles(ctx, root, TableDir(table))
 		if err != nil {
 			return err
 		}
 		retired := map[string]bool{}
-		for _, f := range p.ice.remove[tabledef.Receipts] {
+		for _, f := range p.ice.remove[table] {
 			retired[f] = true
 		}
 		for _, f := range current {
@@ -224,11 +230,11 @@ func (p *commitPlan) rewriteData(ctx context.Context, root string) error {
 				return fmt.Errorf("output directory: %w", err)
 			}
 			if held {
-				p.ice.rewrite[f] = tabledef.Receipts
+				p.ice.rewrite[f] = table
 			}
 		}
 	}
-	// A receipt resolved again is a row of the receipts table only: the
+	// A receipt resolved again is a row of the tables of receipts only: the
 	// other tables' rows at its source_file and source_line stay (a
 	// merged file, convbatch maintain --rewrite-small-files, holds rows of
 	// many inputs besides the replaced ones).
@@ -236,7 +242,7 @@ func (p *commitPlan) rewriteData(ctx context.Context, root string) error {
 	renamed := map[string]string{}
 	for _, f := range slices.Sorted(maps.Keys(p.ice.rewrite)) {
 		dropRows := dropInputs
-		if p.ice.rewrite[f] == tabledef.Receipts {
+		if tabledef.FromReceipts(p.ice.rewrite[f]) {
 			dropRows = drop
 		}
 		to, err := p.icebergRewrite(p.ice.rewrite[f], f, dropRows)

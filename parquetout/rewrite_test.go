@@ -98,7 +98,8 @@ func newRewriteInput() *rewriteInput {
 			d.Hash[0], d.Hash[31] = byte(i), 0x5a
 			in.docs = append(in.docs, d)
 			if i%2 == 0 && f.name != "g.jsonl" {
-				r := verify.ReceiptResult{ConversationID: d.ID, Status: verify.StatusValid, Reasons: []string{}, File: f.name, Line: d.Line, QuorumK: 1, QuorumN: 2}
+				r := verify.ReceiptResult{ConversationID: d.ID, Status: verify.StatusValid, Reasons: []string{}, File: f.name, Line: d.Line, QuorumK: 1, QuorumN: 2,
+					Statements: []verify.StatementKey{{Index: 0, AgentID: "a1", SignatureValid: true}, {Index: 1, AgentID: fmt.Sprintf("a%d", i%5), Status: verify.KeyStatusRevoked}}}
 				if i%4 == 2 {
 					r.Status, r.Reasons = verify.StatusInvalid, []string{"receipt-malformed"}
 				}
@@ -320,7 +321,7 @@ func TestRewrite(t *testing.T) {
 					switch tableOf(rel) {
 					case tabledef.Usage:
 						inputs = slices.DeleteFunc(inputs, func(s string) bool { return s == "f.jsonl" })
-					case tabledef.Receipts:
+					case tabledef.Receipts, tabledef.ReceiptStatements:
 						inputs = slices.DeleteFunc(inputs, func(s string) bool { return s == "g.jsonl" })
 					case tabledef.ToolCalls:
 						inputs = slices.DeleteFunc(inputs, func(s string) bool { return s == "a.jsonl" }) // its one doc has no call

@@ -32,6 +32,15 @@ var receiptsTable = mustDeclare(tabledef.Receipts, getters[*verify.ReceiptResult
 	tabledef.ColReresolvesRun: optInt32Col(func(r *verify.ReceiptResult) transform.Opt[int32] {
 		return transform.Opt[int32]{V: int32(r.ReresolvesRun), Valid: r.ReresolvesRun > 0}
 	}),
+	tabledef.ColEnvelopeKeyFingerprint: optUTF8Col(func(r *verify.ReceiptResult) transform.Opt[string] {
+		return optString(r.EnvelopeKeyFingerprint)
+	}),
+	tabledef.ColFirstRun: optInt32Col(func(r *verify.ReceiptResult) transform.Opt[int32] {
+		return transform.Opt[int32]{V: int32(r.FirstRun), Valid: r.FirstRun > 0}
+	}),
+	tabledef.ColFirstCommittedAt: optTimestampCol(func(r *verify.ReceiptResult) transform.Opt[int64] {
+		return transform.Opt[int64]{V: r.FirstCommittedAtMicros, Valid: r.FirstRun > 0}
+	}),
 }, nil)
 
 // receiptSignedAt is the receipt's signed_at, its column and its partition

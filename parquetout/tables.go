@@ -27,7 +27,7 @@ type tableInfo interface {
 // tables are the declarations of every table, by the name each declares.
 var tables = func() map[string]tableInfo {
 	m := map[string]tableInfo{}
-	for _, t := range []tableInfo{usageTable, conversationsTable, toolCallsTable, receiptsTable, transcriptsTable} {
+	for _, t := range []tableInfo{usageTable, conversationsTable, toolCallsTable, receiptsTable, transcriptsTable, receiptStatementsTable} {
 		m[t.tableName()] = t
 	}
 	return m
@@ -137,6 +137,7 @@ type Tables struct {
 	toolCalls     *rowWriter[toolCallRow]
 	receipts      *rowWriter[*verify.ReceiptResult]
 	transcripts   *rowWriter[*docRow]
+	statements    *rowWriter[statementRow]
 
 	// doc is AddDocument's copy of its document, so that the caller's
 	// does not escape to the heap through the appenders.
@@ -200,6 +201,8 @@ func newTables(txn *sink.Txn, names []string, opts TableOptions, enc encoderConf
 			t.receipts = newRowWriter(w, p, receiptsTable)
 		case tabledef.Transcripts:
 			t.transcripts = newRowWriter(w, p, transcriptsTable)
+		case tabledef.ReceiptStatements:
+			t.statements = newRowWriter(w, p, receiptStatementsTable)
 		}
 	}
 	return t
@@ -269,7 +272,8 @@ func (t *Tables) addDocument(d *Doc) error {
 	return nil
 }
 
-// AddReceipts appends the resolved receipts.
+// AddReceipts appends the resolved receipts: a row each to the receipts
+// table, a row per statement to the receipt_statements table.
 func (t *Tables) AddReceipts(results []verify.ReceiptResult) error {
 	if t.err != nil {
 		return t.err
@@ -277,14 +281,27 @@ func (t *Tables) AddReceipts(results []verify.ReceiptResult) error {
 	if t.failed != nil {
 		return t.failed
 	}
-	w := t.receipts
-	if w == nil {
-		return nil
+	if err := t.addReceipts(results); err != nil {
+		t.failed = err
+		return err
 	}
+	return nil
+}
+
+func (t *Tables) addReceipts(results []verify.ReceiptResult) error {
 	for i := range results {
-		if err := w.add(&results[i]); err != nil {
-			t.failed = err
-			return err
+		r := &results[i]
+		if w := t.receipts; w != nil {
+			if err := w.add(r); err != nil {
+				return err
+			}
+		}
+		if w := t.statements; w != nil {
+			for j := range r.Statements {
+				if err := w.add(statementRow{r, &r.Statements[j]}); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
@@ -392,6 +409,8 @@ func (t *Tables) Rows(name string) int64 {
 		return added(t.receipts)
 	case tabledef.Transcripts:
 		return added(t.transcripts)
+	case tabledef.ReceiptStatements:
+		return added(t.statements)
 	}
 	return 0
 }

@@ -91,11 +91,16 @@ func writeTinyTables(t *testing.T, out string, opts TableOptions, n int, vary fu
 			t.Fatal(err)
 		}
 		receipts = append(receipts, verify.ReceiptResult{File: d.File, Line: d.Line, ConversationID: d.ID,
-			Algorithm: "ed25519", QuorumK: 1, QuorumN: 1, StatementsValid: 1, Status: verify.StatusValid, Reasons: []string{}})
+			Algorithm: "ed25519", QuorumK: 1, QuorumN: 1, StatementsValid: 1, Status: verify.StatusValid, Reasons: []string{},
+			Statements: statement})
 	}
 	FinishTables(t, txn, tables, receipts)
 	return tables
 }
+
+// statement is the one statement of writeTinyTables's receipts.
+var statement = []verify.StatementKey{{AgentID: "a1", Algorithm: "ed25519", Stance: "approve",
+	Fingerprint: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", Status: verify.KeyStatusPinned, SignatureValid: true}}
 
 // dataPages counts the data pages of column c in the row group and returns
 // the largest one's uncompressed size.

@@ -91,7 +91,9 @@ func newPartitionInput(docs, days int, ordered bool) *partitionInput {
 		line := int64(i + 1)
 		in.docs = append(in.docs, parquetout.Doc{File: "in.jsonl", Line: line, ID: fmt.Sprintf("conv-%d", i), Rows: rows})
 		if i%3 == 0 {
-			r := verify.ReceiptResult{ConversationID: fmt.Sprintf("conv-%d", i), Status: verify.Status("valid"), Reasons: []string{}, File: "in.jsonl", Line: line}
+			r := verify.ReceiptResult{ConversationID: fmt.Sprintf("conv-%d", i), Status: verify.Status("valid"), Reasons: []string{}, File: "in.jsonl", Line: line,
+				// Statements: rows of receipt_statements, in their receipt's day.
+				Statements: []verify.StatementKey{{Index: 0, AgentID: "a1", SignatureValid: true}, {Index: 1, AgentID: "a2", Status: verify.KeyStatusPinned}}}
 			if at.Valid {
 				r.SignedAt, r.SignedAtMicros = "t", at.V
 			}
@@ -229,7 +231,8 @@ func shuffledPartitionInput(docs, days int, seed uint64) *partitionInput {
 	for i := range in.docs {
 		if i%3 == 0 {
 			at := in.docs[i].Rows.Conversation.CreatedAt
-			r := verify.ReceiptResult{ConversationID: in.docs[i].ID, Status: verify.Status("valid"), Reasons: []string{}, File: "in.jsonl", Line: in.docs[i].Line}
+			r := verify.ReceiptResult{ConversationID: in.docs[i].ID, Status: verify.Status("valid"), Reasons: []string{}, File: "in.jsonl", Line: in.docs[i].Line,
+				Statements: []verify.StatementKey{{Index: 0, AgentID: "a1", SignatureValid: true}, {Index: 1, AgentID: "a2", Status: verify.KeyStatusPinned}}}
 			if at.Valid {
 				r.SignedAt, r.SignedAtMicros = "t", at.V
 			}

@@ -27,6 +27,13 @@ import (
 	"github.com/convbatch/convbatch/verify"
 )
 
+// statementsFilled tells whether the pipeline fills receipt_statements:
+// false until helper J's branch (h43-judge) fills
+// verify.ReceiptResult.Statements; while it is, a pipeline's
+// receipt_statements may be empty.
+// TODO(J, h43-judge): set it to true after the merge, then delete it.
+const statementsFilled = true
+
 // genConfig writes a gen archive dir/name with options g and returns a
 // pipeline configuration reading it with its keyring and writing every
 // table, no archive.
@@ -80,7 +87,7 @@ func TestTablesHyparquet(t *testing.T) {
 	kinds := map[string]int{}
 	for _, name := range tabledef.Names {
 		tb := pqtest.ReadTable(t, out, name)
-		if len(tb.Rows) == 0 {
+		if len(tb.Rows) == 0 && (statementsFilled || name != tabledef.ReceiptStatements) {
 			t.Errorf("table %s: no rows to compare", name)
 		}
 		if name == tabledef.Usage && (len(tb.Parts) < 2 || len(tb.Parts[0].RGRows) < 2) {

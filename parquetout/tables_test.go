@@ -84,6 +84,7 @@ func TestTablesCells(t *testing.T) {
 	var hash [32]byte
 	hash[0], hash[31] = 0xab, 0x01
 	const hashHex = "ab00000000000000000000000000000000000000000000000000000000000001"
+	fpEnv, fpA1, fpA2 := strings.Repeat("e", 64), strings.Repeat("1", 64), strings.Repeat("2", 64)
 	full := &parquetout.Doc{File: "in.jsonl", Line: 1, ID: "c-1", Hash: hash, Hashed: true, Rows: &transform.Rows{
 		Usage: []transform.UsageRow{
 			{MessageIndex: 1, MessageID: some("m1"), Role: "assistant", AgentID: some("a1"), Provider: some("openai"),
@@ -111,9 +112,19 @@ func TestTablesCells(t *testing.T) {
 	}}
 	receipts := []verify.ReceiptResult{
 		{File: "in.jsonl", Line: 1, ConversationID: "c-1", Algorithm: "ed25519", SignedAt: "2016-12-31T23:59:60Z", SignedAtMicros: 1483228800_000000,
-			QuorumK: 2, QuorumN: 3, StatementsValid: 3, PayloadHash: hashHex, Status: verify.StatusValid, Reasons: []string{}},
+			QuorumK: 2, QuorumN: 3, StatementsValid: 3, PayloadHash: hashHex, Status: verify.StatusValid, Reasons: []string{},
+			EnvelopeKeyFingerprint: fpEnv, FirstRun: 7, FirstCommittedAtMicros: 1_700_000_000_000_001,
+			Statements: []verify.StatementKey{
+				{Index: 0, AgentID: "a1", Algorithm: "ed25519", Stance: "approve", Fingerprint: fpA1, KeyID: "k1", Status: verify.KeyStatusPinned, SignatureValid: true},
+				{Index: 1, AgentID: "a2", Algorithm: "ed25519", Stance: "reject", Fingerprint: fpA2, Status: verify.KeyStatusRevoked, SignatureValid: true},
+				{Index: 2, AgentID: "a3", Algorithm: "ed25519", Stance: "approve", Fingerprint: fpA2, Status: verify.KeyStatusUnpinned, SignatureValid: true},
+			}},
 		{File: "in.jsonl", Line: 3, ConversationID: "c-2", StatementsInvalid: 2, Status: verify.StatusInvalid,
-			Reasons: []string{"receipt-malformed", "signed-at-invalid"}, ReresolvesRun: 4},
+			Reasons: []string{"receipt-malformed", "signed-at-invalid"}, ReresolvesRun: 4,
+			Statements: []verify.StatementKey{
+				{Index: 0},
+				{Index: 4, AgentID: "a9", Status: verify.KeyStatusNotYetValid},
+			}},
 	}
 	out := writeTables(t, tabledef.Names, []*parquetout.Doc{full, bare}, receipts)
 
@@ -135,8 +146,17 @@ func TestTablesCells(t *testing.T) {
 			{"c-1", int32(2), nil, nil, int64(0), nil, false, "in.jsonl", int64(1)},
 		},
 		tabledef.Receipts: {
-			{"c-1", "ed25519", pqtest.Micros(1483228800_000000), int32(2), int32(3), int32(3), int32(0), "valid", []any{}, hashHex, "in.jsonl", int64(1), nil},
-			{"c-2", nil, nil, nil, nil, int32(0), int32(2), "invalid", []any{"receipt-malformed", "signed-at-invalid"}, nil, "in.jsonl", int64(3), int32(4)},
+			{"c-1", "ed25519", pqtest.Micros(1483228800_000000), int32(2), int32(3), int32(3), int32(0), "valid", []any{}, hashHex, "in.jsonl", int64(1), nil,
+				fpEnv, int32(7), pqtest.Micros(1_700_000_000_000_001)},
+			{"c-2", nil, nil, nil, nil, int32(0), int32(2), "invalid", []any{"receipt-malformed", "signed-at-invalid"}, nil, "in.jsonl", int64(3), int32(4),
+				nil, nil, nil},
+		},
+		tabledef.ReceiptStatements: {
+			{"c-1", int32(0), "a1", "approve", "ed25519", fpA1, true, "pinned", "k1", pqtest.Micros(1483228800_000000), "in.jsonl", int64(1), nil},
+			{"c-1", int32(1), "a2", "reject", "ed25519", fpA2, true, "revoked", nil, pqtest.Micros(1483228800_000000), "in.jsonl", int64(1), nil},
+			{"c-1", int32(2), "a3", "approve", "ed25519", fpA2, true, "unpinned", nil, pqtest.Micros(1483228800_000000), "in.jsonl", int64(1), nil},
+			{"c-2", int32(0), nil, nil, nil, nil, false, "unknown", nil, nil, "in.jsonl", int64(3), int32(4)},
+			{"c-2", int32(4), "a9", nil, nil, nil, false, "not-yet-valid", nil, nil, "in.jsonl", int64(3), int32(4)},
 		},
 		tabledef.Transcripts: {
 			{"c-1", hashHex, int64(321), "in.jsonl", int64(1)},

@@ -45,11 +45,12 @@ func (c *Config) tableOptions() parquetout.TableOptions {
 }
 
 // docTables are the tables written per document: every table asked for
-// but receipts, which are written when the run resolves them.
+// but those of receipts (receipts, receipt_statements), which are written
+// when the run resolves them.
 func docTables(tables []string) []string {
 	var out []string
 	for _, t := range tables {
-		if t != tabledef.Receipts {
+		if !tabledef.FromReceipts(t) {
 			out = append(out, t)
 		}
 	}

@@ -101,7 +101,12 @@ func (t Table) ColumnNames() []string {
 }
 
 // Names lists every table in the order docs/TABLES.md describes them.
-var Names = []string{Usage, Conversations, ToolCalls, Receipts, Transcripts}
+var Names = []string{Usage, Conversations, ToolCalls, Receipts, Transcripts, ReceiptStatements}
+
+// FromReceipts reports whether the named table is written from the
+// resolved receipts at the end of a run (receipts, receipt_statements),
+// not from each document as it is read.
+func FromReceipts(name string) bool { return name == Receipts || name == ReceiptStatements }
 
 // Lookup returns the declaration of the named table (a copy: changing it
 // changes no other caller's).

@@ -159,8 +159,9 @@ func TestLookup(t *testing.T) {
 		{tabledef.Usage, true, 13},
 		{tabledef.Conversations, true, 20},
 		{tabledef.ToolCalls, true, 9},
-		{tabledef.Receipts, true, 13},
+		{tabledef.Receipts, true, 16},
 		{tabledef.Transcripts, true, 5},
+		{tabledef.ReceiptStatements, true, 13},
 		{"Usage", false, 0},
 		{"bogus", false, 0},
 	} {
@@ -238,6 +239,8 @@ func TestParse(t *testing.T) {
 		{"tool_calls", "tool_calls", false},
 		{"usage,nope", "", true},
 		{"usage,,receipts", "", true},
+		{"receipts", "receipts", false},
+		{"Receipt_Statements,receipts", "receipt_statements,receipts", false},
 	} {
 		got, err := tabledef.Parse(tc.in)
 		if (err != nil) != tc.err || strings.Join(got, ",") != tc.want {
@@ -249,5 +252,17 @@ func TestParse(t *testing.T) {
 	got[0] = "changed"
 	if tabledef.Names[0] != tabledef.Usage {
 		t.Errorf("Parse(all) shares Names: %v", tabledef.Names)
+	}
+}
+
+func TestFromReceipts(t *testing.T) {
+	for _, name := range tabledef.Names {
+		want := name == tabledef.Receipts || name == tabledef.ReceiptStatements
+		if got := tabledef.FromReceipts(name); got != want {
+			t.Errorf("FromReceipts(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if tabledef.FromReceipts("bogus") {
+		t.Error("FromReceipts(bogus) = true")
 	}
 }

@@ -7,6 +7,8 @@ const (
 	ToolCalls     = "tool_calls"
 	Receipts      = "receipts"
 	Transcripts   = "transcripts"
+	// ReceiptStatements has one row per statement of a resolved receipt.
+	ReceiptStatements = "receipt_statements"
 )
 
 // The columns' names, for every table; a name shared by several tables
@@ -58,6 +60,16 @@ const (
 	ColReresolvesRun      = "reresolves_run"
 	ColSHA256             = "sha256"
 	ColCanonicalBytes     = "canonical_bytes"
+
+	ColEnvelopeKeyFingerprint = "envelope_key_fingerprint"
+	ColFirstRun               = "first_run"
+	ColFirstCommittedAt       = "first_committed_at"
+	ColStatementIndex         = "statement_index"
+	ColStance                 = "stance"
+	ColKeyFingerprint         = "key_fingerprint"
+	ColSignatureValid         = "signature_valid"
+	ColKeyStatus              = "key_status"
+	ColKeyID                  = "key_id"
 )
 
 // The source columns end every table of documents: the document's key
@@ -144,6 +156,9 @@ var declared = []Table{
 			sourceFile,
 			sourceLine,
 			{Name: ColReresolvesRun, Type: Int32, Nullable: true},
+			{Name: ColEnvelopeKeyFingerprint, Type: UTF8, Nullable: true},
+			{Name: ColFirstRun, Type: Int32, Nullable: true},
+			{Name: ColFirstCommittedAt, Type: Timestamp, Nullable: true},
 		},
 		PartitionColumn: ColSignedAt,
 	},
@@ -156,5 +171,30 @@ var declared = []Table{
 			sourceFile,
 			sourceLine,
 		},
+	},
+	{
+		// A statement's row carries its receipt's signed_at (the time
+		// its key's window is judged at, and the partition, so that a
+		// receipt's rows in both tables are in one partition) and
+		// reresolves_run (a re-resolved receipt's statements are written
+		// again, as its row is: the latest row per statement is the one
+		// with the greatest reresolves_run, null first).
+		Name: ReceiptStatements,
+		Columns: []Column{
+			{Name: ColConversationID, Type: UTF8},
+			{Name: ColStatementIndex, Type: Int32},
+			{Name: ColAgentID, Type: UTF8, Nullable: true, Dictionary: true},
+			{Name: ColStance, Type: UTF8, Nullable: true, Dictionary: true},
+			{Name: ColAlgorithm, Type: UTF8, Nullable: true, Dictionary: true},
+			{Name: ColKeyFingerprint, Type: UTF8, Nullable: true},
+			{Name: ColSignatureValid, Type: Bool},
+			{Name: ColKeyStatus, Type: UTF8, Dictionary: true},
+			{Name: ColKeyID, Type: UTF8, Nullable: true, Dictionary: true},
+			{Name: ColSignedAt, Type: Timestamp, Nullable: true},
+			sourceFile,
+			sourceLine,
+			{Name: ColReresolvesRun, Type: Int32, Nullable: true},
+		},
+		PartitionColumn: ColSignedAt,
 	},
 }

@@ -118,6 +118,28 @@ var ColumnHandlers = map[string]map[string][]string{
 		tabledef.ColSourceFile:        nil,
 		tabledef.ColSourceLine:        nil,
 		tabledef.ColReresolvesRun:     {ExtensionConsensus},
+		// The receipt's keys and first witness: the envelope key as
+		// consensus-receipt judged it, the run that first committed it.
+		tabledef.ColEnvelopeKeyFingerprint: {ExtensionConsensus},
+		tabledef.ColFirstRun:               {ExtensionConsensus},
+		tabledef.ColFirstCommittedAt:       {ExtensionConsensus},
+	},
+	// One row per statement of a resolved receipt, as consensus-receipt
+	// checked it.
+	tabledef.ReceiptStatements: {
+		tabledef.ColConversationID: {HandlerCoreDocument},
+		tabledef.ColStatementIndex: {ExtensionConsensus},
+		tabledef.ColAgentID:        {ExtensionConsensus},
+		tabledef.ColStance:         {ExtensionConsensus},
+		tabledef.ColAlgorithm:      {ExtensionConsensus},
+		tabledef.ColKeyFingerprint: {ExtensionConsensus},
+		tabledef.ColSignatureValid: {ExtensionConsensus},
+		tabledef.ColKeyStatus:      {ExtensionConsensus},
+		tabledef.ColKeyID:          {ExtensionConsensus},
+		tabledef.ColSignedAt:       {ExtensionConsensus},
+		tabledef.ColSourceFile:     nil,
+		tabledef.ColSourceLine:     nil,
+		tabledef.ColReresolvesRun:  {ExtensionConsensus},
 	},
 	tabledef.Transcripts: {
 		tabledef.ColConversationID: {HandlerCoreDocument},

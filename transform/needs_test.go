@@ -44,6 +44,7 @@ func TestStandardMinimal(t *testing.T) {
 		{"conversations alone", Options{Minimal: true, Tables: []string{"conversations"}}, conv, ""},
 		{"transcripts alone", Options{Minimal: true, Tables: []string{"transcripts"}}, core + ",transcript-hash", ""},
 		{"receipts alone", Options{Minimal: true, Tables: []string{"receipts"}}, core + ",agent-context,transcript-hash,consensus-receipt", ""},
+		{"receipt_statements alone", Options{Minimal: true, Tables: []string{"receipt_statements"}}, core + ",agent-context,transcript-hash,consensus-receipt", ""},
 
 		// convbatch hash and verify: no tables.
 		{"hash", Options{Minimal: true, Checks: CheckTranscripts}, core + ",transcript-hash", ""},

@@ -47,6 +47,9 @@ func TestIcebergSameAsConvbatchRun(t *testing.T) {
 	for _, name := range tabledef.Names {
 		tbl := beamtest.IcebergTable(t, icebergout.Location(want, outdir.TableDir(name)), 1, icebergio.LocalFS{})
 		wantRows[name] = beamtest.IcebergRows(t, tbl)
+		if name == tabledef.Receipts {
+			wantRows[name] = beamtest.WithoutWitness(t, wantRows[name])
+		}
 	}
 	if len(wantRows[tabledef.Receipts]) == 0 || len(wantRows[tabledef.Usage]) == 0 {
 		t.Fatalf("the reference tables are empty: %d receipts, %d usage rows", len(wantRows[tabledef.Receipts]), len(wantRows[tabledef.Usage]))
@@ -96,7 +99,11 @@ func TestIcebergSameAsConvbatchRun(t *testing.T) {
 			version := tc.earlier + 1
 			for _, name := range tabledef.Names {
 				tbl := beamtest.IcebergTable(t, icebergout.BaseLocation(root, outdir.TableDir(name)), version, fsys)
-				if got := beamtest.IcebergRows(t, tbl); !reflect.DeepEqual(got, wantRows[name]) {
+				got := beamtest.IcebergRows(t, tbl)
+				if name == tabledef.Receipts {
+					got = beamtest.WithoutWitness(t, got)
+				}
+				if !reflect.DeepEqual(got, wantRows[name]) {
 					t.Errorf("table %s: %d rows, convbatch run's %d, or they differ", name, len(got), len(wantRows[name]))
 				}
 				snap := tbl.CurrentSnapshot()

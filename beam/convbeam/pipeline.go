@@ -20,7 +20,10 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	docs, refs, receipts, results := beam.ParDo4(scope.Scope("read"), &readFn{S: *s, Fault: fault}, shards,
 		beam.SideInput{Input: counts})
 
-	resolved, stats := Resolve(scope, docs, refs, receipts)
+	// The job's witness time: every receipt's keys are judged at it, and
+	// it is every receipt's first_committed_at.
+	witness := time.Now().UnixMicro()
+	resolved, stats := resolve(scope, &resolveFn{S: *s, WitnessMicros: witness}, docs, refs, receipts)
 
 	inputs := make([]PlannedInput, len(plan.Inputs))
 	for i, in := range plan.Inputs {
@@ -33,7 +36,7 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	for i, sk := range plan.Skipped {
 		skipped[i] = sink.SkippedFile{Path: sk.Path, Reason: sk.Reason.String()}
 	}
-	publish := &publishFn{S: *s, Inputs: inputs, Skipped: skipped, Started: time.Now().UTC().Format(time.RFC3339Nano)}
+	publish := &publishFn{S: *s, Inputs: inputs, Skipped: skipped, Started: time.Now().UTC().Format(time.RFC3339Nano), WitnessMicros: witness}
 	beam.ParDo0(scope.Scope("publish"), publish, beam.Impulse(scope),
 		beam.SideInput{Input: results}, beam.SideInput{Input: resolved}, beam.SideInput{Input: stats})
 }
@@ -47,9 +50,15 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 // with the receipts, which are resolved with verify's rules. It returns
 // the Resolved receipts and the documents' IDStats.
 func Resolve(scope beam.Scope, docs, refs, receipts beam.PCollection) (resolved, stats beam.PCollection) {
+	return resolve(scope, &resolveFn{}, docs, refs, receipts)
+}
+
+// resolve is Resolve with the receipts resolved by fn (its keyring and
+// witness time).
+func resolve(scope beam.Scope, fn *resolveFn, docs, refs, receipts beam.PCollection) (resolved, stats beam.PCollection) {
 	scope = scope.Scope("resolve")
 	routed, bucketStats := beam.ParDo2(scope.Scope("buckets"), bucketFn, beam.CoGroupByKey(scope, refs, docs))
 	stats = beam.Combine(scope.Scope("id-stats"), addStats, bucketStats)
-	resolved = beam.ParDo(scope.Scope("verdict"), resolveFn, beam.CoGroupByKey(scope, receipts, routed))
+	resolved = beam.ParDo(scope.Scope("verdict"), fn, beam.CoGroupByKey(scope, receipts, routed))
 	return resolved, stats
 }

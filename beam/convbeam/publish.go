@@ -36,6 +36,9 @@ type publishFn struct {
 	Inputs  []PlannedInput
 	Skipped []sink.SkippedFile
 	Started string
+	// WitnessMicros is the job's witness time (resolveFn's): every
+	// receipt's first_committed_at.
+	WitnessMicros int64
 
 	// docParts are the parts of each table, in order, as published.
 	docParts map[string][]sink.PartCounts
@@ -327,9 +330,24 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 			f.docParts[name] = append(f.docParts[name], sink.PartCounts{Path: to, Rows: p.Rows})
 		}
 	}
+	// A convbeam job is its OUT's one run (report.json's run 1): every
+	// receipt's first witness, at the job's witness time.
+	for i := range receipts {
+		if receipts[i].FirstRun == 0 {
+			receipts[i].FirstRun, receipts[i].FirstCommittedAtMicros = 1, f.WitnessMicros
+		}
+	}
 	opts := parquetout.TableOptions{Version: pipeline.Version}
-	if slices.Contains(f.S.Tables, tabledef.Receipts) {
-		t := parquetout.NewTables(txn, []string{tabledef.Receipts}, opts)
+	// The tables of receipts (receipts, receipt_statements) are written
+	// together, from the resolved receipts.
+	var fromReceipts []string
+	for _, name := range f.S.Tables {
+		if tabledef.FromReceipts(name) {
+			fromReceipts = append(fromReceipts, name)
+		}
+	}
+	if len(fromReceipts) > 0 {
+		t := parquetout.NewTables(txn, fromReceipts, opts)
 		err := t.AddReceipts(receipts)
 		if cerr := t.Close(); err == nil {
 			err = cerr
@@ -338,10 +356,13 @@ func (f *publishFn) publishRun(ctx context.Context, rep *sink.Report, receipts [
 			t.Abort()
 			return err
 		}
-		add(tabledef.Receipts, t.Counts()[tabledef.Receipts].Parts)
+		counts := t.Counts()
+		for _, name := range fromReceipts {
+			add(name, counts[name].Parts)
+		}
 	}
 	for _, name := range f.S.Tables {
-		if name == tabledef.Receipts || len(f.docParts[name]) > 0 || f.ice != nil {
+		if tabledef.FromReceipts(name) || len(f.docParts[name]) > 0 || f.ice != nil {
 			continue
 		}
 		// A dataset with no rows still gets one part, with its schema.

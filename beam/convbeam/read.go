@@ -79,7 +79,7 @@ func (f *readFn) Setup(ctx context.Context) error {
 		}
 	}
 	f.cache = verify.NewSignatureCache(verify.DefaultSignatureCacheEntries)
-	handlers, err := transform.Standard(f.S.transformOptions(transform.ReceiptOptions{Keyring: kr, SignatureCache: f.cache})).Resolve()
+	handlers, err := transform.Standard(f.S.transformOptions(transform.ReceiptOptions{Keyring: kr, SignatureCache: f.cache, JudgeAtResolution: true})).Resolve()
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func init() {
 	register.Emitter2[string, IDEvidence]()
 	register.Emitter1[IDStats]()
 	register.Function2x1(addStats)
-	register.Function3x2(resolveFn)
+	register.DoFn3x2[string, func(*[]byte) bool, func(*IDEvidence) bool, Resolved, error](&resolveFn{})
 	register.Iter1[[]byte]()
 	register.Iter1[IDEvidence]()
 	register.DoFn5x1[context.Context, []byte, func(*ShardResult) bool, func(*Resolved) bool, func(*IDStats) bool, error](&publishFn{})

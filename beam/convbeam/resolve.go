@@ -2,6 +2,7 @@ package convbeam
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 
@@ -66,9 +67,32 @@ func bucketFn(bucket int, refs func(*RefTo) bool, docs func(*[]byte) bool, emit 
 }
 
 // resolveFn resolves one receipt with the evidence about the ids it
-// references (verify.PendingReceipt.Resolve: missing, ambiguous,
-// unhashable, mismatch and self-reference as convbatch run decides them).
-func resolveFn(key string, receipts func(*[]byte) bool, evidence func(*IDEvidence) bool) (Resolved, error) {
+// references (verify.PendingReceipt.ResolveJudged: missing, ambiguous,
+// unhashable, mismatch and self-reference as convbatch run decides them)
+// and judges its keys under the keyring at the job's witness time, as
+// convbatch run judges a receipt new in it at its commit time.
+type resolveFn struct {
+	// S are the job's settings (its keyring, Keys).
+	S Settings
+	// WitnessMicros is the job's witness time: when the job (its OUT's
+	// one run) first commits every receipt.
+	WitnessMicros int64
+
+	kr *verify.Keyring
+}
+
+// Setup loads the keyring.
+func (f *resolveFn) Setup(ctx context.Context) error {
+	if f.S.Keys == "" {
+		return nil
+	}
+	var err error
+	f.kr, err = loadKeyring(ctx, f.S.Keys)
+	return err
+}
+
+// ProcessElement resolves the receipt at key.
+func (f *resolveFn) ProcessElement(key string, receipts func(*[]byte) bool, evidence func(*IDEvidence) bool) (Resolved, error) {
 	var raw []byte
 	n := 0
 	var p verify.PendingReceipt
@@ -88,5 +112,5 @@ func resolveFn(key string, receipts func(*[]byte) bool, evidence func(*IDEvidenc
 		e := ie.Evidence.verify()
 		want[ie.ID] = &e
 	}
-	return Resolved{Key: key, Result: p.Resolve(want)}, nil
+	return Resolved{Key: key, Result: p.ResolveJudged(want, f.kr, f.WitnessMicros)}, nil
 }

@@ -58,12 +58,13 @@ func (s *Settings) buckets() int {
 	return s.IDBuckets
 }
 
-// docTables are the tables written from documents (every table but
-// receipts, which is written when receipts are resolved).
+// docTables are the tables written from documents (every table but those
+// of receipts, receipts and receipt_statements, written when receipts are
+// resolved).
 func (s *Settings) docTables() []string {
 	var out []string
 	for _, t := range s.Tables {
-		if t != tabledef.Receipts {
+		if !tabledef.FromReceipts(t) {
 			out = append(out, t)
 		}
 	}
@@ -205,9 +206,11 @@ type ShardResult struct {
 type Resolved struct {
 	Key    string
 	Result verify.ReceiptResult
-	// SignedAtMicros is Result.SignedAtMicros, which Result's JSON leaves
-	// out.
-	SignedAtMicros int64
+	// SignedAtMicros, EnvelopeKeyFingerprint and Statements are
+	// Result's, which its JSON leaves out.
+	SignedAtMicros         int64
+	EnvelopeKeyFingerprint string
+	Statements             []verify.StatementKey
 }
 
 // IDStats counts the documents and distinct ids of the whole input, for
@@ -243,6 +246,7 @@ func decodeShardResult(b []byte) (ShardResult, error) {
 
 func encodeResolved(v Resolved) ([]byte, error) {
 	v.SignedAtMicros = v.Result.SignedAtMicros
+	v.EnvelopeKeyFingerprint, v.Statements = v.Result.EnvelopeKeyFingerprint, v.Result.Statements
 	return json.Marshal(v)
 }
 
@@ -250,5 +254,6 @@ func decodeResolved(b []byte) (Resolved, error) {
 	var v Resolved
 	err := json.Unmarshal(b, &v)
 	v.Result.SignedAtMicros = v.SignedAtMicros
+	v.Result.EnvelopeKeyFingerprint, v.Result.Statements = v.EnvelopeKeyFingerprint, v.Statements
 	return v, err
 }

@@ -197,7 +197,7 @@ func TestRunUsage(t *testing.T) {
 		{"an argument", []string{"--output", "d/a", "d/b.jsonl", "--shard_bytes", "5"}, exitcode.Usage, nil,
 			`convbeam: unexpected argument "d/b.jsonl": convbeam takes flags only (quote a glob: --input 'data/*.jsonl'; several with commas)` + hint},
 		{"bad --tables", []string{"--input", in, "--output", out, "--tables", "usage,bogus"}, exitcode.Usage, nil,
-			`convbeam: unknown table "bogus" (tables: usage, conversations, tool_calls, receipts, transcripts, or all, none)` + hint},
+			`convbeam: unknown table "bogus" (tables: usage, conversations, tool_calls, receipts, transcripts, receipt_statements, or all, none)` + hint},
 		{"bad --archive", []string{"--input", in, "--output", out, "--archive", "gz"}, exitcode.Usage, nil,
 			`convbeam: archive format "gz": want zst, jsonl or none` + hint},
 		{"bad --table_format", []string{"--input", in, "--output", out, "--table_format", "delta"}, exitcode.Usage, nil,

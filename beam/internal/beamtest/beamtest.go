@@ -29,6 +29,7 @@ import (
 	"github.com/convbatch/convbatch/internal/testkit/pqtest"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // Store is an object store's test server (s3test.Server, for one) that
@@ -176,7 +177,13 @@ func CompareOutputs(t testing.TB, want, got string) {
 			t.Errorf("table %s: %d rows, convbatch run %d", name, gr.Tables[name].Rows, tc.Rows)
 		}
 		wt, gt := pqtest.ReadDataset(t, want, name), pqtest.ReadDataset(t, got, name)
+		if tc.Rows == 0 && wt.Schema == nil && gt.Schema == nil {
+			continue // an Iceberg table without rows has no data file
+		}
 		pqtest.CheckSchema(t, gt)
+		if name == tabledef.Receipts {
+			witnessAside(t, wt, gt)
+		}
 		if !reflect.DeepEqual(RowStrings(wt), RowStrings(gt)) {
 			t.Errorf("table %s: rows differ from convbatch run's", name)
 		}
@@ -191,6 +198,35 @@ func CompareOutputs(t testing.TB, want, got string) {
 	for _, a := range wr.Outputs.Archives {
 		if !bytes.Equal(Decompress(t, filepath.Join(want, a)), Decompress(t, filepath.Join(got, a))) {
 			t.Errorf("%s: documents differ from convbatch run's", a)
+		}
+	}
+}
+
+// witnessAside blanks the receipts' first_committed_at, a time of each
+// OUT's own commit, in both tables, once got's is known to be set exactly
+// where its first_run is; and first_run in got where want's is null (a
+// convbatch run that does not record first witnesses yet).
+// TODO(J, h43-judge): once convbatch run fills first_run, compare it
+// always.
+func witnessAside(t testing.TB, want, got *pqtest.Table) {
+	t.Helper()
+	run, at := got.Col(t, tabledef.ColFirstRun), got.Col(t, tabledef.ColFirstCommittedAt)
+	for i, r := range got.Rows {
+		if (r[run] == nil) != (r[at] == nil) {
+			t.Errorf("receipts row %d: first_run %v, first_committed_at %v: want both or neither", i, r[run], r[at])
+		}
+	}
+	wantRun := want.Col(t, tabledef.ColFirstRun)
+	filled := false
+	for _, r := range want.Rows {
+		filled = filled || r[wantRun] != nil
+	}
+	for _, tb := range []*pqtest.Table{want, got} {
+		for _, r := range tb.Rows {
+			r[at] = nil
+			if !filled {
+				r[run] = nil
+			}
 		}
 	}
 }
@@ -259,6 +295,30 @@ func IcebergTable(t testing.TB, dir string, version int, fsys icebergio.IO) *tab
 // IcebergRows is the rows of the current snapshot of tbl, read by
 // iceberg-go's scan, each as a JSON object, sorted: the rows as a
 // multiset.
+// WithoutWitness is rows of the receipts table (IcebergRows) without
+// first_run and first_committed_at: when and in which run each OUT first
+// committed a receipt is its own (the parquet comparison, CompareOutputs,
+// holds first_run to convbatch run's).
+func WithoutWitness(t testing.TB, rows []string) []string {
+	t.Helper()
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(r), &m); err != nil {
+			t.Fatalf("row %d: %v", i, err)
+		}
+		delete(m, tabledef.ColFirstRun)
+		delete(m, tabledef.ColFirstCommittedAt)
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = string(b)
+	}
+	sort.Strings(out)
+	return out
+}
+
 func IcebergRows(t testing.TB, tbl *table.Table) []string {
 	t.Helper()
 	_, records, err := tbl.Scan().ToArrowRecords(context.Background())
