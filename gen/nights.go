@@ -340,6 +340,9 @@ func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
 				errs[f] = err
 				return
 			}
+			if receiptsProfile {
+				exp.ReceiptList = nil // in the file's .expect.json already; a million otherwise held
+			}
 			results[f] = nightsFileResult{NightsFile: nf, exp: exp, receipts: rcpts}
 		}()
 	}
@@ -359,9 +362,6 @@ func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
 		ne.CrossFile = crossList(results, opts.Nights)
 	}
 	if receiptsProfile {
-		for i := range results {
-			results[i].exp.ReceiptList = nil // written to the file's .expect.json already
-		}
 		rk, err := keys.rotatedKeyring(opts.Day, opts.Nights)
 		if err != nil {
 			return nil, err
