@@ -14,7 +14,8 @@
 #    DATA/nights/rotated.keys.json (one key revoked, one expired mid-way).
 # 2. OUT = DATA/out, built night by night as a nightly job builds it: `run -o
 #    OUT --incremental --keys keys.json DATA/nights/night-N` for N = 1..NIGHTS,
-#    each timed (kept; built again when it holds another number of runs).
+#    each timed into DATA/nightly.tsv (kept; a build stopped half-way goes on
+#    from its next night on the next call).
 # 3. RUNS rounds, interleaved: (a) the full rerun `run -o DATA/rerun --keys
 #    rotated.keys.json DATA/nights`; (b) `audit OUT' --keys rotated.keys.json
 #    --json` on OUT' = a copy of OUT (cp -a before the timing: audit commits
@@ -79,13 +80,18 @@ receipts=$(python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['all']['r
 archives=$(du -sb --exclude='*.json' "$DIR" | cut -f1)
 log "set: $receipts receipts, $archives bytes of archives"
 
-# 2. OUT, night by night.
-runs=$(ls "$OUT/reports" 2>/dev/null | grep -c '^run-' || true)
+# 2. OUT, night by night; an OUT of fewer runs (a build stopped half-way)
+# goes on from its next night, one of more runs is built again.
+runs=$(ls "$OUT/reports" 2>/dev/null | grep -c '^run-.*\.json$' || true)
 if [ "$runs" != "$NIGHTS" ]; then
-  log "building $OUT night by night"
-  rm -rf "$OUT"
-  : > "$DATA/nightly.tsv"
-  for n in $(seq 1 "$NIGHTS"); do
+  if [ "$runs" -gt "$NIGHTS" ] || [ ! -f "$DATA/nightly.tsv" ]; then
+    rm -rf "$OUT"
+    : > "$DATA/nightly.tsv"
+    runs=0
+  fi
+  log "building $OUT night by night, from night $((runs + 1))"
+  python3 -c "import sys; p=sys.argv[1]; l=open(p).read().splitlines()[:int(sys.argv[2])]; open(p,'w').write(''.join(x+'\n' for x in l))" "$DATA/nightly.tsv" "$runs"
+  for n in $(seq $((runs + 1)) "$NIGHTS"); do
     night=$(printf 'night-%0*d' "$width" "$n")
     /usr/bin/time -f '%e %U %S %M' -o "$WORK/night.time" \
       "$BIN" run -o "$OUT" --incremental --keys "$DIR/keys.json" -q --findings-exit-code 0 "$DIR/$night"
