@@ -13,7 +13,7 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSIO
 GOTESTSUM_VERSION := v1.13.0
 GOTESTSUM ?= $(GO) run gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
 
-.PHONY: build pgo build-beam test test-beam lint lint-beam run fuzz fuzz-short bench sample clean
+.PHONY: build pgo build-beam test test-beam lint lint-beam run fuzz fuzz-short bench bench-audit sample clean
 
 # -buildvcs=auto: the revision goes into every Parquet part's created_by
 # (parquetout.CreatedBy) even where GOFLAGS says -buildvcs=false, as on the
@@ -63,9 +63,15 @@ run: build
 fuzz:
 	@GO=$(GO) bash scripts/fuzz.sh $(FUZZTIME)
 
-# Whole-corpus benchmark: see bench/README.md.
+# Whole-corpus benchmark: see bench/README.md. Then the auditor's bench
+# (bench/audit.sh: audit against a full rerun over 30 nights, 1M receipts),
+# alone with make bench-audit.
 bench: build
 	bash bench/run.sh
+	bash bench/audit.sh
+
+bench-audit: build
+	bash bench/audit.sh
 
 # Regenerate the bundled sample (deterministic: same bytes every time).
 sample: build

@@ -16,7 +16,7 @@ import (
 
 // genUsage and genExample are gen's --help.
 var (
-	genUsage   = "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE] [--tamper RATE] [--dates night|spread] [--profile short]\n  convbatch gen -o DIR --nights N [--files-per-night F] --conversations N [--seed S] [--faults RATE] [--tamper RATE] [--dates night|spread]"
+	genUsage   = "convbatch gen -o FILE [--conversations N | --bytes SIZE] [--seed S] [--faults RATE] [--tamper RATE] [--dates night|spread] [--profile short]\n  convbatch gen -o DIR --nights N [--files-per-night F] --conversations N [--seed S] [--faults RATE] [--tamper RATE] [--dates night|spread] [--profile receipts]"
 	genExample = joinLines(
 		"  convbatch gen -o sample.jsonl.zst --conversations 200 --seed 1",
 		"  convbatch gen -o big.jsonl.zst --bytes 1GiB",
@@ -25,6 +25,7 @@ var (
 		"  convbatch gen -o audit.jsonl.zst --conversations 2000 --tamper 0.2   # then: convbatch verify --keys audit.jsonl.zst.keys.json audit.jsonl.zst",
 		"  convbatch gen -o tiny.jsonl --conversations 3000000 --profile short   # tiny documents, a few receipts",
 		"  convbatch gen -o nights --nights 3 --files-per-night 2 --conversations 200   # nights/night-1/a.jsonl.zst ..., keys.json, expect.json",
+		"  convbatch gen -o audit-nights --nights 30 --profile receipts --conversations 16670   # 1,000,020 receipts, keys.json, rotated.keys.json",
 	)
 )
 
@@ -59,7 +60,7 @@ func genCommand() *command {
 			fs.BoolVar(&noRcpt, "no-receipts", false, "write no consensus receipts (and no FILE.keys.json)")
 			fs.StringVar(&maxDoc, "max-doc-bytes", "64MiB", "the cap the archive will be run with; too-large faults need 4MiB or less")
 			fs.StringVar(&dates, "dates", "", "times of documents, messages and receipts: night (default: a night's export dated 2026-11-29, night N of --nights N-1 days later, from the evening before to past midnight, in order, spelled 2026-11-29T14:03:27.123Z; 98 in 100 documents dated) or spread (default with --faults: years 2023-2026 in every RFC 3339 spelling, 3 in 10 documents undated)")
-			fs.StringVar(&prof, "profile", "default", "default: realistic conversations (~24 KB); short: one or two short messages a document (~65-270 bytes), a few valid receipts, no faults; needs --conversations")
+			fs.StringVar(&prof, "profile", "default", "default: realistic conversations (~24 KB); short: one or two short messages a document (~65-270 bytes), a few valid receipts, no faults; needs --conversations; receipts (with --nights only): every document a signed receipt (quorum 2 of 3, 1 in 10 ML-DSA-65), dated from 2026-10-01, and DIR/rotated.keys.json, a format 2 keyring of the same keys with one revoked and one expired mid-way")
 			fs.IntVar(&nights, "nights", 0, "write a set of files over N nights into the directory -o: night-N/a.jsonl.zst ..., whose receipts also reference documents of other files and nights; keys.json and expect.json (the expectations of one run over nights 1..k), which a run over the directory skips as sidecars")
 			fs.IntVar(&perN, "files-per-night", 2, "with --nights: files a night (1 to 26), each of --conversations documents")
 			fs.StringVar(&prog, "progress", "auto", "progress line on stderr: auto (redrawn in place when stderr is a terminal), always (elsewhere a line every 10s), never")
@@ -186,9 +187,22 @@ func genNights(e *env, fs *pflag.FlagSet, out string, opts gen.NightsOptions, ma
 	if !fs.Changed("nights") {
 		return 0, usageErr("gen: --files-per-night needs --nights N")
 	}
-	for _, f := range []string{"bytes", "profile", "no-receipts"} {
+	for _, f := range []string{"bytes", "no-receipts"} {
 		if fs.Changed(f) {
-			return 0, usageErr("gen: --nights writes default-profile files with receipts, of --conversations N each: no --%s", f)
+			return 0, usageErr("gen: --nights writes files with receipts, of --conversations N each: no --%s", f)
+		}
+	}
+	if fs.Changed("profile") {
+		prof, _ := fs.GetString("profile")
+		switch gen.Profile(prof) {
+		case gen.ProfileDefault:
+		case gen.ProfileReceipts:
+			if opts.Faults > 0 || opts.Tamper > 0 {
+				return 0, usageErr("gen: --profile receipts writes no --faults and no --tamper")
+			}
+			opts.Profile = gen.ProfileReceipts
+		default:
+			return 0, usageErr("gen: --nights --profile %q: want default or receipts", prof)
 		}
 	}
 	switch {
@@ -229,9 +243,13 @@ func genNights(e *env, fs *pflag.FlagSet, out string, opts gen.NightsOptions, ma
 			dated += " to " + last
 		}
 	}
-	fmt.Fprintf(e.stderr, "convbatch gen: %d files over %s (%s, %s, %d cross-file), %s uncompressed, %s; wrote %s/night-*/, keys.json and expect.json\n",
+	keys := "keys.json"
+	if opts.Profile == gen.ProfileReceipts {
+		keys = "keys.json, " + gen.RotatedKeysName
+	}
+	fmt.Fprintf(e.stderr, "convbatch gen: %d files over %s (%s, %s, %d cross-file), %s uncompressed, %s; wrote %s/night-*/, %s and expect.json\n",
 		len(ne.Files), plural(int64(ne.Nights), "night", "nights"), plural(a.Documents, "document", "documents"),
-		plural(r.Valid+r.Invalid+r.Incomplete, "receipt", "receipts"), len(ne.CrossFile), bytesize.Format(a.BytesIn), dated, out)
+		plural(r.Valid+r.Invalid+r.Incomplete, "receipt", "receipts"), len(ne.CrossFile), bytesize.Format(a.BytesIn), dated, out, keys)
 	return ExitOK, nil
 }
 

@@ -71,4 +71,9 @@
 // The last night's receipts reference night N+1 too (the night the same
 // options with --nights N+1 add), so that the first k nights' files are
 // the same bytes for any N at least k: one more night can be simulated.
+// NightsOptions.Profile ProfileReceipts (rcptprofile.go; gen --nights N
+// --profile receipts) makes every document but the evidence a signed
+// receipt of quorum 2 of 3, for the audit bench, and adds
+// DIR/rotated.keys.json, the same keys in keyring format 2 with one key
+// revoked and one expired mid-way.
 package gen

@@ -246,8 +246,10 @@ func generate(w io.Writer, opts Options) (*Expect, []crossReceipt, error) {
 		}
 		exp, err := generateShort(bw, opts, maxDoc)
 		return exp, nil, err
+	case ProfileReceipts:
+		return generateReceipts(bw, opts, maxDoc)
 	default:
-		return nil, nil, fmt.Errorf("gen: unknown profile %q (want default or short)", opts.Profile)
+		return nil, nil, fmt.Errorf("gen: unknown profile %q (want default, short or receipts)", opts.Profile)
 	}
 	g := newGenerator(bw, opts, maxDoc)
 	if g.keys != nil {

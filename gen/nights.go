@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -108,8 +110,15 @@ type NightsOptions struct {
 	Dates          Dates
 	// Day is the UTC day of night 1 in a set of night's archives
 	// (DatesNight), night N's the day N-1 days later; the zero time means
-	// DefaultDay.
+	// DefaultDay (ReceiptsDay with ProfileReceipts).
 	Day time.Time
+	// Profile is ProfileDefault ("" too) or ProfileReceipts (every
+	// document a receipt, see generateReceipts; no faults, no tamper). A
+	// set of the receipts profile also gets DIR/rotated.keys.json
+	// (RotatedKeysName), and its expect.json lists no receipts
+	// (ReceiptList and CrossFile empty: a million of them, 30 times, would
+	// not fit), only their counts; each file's .expect.json lists its own.
+	Profile Profile
 }
 
 // NightsFile is one file of a set.
@@ -254,6 +263,12 @@ func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
 		return nil, errors.New("gen: a set needs at least two files")
 	case opts.Conversations < MinNightsConversations:
 		return nil, fmt.Errorf("gen: Conversations %d: want at least %d per file", opts.Conversations, MinNightsConversations)
+	case opts.Profile != "" && opts.Profile != ProfileDefault && opts.Profile != ProfileReceipts:
+		return nil, fmt.Errorf("gen: profile %q: a set of nights takes default or receipts", opts.Profile)
+	}
+	receiptsProfile := opts.Profile == ProfileReceipts
+	if receiptsProfile && opts.Day.IsZero() {
+		opts.Day = ReceiptsDay
 	}
 	dates, err := resolveDates(opts.Dates, opts.Faults)
 	if err != nil {
@@ -282,6 +297,15 @@ func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
 	}
 	F := opts.FilesPerNight
 	results := make([]nightsFileResult, len(files))
+	// The files of the receipts profile are written side by side (each
+	// signs in a single goroutine); the default profile signs on workers.
+	par := 1
+	if receiptsProfile {
+		par = max(1, runtime.GOMAXPROCS(0))
+	}
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	errs := make([]error, len(files))
 	for f, nf := range files {
 		c := &crossFile{name: nf.Path, keys: keys, host: evidence[f]}
 		n, i := nf.Night, f%F
@@ -301,26 +325,54 @@ func WriteNights(dir string, opts NightsOptions) (*NightsExpect, error) {
 		}
 		o := Options{
 			Conversations: opts.Conversations, Seed: nf.Seed, Faults: opts.Faults, Tamper: opts.Tamper,
-			MaxDocBytes: opts.MaxDocBytes, Dates: dates, Day: nightDay(opts.Day, n), cross: c,
+			MaxDocBytes: opts.MaxDocBytes, Dates: dates, Day: nightDay(opts.Day, n), cross: c, Profile: opts.Profile,
 		}
 		path := filepath.Join(dir, filepath.FromSlash(nf.Path))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, err
 		}
-		exp, rcpts, err := writeFile(path, o)
-		if err != nil {
-			return nil, err
-		}
-		results[f] = nightsFileResult{NightsFile: nf, exp: exp, receipts: rcpts}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			exp, rcpts, err := writeFile(path, o)
+			if err != nil {
+				errs[f] = err
+				return
+			}
+			if receiptsProfile {
+				exp.ReceiptList = nil // in the file's .expect.json already; a million otherwise held
+			}
+			results[f] = nightsFileResult{NightsFile: nf, exp: exp, receipts: rcpts}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	ne := &NightsExpect{Seed: opts.Seed, Nights: opts.Nights, FilesPerNight: F, Dates: dates, Keys: "keys.json", Files: files}
 	for n := 1; n <= opts.Nights; n++ {
-		e := combine(results, n, opts.Seed)
+		e := combine(results, n, opts.Seed, !receiptsProfile)
 		e.Dates = dates
 		ne.Through = append(ne.Through, e)
 	}
 	ne.All = ne.Through[opts.Nights-1]
-	ne.CrossFile = crossList(results, opts.Nights)
+	ne.CrossFile = []CrossReceipt{}
+	if !receiptsProfile {
+		ne.CrossFile = crossList(results, opts.Nights)
+	}
+	if receiptsProfile {
+		rk, err := keys.rotatedKeyring(opts.Day, opts.Nights)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeAtomic(filepath.Join(dir, RotatedKeysName), func(f *os.File) error {
+			_, err := f.Write(rk)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
 	kj, err := keys.keyringJSON()
 	if err != nil {
 		return nil, err
@@ -400,8 +452,8 @@ func newEvidence(seed uint64, f, k int, day int64) (*evidenceDoc, error) {
 }
 
 // combine returns the expectation of one run over the files of nights 1
-// to through.
-func combine(files []nightsFileResult, through int, seed uint64) *Expect {
+// to through; its ReceiptList stays empty unless list.
+func combine(files []nightsFileResult, through int, seed uint64, list bool) *Expect {
 	e := &Expect{
 		Seed: seed, RejectsByReason: map[string]int64{}, Warnings: map[string]int64{}, ExtensionsUnknown: map[string]int64{},
 		Usage:               UsageTotals{ByProvider: map[string]UsageSum{}, ByAgent: map[string]UsageSum{}},
@@ -461,7 +513,9 @@ func combine(files []nightsFileResult, through int, seed uint64) *Expect {
 			}
 			re.Status, re.Reasons = tallyReceipt(&e.Receipts, with, rc.stmtInvalid)
 			re.StatusWithoutKeys, re.ReasonsWithoutKeys = tallyReceipt(&e.ReceiptsWithoutKeys, without, rc.stmtInvalid)
-			e.ReceiptList = append(e.ReceiptList, re)
+			if list {
+				e.ReceiptList = append(e.ReceiptList, re)
+			}
 		}
 	}
 	return e

@@ -151,6 +151,9 @@ type receiptPlan struct {
 	// end is the time of the conversation's last message in a night's
 	// archive (Unix ms); 0 when it has no timeline (the short profile).
 	end int64
+	// quorum, when > 0, is the quorum k (the receipts profile: 2 of 3);
+	// 0 draws it from 2 to n.
+	quorum int
 }
 
 // jobRef is one reference of a receipt being built.
@@ -351,6 +354,9 @@ func (j *receiptJob) signStatements(r *rand.Rand) (k int, stmts []byte, err erro
 	ks := j.keys
 	n := len(j.plan.stmts)
 	k = 2 + r.IntN(n-1)
+	if j.plan.quorum > 0 {
+		k = j.plan.quorum // drawn anyway: the other profiles' bytes stay
+	}
 	broken := make([]bool, n)
 	nBroken := 0
 	if j.tamper == tamperQuorumNotMet {
