@@ -32,6 +32,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // ReportTimeKeys are the members removed, at any depth, from report.json
@@ -109,6 +110,11 @@ func Snapshot(dir string) (map[string][]byte, error) {
 				return fmt.Errorf("%s: %w", rel, err)
 			}
 		}
+		if isCommitTimed(rel) {
+			if b, err = NormalizeCommitTime(b); err != nil {
+				return fmt.Errorf("%s: %w", rel, err)
+			}
+		}
 		snap[rel] = b
 		return nil
 	})
@@ -151,11 +157,64 @@ func isManifest(rel string) bool {
 	return strings.HasPrefix(rel, ".convbatch/state/manifests/") && strings.HasSuffix(rel, ".json")
 }
 
-// NormalizeManifest returns the manifest b without the sizes and digests
-// of the reports it records (their times differ from run to run, as
-// ReportTimeKeys say) and of the Iceberg metadata files (random ids and
-// times; the Avro ones, named by UUID, by their directory only),
-// re-marshalled with sorted keys.
+// isCommitTimed reports whether rel is a Parquet file of the receipts
+// table, whose first_committed_at column holds the time of the run that
+// first committed each receipt.
+func isCommitTimed(rel string) bool {
+	return strings.HasPrefix(rel, "tables/"+tabledef.Receipts+"/") && strings.HasSuffix(rel, ".parquet")
+}
+
+// NormalizeCommitTime returns the rows of the receipts table part b (its
+// schema, then a row a line, as ParquetRows gives them) with every
+// first_committed_at left out: it is the commit time of a run, which
+// differs from run to run as the reports' times do.
+func NormalizeCommitTime(b []byte) ([]byte, error) {
+	schema, rows, err := ParquetRows(b)
+	if err != nil {
+		return nil, err
+	}
+	col := -1
+	pr, err := file.NewParquetReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	defer pr.Close()
+	fr, err := pqarrow.NewFileReader(pr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := fr.Schema()
+	if err != nil {
+		return nil, err
+	}
+	if idx := sc.FieldIndices(tabledef.ColFirstCommittedAt); len(idx) == 1 {
+		col = idx[0]
+	}
+	out := []byte("rows of " + schema + "\n")
+	for _, r := range rows {
+		if col >= 0 {
+			var cells []json.RawMessage
+			if err := json.Unmarshal([]byte(r), &cells); err != nil {
+				return nil, err
+			}
+			cells[col] = json.RawMessage("null")
+			nb, err := json.Marshal(cells)
+			if err != nil {
+				return nil, err
+			}
+			r = string(nb)
+		}
+		out = append(append(out, r...), '\n')
+	}
+	return out, nil
+}
+
+// NormalizeManifest returns the manifest b without its committed_at and
+// without the sizes and digests of the reports it records (their times
+// differ from run to run, as ReportTimeKeys say), of the receipts table's
+// parts (their first_committed_at: NormalizeCommitTime) and of the Iceberg
+// metadata files (random ids and times; the Avro ones, named by UUID, by
+// their directory only), re-marshalled with sorted keys.
 func NormalizeManifest(b []byte) ([]byte, error) {
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -163,11 +222,12 @@ func NormalizeManifest(b []byte) ([]byte, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, err
 	}
+	delete(m, "committed_at")
 	files, _ := m["files"].([]any)
 	for _, f := range files {
 		if rec, ok := f.(map[string]any); ok {
 			p, _ := rec["path"].(string)
-			if isReport(p) || icebergMetadata.MatchString(p) {
+			if isReport(p) || icebergMetadata.MatchString(p) || isCommitTimed(p) {
 				delete(rec, "size")
 				delete(rec, "sha256")
 			}
