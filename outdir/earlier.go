@@ -31,6 +31,13 @@ type receiptKey struct {
 	line   int64
 }
 
+// keptKey names a kept earlier receipt: its input, whose run is the
+// receipt's origin, and its line (16 bytes, where receiptKey takes 32).
+type keptKey struct {
+	input *committedInput
+	line  int64
+}
+
 // receiptAt is what the scan keeps of a kept earlier receipt: the order in
 // which it was first resolved, where its latest line is (run, line number
 // in that run's receipts state) and its latest status (an index into
@@ -159,7 +166,7 @@ func (l *compactLine) integer(i int32, name string) (int, error) {
 // whose input is still committed by that run and not retired by this one,
 // where its latest line is and its latest status.
 type EarlierScan struct {
-	at       map[receiptKey]receiptAt
+	at       map[keptKey]receiptAt
 	statuses []verify.Status
 	counts   map[string]int64
 }
@@ -199,7 +206,7 @@ func (s *EarlierScan) statusIndex(st []byte) (uint8, error) {
 func (r *Run) ScanEarlier(want map[string]*verify.Evidence) (*EarlierScan, error) {
 	st := r.state
 	replaced := r.replacedPaths()
-	s := &EarlierScan{at: map[receiptKey]receiptAt{}, counts: map[string]int64{}}
+	s := &EarlierScan{at: map[keptKey]receiptAt{}, counts: map[string]int64{}}
 	unlisted := map[receiptKey]uint8{}
 	unlistedFiles := map[string]string{}
 	var l compactLine
@@ -236,7 +243,7 @@ func (r *Run) ScanEarlier(want map[string]*verify.Evidence) (*EarlierScan, error
 					want[string(ref)] = new(verify.Evidence)
 				}
 			}
-			k := receiptKey{l.origin, c.Path, l.line}
+			k := keptKey{c, l.line}
 			if a, ok := s.at[k]; ok {
 				a.run, a.lineNo, a.status = int32(run), lineNo, status
 				s.at[k] = a
@@ -279,10 +286,10 @@ func (r *Run) LoadEarlier(s *EarlierScan, keep func(conversationID []byte, refs 
 				return err
 			}
 			c := r.state.byPath[string(l.file)]
-			if c == nil {
+			if c == nil || c.Run != l.origin {
 				return nil
 			}
-			a, ok := s.at[receiptKey{l.origin, c.Path, l.line}]
+			a, ok := s.at[keptKey{c, l.line}]
 			if !ok || a.run != int32(run) || a.lineNo != lineNo {
 				// Not kept, or not its latest line.
 				return nil
