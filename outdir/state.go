@@ -71,8 +71,8 @@ type state struct {
 	byPath  map[string]*committedInput
 	lastRun int
 	// unlistedVerdicts counts, by latest verdict, the earlier receipts of
-	// inputs the state does not list (standard input), which earlier
-	// Receipts leaves out; set by earlierReceipts.
+	// inputs the state does not list (standard input), which
+	// ScanEarlier leaves out; set by ScanEarlier.
 	unlistedVerdicts map[string]int64
 }
 
@@ -115,57 +115,6 @@ type StateReceipt struct {
 	Pending *verify.PendingReceipt `json:"pending"`
 }
 
-// earlierReceipts loads the latest verdict of every receipt of an earlier
-// run whose input is still committed by that run (not replaced since), in
-// the order they were first resolved.
-func (st *state) earlierReceipts(d *Dir, replaced map[string]bool) ([]*StateReceipt, error) {
-	type key struct {
-		origin int
-		file   string
-		line   int64
-	}
-	at := map[key]int{}
-	unlisted := map[key]verify.Status{}
-	var out []*StateReceipt
-	for run := 1; run <= st.lastRun; run++ {
-		err := readLines(d.State(stateReceiptsFile(run)), func(b []byte) error {
-			r := new(StateReceipt)
-			if err := json.Unmarshal(b, r); err != nil {
-				return err
-			}
-			if r.Pending == nil || r.Pending.Check == nil {
-				return errors.New("receipt without its pending form")
-			}
-			c := st.byPath[r.Pending.File]
-			if c == nil {
-				// Standard input's: never listed, never resolved again,
-				// but held (its latest verdict counted).
-				unlisted[key{r.Origin, r.Pending.File, r.Pending.Line}] = r.Status
-				return nil
-			}
-			if c.Run != r.Origin || replaced[r.Pending.File] {
-				return nil
-			}
-			k := key{r.Origin, r.Pending.File, r.Pending.Line}
-			if i, ok := at[k]; ok {
-				out[i] = r
-				return nil
-			}
-			at[k] = len(out)
-			out = append(out, r)
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("output directory: receipts of run %d: %w", run, err)
-		}
-	}
-	st.unlistedVerdicts = map[string]int64{}
-	for _, status := range unlisted {
-		st.unlistedVerdicts[string(status)]++
-	}
-	return out, nil
-}
-
 // readLines calls fn for every line of the file at path; a missing file
 // has none.
 func readLines(path string, fn func([]byte) error) error {
@@ -187,16 +136,9 @@ func readLines(path string, fn func([]byte) error) error {
 	return sc.Err()
 }
 
-// EarlierReceipts loads, for an incremental run, the latest verdict of
-// every receipt of an earlier run whose input is still committed by that
-// run and not retired by this one, in the order they were first resolved.
-func (r *Run) EarlierReceipts() ([]*StateReceipt, error) {
-	return r.state.earlierReceipts(r.dir, r.replacedPaths())
-}
-
 // UnlistedVerdicts counts, by latest verdict, the earlier receipts of
-// inputs the state does not list (standard input), which EarlierReceipts
-// leaves out; set by EarlierReceipts.
+// inputs the state does not list (standard input), which ScanEarlier
+// leaves out; set by ScanEarlier.
 func (r *Run) UnlistedVerdicts() map[string]int64 { return r.state.unlistedVerdicts }
 
 // FoldEarlierDocs folds the index records of every committed input the

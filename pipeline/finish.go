@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"slices"
 	"time"
 
@@ -32,15 +33,15 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 		}
 	}
 	incremental := w.out != nil && w.cfg.Incremental
-	var earlier []*outdir.StateReceipt
+	var earlier *outdir.EarlierScan
 	want := w.resolver.References()
 	if incremental {
+		// Of the earlier receipts only where they are and their latest
+		// status is held; their references are looked up in this run's
+		// documents to find those the run concerns.
 		var err error
-		if earlier, err = w.out.EarlierReceipts(); err != nil {
+		if earlier, err = w.out.ScanEarlier(want); err != nil {
 			return nil, err
-		}
-		for _, r := range earlier {
-			r.Pending.AddReferences(want)
 		}
 	}
 	if err := w.closeIndex(want); err != nil {
@@ -48,16 +49,21 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 	}
 
 	// An earlier receipt is resolved again when this run brings documents
-	// with an id it references (or retires some).
+	// with an id it references (or retires some): only those are loaded
+	// in full.
 	var again []*outdir.StateReceipt
 	if incremental {
 		replacing := len(w.out.Replaced()) > 0
-		for _, r := range earlier {
-			if replacing || concerns(r.Pending, want) {
-				again = append(again, r)
-			}
+		var err error
+		again, err = w.out.LoadEarlier(earlier, func(conversationID []byte, refs [][]byte) bool {
+			return replacing || concerns(conversationID, refs, want)
+		})
+		if err != nil {
+			return nil, err
 		}
-		if len(want) > 0 {
+		folding := len(want) > 0
+		want = neededEvidence(want, w.resolver, again)
+		if folding {
 			if err := w.out.FoldEarlierDocs(want); err != nil {
 				return nil, err
 			}
@@ -83,7 +89,7 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 	}
 	var verdicts map[string]int64
 	if incremental {
-		verdicts = currentVerdicts(earlier, changed, receipts)
+		verdicts = currentVerdicts(earlier.Verdicts(), again, changed, receipts)
 		for st, n := range w.out.UnlistedVerdicts() {
 			verdicts[st] += n
 		}
@@ -93,9 +99,11 @@ func (w *writer) finish(started time.Time) (*Result, error) {
 }
 
 // currentVerdicts counts every receipt an incremental OUT holds once the
-// run is committed by its current verdict: the earlier receipts' latest
-// (changed, where this run resolved them again) and this run's.
-func currentVerdicts(earlier, changed []*outdir.StateReceipt, receipts []verify.ReceiptResult) map[string]int64 {
+// run is committed by its current verdict: earlier counts the earlier
+// receipts by latest verdict, of which changed are those (of again, the
+// receipts resolved again) whose verdict this run changed; and this run's
+// receipts. A verdict no receipt holds any more is not counted.
+func currentVerdicts(earlier map[string]int64, again, changed []*outdir.StateReceipt, receipts []verify.ReceiptResult) map[string]int64 {
 	type key struct {
 		origin int
 		file   string
@@ -105,11 +113,14 @@ func currentVerdicts(earlier, changed []*outdir.StateReceipt, receipts []verify.
 	for _, r := range changed {
 		now[key{r.Origin, r.Pending.File, r.Pending.Line}] = r.Status
 	}
-	counts := map[string]int64{}
-	for _, r := range earlier {
+	counts := earlier
+	for _, r := range again {
 		st, ok := now[key{r.Origin, r.Pending.File, r.Pending.Line}]
 		if !ok {
-			st = r.Status
+			continue
+		}
+		if counts[string(r.Status)]--; counts[string(r.Status)] == 0 {
+			delete(counts, string(r.Status))
 		}
 		counts[string(st)]++
 	}
@@ -119,11 +130,29 @@ func currentVerdicts(earlier, changed []*outdir.StateReceipt, receipts []verify.
 	return counts
 }
 
+// neededEvidence returns the entries of want (filled with this run's
+// documents) that resolving this run's receipts and those resolved again
+// needs: the ids they reference. The earlier documents are folded into
+// those only.
+func neededEvidence(want map[string]*verify.Evidence, res *verify.Resolver, again []*outdir.StateReceipt) map[string]*verify.Evidence {
+	need := res.References()
+	for _, r := range again {
+		r.Pending.AddReferences(need)
+	}
+	for id := range need {
+		if e := want[id]; e != nil {
+			need[id] = e
+		}
+	}
+	return need
+}
+
 // concerns reports whether the evidence gathered from this run's documents
-// holds any id that p references.
-func concerns(p *verify.PendingReceipt, evidence map[string]*verify.Evidence) bool {
-	for _, ref := range p.Check.Refs {
-		if e := evidence[ref.ID]; ref.ID != p.Check.ConversationID && e != nil && e.Documents > 0 {
+// holds any id among refs, the ids a receipt of conversation
+// conversationID references.
+func concerns(conversationID []byte, refs [][]byte, evidence map[string]*verify.Evidence) bool {
+	for _, ref := range refs {
+		if e := evidence[string(ref)]; !bytes.Equal(ref, conversationID) && e != nil && e.Documents > 0 {
 			return true
 		}
 	}
