@@ -403,7 +403,7 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 		WasReasons: t.codes(old),
 		Status:     status,
 		Reasons:    t.codes(now),
-		Causes:     t.internAll(causes(old, now, &j, facts, witness)),
+		Causes:     t.causeSet(causes(old, now, &j, facts, witness)),
 		spill:      t.spillN,
 		off:        t.spillAt,
 		n:          len(raw),

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +22,7 @@ import (
 )
 
 // copyTree copies the regular files and directories under src to dst.
-func copyTree(t *testing.T, src, dst string) {
+func copyTree(t testing.TB, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -52,7 +54,7 @@ func copyTree(t *testing.T, src, dst string) {
 }
 
 // files reads every regular file under dir by relative path.
-func files(t *testing.T, dir string) map[string][]byte {
+func files(t testing.TB, dir string) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -71,8 +73,8 @@ func files(t *testing.T, dir string) map[string][]byte {
 }
 
 // audited audits OUT at root under the keyring at keys, its changes
-// inflated to n, and commits them batch at a time (0: all at once).
-func audited(t *testing.T, root, keys string, n, batch int, started time.Time) {
+// inflated to n (when above their number), and commits them.
+func audited(t testing.TB, root, keys string, n int, started time.Time) {
 	t.Helper()
 	kr, err := verify.LoadKeyring(keys)
 	if err != nil {
@@ -93,7 +95,6 @@ func audited(t *testing.T, root, keys string, n, batch int, started time.Time) {
 		t.Fatal("the rotated keyring changed no verdict")
 	}
 	audit.Inflate(res, n)
-	audit.SetCommitBatch(t, batch)
 	if _, err := audit.Commit(r, res, audit.Settings{Command: "audit", Keyring: kr.Digest()}, started); err != nil {
 		t.Fatal(err)
 	}
@@ -127,8 +128,10 @@ func TestCommitBatches(t *testing.T) {
 	whole, batched := filepath.Join(dir, "whole"), filepath.Join(dir, "batched")
 	copyTree(t, base, whole)
 	copyTree(t, base, batched)
-	audited(t, whole, rotated, n, 0, started)
-	audited(t, batched, rotated, n, 997, started)
+	audit.SetCommitBatch(t, 0)
+	audited(t, whole, rotated, n, started)
+	audit.SetCommitBatch(t, 997)
+	audited(t, batched, rotated, n, started)
 
 	want, got := files(t, whole), files(t, batched)
 	compared := 0
@@ -166,4 +169,37 @@ func TestCommitBatches(t *testing.T) {
 	if compared < 20 {
 		t.Errorf("compared %d files", compared)
 	}
+}
+
+// BenchmarkCommit audits a copy of the OUT at CONVBATCH_AUDIT_OUT under
+// the keyring at CONVBATCH_AUDIT_KEYS, its changes inflated to
+// CONVBATCH_AUDIT_CHANGED (when set), and commits them
+// CONVBATCH_AUDIT_BATCH at a time (Commit's own when unset; 0: all at
+// once, the commit as it was): the audit's commit of many changed
+// verdicts. Skipped without CONVBATCH_AUDIT_OUT; run it under
+// /usr/bin/time -f %M for the process's peak RSS.
+func BenchmarkCommit(b *testing.B) {
+	src := os.Getenv("CONVBATCH_AUDIT_OUT")
+	if src == "" {
+		b.Skip("CONVBATCH_AUDIT_OUT not set")
+	}
+	keys := os.Getenv("CONVBATCH_AUDIT_KEYS")
+	n, _ := strconv.Atoi(os.Getenv("CONVBATCH_AUDIT_CHANGED"))
+	for range b.N {
+		b.StopTimer()
+		root := filepath.Join(b.TempDir(), "out")
+		copyTree(b, src, root)
+		b.StartTimer()
+		if s, ok := os.LookupEnv("CONVBATCH_AUDIT_BATCH"); ok {
+			batch, err := strconv.Atoi(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			audit.SetCommitBatch(b, batch)
+		}
+		audited(b, root, keys, n, time.Now())
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapSys)/(1<<20), "heap-sys-MiB")
 }

@@ -15,6 +15,9 @@ func SetCommitBatch(t testing.TB, n int) {
 // commit of many changed receipts from a small OUT.
 func Inflate(res *Result, n int) {
 	real := res.Changes
+	if len(real) == 0 {
+		return
+	}
 	for i := len(real); i < n; i++ {
 		c := *real[i%len(real)]
 		c.Line = int64(1_000_000 + i)

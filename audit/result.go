@@ -177,6 +177,7 @@ type tally struct {
 	// causes between the changed receipts: they repeat.
 	reasonCodes map[verify.Reasons][]string
 	strs        map[string]string
+	causeSets   map[string][]string
 }
 
 // codes returns the codes of s, the same slice for every receipt.
@@ -185,6 +186,20 @@ func (t *tally) codes(s verify.Reasons) []string {
 	if !ok {
 		c = s.Codes()
 		t.reasonCodes[s] = c
+	}
+	return c
+}
+
+// causeSet returns ss, its strings interned, as the same slice for every
+// receipt with these causes: a change holds no causes of its own.
+func (t *tally) causeSet(ss []string) []string {
+	k := strings.Join(ss, "\x00")
+	if c, ok := t.causeSets[k]; ok {
+		return c
+	}
+	c := t.internAll(ss)
+	if len(t.causeSets) < 1<<16 {
+		t.causeSets[k] = c
 	}
 	return c
 }
@@ -212,7 +227,7 @@ func newTally() *tally {
 	return &tally{held: map[verify.Status]int64{}, current: map[verify.Status]int64{}, verdicts: map[verify.Status]int64{},
 		legacyRuns: map[int]int64{}, reasons: map[string]int64{}, keys: map[keyKey]*KeyCount{},
 		agents: map[string]*AgentCount{}, nights: map[int]*nightTally{}, margins: map[int]int64{},
-		reasonCodes: map[verify.Reasons][]string{}, strs: map[string]string{}}
+		reasonCodes: map[verify.Reasons][]string{}, strs: map[string]string{}, causeSets: map[string][]string{}}
 }
 
 func (t *tally) night(run int) *nightTally {
