@@ -180,6 +180,7 @@ func Run(src Source, o Options) (*Result, error) {
 	}
 	res := a.result(tallies)
 	res.keyring, res.spills, spills = o.Keyring, spills, nil
+	res.witness = a.witness
 	return res, nil
 }
 
@@ -189,6 +190,15 @@ type auditor struct {
 	src    Source
 	nights map[int]*nightInfo
 	hash   posHasher
+}
+
+// witness is the witness time of the receipts run origin first
+// committed: its commit time, or Options.WitnessMicros when unknown.
+func (a *auditor) witness(origin int) int64 {
+	if n := a.nights[origin]; n != nil && n.committedAtOK {
+		return n.committedAt
+	}
+	return a.o.WitnessMicros
 }
 
 // nightInfo is what an audit knows of a run: its commit time.
@@ -350,12 +360,8 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 		t.current[was]++
 		return
 	}
-	n := a.nights[l.Origin]
 	facts, ok := l.Pending.facts()
-	witness := a.o.WitnessMicros
-	if n != nil && n.committedAtOK {
-		witness = n.committedAt
-	}
+	witness := a.witness(l.Origin)
 	if !ok || witness == 0 {
 		// Written by a convbatch that did not record the receipt's keys
 		// (or its night's commit time): kept as it is.
@@ -404,10 +410,9 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 		Status:     status,
 		Reasons:    t.codes(now),
 		Causes:     t.causeSet(causes(old, now, &j, facts, witness)),
-		spill:      t.spillN,
+		spill:      int32(t.spillN),
 		off:        t.spillAt,
-		n:          len(raw),
-		witness:    witness,
+		n:          int32(len(raw)),
 	})
 	if t.spillErr == nil {
 		_, t.spillErr = t.spill.Write(raw)

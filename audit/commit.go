@@ -141,7 +141,7 @@ func (res *Result) changedRows(n int, yield func([]verify.ReceiptResult, []*outd
 			}
 			// Judged again from the facts as verify reads them: the same
 			// judgment as the audit's (the same facts, keyring and witness).
-			judgment := res.keyring.Judge(chk.KeyFacts(), ch.witness)
+			judgment := res.keyring.Judge(chk.KeyFacts(), res.witness(ch.Run))
 			chk.Reasons = chk.Reasons&^verify.KeyringReasons | judgment.Reasons
 			lines = append(lines, &outdir.StateReceipt{Origin: ch.Run, Status: ch.Status, Reasons: ch.Reasons, Pending: st.Pending})
 			// The state line does not write a statement's status and key id:
@@ -156,7 +156,7 @@ func (res *Result) changedRows(n int, yield func([]verify.ReceiptResult, []*outd
 				StatementsValid: chk.StatementsValid, StatementsInvalid: chk.StatementsInvalid, PayloadHash: chk.PayloadHash,
 				Status: ch.Status, Reasons: ch.Reasons, ReresolvesRun: ch.Run,
 				EnvelopeKeyFingerprint: judgment.Envelope.Fingerprint, Statements: stmts,
-				FirstRun: ch.Run, FirstCommittedAtMicros: ch.witness,
+				FirstRun: ch.Run, FirstCommittedAtMicros: res.witness(ch.Run),
 			})
 		}
 		if err := yield(rows, lines); err != nil {

@@ -31,11 +31,12 @@ type Change struct {
 	Causes     []string      `json:"causes"`
 
 	// For the commit: where the receipt's latest state line was spilled
-	// (the worker's spill file, offset, length) and its witness time.
-	spill   int
-	off     int64
-	n       int
-	witness int64
+	// (the worker's spill file, offset, length); Result.witness gives
+	// its witness time. A Change is 160 bytes: an audit holds one per
+	// changed verdict.
+	off   int64
+	spill int32
+	n     int32
 }
 
 // KeyCount is one key's statements (or envelopes) in the receipts
@@ -128,6 +129,8 @@ type Result struct {
 	// lines (Close removes them).
 	keyring *verify.Keyring
 	spills  []*os.File
+	// witness is the witness time of the receipts a run first committed.
+	witness func(run int) int64
 }
 
 // Close removes the files that hold the changed receipts' state lines.
