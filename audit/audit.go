@@ -14,9 +14,11 @@ package audit
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"math"
@@ -89,12 +91,32 @@ type batch struct {
 	first int   // number (1-based) of the first line in the file
 }
 
-// posKey names a receipt: the run that first committed it and its
-// position.
-type posKey struct {
-	origin int
-	file   string
-	line   int64
+// posKey names a receipt (the run that first committed it and its
+// position) by a 128-bit hash of them: the seen set holds 16 bytes a
+// re-resolved receipt, whatever its file's name. The hash is keyed by
+// seeds drawn for the audit, so no input can choose a collision.
+type posKey [16]byte
+
+// posHasher hashes receipts' positions into posKeys.
+type posHasher struct{ a, b maphash.Seed }
+
+func newPosHasher() posHasher { return posHasher{maphash.MakeSeed(), maphash.MakeSeed()} }
+
+// key is the posKey of the receipt of file's line that run origin first
+// committed.
+func (h posHasher) key(origin int, file string, line int64) posKey {
+	var k posKey
+	for i, seed := range []maphash.Seed{h.a, h.b} {
+		var m maphash.Hash
+		m.SetSeed(seed)
+		var n [16]byte
+		binary.LittleEndian.PutUint64(n[:8], uint64(origin))
+		binary.LittleEndian.PutUint64(n[8:], uint64(line))
+		m.Write(n[:])
+		m.WriteString(file)
+		binary.LittleEndian.PutUint64(k[i*8:], m.Sum64())
+	}
+	return k
 }
 
 // Run audits every receipt src holds under o.Keyring. It reads every
@@ -110,14 +132,14 @@ func Run(src Source, o Options) (*Result, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	a := &auditor{o: o, src: src, nights: map[int]*nightInfo{}}
+	a := &auditor{o: o, src: src, nights: map[int]*nightInfo{}, hash: newPosHasher()}
 	for run := 1; run <= src.LastRun(); run++ {
 		a.nights[run] = newNightInfo(src.Manifest(run))
 		a.nights[run].committedAt, a.nights[run].committedAtOK = src.CommittedAt(run)
 	}
 	// seen are the receipts whose latest line is in a newer file than the
 	// one being read: their re-resolutions (origin before the file's run).
-	seen := map[posKey]bool{}
+	seen := map[posKey]struct{}{}
 	states := src.ReceiptsStates()
 	tallies := make([]*tally, workers)
 	for i := range tallies {
@@ -148,7 +170,7 @@ func Run(src Source, o Options) (*Result, error) {
 			return nil, err
 		}
 		for _, k := range newer {
-			seen[k] = true
+			seen[k] = struct{}{}
 		}
 	}
 	for _, t := range tallies {
@@ -158,6 +180,7 @@ func Run(src Source, o Options) (*Result, error) {
 	}
 	res := a.result(tallies)
 	res.keyring, res.spills, spills = o.Keyring, spills, nil
+	res.witness = a.witness
 	return res, nil
 }
 
@@ -166,6 +189,16 @@ type auditor struct {
 	o      Options
 	src    Source
 	nights map[int]*nightInfo
+	hash   posHasher
+}
+
+// witness is the witness time of the receipts run origin first
+// committed: its commit time, or Options.WitnessMicros when unknown.
+func (a *auditor) witness(origin int) int64 {
+	if n := a.nights[origin]; n != nil && n.committedAtOK {
+		return n.committedAt
+	}
+	return a.o.WitnessMicros
 }
 
 // nightInfo is what an audit knows of a run: its commit time.
@@ -195,7 +228,7 @@ func newNightInfo(m *outdir.Manifest) *nightInfo {
 // readState reads one run's receipts state in batches, judged by the
 // workers, each into its tally; it returns the receipts of earlier runs
 // the file re-resolved (whose older lines are then not their latest).
-func (a *auditor) readState(st outdir.ReceiptsState, seen map[posKey]bool, tallies []*tally) ([]posKey, error) {
+func (a *auditor) readState(st outdir.ReceiptsState, seen map[posKey]struct{}, tallies []*tally) ([]posKey, error) {
 	f, err := os.Open(st.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -277,7 +310,7 @@ func readBatches(r io.Reader, out chan<- *batch) error {
 
 // judgeBatch parses and judges the lines of b into t; the receipts of
 // earlier runs it finds go to newer.
-func (a *auditor) judgeBatch(dec *decoder, st outdir.ReceiptsState, b *batch, seen map[posKey]bool, t *tally, newer *[]posKey) error {
+func (a *auditor) judgeBatch(dec *decoder, st outdir.ReceiptsState, b *batch, seen map[posKey]struct{}, t *tally, newer *[]posKey) error {
 	start := 0
 	for i, end := range b.ends {
 		raw := b.buf[start:end]
@@ -290,11 +323,11 @@ func (a *auditor) judgeBatch(dec *decoder, st outdir.ReceiptsState, b *batch, se
 		if p == nil {
 			return fmt.Errorf("audit: %s:%d: %w: a receipt without its pending form", st.Path, b.first+i, outdir.ErrRefused)
 		}
-		k := posKey{l.Origin, p.File, p.Line}
+		k := a.hash.key(l.Origin, p.File, p.Line)
 		if l.Origin < st.Run {
 			*newer = append(*newer, k)
 		}
-		if seen[k] || !a.src.Holds(p.File, l.Origin) {
+		if _, ok := seen[k]; ok || !a.src.Holds(p.File, l.Origin) {
 			continue
 		}
 		a.judge(l, raw, t)
@@ -327,12 +360,8 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 		t.current[was]++
 		return
 	}
-	n := a.nights[l.Origin]
 	facts, ok := l.Pending.facts()
-	witness := a.o.WitnessMicros
-	if n != nil && n.committedAtOK {
-		witness = n.committedAt
-	}
+	witness := a.witness(l.Origin)
 	if !ok || witness == 0 {
 		// Written by a convbatch that did not record the receipt's keys
 		// (or its night's commit time): kept as it is.
@@ -380,11 +409,10 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 		WasReasons: t.codes(old),
 		Status:     status,
 		Reasons:    t.codes(now),
-		Causes:     t.internAll(causes(old, now, &j, facts, witness)),
-		spill:      t.spillN,
+		Causes:     t.causeSet(causes(old, now, &j, facts, witness)),
+		spill:      int32(t.spillN),
 		off:        t.spillAt,
-		n:          len(raw),
-		witness:    witness,
+		n:          int32(len(raw)),
 	})
 	if t.spillErr == nil {
 		_, t.spillErr = t.spill.Write(raw)

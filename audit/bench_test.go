@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -42,6 +43,9 @@ func BenchmarkRun(b *testing.B) {
 	}
 	kr := keyring(b, "", a2)
 	b.ResetTimer()
+	var ms runtime.MemStats
+	var live uint64
+	changed := 0
 	start := time.Now()
 	for range b.N {
 		res, err := Run(src, Options{Keyring: kr, SinceMicros: NoSince, Now: time.Now(), TempDir: b.TempDir()})
@@ -51,6 +55,18 @@ func BenchmarkRun(b *testing.B) {
 		if res.Rejudged != int64(n/nights*nights) {
 			b.Fatalf("re-judged %d", res.Rejudged)
 		}
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		live = max(live, ms.HeapAlloc)
+		changed = len(res.Changes)
+		res.Close()
+		b.StartTimer()
 	}
 	b.ReportMetric(float64(n*b.N)/time.Since(start).Seconds(), "receipts/s")
+	// The heap the result holds (its changes), and the most the heap
+	// took from the system.
+	b.ReportMetric(float64(live)/(1<<20), "result-live-MiB")
+	b.ReportMetric(float64(ms.HeapSys)/(1<<20), "heap-sys-MiB")
+	b.ReportMetric(float64(changed), "changed")
 }

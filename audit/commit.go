@@ -28,8 +28,11 @@ type Settings struct {
 // new verdict, its pending form's own reasons judged under the audit's
 // keyring, so that a later run resolving it again keeps them); a report
 // whose cumulative receipts count every receipt by its verdict after the
-// audit. It returns the run's number, or outdir.ErrNothingToAudit
-// (nothing written) when no verdict changed.
+// audit. The changed receipts are read back from the audit's spill files
+// and handed to the commit commitBatch at a time (outdir.Commit's
+// Reresolve), so the commit's memory does not grow with their number. It
+// returns the run's number, or outdir.ErrNothingToAudit (nothing written)
+// when no verdict changed.
 func Commit(r *outdir.Run, res *Result, s Settings, started time.Time) (int, error) {
 	if len(res.Changes) == 0 {
 		return 0, outdir.ErrNothingToAudit
@@ -44,61 +47,30 @@ func Commit(r *outdir.Run, res *Result, s Settings, started time.Time) (int, err
 	rep.Settings.Incremental = true
 	rep.Extensions = sink.Extensions{Declared: map[string]int64{}, Unknown: map[string]int64{}}
 	c := &outdir.Commit{Report: rep, Verdicts: res.Verdicts}
-	// The strings receipts repeat are shared between the changed
-	// receipts, and each receipt's statements between its state line and
-	// its row: the commit holds every changed receipt at once.
-	strs := map[string]string{}
-	intern := func(s *string) {
-		if v, ok := strs[*s]; ok {
-			*s = v
-		} else {
-			strs[*s] = *s
-		}
-	}
 	for _, ch := range res.Changes {
-		raw, err := res.line(ch)
-		if err != nil {
-			return 0, err
-		}
-		var st outdir.StateReceipt
-		if err := json.Unmarshal(raw, &st); err != nil || st.Pending == nil || st.Pending.Check == nil {
-			return 0, fmt.Errorf("audit: receipt %s:%d of run %d: %w: its state line does not parse again (%v)", ch.File, ch.Line, ch.Run, outdir.ErrRefused, err)
-		}
-		chk := st.Pending.Check
-		intern(&chk.Algorithm)
-		intern(&chk.EnvelopeFingerprint)
-		st.Pending.File = ch.File
-		for i := range chk.Statements {
-			s := &chk.Statements[i]
-			intern(&s.AgentID)
-			intern(&s.Fingerprint)
-			intern(&s.Stance)
-			intern(&s.Algorithm)
-		}
-		// Judged again from the facts as verify reads them: the same
-		// judgment as the audit's (the same facts, keyring and witness).
-		judgment := res.keyring.Judge(chk.KeyFacts(), ch.witness)
-		chk.Reasons = chk.Reasons&^verify.KeyringReasons | judgment.Reasons
-		c.Changed = append(c.Changed, &outdir.StateReceipt{Origin: ch.Run, Status: ch.Status, Reasons: ch.Reasons, Pending: st.Pending})
-		// The state line does not write a statement's status and key id:
-		// the row's statements are the same slice, judged.
-		stmts := chk.Statements
-		for i := range stmts {
-			stmts[i].Status, stmts[i].KeyID = judgment.Statements[i].Status, judgment.Statements[i].KeyID
-		}
-		c.Reresolved = append(c.Reresolved, verify.ReceiptResult{
-			File: ch.File, Line: ch.Line, ConversationID: chk.ConversationID, Algorithm: chk.Algorithm,
-			SignedAt: chk.SignedAt, SignedAtMicros: chk.SignedAtMicros, QuorumK: chk.QuorumK, QuorumN: chk.QuorumN,
-			StatementsValid: chk.StatementsValid, StatementsInvalid: chk.StatementsInvalid, PayloadHash: chk.PayloadHash,
-			Status: ch.Status, Reasons: ch.Reasons, ReresolvesRun: ch.Run,
-			EnvelopeKeyFingerprint: judgment.Envelope.Fingerprint, Statements: stmts,
-			FirstRun: ch.Run, FirstCommittedAtMicros: ch.witness,
-		})
 		rep.Receipts.Reresolved++
 		if rep.Receipts.ReresolvedStatus == nil {
 			rep.Receipts.ReresolvedStatus = map[string]int64{}
 		}
 		rep.Receipts.ReresolvedStatus[string(ch.Status)]++
+	}
+	if commitBatch > 0 {
+		// The changed receipts go to the commit commitBatch at a time,
+		// read back from the spill files: the commit holds one batch.
+		c.ReresolvedCount = len(res.Changes)
+		c.Reresolve = func(yield func([]verify.ReceiptResult, []*outdir.StateReceipt) error) error {
+			return res.changedRows(commitBatch, yield)
+		}
+	} else {
+		// Every changed receipt at once (the commit as it was, kept to
+		// test the batches against).
+		err := res.changedRows(len(res.Changes), func(rows []verify.ReceiptResult, lines []*outdir.StateReceipt) error {
+			c.Reresolved, c.Changed = rows, lines
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
 	}
 	c.FinishReport = func() error {
 		finished := time.Now()
@@ -119,4 +91,77 @@ func Commit(r *outdir.Run, res *Result, s Settings, started time.Time) (int, err
 		return 0, err
 	}
 	return r.Number(), nil
+}
+
+// commitBatch is how many changed receipts Commit hands to the commit at
+// a time (0: all at once).
+var commitBatch = 4096
+
+// changedRows reads back the changed receipts' state lines, in the order
+// of res.Changes, and gives them to yield n at a time (each batch in
+// slices of its own): each as a receipts table row and its new state line
+// (the same origin, the new verdict, its pending form's own reasons judged
+// under the audit's keyring, so that a later run resolving it again keeps
+// them).
+func (res *Result) changedRows(n int, yield func([]verify.ReceiptResult, []*outdir.StateReceipt) error) error {
+	n = max(n, 1)
+	for from := 0; from < len(res.Changes); from += n {
+		batch := res.Changes[from:min(from+n, len(res.Changes))]
+		rows := make([]verify.ReceiptResult, 0, len(batch))
+		lines := make([]*outdir.StateReceipt, 0, len(batch))
+		// The strings receipts repeat are shared within the batch, and
+		// each receipt's statements between its state line and its row.
+		strs := map[string]string{}
+		intern := func(s *string) {
+			if v, ok := strs[*s]; ok {
+				*s = v
+			} else {
+				strs[*s] = *s
+			}
+		}
+		for _, ch := range batch {
+			raw, err := res.line(ch)
+			if err != nil {
+				return err
+			}
+			var st outdir.StateReceipt
+			if err := json.Unmarshal(raw, &st); err != nil || st.Pending == nil || st.Pending.Check == nil {
+				return fmt.Errorf("audit: receipt %s:%d of run %d: %w: its state line does not parse again (%v)", ch.File, ch.Line, ch.Run, outdir.ErrRefused, err)
+			}
+			chk := st.Pending.Check
+			intern(&chk.Algorithm)
+			intern(&chk.EnvelopeFingerprint)
+			st.Pending.File = ch.File
+			for i := range chk.Statements {
+				s := &chk.Statements[i]
+				intern(&s.AgentID)
+				intern(&s.Fingerprint)
+				intern(&s.Stance)
+				intern(&s.Algorithm)
+			}
+			// Judged again from the facts as verify reads them: the same
+			// judgment as the audit's (the same facts, keyring and witness).
+			judgment := res.keyring.Judge(chk.KeyFacts(), res.witness(ch.Run))
+			chk.Reasons = chk.Reasons&^verify.KeyringReasons | judgment.Reasons
+			lines = append(lines, &outdir.StateReceipt{Origin: ch.Run, Status: ch.Status, Reasons: ch.Reasons, Pending: st.Pending})
+			// The state line does not write a statement's status and key id:
+			// the row's statements are the same slice, judged.
+			stmts := chk.Statements
+			for i := range stmts {
+				stmts[i].Status, stmts[i].KeyID = judgment.Statements[i].Status, judgment.Statements[i].KeyID
+			}
+			rows = append(rows, verify.ReceiptResult{
+				File: ch.File, Line: ch.Line, ConversationID: chk.ConversationID, Algorithm: chk.Algorithm,
+				SignedAt: chk.SignedAt, SignedAtMicros: chk.SignedAtMicros, QuorumK: chk.QuorumK, QuorumN: chk.QuorumN,
+				StatementsValid: chk.StatementsValid, StatementsInvalid: chk.StatementsInvalid, PayloadHash: chk.PayloadHash,
+				Status: ch.Status, Reasons: ch.Reasons, ReresolvesRun: ch.Run,
+				EnvelopeKeyFingerprint: judgment.Envelope.Fingerprint, Statements: stmts,
+				FirstRun: ch.Run, FirstCommittedAtMicros: res.witness(ch.Run),
+			})
+		}
+		if err := yield(rows, lines); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -31,11 +31,12 @@ type Change struct {
 	Causes     []string      `json:"causes"`
 
 	// For the commit: where the receipt's latest state line was spilled
-	// (the worker's spill file, offset, length) and its witness time.
-	spill   int
-	off     int64
-	n       int
-	witness int64
+	// (the worker's spill file, offset, length); Result.witness gives
+	// its witness time. A Change is 160 bytes: an audit holds one per
+	// changed verdict.
+	off   int64
+	spill int32
+	n     int32
 }
 
 // KeyCount is one key's statements (or envelopes) in the receipts
@@ -128,6 +129,8 @@ type Result struct {
 	// lines (Close removes them).
 	keyring *verify.Keyring
 	spills  []*os.File
+	// witness is the witness time of the receipts a run first committed.
+	witness func(run int) int64
 }
 
 // Close removes the files that hold the changed receipts' state lines.
@@ -177,6 +180,7 @@ type tally struct {
 	// causes between the changed receipts: they repeat.
 	reasonCodes map[verify.Reasons][]string
 	strs        map[string]string
+	causeSets   map[string][]string
 }
 
 // codes returns the codes of s, the same slice for every receipt.
@@ -185,6 +189,20 @@ func (t *tally) codes(s verify.Reasons) []string {
 	if !ok {
 		c = s.Codes()
 		t.reasonCodes[s] = c
+	}
+	return c
+}
+
+// causeSet returns ss, its strings interned, as the same slice for every
+// receipt with these causes: a change holds no causes of its own.
+func (t *tally) causeSet(ss []string) []string {
+	k := strings.Join(ss, "\x00")
+	if c, ok := t.causeSets[k]; ok {
+		return c
+	}
+	c := t.internAll(ss)
+	if len(t.causeSets) < 1<<16 {
+		t.causeSets[k] = c
 	}
 	return c
 }
@@ -212,7 +230,7 @@ func newTally() *tally {
 	return &tally{held: map[verify.Status]int64{}, current: map[verify.Status]int64{}, verdicts: map[verify.Status]int64{},
 		legacyRuns: map[int]int64{}, reasons: map[string]int64{}, keys: map[keyKey]*KeyCount{},
 		agents: map[string]*AgentCount{}, nights: map[int]*nightTally{}, margins: map[int]int64{},
-		reasonCodes: map[verify.Reasons][]string{}, strs: map[string]string{}}
+		reasonCodes: map[verify.Reasons][]string{}, strs: map[string]string{}, causeSets: map[string][]string{}}
 }
 
 func (t *tally) night(run int) *nightTally {

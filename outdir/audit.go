@@ -1,12 +1,15 @@
 package outdir
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/convbatch/convbatch/verify"
 
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
@@ -128,8 +131,11 @@ var ErrNothingToAudit = errors.New("no verdict changed")
 // Iceberg receipts data files that held a changed receipt's earlier row,
 // rewritten without it, as an incremental run's re-resolution does).
 func (r *Run) CommitAudit(c *Commit, settings json.RawMessage) error {
-	if len(c.Changed) == 0 {
+	if len(c.Changed) == 0 && (c.Reresolve == nil || c.ReresolvedCount == 0) {
 		return ErrNothingToAudit
+	}
+	if c.Reresolve != nil && (len(c.Receipts) > 0 || len(c.Pending) > 0 || len(c.Changed) > 0 || len(c.Reresolved) > 0) {
+		return errors.New("output directory: an audit's commit streams its receipts (Reresolve) or holds them, not both")
 	}
 	if c.Report == nil {
 		c.Report = &sink.Report{}
@@ -165,4 +171,118 @@ func (r *Run) CommitAudit(c *Commit, settings json.RawMessage) error {
 		}
 	}
 	return r.dir.Commit(p.j)
+}
+
+// streamReresolved writes the rows Reresolve gives, one batch at a time:
+// into the named tables of receipts under staging/reresolved (whose parts
+// it returns, as writeReceiptsTable does), the run's receipts file and its
+// receipts state (staged in the commit's transaction, where stageRunFiles
+// and stageState would write them, with the same bytes). It keeps their
+// source_file and source_line for an Iceberg OUT's rewrite.
+func (p *commitPlan) streamReresolved(names []string) (parts map[string][]sink.PartCounts, err error) {
+	rcpts := ReceiptsFile
+	if p.r.opts.Incremental {
+		rcpts = RunFile(rcpts, p.run)
+	}
+	var tables *parquetout.Tables
+	var ttxn *sink.Txn
+	if len(names) > 0 {
+		dir := filepath.Join(p.staging, "reresolved")
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		if ttxn, err = sink.NewFlatTxn(dir); err != nil {
+			return nil, err
+		}
+		opts := p.r.opts.TableOptions
+		opts.NoEmptyPart = true
+		tables = parquetout.NewTables(ttxn, names, opts)
+		defer func() {
+			if err != nil {
+				tables.Abort()
+				ttxn.Abort()
+			}
+		}()
+	}
+	if p.r.opts.TableFormat == FormatIceberg {
+		p.rerKeys = map[rowKey]bool{}
+	}
+	files := map[string]string{}
+	type out struct {
+		rel string
+		f   *sink.File
+		bw  *bufio.Writer
+		enc *json.Encoder
+	}
+	var outs []*out
+	for _, rel := range []string{rcpts, StateRel(stateReceiptsFile(p.run))} {
+		f, err := p.txn.Create(rel)
+		if err != nil {
+			return nil, err
+		}
+		o := &out{rel: rel, f: f, bw: bufio.NewWriterSize(f, 64<<10)}
+		o.enc = json.NewEncoder(o.bw)
+		outs = append(outs, o)
+	}
+	receipts, state := outs[0], outs[1]
+	n := 0
+	err = p.c.Reresolve(func(rows []verify.ReceiptResult, lines []*StateReceipt) error {
+		if len(rows) != len(lines) {
+			return fmt.Errorf("output directory: %d receipts rows but %d state lines", len(rows), len(lines))
+		}
+		for i := range rows {
+			if err := receipts.enc.Encode(&rows[i]); err != nil {
+				return fmt.Errorf("output %s: %w", receipts.rel, err)
+			}
+		}
+		for _, l := range lines {
+			if err := state.enc.Encode(l); err != nil {
+				return fmt.Errorf("output %s: %w", state.rel, err)
+			}
+		}
+		if tables != nil {
+			if err := tables.AddReceipts(rows); err != nil {
+				return err
+			}
+		}
+		if p.rerKeys != nil {
+			for i := range rows {
+				f, ok := files[rows[i].File]
+				if !ok {
+					f = rows[i].File
+					files[f] = f
+				}
+				p.rerKeys[rowKey{f, rows[i].Line}] = true
+			}
+		}
+		n += len(rows)
+		return nil
+	})
+	for _, o := range outs {
+		if err == nil {
+			if ferr := o.bw.Flush(); ferr != nil {
+				err = fmt.Errorf("output %s: %w", o.rel, ferr)
+			}
+		}
+		if cerr := o.f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("output %s: %w", o.rel, cerr)
+		}
+	}
+	if err == nil && n != p.c.ReresolvedCount {
+		err = fmt.Errorf("output directory: the audit gave %d receipts, not %d", n, p.c.ReresolvedCount)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.streamed = true
+	if tables == nil {
+		return nil, nil
+	}
+	if err = tables.Close(); err != nil {
+		return nil, err
+	}
+	if err = ttxn.Commit(); err != nil {
+		return nil, err
+	}
+	return keepNonEmptyParts(ttxn, tables.Counts())
 }

@@ -35,6 +35,15 @@ type Commit struct {
 	// to another verdict, Changed their lines of the receipts state.
 	Reresolved []verify.ReceiptResult
 	Changed    []*StateReceipt
+	// Reresolve, when not nil, gives Reresolved and Changed in batches
+	// instead, so that a commit of many (an audit's) holds one batch at a
+	// time: it calls yield with consecutive rows and their state lines
+	// (same length, in order), which may be reused once yield returns,
+	// and returns yield's error. ReresolvedCount is how many it gives in
+	// all. It is the audit's (CommitAudit): Receipts and Pending are then
+	// empty.
+	Reresolve       func(yield func(rows []verify.ReceiptResult, lines []*StateReceipt) error) error
+	ReresolvedCount int
 	// Verdicts count every receipt an incremental OUT holds once the run
 	// is committed, by current verdict; nil for a run that replaces OUT.
 	Verdicts map[string]int64
@@ -62,6 +71,11 @@ type commitPlan struct {
 	// source_file, the rows of receipt_statements each input holds (nil
 	// until inputRows needs it).
 	statements map[string]int64
+	// streamed is set once Reresolve's rows are written (the receipts
+	// tables, the run's receipts file, the receipts state), rerKeys
+	// their source_file and source_line (FormatIceberg).
+	streamed bool
+	rerKeys  map[rowKey]bool
 }
 
 // receiptTables are the tables asked for that are written from the
@@ -146,6 +160,10 @@ func (p *commitPlan) stageReceiptsTables() ([]map[string][]sink.PartCounts, map[
 	receipts, reresolved := p.c.Receipts, p.c.Reresolved
 	resolved := make([]map[string][]sink.PartCounts, len(p.segs))
 	names := p.r.receiptTables()
+	if p.c.Reresolve != nil {
+		rer, err := p.streamReresolved(names)
+		return resolved, rer, err
+	}
 	if len(names) == 0 {
 		return resolved, nil, nil
 	}
@@ -350,8 +368,10 @@ func (p *commitPlan) stageRunFiles() error {
 	if err := sink.MergeRejects(p.txn, rejIndex, rejData, segs); err != nil {
 		return err
 	}
-	if err := sink.WriteReceipts(p.txn, rcpts, receipts); err != nil {
-		return err
+	if !p.streamed {
+		if err := sink.WriteReceipts(p.txn, rcpts, receipts); err != nil {
+			return err
+		}
 	}
 	p.c.Report.Outputs.RejectsIndex, p.c.Report.Outputs.RejectsData, p.c.Report.Outputs.Receipts = rejIndex, rejData, rcpts
 	for _, rel := range []string{rejIndex, rejData, rcpts} {
@@ -587,7 +607,12 @@ func (p *commitPlan) stageState() error {
 	o := p.r
 	run := o.run
 	pending := p.c.Pending
-	err := txn.WriteFile(StateRel(stateReceiptsFile(run)), func(wr io.Writer) error {
+	write := txn.WriteFile
+	if p.streamed {
+		// Written with the receipts tables (streamReresolved).
+		write = func(string, func(io.Writer) error) error { return nil }
+	}
+	err := write(StateRel(stateReceiptsFile(run)), func(wr io.Writer) error {
 		enc := json.NewEncoder(wr)
 		for i, p := range pending {
 			if err := enc.Encode(&StateReceipt{Origin: run, Status: receipts[i].Status, Reasons: receipts[i].Reasons, Pending: p}); err != nil {

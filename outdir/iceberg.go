@@ -171,6 +171,9 @@ func (p *commitPlan) icebergRewrite(table, f string, drop func(string, int64) bo
 // reresolvedRows returns the receipts this run resolved again, by their
 // source_file and source_line (nil when none).
 func (p *commitPlan) reresolvedRows() map[rowKey]bool {
+	if p.streamed {
+		return p.rerKeys
+	}
 	if len(p.c.Reresolved) == 0 {
 		return nil
 	}
