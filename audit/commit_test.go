@@ -80,7 +80,7 @@ func audited(t testing.TB, root, keys string, n int, started time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := outdir.OpenAudit(root, kr.Digest(), parquetout.TableOptions{Version: "test"})
+	r, err := outdir.OpenAudit(root, kr.Digest(), parquetout.TableOptions{Version: "test"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ func auditCommand() *command {
 	var since, format, warnExpiry, maxKeyring string
 	var quiet, asJSON bool
 	var findingsExit int
+	var checkpointKey string
 	return &command{
 		name:    "audit",
 		summary: "re-judge every receipt OUT holds under a keyring, without reading the archives; commit the verdicts that changed",
@@ -68,6 +69,7 @@ func auditCommand() *command {
 			fs.StringVar(&warnExpiry, "warn-expiry", "", "list the keys (and the keyring) whose validity ends within DURATION (30d, 72h)")
 			fs.BoolVarP(&quiet, "quiet", "q", false, "no summary line on stderr (the report is still printed); errors are")
 			fs.BoolVar(&asJSON, "json", false, "print the report as one JSON object on stdout, with the summary (same as --format json)")
+			registerCheckpointKey(fs, &checkpointKey)
 			fs.IntVar(&findingsExit, "findings-exit-code", ExitFindings, "exit code when a verdict changed or a key expires within --warn-expiry, 0 to 255; usage (2) and fatal (3) errors keep theirs")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
@@ -105,7 +107,11 @@ func auditCommand() *command {
 				if kp == "" {
 					return 0, usageErr("audit: --keys KEYRING is required: the keyring to judge the receipts under")
 				}
-				o := auditOptions{out: args[0], keyring: kp, since: since, format: format, warnExpiry: warnExpiry, warn: warn,
+				skey, err := readCheckpointKey(checkpointKey)
+				if err != nil {
+					return 0, err
+				}
+				o := auditOptions{out: args[0], keyring: kp, checkpointKey: skey, since: since, format: format, warnExpiry: warnExpiry, warn: warn,
 					quiet: quiet, asJSON: asJSON, findingsExit: findingsExit, maxKeyring: maxBytes}
 				return runAudit(e, o)
 			}
@@ -116,10 +122,12 @@ func auditCommand() *command {
 // auditOptions are audit's arguments, checked.
 type auditOptions struct {
 	out, keyring, since, format, warnExpiry string
-	warn                                    time.Duration
-	quiet, asJSON                           bool
-	findingsExit                            int
-	maxKeyring                              int64
+	// checkpointKey is the --checkpoint-key file's signer key, "" without.
+	checkpointKey string
+	warn          time.Duration
+	quiet, asJSON bool
+	findingsExit  int
+	maxKeyring    int64
 }
 
 // runAudit reads the keyring, opens OUT, audits, commits the changed
@@ -166,7 +174,7 @@ func runAudit(e *env, o auditOptions) (int, error) {
 			return 0, usageErr("audit: --since %q: want a run number or a date (YYYY-MM-DD or RFC 3339, UTC)", o.since)
 		}
 	}
-	r, err := outdir.OpenAudit(root, digest, parquetout.TableOptions{Version: pipeline.Version})
+	r, err := outdir.OpenAudit(root, digest, parquetout.TableOptions{Version: pipeline.Version}, o.checkpointKey)
 	if err != nil {
 		if errors.Is(err, outdir.ErrBusy) || errors.Is(err, outdir.ErrRefused) || errors.Is(err, outdir.ErrSettingsChanged) {
 			return 0, usageErr("audit: %v", err)

@@ -412,3 +412,70 @@ func TestAuditUsage(t *testing.T) {
 		t.Errorf("a refused audit wrote into the directory: %v", entries)
 	}
 }
+
+// TestAuditSignsCheckpoint: an audit that commits signs the checkpoint of
+// OUT's history with --checkpoint-key, as run does, so the nightly
+// `check --checkpoint-vkey` keeps passing after an audit; without the key,
+// the audit's checkpoint is unsigned and that check fails.
+func TestAuditSignsCheckpoint(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 1, FilesPerNight: 2, Conversations: 60, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := filepath.Join(set, exp.Keys)
+	skey, vkey := filepath.Join(dir, "out.key"), filepath.Join(dir, "out.vkey")
+	r := convbatch(t, nil, "checkpoint", "--new-key", "audit-test", "--key-out", skey)
+	if r.code != 0 {
+		t.Fatalf("checkpoint --new-key: exit %d: %s", r.code, r.stderr)
+	}
+	putFile(t, vkey, []byte(r.stdout))
+	var kr struct {
+		Agents map[string]json.RawMessage `json:"agents"`
+	}
+	readJSON(t, keys, &kr)
+	agents := slices.Sorted(maps.Keys(kr.Agents))
+	revoked := revokeAgentKey(t, keys, agents[0], time.Unix(0, 0))
+
+	for _, tc := range []struct {
+		name      string
+		sign      bool
+		checkCode int
+	}{
+		{"signed", true, 0},
+		{"unsigned", false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			if r := convbatch(t, nil, "run", "-o", out, "--incremental", "--keys", keys, "--checkpoint-key", skey, "-q", "--progress", "never", filepath.Join(set, "night-1")); r.code > 1 {
+				t.Fatalf("run: exit %d: %s", r.code, r.stderr)
+			}
+			args := []string{"audit", out, "--keys", revoked, "-q", "--findings-exit-code", "0"}
+			if tc.sign {
+				args = append(args, "--checkpoint-key", skey)
+			}
+			if r := convbatch(t, nil, args...); r.code != 0 || !strings.Contains(r.stdout, "changed verdicts: ") || strings.Contains(r.stdout, "changed verdicts: 0\n") {
+				t.Fatalf("audit: exit %d, want a commit of changed verdicts: %s\n%s", r.code, firstLines(r.stdout, 5), r.stderr)
+			}
+			if got := committedRuns(t, out); got != 2 {
+				t.Fatalf("OUT holds %d runs after the audit, want 2", got)
+			}
+			r := convbatch(t, nil, "check", "--checkpoint-vkey", vkey, out)
+			if r.code != tc.checkCode {
+				t.Errorf("check --checkpoint-vkey after the audit: exit %d, want %d: %s%s", r.code, tc.checkCode, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// committedRuns is the number of runs OUT's manifests record.
+func committedRuns(t *testing.T, out string) int {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(out, ".convbatch", "state", "manifests", "run-*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(m)
+}

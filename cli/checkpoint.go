@@ -15,7 +15,7 @@ import (
 )
 
 // registerCheckpointKey adds --checkpoint-key, for the commands that
-// commit into OUT (run, extract, maintain).
+// commit into OUT (run, extract, maintain, audit).
 func registerCheckpointKey(fs *pflag.FlagSet, p *string) {
 	fs.StringVar(p, "checkpoint-key", "", "sign the checkpoint of OUT's history with this note signer key FILE (convbatch checkpoint --new-key writes one); without it the checkpoint is unsigned")
 }

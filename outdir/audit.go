@@ -24,8 +24,10 @@ import (
 // state, an Iceberg table's metadata), as an incremental run does: a
 // difference is refused (ErrRefused) before anything is written.
 // keyringSHA256 is the audit keyring's digest; opts the Parquet writer's
-// options (Version set; PartitionBy is taken from OUT's settings).
-func OpenAudit(root, keyringSHA256 string, opts parquetout.TableOptions) (*Run, error) {
+// options (Version set; PartitionBy is taken from OUT's settings);
+// checkpointKey, when set, the note signer key that signs the checkpoint
+// of OUT's history the audit's commit writes (Options.CheckpointKey).
+func OpenAudit(root, keyringSHA256 string, opts parquetout.TableOptions, checkpointKey string) (*Run, error) {
 	if rec, _ := ReadRecord(root); rec.LastRun == 0 {
 		return nil, fmt.Errorf("%w: %s: %w", ErrRefused, root, ErrNoRecord)
 	}
@@ -48,7 +50,7 @@ func OpenAudit(root, keyringSHA256 string, opts parquetout.TableOptions) (*Run, 
 		format = FormatIceberg
 	}
 	r, err := OpenRun(Options{Root: root, Incremental: true, Handlers: s.Handlers, Tables: s.Tables,
-		Archive: s.Archive, TableOptions: opts, TableFormat: format, KeyringSHA256: keyringSHA256, Key: "audit"})
+		Archive: s.Archive, TableOptions: opts, TableFormat: format, KeyringSHA256: keyringSHA256, Key: "audit", CheckpointKey: checkpointKey})
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +154,7 @@ func (r *Run) CommitAudit(c *Commit, settings json.RawMessage) error {
 		return err
 	}
 	defer txn.Abort()
-	p := &commitPlan{r: r, c: c, run: r.run, staging: r.dir.Staging(), txn: txn, j: &Journal{Run: r.run, Removes: []string{}}, ice: newIceberg()}
+	p := &commitPlan{r: r, c: c, run: r.run, staging: r.dir.Staging(), txn: txn, j: &Journal{Run: r.run, Removes: []string{}, CheckpointKey: r.opts.CheckpointKey}, ice: newIceberg()}
 	steps := []func() error{
 		p.placeTables,
 		p.stageRunFiles,
