@@ -435,10 +435,3 @@ func parseReasons(codes []string) (verify.Reasons, []string) {
 	}
 	return s, unknown
 }
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
