@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,10 +34,15 @@ type Header struct {
 var statuses = []string{"valid", "invalid", "incomplete"}
 
 // WriteJSON writes the audit as one JSON object: the header's members
-// and the result's.
+// and the result's. The lists that grow with the receipts (changes,
+// at_margin_zero) are written element by element, last: an audit that
+// changes 256,000 verdicts never holds their JSON whole (it took 640 MB
+// when the object went through one generic map).
 func WriteJSON(w io.Writer, h *Header, r *Result, extra map[string]any) error {
+	rest := *r
+	rest.Changes, rest.AtMarginZero = nil, nil
 	out := map[string]any{}
-	for _, v := range []any{h, r} {
+	for _, v := range []any{h, &rest} {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err
@@ -46,12 +52,44 @@ func WriteJSON(w io.Writer, h *Header, r *Result, extra map[string]any) error {
 		}
 	}
 	maps.Copy(out, extra)
-	b, err := json.MarshalIndent(out, "", "  ")
+	delete(out, "changes")
+	delete(out, "at_margin_zero")
+	head, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	bw := bufio.NewWriter(w)
+	bw.Write(bytes.TrimSuffix(head, []byte("\n}")))
+	if err := writeJSONList(bw, "changes", r.Changes); err != nil {
+		return err
+	}
+	if err := writeJSONList(bw, "at_margin_zero", r.AtMarginZero); err != nil {
+		return err
+	}
+	bw.WriteString("\n}\n")
+	return bw.Flush()
+}
+
+// writeJSONList writes `,"name": [...]` into an object WriteJSON writes,
+// one element at a time, indented as json.MarshalIndent would.
+func writeJSONList[T any](bw *bufio.Writer, name string, list []T) error {
+	fmt.Fprintf(bw, ",\n  %q: [", name)
+	for i := range list {
+		b, err := json.MarshalIndent(list[i], "    ", "  ")
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(b)
+	}
+	if len(list) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteByte(']')
+	return nil
 }
 
 // WriteTable writes the audit as text tables.

@@ -234,13 +234,14 @@ func (p *PendingReceipt) ResolveJudged(evidence map[string]*Evidence, kr *Keyrin
 	j := kr.Judge(c.KeyFacts(), witnessedMicros)
 	res := p.resolve(evidence, base|j.Reasons)
 	res.EnvelopeKeyFingerprint = c.EnvelopeFingerprint
-	if len(c.Statements) > 0 {
-		res.Statements = make([]StatementKey, len(c.Statements))
-		for i, s := range c.Statements {
-			s.Status, s.KeyID = j.Statements[i].Status, j.Statements[i].KeyID
-			res.Statements[i] = s
-		}
+	// The statements' status and key id are written into the check's own
+	// statements, which the result shares: a copy per receipt doubled
+	// what a run of a million receipts holds until its tables are written
+	// (the pending form on disk carries neither: MarshalJSON).
+	for i := range c.Statements {
+		c.Statements[i].Status, c.Statements[i].KeyID = j.Statements[i].Status, j.Statements[i].KeyID
 	}
+	res.Statements = c.Statements
 	return res
 }
 
