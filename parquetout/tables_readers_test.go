@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -54,10 +55,13 @@ func genConfig(t *testing.T, dir, name string, g gen.Options) pipeline.Config {
 	return pipeline.Config{Inputs: inputs, Archive: sink.ArchiveNone, Keyring: keys, MaxDocBytes: g.MaxDocBytes, Tables: tabledef.Names}
 }
 
-// runTables runs cfg into out with the table options opts.
+// runTables runs cfg into out with the table options opts, at a fixed
+// commit time, so that two runs' receipts parts (first_committed_at) can
+// be compared byte for byte.
 func runTables(t *testing.T, cfg pipeline.Config, out string, opts parquetout.TableOptions) *pipeline.Result {
 	t.Helper()
 	cfg.OutDir, cfg.TableOptions = out, opts
+	cfg.Now = func() time.Time { return time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC) }
 	res, err := pipeline.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -246,6 +246,9 @@ type witnesses struct {
 // before any receipt is resolved.
 func (w *writer) witnesses() witnesses {
 	now := time.Now()
+	if w.cfg.Now != nil {
+		now = w.cfg.Now()
+	}
 	if w.out == nil {
 		return witnesses{now: now.UnixMicro(), of: func(int) (int64, bool) { return 0, false }}
 	}

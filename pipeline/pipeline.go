@@ -87,6 +87,11 @@ type Config struct {
 	// CheckpointKey, when set, is the note signer key that signs the
 	// checkpoint of OUT's history at the commit.
 	CheckpointKey string
+	// Now, when set, is the clock that fixes the run's committed_at (the
+	// witness time of its new receipts and their first_committed_at);
+	// time.Now when nil. Tests that compare two runs' tables byte for
+	// byte set it.
+	Now func() time.Time
 	// OnDocument, when set, is called for every document in input order,
 	// from the writing goroutine; an error it returns is fatal. An input
 	// read a second time (a zstd frame whose checksum failed, with an
