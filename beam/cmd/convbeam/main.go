@@ -555,6 +555,7 @@ type runnerLog struct {
 	f    *os.File     // nil: the logs go to standard error (--verbose)
 	keep bool         // --log FILE: kept whatever happens
 	prev *slog.Logger // put back by close
+	gate *logGate     // --verbose: shut by close, before the last line
 }
 
 // runnerLog routes the runner's logs (Beam's and Prism's go through
@@ -565,7 +566,13 @@ type runnerLog struct {
 // convbeam's own lines (the summary, or why the job failed).
 func (o *options) runnerLog() (*runnerLog, error) {
 	l := &runnerLog{prev: slog.Default(), keep: o.log != ""}
+	if g, ok := l.prev.Handler().(*logGate); ok {
+		// An earlier call in this process left its gate installed.
+		l.prev = slog.New(g.inner)
+	}
 	if o.verbose {
+		l.gate = newLogGate(l.prev.Handler())
+		slog.SetDefault(slog.New(l.gate))
 		return l, nil
 	}
 	var err error
@@ -600,6 +607,10 @@ func (l *runnerLog) cause(err error) string {
 // discard puts the previous default logger back and removes the default
 // log file, for a job that was not submitted.
 func (l *runnerLog) discard() {
+	if l.gate != nil {
+		slog.SetDefault(l.prev)
+		l.gate = nil
+	}
 	if l.f == nil {
 		return
 	}
@@ -614,8 +625,15 @@ func (l *runnerLog) discard() {
 // close puts the previous default logger back and closes the log file.
 // The default log file is removed after a job that published its report
 // (published) and kept otherwise. It returns the text that names the
-// kept file at the end of convbeam's last line, "" for none.
+// kept file at the end of convbeam's last line, "" for none. With
+// --verbose it shuts the gate instead, and leaves it installed: the
+// runner's goroutines may still log as they stop, and only their
+// warnings may come after convbeam's last line.
 func (l *runnerLog) close(published bool) string {
+	if l.gate != nil {
+		l.gate.close()
+		return ""
+	}
 	if l.f == nil {
 		return ""
 	}
