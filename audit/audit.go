@@ -161,7 +161,7 @@ func Run(src Source, o Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("audit: %w", err)
 		}
-		spills[i], tallies[i].spill = f, f
+		spills[i], tallies[i].spill = f, bufio.NewWriterSize(f, 1<<20)
 	}
 	for i := len(states) - 1; i >= 0; i-- {
 		st := states[i]
@@ -174,6 +174,9 @@ func Run(src Source, o Options) (*Result, error) {
 		}
 	}
 	for _, t := range tallies {
+		if t.spillErr == nil {
+			t.spillErr = t.spill.Flush()
+		}
 		if t.spillErr != nil {
 			return nil, fmt.Errorf("audit: keeping the changed receipts' state lines: %w", t.spillErr)
 		}
@@ -256,6 +259,7 @@ func (a *auditor) readState(st outdir.ReceiptsState, seen map[posKey]struct{}, t
 					}
 					mu.Unlock()
 				}
+				putBatch(b)
 			}
 			mu.Lock()
 			newer = append(newer, mine...)
@@ -274,11 +278,30 @@ func (a *auditor) readState(st outdir.ReceiptsState, seen map[posKey]struct{}, t
 	return newer, nil
 }
 
+// batchPool holds the batches the workers judged, for readBatches to fill
+// again: a new megabyte a batch was a tenth of an audit's allocation.
+var batchPool = sync.Pool{New: func() any { return &batch{buf: make([]byte, 0, batchBytes+4096)} }}
+
+// getBatch returns an empty batch whose first line is number first.
+func getBatch(first int) *batch {
+	b := batchPool.Get().(*batch)
+	b.buf, b.ends, b.first = b.buf[:0], b.ends[:0], first
+	return b
+}
+
+// putBatch gives b back once judged: nothing judged keeps its bytes (the
+// decoder copies the strings it keeps, the spill the lines).
+func putBatch(b *batch) {
+	if cap(b.buf) <= 4*batchBytes {
+		batchPool.Put(b)
+	}
+}
+
 // readBatches splits r into batches of whole lines of about batchBytes.
 func readBatches(r io.Reader, out chan<- *batch) error {
 	br := bufio.NewReaderSize(r, 256<<10)
 	lineNo := 1
-	b := &batch{buf: make([]byte, 0, batchBytes+4096), first: lineNo}
+	b := getBatch(lineNo)
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -297,7 +320,7 @@ func readBatches(r io.Reader, out chan<- *batch) error {
 		}
 		if len(b.buf) >= batchBytes || (err != nil && len(b.ends) > 0) {
 			out <- b
-			b = &batch{buf: make([]byte, 0, batchBytes+4096), first: lineNo}
+			b = getBatch(lineNo)
 		}
 		if err == io.EOF {
 			return nil

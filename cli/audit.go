@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -29,7 +30,7 @@ func auditCommand() *command {
 	var since, format, warnExpiry, maxKeyring string
 	var quiet, asJSON bool
 	var findingsExit int
-	var checkpointKey string
+	var checkpointKey, cpuProfile string
 	return &command{
 		name:    "audit",
 		summary: "re-judge every receipt OUT holds under a keyring, without reading the archives; commit the verdicts that changed",
@@ -70,6 +71,7 @@ func auditCommand() *command {
 			fs.BoolVarP(&quiet, "quiet", "q", false, "no summary line on stderr (the report is still printed); errors are")
 			fs.BoolVar(&asJSON, "json", false, "print the report as one JSON object on stdout, with the summary (same as --format json)")
 			registerCheckpointKey(fs, &checkpointKey)
+			fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the audit to this file")
 			fs.IntVar(&findingsExit, "findings-exit-code", ExitFindings, "exit code when a verdict changed or a key expires within --warn-expiry, 0 to 255; usage (2) and fatal (3) errors keep theirs")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
@@ -113,6 +115,17 @@ func auditCommand() *command {
 				}
 				o := auditOptions{out: args[0], keyring: kp, checkpointKey: skey, since: since, format: format, warnExpiry: warnExpiry, warn: warn,
 					quiet: quiet, asJSON: asJSON, findingsExit: findingsExit, maxKeyring: maxBytes}
+				if cpuProfile != "" {
+					pf, err := os.Create(cpuProfile)
+					if err != nil {
+						return 0, usageErr("audit: --cpuprofile: %v", err)
+					}
+					defer pf.Close()
+					if err := pprof.StartCPUProfile(pf); err != nil {
+						return 0, fatalErr(fmt.Errorf("audit: cpu profile: %w", err))
+					}
+					defer pprof.StopCPUProfile()
+				}
 				return runAudit(e, o)
 			}
 		},

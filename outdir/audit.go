@@ -227,6 +227,7 @@ func (p *commitPlan) streamReresolved(names []string) (parts map[string][]sink.P
 		outs = append(outs, o)
 	}
 	receipts, state := outs[0], outs[1]
+	var line []byte
 	n := 0
 	err = p.c.Reresolve(func(rows []verify.ReceiptResult, lines []*StateReceipt) error {
 		if len(rows) != len(lines) {
@@ -238,7 +239,11 @@ func (p *commitPlan) streamReresolved(names []string) (parts map[string][]sink.P
 			}
 		}
 		for _, l := range lines {
-			if err := state.enc.Encode(l); err != nil {
+			var err error
+			if line, err = l.AppendJSON(line[:0]); err == nil {
+				_, err = state.bw.Write(line)
+			}
+			if err != nil {
 				return fmt.Errorf("output %s: %w", state.rel, err)
 			}
 		}

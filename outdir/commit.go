@@ -613,14 +613,20 @@ func (p *commitPlan) stageState() error {
 		write = func(string, func(io.Writer) error) error { return nil }
 	}
 	err := write(StateRel(stateReceiptsFile(run)), func(wr io.Writer) error {
-		enc := json.NewEncoder(wr)
+		var line []byte
+		put := func(s *StateReceipt) (err error) {
+			if line, err = s.AppendJSON(line[:0]); err == nil {
+				_, err = wr.Write(line)
+			}
+			return err
+		}
 		for i, p := range pending {
-			if err := enc.Encode(&StateReceipt{Origin: run, Status: receipts[i].Status, Reasons: receipts[i].Reasons, Pending: p}); err != nil {
+			if err := put(&StateReceipt{Origin: run, Status: receipts[i].Status, Reasons: receipts[i].Reasons, Pending: p}); err != nil {
 				return err
 			}
 		}
 		for _, r := range changed {
-			if err := enc.Encode(r); err != nil {
+			if err := put(r); err != nil {
 				return err
 			}
 		}

@@ -97,8 +97,11 @@ func (p *PendingReceipt) MarshalJSON() ([]byte, error) {
 // a hash that is not 64 hex digits is an error.
 func (p *PendingReceipt) UnmarshalJSON(b []byte) error {
 	var j pendingJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
+	if !decodePendingFast(b, &j) {
+		j = pendingJSON{}
+		if err := json.Unmarshal(b, &j); err != nil {
+			return err
+		}
 	}
 	c := &ReceiptCheck{
 		ConversationID: j.ConversationID, Algorithm: j.Algorithm, SignedAt: j.SignedAt,
