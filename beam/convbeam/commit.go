@@ -167,7 +167,15 @@ func (f *publishFn) commitOut(ctx context.Context, byInput [][]ShardResult) erro
 		Workers: 1, MaxDocBytes: f.S.MaxDocBytes, MaxDepth: f.S.MaxDepth, ZstdMaxWindow: f.S.ZstdMaxWindow, Strict: f.S.Strict,
 		Keyring: kr, CheckpointKey: ckey, Now: func() time.Time { return witness },
 		Tables: f.S.Tables, TableFormat: outdir.TableFormat(f.S.TableFormat), Incremental: f.S.Incremental,
-		Staged: func(run *outdir.Run) error { return f.stage(ctx, run, inputs, byInput) },
+		Staged: func(run *outdir.Run) error {
+			if err := f.stage(ctx, run, inputs, byInput); err != nil {
+				return err
+			}
+			if f.Fault == "publish:staged" {
+				return errors.New("publishing step failing on purpose after staging (test hook)")
+			}
+			return nil
+		},
 	}
 	res, err := pipeline.Run(ctx, cfg)
 	if err != nil {

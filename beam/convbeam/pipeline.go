@@ -10,7 +10,7 @@ import (
 
 // Build adds the job to the scope: read every shard of the plan, resolve
 // the receipts by keyed joins, and publish the outputs under s.Output.
-// fault is readFn's test hook ("" outside tests).
+// fault is readFn's and publishFn's test hook ("" outside tests).
 func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	scope = scope.Scope("convbeam")
 	shards := beam.CreateList(scope, plan.Shards)
@@ -38,7 +38,7 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	if plan.Named != nil {
 		named = planned(plan.Named)
 	}
-	publish := &publishFn{S: *s, Inputs: inputs, Named: named, Skipped: skipped, Started: time.Now().UTC().Format(time.RFC3339Nano), WitnessMicros: witness}
+	publish := &publishFn{S: *s, Fault: fault, Inputs: inputs, Named: named, Skipped: skipped, Started: time.Now().UTC().Format(time.RFC3339Nano), WitnessMicros: witness}
 	beam.ParDo0(scope.Scope("publish"), publish, beam.Impulse(scope),
 		beam.SideInput{Input: results}, beam.SideInput{Input: resolved}, beam.SideInput{Input: stats})
 }

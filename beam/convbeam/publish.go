@@ -47,6 +47,10 @@ type publishFn struct {
 	// WitnessMicros is the job's witness time (resolveFn's): every
 	// receipt's first_committed_at.
 	WitnessMicros int64
+	// Fault is a test hook: "publish:staged" makes the step fail once it
+	// has staged every input into a local OUT, before the commit, as a
+	// publishing step that dies there would.
+	Fault string
 
 	// docParts are the parts of each table, in order, as published.
 	docParts map[string][]sink.PartCounts
