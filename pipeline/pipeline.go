@@ -146,6 +146,18 @@ type Config struct {
 	// the segment it was writing.
 	SegmentBytes int64
 
+	// Staged, when set, stages the run's inputs instead of reading them
+	// (convbeam's publishing step, whose workers read them): it is called
+	// once OutDir is opened, with the run, whose Inputs are those to
+	// commit, and seals and adopts a segment for each input the run does
+	// not resume already (outdir.Run.StartSegment, Segment.Seal,
+	// Run.Adopt). The run then commits them as it commits a killed run's
+	// sealed inputs: one publish for both commands (issue 44 item 4).
+	// It needs an OutDir.
+	Staged func(*outdir.Run) error
+	// Tool names the command in report.json ("convbatch" when "").
+	Tool string
+
 	// sigCache is the run's verified-signature cache, made by defaults
 	// with the standard registry and read for the report.
 	sigCache *verify.SignatureCache
@@ -243,6 +255,9 @@ func (c *Config) check() error {
 	case "", sink.ArchiveZstd, sink.ArchiveJSONL, sink.ArchiveNone:
 	default:
 		return fmt.Errorf("Config.Archive %q: must be %q, %q or %q", c.Archive, sink.ArchiveZstd, sink.ArchiveJSONL, sink.ArchiveNone)
+	}
+	if c.Staged != nil && c.OutDir == "" {
+		return errors.New("Config.Staged: needs an OutDir to stage into")
 	}
 	for i, name := range c.Tables {
 		if !slices.Contains(tabledef.Names, name) {
@@ -351,6 +366,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return &Result{Report: rep, UpToDate: true, Skipped: out.Already()}, nil
 		}
 		cfg.Inputs = out.Inputs()
+		if cfg.Staged != nil {
+			if err := cfg.Staged(out); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+			}
+		}
 	}
 	// The document index spills into the output directory's temporary
 	// directory (or the system's when there is none); it is removed when
@@ -411,8 +431,12 @@ func newReport(cfg *Config, handlers []transform.Handler) *sink.Report {
 	for i, s := range cfg.Skipped {
 		skipped[i] = sink.SkippedFile{Path: s.Path, Reason: s.Reason.String()}
 	}
+	tool := cfg.Tool
+	if tool == "" {
+		tool = "convbatch"
+	}
 	return &sink.Report{
-		Tool:    "convbatch",
+		Tool:    tool,
 		Version: Version,
 		Skipped: skipped,
 		Settings: sink.Settings{

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/convbatch/convbatch/beam/internal/beamtest"
+	"github.com/convbatch/convbatch/outdir"
 )
 
 func TestMain(m *testing.M) { ptest.Main(m) }
@@ -30,6 +31,8 @@ type job struct {
 	shardBytes int64
 	maxDoc     int64
 	fault      string
+	// incremental adds to out (NewIncrementalSettings, Plan.Continue).
+	incremental bool
 	// planned, when set, is called between the plan and the job.
 	planned func()
 }
@@ -48,7 +51,11 @@ func runJobMetrics(t *testing.T, j job) (map[string]int64, error) {
 	if j.tables == "" {
 		j.tables = "all"
 	}
-	s, err := NewSettings(ctx, j.out, j.keys, j.tables, "zst")
+	newSettings := NewSettings
+	if j.incremental {
+		newSettings = NewIncrementalSettings
+	}
+	s, err := newSettings(ctx, j.out, j.keys, j.tables, "zst")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +69,9 @@ func runJobMetrics(t *testing.T, j job) (map[string]int64, error) {
 	plan, err := MakePlan(ctx, j.globs, s.ShardBytes)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := plan.Continue(s); err != nil {
+		return nil, err
 	}
 	if j.planned != nil {
 		j.planned()
@@ -130,5 +140,16 @@ func TestSameAsConvbatchRun(t *testing.T) {
 	beamtest.CompareOutputs(t, want, got)
 	if _, err := os.Stat(filepath.Join(got, ".convbeam")); !os.IsNotExist(err) {
 		t.Errorf("temporary directory left: %v", err)
+	}
+	// The record of a convbatch OUT (journal commit, manifest, state,
+	// history): `convbatch check` verifies it (issue 44 item 4; before,
+	// check refused a convbeam OUT: "no manifest").
+	checkOut(t, got)
+	rep := beamtest.ReadReport(t, got)
+	if rep.Tool != "convbeam" || rep.Run != 1 || rep.Cumulative == nil {
+		t.Errorf("report: tool %q, run %d, cumulative %v", rep.Tool, rep.Run, rep.Cumulative)
+	}
+	if _, err := os.Stat(filepath.Join(got, filepath.FromSlash(outdir.RunReportFile(1)))); err != nil {
+		t.Errorf("the run's kept report: %v", err)
 	}
 }

@@ -28,11 +28,15 @@
 //     (CoGroupByKey): what the documents say about each referenced id
 //     (verify.Evidence) goes to the receipts that reference it; a second
 //     join brings each receipt its evidence, and verify's rules resolve it.
-//  5. One publishing step, after everything above, renames the files that
-//     the successful bundles reported into their final names (a retried
-//     bundle's files are never reported, so never published), writes the
-//     receipts outputs and the report, and removes the job's temporary
-//     directory. With Settings.TableFormat "iceberg" the table parts are
+//  5. One publishing step, after everything above, commits a local OUT
+//     through package outdir and the pipeline, as convbatch run commits
+//     (commit.go): journal, manifest, state, report, history; so
+//     `convbatch check` and `convbatch run --incremental` take the OUT,
+//     and Settings.Incremental continues one. On another file system it
+//     renames the files that the successful bundles reported into their
+//     final names (a retried bundle's files are never reported, so never
+//     published), writes the receipts outputs and the report, and removes
+//     the job's temporary directory. With Settings.TableFormat "iceberg" the table parts are
 //     each table's data files, and before the report it publishes each
 //     table's Iceberg snapshot, which package icebergout stages
 //     (iceberg.go).

@@ -94,6 +94,40 @@ func TestFailedJobPublishesNothing(t *testing.T) {
 	}
 }
 
+// TestRetriedPublishResumesStaged: a publishing step into a local OUT that
+// dies once it has staged every input, before the commit, leaves sealed
+// segments in OUT's staging and nothing published; the next job into OUT
+// (as a retried step would) commits what was staged, once: outputs equal
+// to convbatch run's, and an OUT that convbatch check passes (issue 44
+// item 4).
+func TestRetriedPublishResumesStaged(t *testing.T) {
+	dir := t.TempDir()
+	inputs, keys := beamtest.Nights(t, filepath.Join(dir, "in"))
+	want := filepath.Join(dir, "convbatch")
+	beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
+	got := filepath.Join(dir, "convbeam")
+	j := job{globs: inputs, out: got, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20, fault: "publish:staged"}
+	if err := runJob(t, j); err == nil || !strings.Contains(err.Error(), "failing on purpose after staging") {
+		t.Fatalf("job whose publishing step fails: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(got, "report.json")); !os.IsNotExist(err) {
+		t.Fatalf("the failed publishing step published report.json: %v", err)
+	}
+	seals, _ := filepath.Glob(filepath.Join(got, ".convbatch", "staging", "seg-*", "seal.json"))
+	if len(seals) != len(inputs) {
+		t.Fatalf("%d sealed segments staged, want one per input (%d)", len(seals), len(inputs))
+	}
+	j.fault = ""
+	if err := runJob(t, j); err != nil {
+		t.Fatal(err)
+	}
+	beamtest.CompareOutputs(t, want, got)
+	checkOut(t, got)
+	if rep := beamtest.ReadReport(t, got); rep.Run != 1 {
+		t.Errorf("report of run %d, want 1", rep.Run)
+	}
+}
+
 // TestRefusesOutputWithReport: a job does not write over another's
 // outputs.
 func TestRefusesOutputWithReport(t *testing.T) {

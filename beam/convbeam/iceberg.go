@@ -54,11 +54,9 @@ func (f *publishFn) newIcebergTables(ctx context.Context) (*icebergTables, error
 }
 
 // tableVersion returns the latest metadata version of the table in the
-// output directory, 0 when it has none.
+// output directory (on a Beam file system: a local OUT is committed by
+// package outdir, commit.go), 0 when it has none.
 func (f *publishFn) tableVersion(ctx context.Context, name string) (int, error) {
-	if isLocal(f.S.Output) {
-		return icebergout.Version(filepath.Join(f.S.Output, filepath.FromSlash(outdir.TableDir(name))))
-	}
 	return icebergout.VersionAt(&beamIO{ctx: ctx}, join(f.S.Output, outdir.TableDir(name)))
 }
 
@@ -77,14 +75,7 @@ func (f *publishFn) snapshot(ctx context.Context, ice *icebergTables, local stri
 		return err
 	}
 	defer txn.Abort()
-	snap := icebergout.Snapshot{Fresh: true, Run: 1}
-	if isLocal(f.S.Output) {
-		if snap.Root, err = filepath.Abs(f.S.Output); err != nil {
-			return err
-		}
-	} else {
-		snap.Base, snap.IO = f.S.Output, &beamIO{ctx: ctx}
-	}
+	snap := icebergout.Snapshot{Fresh: true, Run: 1, Base: f.S.Output, IO: &beamIO{ctx: ctx}}
 	var publish []string
 	for _, name := range f.S.Tables {
 		s := snap

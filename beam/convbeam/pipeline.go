@@ -5,11 +5,12 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/stream"
 )
 
 // Build adds the job to the scope: read every shard of the plan, resolve
 // the receipts by keyed joins, and publish the outputs under s.Output.
-// fault is readFn's test hook ("" outside tests).
+// fault is readFn's and publishFn's test hook ("" outside tests).
 func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	scope = scope.Scope("convbeam")
 	shards := beam.CreateList(scope, plan.Shards)
@@ -25,10 +26,7 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	witness := time.Now().UnixMicro()
 	resolved, stats := resolve(scope, &resolveFn{S: *s, WitnessMicros: witness}, docs, refs, receipts)
 
-	inputs := make([]PlannedInput, len(plan.Inputs))
-	for i, in := range plan.Inputs {
-		inputs[i] = PlannedInput{Path: in.Path, Rel: in.Rel}
-	}
+	inputs := planned(plan.Inputs)
 	for _, sh := range plan.Shards {
 		inputs[sh.Input].Shards++
 	}
@@ -36,7 +34,11 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	for i, sk := range plan.Skipped {
 		skipped[i] = sink.SkippedFile{Path: sk.Path, Reason: sk.Reason.String()}
 	}
-	publish := &publishFn{S: *s, Inputs: inputs, Skipped: skipped, Started: time.Now().UTC().Format(time.RFC3339Nano), WitnessMicros: witness}
+	var named []PlannedInput
+	if plan.Named != nil {
+		named = planned(plan.Named)
+	}
+	publish := &publishFn{S: *s, Fault: fault, Inputs: inputs, Named: named, Skipped: skipped, Started: time.Now().UTC().Format(time.RFC3339Nano), WitnessMicros: witness}
 	beam.ParDo0(scope.Scope("publish"), publish, beam.Impulse(scope),
 		beam.SideInput{Input: results}, beam.SideInput{Input: resolved}, beam.SideInput{Input: stats})
 }
@@ -61,4 +63,17 @@ func resolve(scope beam.Scope, fn *resolveFn, docs, refs, receipts beam.PCollect
 	stats = beam.Combine(scope.Scope("id-stats"), addStats, bucketStats)
 	resolved = beam.ParDo(scope.Scope("verdict"), fn, beam.CoGroupByKey(scope, receipts, routed))
 	return resolved, stats
+}
+
+// planned is the inputs as the publishing step knows them (their shards
+// not counted).
+func planned(ins []stream.Input) []PlannedInput {
+	out := make([]PlannedInput, len(ins))
+	for i, in := range ins {
+		out[i] = PlannedInput{Path: in.Path, Rel: in.Rel, Shape: uint8(in.Shape), Size: in.Size}
+		if in.Object != nil {
+			out[i].Object = objectVersion(in.URL, in.Object)
+		}
+	}
+	return out
 }

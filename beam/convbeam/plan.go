@@ -34,6 +34,9 @@ type Plan struct {
 	Inputs  []stream.Input
 	Skipped []stream.Skipped
 	Shards  []Shard
+	// Named are every input the globs named, when an incremental job
+	// left out those OUT holds (Continue); nil otherwise.
+	Named []stream.Input
 }
 
 // MakePlan lists the globs, names the inputs as convbatch does and cuts
@@ -133,6 +136,17 @@ func MakePlan(ctx context.Context, globs []string, shardBytes int64) (*Plan, err
 // its Settings, with a new temporary directory name and the handlers'
 // names. It refuses an output directory that holds a report.
 func NewSettings(ctx context.Context, output, keys, tables, archive string) (*Settings, error) {
+	return newSettings(ctx, output, keys, tables, archive, false)
+}
+
+// NewIncrementalSettings is NewSettings for a job that adds to the local
+// OUT (Settings.Incremental, convbatch run --incremental's meaning): OUT
+// may hold a report.
+func NewIncrementalSettings(ctx context.Context, output, keys, tables, archive string) (*Settings, error) {
+	return newSettings(ctx, output, keys, tables, archive, true)
+}
+
+func newSettings(ctx context.Context, output, keys, tables, archive string, incremental bool) (*Settings, error) {
 	if output == "" {
 		return nil, errors.New("--output is required")
 	}
@@ -145,16 +159,19 @@ func NewSettings(ctx context.Context, output, keys, tables, archive string) (*Se
 		return nil, err
 	}
 	output = strings.TrimSuffix(output, "/")
+	if incremental && !isLocal(output) {
+		return nil, fmt.Errorf("--incremental: OUT %s is not a local directory (an OUT on object storage is issue 44 item 1)", output)
+	}
 	if exists, err := fileExists(ctx, join(output, outdir.ReportFile)); err != nil {
 		return nil, err
-	} else if exists {
+	} else if exists && !incremental {
 		return nil, fmt.Errorf("%s: %w", output, ErrOutputExists)
 	}
 	var id [8]byte
 	rand.Read(id[:])
 	s := &Settings{Output: output, Keys: keys, Tables: names, Archive: string(format),
 		MaxDocBytes: stream.DefaultMaxDocBytes, MaxDepth: 0, ZstdMaxWindow: stream.DefaultZstdMaxWindow,
-		ShardBytes: DefaultShardBytes, Tmp: join(tmpRoot(output), hex.EncodeToString(id[:]))}
+		ShardBytes: DefaultShardBytes, Tmp: join(tmpRoot(output), hex.EncodeToString(id[:])), Incremental: incremental}
 	reg := transform.Standard(s.transformOptions(transform.ReceiptOptions{}))
 	handlers, err := reg.Resolve()
 	if err != nil {

@@ -26,19 +26,31 @@ import (
 type PlannedInput struct {
 	Path, Rel string
 	Shards    int
+	// Shape and Size are the input's (stream.Input), Object its version
+	// when it is read by URL.
+	Shape  uint8
+	Size   int64
+	Object ObjectVersion
 }
 
 // publishFn is the job's last step: it runs once, after every shard and
 // every receipt is done (its inputs are side inputs of an impulse), and
 // publishes what the successful bundles reported.
 type publishFn struct {
-	S       Settings
-	Inputs  []PlannedInput
+	S      Settings
+	Inputs []PlannedInput
+	// Named are every input named to an incremental job, those OUT
+	// holds already too (Plan.Named); nil for another job.
+	Named   []PlannedInput
 	Skipped []sink.SkippedFile
 	Started string
 	// WitnessMicros is the job's witness time (resolveFn's): every
 	// receipt's first_committed_at.
 	WitnessMicros int64
+	// Fault is a test hook: "publish:staged" makes the step fail once it
+	// has staged every input into a local OUT, before the commit, as a
+	// publishing step that dies there would.
+	Fault string
 
 	// docParts are the parts of each table, in order, as published.
 	docParts map[string][]sink.PartCounts
@@ -102,6 +114,14 @@ func (f *publishFn) ProcessElement(ctx context.Context, _ []byte, results func(*
 	}
 	if pending != int64(len(receipts)) {
 		return fmt.Errorf("incomplete: %d receipts read, %d resolved", pending, len(receipts))
+	}
+	if isLocal(f.S.Output) {
+		// Committed into OUT as convbatch run commits (commit.go); the
+		// receipts are resolved there against every document OUT holds.
+		if err := f.commitOut(ctx, byInput); err != nil {
+			return err
+		}
+		return removeTemporary(ctx, f.S.Output)
 	}
 	local, err := os.MkdirTemp("", "convbeam-publish-")
 	if err != nil {

@@ -337,6 +337,21 @@ func (f *readFn) uploadFiles(ctx context.Context, sh Shard, r *shardRead) ([]Tem
 		}
 		files = append(files, tf)
 	}
+	if isLocal(f.S.Output) {
+		// The segment of the input holds them in OUT's staging (commit.go).
+		pending := filepath.Join(filepath.Dir(r.docs.Name()), "receipts.jsonl")
+		if err := writePending(pending, r.receipts); err != nil {
+			return nil, err
+		}
+		for i, tf := range []TempFile{{Rel: shardDocsRel, Temp: r.docs.Name()}, {Rel: shardReceiptsRel, Temp: pending}} {
+			tmp := join(dir, fmt.Sprintf("state-%04d", i))
+			if err := upload(ctx, tf.Temp, tmp); err != nil {
+				return nil, err
+			}
+			tf.Temp = tmp
+			files = append(files, tf)
+		}
+	}
 	return files, nil
 }
 

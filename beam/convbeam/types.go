@@ -44,6 +44,15 @@ type Settings struct {
 	// or "" for the same) or Apache Iceberg tables ("iceberg"), as
 	// convbatch run --table-format does (outdir.TableFormat).
 	TableFormat string
+	// Incremental adds the job's inputs to what the local OUT holds, as
+	// convbatch run --incremental does: the inputs OUT holds already are
+	// left out of the plan (Plan.Continue), and the receipts are resolved
+	// against every document OUT holds.
+	Incremental bool
+	// CheckpointKeyFile, when set, is the note signer key file that signs
+	// the checkpoint of OUT's history at the commit (convbatch run
+	// --checkpoint-key); read by the publishing step, never carried.
+	CheckpointKeyFile string
 }
 
 // DefaultIDBuckets is the number of id buckets of the receipt pass: each

@@ -44,6 +44,7 @@ import (
 	"github.com/convbatch/convbatch/beam/convbeam"
 	"github.com/convbatch/convbatch/internal/exitcode"
 	"github.com/convbatch/convbatch/jsonscan"
+	"github.com/convbatch/convbatch/ledger"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/stream"
@@ -57,8 +58,8 @@ type options struct {
 	keys                           onceFlag
 	tableFormat                    string
 	shardBytes, maxDoc             int64
-	strict, verbose                bool
-	cpuprofile, log                string
+	strict, verbose, incremental   bool
+	cpuprofile, log, checkpointKey string
 }
 
 // onceFlag is a string flag that may be given once: it keeps every value
@@ -99,6 +100,8 @@ func (o *options) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.archive, "archive", "zst", "archive write-back format: zst, jsonl or none")
 	fs.Int64Var(&o.shardBytes, "shard_bytes", convbeam.DefaultShardBytes, "byte-range shard size of a plain .jsonl input")
 	fs.Int64Var(&o.maxDoc, "max_doc_bytes", stream.DefaultMaxDocBytes, "size cap of one line, as convbatch run --max-doc-bytes")
+	fs.BoolVar(&o.incremental, "incremental", false, "add to the local OUT instead of writing a new one, as convbatch run --incremental: skip the inputs OUT already holds, commit the others as a new run, resolve receipts against every document OUT holds; OUT may be one convbatch run wrote")
+	fs.StringVar(&o.checkpointKey, "checkpoint_key", "", "sign the checkpoint of the local OUT's history with this note signer key FILE, as convbatch run --checkpoint-key")
 	fs.BoolVar(&o.strict, "strict", false, "reject a byte-order mark instead of dropping it, as convbatch run --strict")
 	fs.BoolVar(&o.verbose, "verbose", false, "show the runner's logs (Beam's and Prism's, INFO and above) on standard error instead of writing them to the log file")
 	fs.StringVar(&o.log, "log", "", "write the runner's logs (Beam's and Prism's, INFO and above) to this file and keep it; by default they go to a file convbeam-*.log in the temporary directory, removed after a job that published its report and named on standard error otherwise")
@@ -119,6 +122,7 @@ Usage:
   convbeam --input GLOB[,GLOB...] --output DIR [--keys FILE] [--tables LIST]
            [--table_format parquet|iceberg] [--archive zst|jsonl|none]
            [--shard_bytes N] [--max_doc_bytes N] [--strict]
+           [--incremental] [--checkpoint_key FILE]
            [--runner prism|flink|spark|dataflow] [runner flags]
 
 ` + exitcode.Summary + `
@@ -382,7 +386,11 @@ func (o *options) preflight(ctx context.Context, stderr io.Writer) (runner strin
 	if err != nil {
 		return failFlag(fmt.Errorf("--table_format: %w", err))
 	}
-	s, err = convbeam.NewSettings(ctx, o.output, o.keys.String(), o.tables, o.archive)
+	newSettings := convbeam.NewSettings
+	if o.incremental {
+		newSettings = convbeam.NewIncrementalSettings
+	}
+	s, err = newSettings(ctx, o.output, o.keys.String(), o.tables, o.archive)
 	if errors.Is(err, convbeam.ErrOutputExists) {
 		return fail(err)
 	} else if err != nil {
@@ -390,6 +398,11 @@ func (o *options) preflight(ctx context.Context, stderr io.Writer) (runner strin
 	}
 	s.ShardBytes, s.MaxDocBytes, s.Strict = o.shardBytes, o.maxDoc, o.strict
 	s.TableFormat = string(format)
+	if o.checkpointKey != "" {
+		if s.CheckpointKeyFile, err = checkpointKeyFile(o.checkpointKey, s.Output); err != nil {
+			return failFlag(err)
+		}
+	}
 	if s.Keys != "" {
 		if _, err := convbeam.LoadKeyring(ctx, s.Keys); err != nil {
 			if ctx.Err() != nil || source.Temporary(err) {
@@ -411,6 +424,13 @@ func (o *options) preflight(ctx context.Context, stderr io.Writer) (runner strin
 			fmt.Fprintf(stderr, "convbeam: %s; nothing was submitted\n", oneLine(err.Error()))
 			return "", nil, nil, exitcode.Fatal, false
 		}
+		return fail(err)
+	}
+	// An incremental job reads only the inputs OUT does not hold yet.
+	if err := plan.Continue(s); errors.Is(err, convbeam.ErrUpToDate) {
+		fmt.Fprintf(stderr, "convbeam: %s holds every input already (%d); nothing to do\n", s.Output, len(plan.Named))
+		return "", nil, nil, exitcode.OK, false
+	} else if err != nil {
 		return fail(err)
 	}
 	return runner, s, plan, 0, true
@@ -646,4 +666,21 @@ func (l *runnerLog) close(published bool) string {
 		return ""
 	}
 	return " (the runner's log: " + name + ")"
+}
+
+// checkpointKeyFile checks --checkpoint_key's file (a note signer key, as
+// convbatch run --checkpoint-key reads it) and returns its absolute path,
+// which the publishing step reads; it signs a local OUT's checkpoint only.
+func checkpointKeyFile(file, output string) (string, error) {
+	if strings.Contains(output, "://") {
+		return "", fmt.Errorf("--checkpoint_key: OUT %s is not a local directory (an OUT on object storage is issue 44 item 1)", output)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--checkpoint_key: %w", err)
+	}
+	if err := ledger.CheckSigner(strings.TrimSpace(string(b))); err != nil {
+		return "", fmt.Errorf("--checkpoint_key %s: %w", file, err)
+	}
+	return filepath.Abs(file)
 }

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -328,6 +329,46 @@ func TestRunJob(t *testing.T) {
 				t.Error("stderr echoes message content")
 			}
 		})
+	}
+}
+
+// TestRunIncrementalCheckpoint: a job into a local OUT with
+// --checkpoint_key signs OUT's checkpoint as convbatch run
+// --checkpoint-key does, so that `convbatch check --checkpoint-vkey`
+// passes; a second job with --incremental over the same input has nothing
+// to do and says so (exit 0), and one without it is refused (issue 44
+// item 4).
+func TestRunIncrementalCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	sample, _ := filepath.Abs("../../../testdata/sample.jsonl.zst")
+	key := filepath.Join(dir, "beam.key")
+	var vkey, cliErr bytes.Buffer
+	if code := cli.Main([]string{"checkpoint", "--new-key", "beam", "--key-out", key}, nil, &vkey, &cliErr); code != 0 {
+		t.Fatalf("convbatch checkpoint --new-key: exit %d: %s", code, cliErr.String())
+	}
+	out := filepath.Join(dir, "out")
+	args := []string{"--input", sample, "--output", out, "--keys", sample + ".keys.json", "--checkpoint_key", key}
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		code  int
+		says  string
+	}{
+		{"first", nil, exitcode.OK, "outputs in " + out},
+		{"again, incremental", []string{"--incremental"}, exitcode.OK, out + " holds every input already (1); nothing to do"},
+		{"again", nil, exitcode.Usage, "holds a report already"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(append(slices.Clone(args), tc.extra...), &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.says) {
+			t.Fatalf("%s: exit %d, want %d; stderr %s; want it to say %q", tc.name, code, tc.code, stderr.String(), tc.says)
+		}
+	}
+	cliErr.Reset()
+	if code := cli.Main([]string{"check", "--checkpoint-vkey", strings.TrimSpace(vkey.String()), out}, nil, io.Discard, &cliErr); code != 0 {
+		t.Errorf("convbatch check --checkpoint-vkey: exit %d: %s", code, cliErr.String())
+	}
+	if rep := readReport(t, out); rep.Tool != "convbeam" || rep.Run != 1 {
+		t.Errorf("report: tool %s, run %d", rep.Tool, rep.Run)
 	}
 }
 
