@@ -43,6 +43,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/internal/crashpoint"
 	"golang.org/x/sys/unix"
 )
@@ -96,6 +97,9 @@ type Dir struct {
 	// steps, as a kill would leave OUT: the tests inject a crash inside
 	// the real commit, not a copy of its steps.
 	crashAfter int
+	// catalog is the Iceberg catalog a commit's Catalog steps go to
+	// (--catalog); nil without one.
+	catalog icebergout.Catalog
 }
 
 // errCrashed is what apply returns where crashAfter stopped it.
@@ -117,15 +121,15 @@ func (d *Dir) stepDone() error {
 // symbolic link or a file where OUT needs a directory is refused first,
 // with ErrRefused, before anything is written.
 func Open(root string) (*Dir, error) {
-	return open(root, false)
+	return open(root, false, nil)
 }
 
 // open is Open; with rebuild (a run that replaces OUT's contents, which
 // needs nothing of them) a journal that no commit can carry out
 // (errInTheWay) is discarded with the staging directory instead of
 // refused: the rebuild retires whatever of it was published.
-func open(root string, rebuild bool) (*Dir, error) {
-	d := &Dir{root: root}
+func open(root string, rebuild bool, cat icebergout.Catalog) (*Dir, error) {
+	d := &Dir{root: root, catalog: cat}
 	if err := checkDirs(root, ownDirs(), nil); err != nil {
 		return nil, err
 	}
@@ -285,6 +289,11 @@ type Journal struct {
 	// CheckpointKey, when set, is the note signer key that signs the
 	// checkpoint of OUT's history (stageHistory). Not part of the file.
 	CheckpointKey string `json:"-"`
+	// Catalog are the Iceberg tables' commits to the catalog (--catalog),
+	// applied after the renames and before the removals and the report:
+	// each swaps a table's metadata location in the catalog unless it
+	// is at the commit's snapshot already (catalogStep).
+	Catalog []icebergout.CatalogCommit `json:"catalog,omitempty"`
 }
 
 // stagedManifest is the staged manifest's name in the staging directory.
@@ -547,6 +556,9 @@ func (d *Dir) apply(j *Journal, hit string) error {
 			if err := d.stepDone(); err != nil {
 				return err
 			}
+		}
+		if err := d.catalogStep(j, hit); err != nil {
+			return err
 		}
 		for _, rel := range j.Removes {
 			if err := d.removeIfExists(rel); err != nil {
