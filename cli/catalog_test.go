@@ -139,9 +139,9 @@ func catalogNights(t *testing.T, dir string) (keys string, nights []string) {
 // after its run n, and against ref, the Parquet OUT of one run over the
 // same nights: a row of iceberg_tables for every table, read with plain
 // SQL, named convbatch.<table>, whose metadata location is in ice's
-// table; through iceberg-go, one snapshot per run 1..n, the current one
+// table; through iceberg-go, one snapshot per run first..n, the current one
 // OUT's own metadata's, and as many rows as ref's table.
-func checkCatalog(t *testing.T, uri, ice, ref string, n int) {
+func checkCatalog(t *testing.T, uri, ice, ref string, first, n int) {
 	t.Helper()
 	ctx := context.Background()
 	cat, err := sqlcatalog.Open(ctx, uri, icebergout.DefaultNamespace)
@@ -190,8 +190,13 @@ func checkCatalog(t *testing.T, uri, ice, ref string, n int) {
 			}
 			byRun[r] = s.SnapshotID
 		}
-		if len(byRun) != n {
-			t.Fatalf("table %s: catalog snapshots by run %v, want one for each of runs 1 to %d", name, byRun, n)
+		for r := first; r <= n; r++ {
+			if byRun[r] == 0 {
+				t.Fatalf("table %s: catalog snapshots by run %v, want one for each of runs %d to %d", name, byRun, first, n)
+			}
+		}
+		if len(byRun) != n-first+1 {
+			t.Fatalf("table %s: catalog snapshots by run %v, want one for each of runs %d to %d", name, byRun, first, n)
 		}
 		own := snapshotsByRun(t, filepath.Join(ice, "tables", name))
 		if cur := tbl.CurrentSnapshot(); cur == nil || cur.SnapshotID != own[n] || byRun[n] != own[n] {
@@ -234,7 +239,7 @@ func TestCatalogNights(t *testing.T) {
 				runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--keys", keys, "--incremental", "--table-format", "iceberg", "--catalog", uri}, nights[:n])...)
 				ref := filepath.Join(dir, fmt.Sprintf("one-%d", n))
 				runOK(t, slices.Concat([]string{"run", "-q", "-o", ref, "--keys", keys}, nights[:n])...)
-				checkCatalog(t, uri, ice, ref, n)
+				checkCatalog(t, uri, ice, ref, 1, n)
 				checkOK(t, fmt.Sprintf("after night %d", n), ice)
 			}
 		})
@@ -357,8 +362,62 @@ func TestCatalogCrash(t *testing.T) {
 			// The rerun finishes night 2 (recovery); its inputs are then
 			// all in OUT, and it commits nothing more.
 			runOK(t, args(2)...)
-			checkCatalog(t, uri, ice, ref, 2)
+			checkCatalog(t, uri, ice, ref, 1, 2)
 			checkOK(t, "after the recovery", ice)
 		})
 	}
+}
+
+// TestCatalogOverExisting: the first run with --catalog over an
+// incremental Iceberg OUT that two nights wrote without one registers
+// every table, whose history in the catalog starts with that run's
+// snapshot, holding all of OUT's rows; a run that replaces OUT then
+// replaces the catalog tables' contents in one snapshot more.
+func TestCatalogOverExisting(t *testing.T) {
+	dir := t.TempDir()
+	uri := catalogURI(t, "sqlite", dir)
+	keys, nights := catalogNights(t, dir)
+	ice := filepath.Join(dir, "ice")
+	for n := 1; n <= 2; n++ {
+		runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--keys", keys, "--incremental", "--table-format", "iceberg"}, nights[:n])...)
+	}
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--keys", keys, "--incremental", "--table-format", "iceberg", "--catalog", uri}, nights)...)
+	ref := filepath.Join(dir, "one-3")
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", ref, "--keys", keys}, nights)...)
+	checkCatalog(t, uri, ice, ref, 3, 3)
+	checkOK(t, "after the first run with --catalog", ice)
+
+	// A run that replaces OUT (no --incremental), over night 1 only.
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--keys", keys, "--table-format", "iceberg", "--catalog", uri}, nights[:1])...)
+	ref1 := filepath.Join(dir, "one-1")
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", ref1, "--keys", keys}, nights[:1])...)
+	ctx := context.Background()
+	cat, err := sqlcatalog.Open(ctx, uri, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	var rep sink.Report
+	readJSON(t, filepath.Join(ref1, "report.json"), &rep)
+	for _, name := range tabledef.Names {
+		tbl, err := cat.LoadTable(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(tbl.Metadata().Snapshots()); got != 2 {
+			t.Errorf("table %s: %d snapshots in the catalog after the rebuild, want 2", name, got)
+		}
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows int64
+		for _, task := range tasks {
+			rows += task.File.Count()
+		}
+		if want := rep.Tables[name].Rows; rows != want {
+			t.Errorf("table %s after the rebuild: %d rows in the catalog's current snapshot, want %d", name, rows, want)
+		}
+	}
+	checkOK(t, "after the rebuild", ice)
 }
