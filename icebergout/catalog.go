@@ -37,6 +37,10 @@ type Catalog interface {
 	// location loc, with the schema, spec and properties given, and
 	// returns it.
 	CreateTable(ctx context.Context, name string, sc *iceberg.Schema, spec iceberg.PartitionSpec, loc string, props iceberg.Properties) (*table.Table, error)
+	// Check returns ErrCatalogConflict when cc could not be applied now:
+	// its table is neither at cc's snapshot nor where cc's requirements
+	// want it.
+	Check(ctx context.Context, cc CatalogCommit) error
 	// Commit applies cc (CatalogCommit), unless the table is at its
 	// snapshot already; a refused compare-and-swap is
 	// ErrCatalogConflict.

@@ -335,6 +335,10 @@ func (d *Dir) catalogStep(j *Journal, hit string) error {
 	if d.catalog == nil {
 		return fmt.Errorf("%w: the interrupted commit of run %d registers %d Iceberg tables in a catalog: rerun `convbatch run` with the same --catalog and --catalog-namespace to finish it", ErrRefused, j.Run, len(j.Catalog))
 	}
+	// Every table first, so that a conflict on one moves none.
+	if err := d.checkCatalog(j); err != nil {
+		return err
+	}
 	for _, cc := range j.Catalog {
 		if err := d.catalog.Commit(context.Background(), cc); err != nil {
 			return fmt.Errorf("commit: %w", err)
@@ -360,4 +364,21 @@ var catalogMetadataName = regexp.MustCompile(`^[0-9]{5,}-[0-9a-f]{8}-[0-9a-f]{4}
 func isCatalogMetadata(rel string) bool {
 	dir, name := path.Split(rel)
 	return catalogMetadataName.MatchString(name) && strings.HasPrefix(dir, DirTables+"/") && path.Base(dir) == icebergout.MetadataDir
+}
+
+// checkCatalog returns ErrCatalogConflict (wrapped) when one of the
+// journal's commits to the catalog could not be applied now: Commit
+// calls it before it writes the journal, so that a table another writer
+// moved since the run staged its snapshot stops the commit with nothing
+// published, and catalogStep before the first of them.
+func (d *Dir) checkCatalog(j *Journal) error {
+	if len(j.Catalog) == 0 || d.catalog == nil {
+		return nil
+	}
+	for _, cc := range j.Catalog {
+		if err := d.catalog.Check(context.Background(), cc); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+	}
+	return nil
 }

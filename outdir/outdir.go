@@ -359,6 +359,9 @@ func (d *Dir) Commit(j *Journal) error {
 			return fmt.Errorf("commit: %w", describe(err))
 		}
 	}
+	if err := d.checkCatalog(j); err != nil {
+		return err
+	}
 	if err := d.writeJournal(j); err != nil {
 		// The journal is renamed into place: without it nothing was
 		// published; with it (its directory's sync failed) the next run

@@ -191,5 +191,36 @@ func isRequirement(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "requirement failed")
 }
 
+// Check returns ErrCatalogConflict when the table of cc is neither at
+// cc's snapshot nor where cc's requirements want it, so that a commit of
+// several tables stops before it moves any of them.
+func (c *Catalog) Check(ctx context.Context, cc icebergout.CatalogCommit) error {
+	name := cc.Namespace + "." + cc.Table
+	if cc.Namespace != c.namespace {
+		return fmt.Errorf("%w: the commit of table %s is for namespace %s, the catalog was opened with %s", icebergout.ErrCatalogConflict, cc.Table, cc.Namespace, c.namespace)
+	}
+	cur, err := c.LoadTable(ctx, cc.Table)
+	if err != nil {
+		return err
+	}
+	var meta table.Metadata
+	if cur != nil {
+		if s := cur.CurrentSnapshot(); s != nil && s.SnapshotID == cc.SnapshotID {
+			return nil
+		}
+		meta = cur.Metadata()
+	}
+	var reqs table.Requirements
+	if err := json.Unmarshal(cc.Requirements, &reqs); err != nil {
+		return fmt.Errorf("iceberg catalog %s: table %s: requirements: %w", c.where, name, err)
+	}
+	for _, r := range reqs {
+		if err := r.Validate(meta); err != nil {
+			return fmt.Errorf("%w: %s: table %s was changed by another writer since this run read it (%w): nothing of this run is current in the catalog for it; see who committed (its snapshot summary), then rerun", icebergout.ErrCatalogConflict, c.where, name, err)
+		}
+	}
+	return nil
+}
+
 // DB is the catalog's database handle, for reading its rows back.
 func (c *Catalog) DB() *sql.DB { return c.db }

@@ -68,6 +68,9 @@ func TestCommitConflict(t *testing.T) {
 	reqs, _ := json.Marshal([]table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &stale)})
 	ups, _ := json.Marshal([]table.Update{table.NewSetPropertiesUpdate(map[string]string{"k": "v"})})
 	cc := icebergout.CatalogCommit{Table: tabledef.Usage, Namespace: icebergout.DefaultNamespace, SnapshotID: 1, Requirements: reqs, Updates: ups}
+	if err := c.Check(ctx, cc); !errors.Is(err, icebergout.ErrCatalogConflict) {
+		t.Fatalf("check of a stale requirement: %v, want ErrCatalogConflict", err)
+	}
 	err = c.Commit(ctx, cc)
 	if !errors.Is(err, icebergout.ErrCatalogConflict) || !strings.Contains(err.Error(), "convbatch.usage") {
 		t.Fatalf("stale requirement: %v, want ErrCatalogConflict naming convbatch.usage", err)
@@ -78,6 +81,19 @@ func TestCommitConflict(t *testing.T) {
 	}
 	if after.MetadataLocation() != loc {
 		t.Fatalf("the refused commit moved the table to %s", after.MetadataLocation())
+	}
+	// Met requirements: the check passes, the commit applies.
+	reqs, _ = json.Marshal([]table.Requirement{table.AssertTableUUID(tbl.Metadata().TableUUID()), table.AssertRefSnapshotID(table.MainBranch, nil)})
+	ok := cc
+	ok.Requirements = reqs
+	if err := c.Check(ctx, ok); err != nil {
+		t.Fatalf("check of met requirements: %v", err)
+	}
+	if err := c.Commit(ctx, ok); err != nil {
+		t.Fatalf("commit of met requirements: %v", err)
+	}
+	if after, err = c.LoadTable(ctx, tabledef.Usage); err != nil || after.Properties()["k"] != "v" || after.MetadataLocation() == loc {
+		t.Fatalf("after the commit: %v, properties %v", err, after.Properties())
 	}
 	cc.Namespace = "other"
 	if err := c.Commit(ctx, cc); !errors.Is(err, icebergout.ErrCatalogConflict) {
