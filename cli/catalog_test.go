@@ -242,6 +242,12 @@ func TestCatalogNights(t *testing.T) {
 				checkCatalog(t, uri, ice, ref, 1, n)
 				checkOK(t, fmt.Sprintf("after night %d", n), ice)
 			}
+			// maintain does not take --catalog yet: it refuses, changing
+			// nothing, rather than move the tables away from the catalog.
+			if r := convbatch(t, nil, "maintain", ice, "--expire-snapshots-older-than", "0"); r.code != 2 || !strings.Contains(r.stderr, "does not take --catalog") {
+				t.Fatalf("maintain of a catalog OUT: exit %d, want 2 and a refusal\n%s", r.code, r.stderr)
+			}
+			checkCatalog(t, uri, ice, filepath.Join(dir, fmt.Sprintf("one-%d", len(nights))), 1, len(nights))
 		})
 	}
 }

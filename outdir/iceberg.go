@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -381,4 +382,22 @@ func (d *Dir) checkCatalog(j *Journal) error {
 		}
 	}
 	return nil
+}
+
+// CatalogTables returns the tables of OUT (root) whose metadata
+// directory holds a metadata file an Iceberg catalog wrote
+// (isCatalogMetadata): tables a run committed with --catalog, which
+// convbatch maintain does not yet keep in step with the catalog.
+func CatalogTables(root string) []string {
+	var out []string
+	for _, name := range tabledef.Names {
+		ents, _ := os.ReadDir(filepath.Join(root, filepath.FromSlash(TableDir(name)), icebergout.MetadataDir))
+		for _, e := range ents {
+			if catalogMetadataName.MatchString(e.Name()) {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
 }
