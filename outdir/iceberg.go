@@ -329,7 +329,7 @@ func (p *commitPlan) snapshotTables() error {
 // record names. A journal with catalog commits and no catalog to apply
 // them (a command run without --catalog) stops here: its report stays
 // unpublished until a run with the catalog finishes the commit.
-func (d *Dir) catalogStep(j *Journal, hit string) error {
+func (d *Dir) catalogStep(j *Journal) error {
 	if len(j.Catalog) == 0 {
 		return nil
 	}
@@ -344,7 +344,6 @@ func (d *Dir) catalogStep(j *Journal, hit string) error {
 		if err := d.catalog.Commit(context.Background(), cc); err != nil {
 			return fmt.Errorf("commit: %w", err)
 		}
-		crashpoint.Hit(hit)
 		crashpoint.Hit("catalog")
 		if err := d.stepDone(); err != nil {
 			return err

@@ -45,6 +45,7 @@ import (
 
 	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/internal/crashpoint"
+	"github.com/convbatch/convbatch/tabledef"
 	"golang.org/x/sys/unix"
 )
 
@@ -471,6 +472,11 @@ func (j *Journal) validate() error {
 			return fmt.Errorf("%s both published and removed", rel)
 		}
 	}
+	for _, cc := range j.Catalog {
+		if _, ok := tabledef.Lookup(cc.Table); !ok || cc.Namespace == "" || strings.Contains(cc.Namespace, ".") {
+			return fmt.Errorf("catalog commit of %q in namespace %q: not a table convbatch writes", cc.Table, cc.Namespace)
+		}
+	}
 	for rel := range to {
 		for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
 			if to[d] {
@@ -560,7 +566,7 @@ func (d *Dir) apply(j *Journal, hit string) error {
 				return err
 			}
 		}
-		if err := d.catalogStep(j, hit); err != nil {
+		if err := d.catalogStep(j); err != nil {
 			return err
 		}
 		for _, rel := range j.Removes {
