@@ -165,6 +165,9 @@ func maintain(e *env, dir string, o maintainOptions) (int, error) {
 	if rec, _ := outdir.ReadRecord(root); rec.LastRun == 0 {
 		return 0, usageErr("maintain: %s: %v", dir, outdir.ErrNoRecord)
 	}
+	if tables := outdir.CatalogTables(root); len(tables) > 0 {
+		return 0, usageErr("maintain: %s: its Iceberg tables %s are committed to an Iceberg catalog (run --catalog), and maintain does not take --catalog yet: the snapshots it makes or expires would differ from the catalog's (docs/TABLES.md, \"Iceberg through a catalog\"); nothing was changed", dir, strings.Join(tables, ", "))
+	}
 	d, err := outdir.Open(root)
 	if errors.Is(err, outdir.ErrBusy) || errors.Is(err, outdir.ErrRefused) {
 		return 0, usageErr("maintain: %v", err)

@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/convbatch/convbatch/bytesize"
+	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
@@ -35,22 +37,24 @@ import (
 const DefaultGCPercent = 50
 
 type runFlags struct {
-	out        string
-	workers    int
-	archive    string
-	tables     string
-	partition  string
-	format     string
-	maxDoc     string
-	zstdWindow string
-	strict     bool
-	progress   string
-	cpuProfile string
-	memProfile string
-	keys       keysFlag
-	maxKeyring string
-	memLimit   string
-	noOutputs  bool
+	out       string
+	workers   int
+	archive   string
+	tables    string
+	partition string
+	format    string
+	// catalog and catalogNamespace are --catalog and --catalog-namespace.
+	catalog, catalogNamespace string
+	maxDoc                    string
+	zstdWindow                string
+	strict                    bool
+	progress                  string
+	cpuProfile                string
+	memProfile                string
+	keys                      keysFlag
+	maxKeyring                string
+	memLimit                  string
+	noOutputs                 bool
 	// incremental and replaceChanged: see registerOutputs.
 	incremental    bool
 	replaceChanged bool
@@ -82,6 +86,8 @@ func (f *runFlags) registerPartition(fs *pflag.FlagSet) {
 	fs.StringVar(&f.partition, "partition-by", "none", "none, or day: Hive-style partitions OUT/tables/NAME/day=YYYY-MM-DD/ by the UTC day of each row's created_at (see docs/TABLES.md)")
 	registerCheckpointKey(fs, &f.checkpointKey)
 	fs.StringVar(&f.format, "table-format", "parquet", "parquet (directories of Parquet parts), or iceberg: Apache Iceberg tables OUT/tables/NAME/{metadata,data}/, one snapshot per run (see docs/TABLES.md)")
+	fs.StringVar(&f.catalog, "catalog", "", "with --table-format iceberg: register and commit each table in this Iceberg SQL catalog, sqlite:///abs/path/catalog.db or postgres://user@host:port/db (see docs/TABLES.md)")
+	fs.StringVar(&f.catalogNamespace, "catalog-namespace", icebergout.DefaultNamespace, "with --catalog: the catalog namespace of the tables, named NAMESPACE.TABLE")
 }
 
 // register adds the flags of every command that reads archives; withKeys
@@ -151,6 +157,9 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		if format, err = outdir.ParseTableFormat(f.format); err != nil {
 			return cfg, usageErr("--table-format: %v", err)
 		}
+	}
+	if f.catalog != "" && format != outdir.FormatIceberg {
+		return cfg, usageErr("--catalog needs --table-format iceberg")
 	}
 	maxDoc, err := parseSize("--max-doc-bytes", f.maxDoc, 1, 1<<31-1, "a size from 1 byte to 2147483647 bytes (under 2GiB)")
 	if err != nil {
@@ -396,6 +405,14 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 	mode := f.progress
 	if f.quiet {
 		mode = "never"
+	}
+	if f.catalog != "" {
+		cat, err := sqlcatalog.Open(e.ctx, f.catalog, f.catalogNamespace)
+		if err != nil {
+			return nil, fatalErr(err)
+		}
+		defer cat.Close()
+		cfg.Catalog = cat
 	}
 	m := newMeter(e.stderr, mode, runFields(cfg.Progress, total))
 	m.start()

@@ -114,6 +114,12 @@ type Snapshot struct {
 	// Run is the committing run's number, recorded in the snapshot's
 	// summary as RunProperty.
 	Run int
+	// Catalog, when set, is the Iceberg catalog the table is registered
+	// in (--catalog): the snapshot is staged over the catalog's current
+	// metadata, which must be the snapshot OUT's own metadata holds (else
+	// ErrCatalogConflict), and Staged.Catalog is its commit to the
+	// catalog. A local OUT only (Root set).
+	Catalog Catalog
 }
 
 // Staged is what Stage staged.
@@ -127,6 +133,9 @@ type Staged struct {
 	// metadata file (the moment a reader sees the snapshot), then the
 	// version hint.
 	Files []string
+	// Catalog is, with Snapshot.Catalog, the snapshot's commit to the
+	// catalog, for OUT's journal to apply once the files are published.
+	Catalog *CatalogCommit
 }
 
 // Stage writes one new snapshot of s.Table into txn (a transaction over
@@ -156,8 +165,45 @@ func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 	}
 	ident := table.Identifier{s.Table}
 	cat := &stagingCatalog{fs: sfs, dir: s.Dir, next: version + 1}
+	catTbl, carried, err := catalogBase(ctx, s, sfs, version)
+	if err != nil {
+		return nil, err
+	}
 	var tbl *table.Table
-	if s.Fresh || version == 0 {
+	if catTbl != nil {
+		cat.baseLoc = catTbl.MetadataLocation()
+		tbl = table.New(ident, catTbl.Metadata(), cat.baseLoc, fsF, cat)
+		switch {
+		case s.Fresh:
+			// A run that replaces OUT replaces the catalog table's
+			// contents with a snapshot of its own.
+			if s.Remove, err = SnapshotFiles(tbl, s.Root, s.Dir, tbl.CurrentSnapshot()); err != nil {
+				return nil, err
+			}
+		case carried:
+			// The catalog's history starts with this run: its snapshot
+			// holds OUT's current files (less s.Remove) and s.Add.
+			own, err := LoadVersion(ctx, s.Root, s.Dir, path.Join(s.Dir, MetadataFile(version)))
+			if err != nil {
+				return nil, err
+			}
+			files, err := SnapshotFiles(own, s.Root, s.Dir, own.CurrentSnapshot())
+			if err != nil {
+				return nil, err
+			}
+			gone := map[string]bool{}
+			for _, r := range s.Remove {
+				gone[r] = true
+			}
+			var add []DataFile
+			for _, f := range files {
+				if !gone[f] {
+					add = append(add, DataFile{Rel: f, Local: filepath.Join(s.Root, filepath.FromSlash(f))})
+				}
+			}
+			s.Add, s.Remove = append(add, s.Add...), nil
+		}
+	} else if s.Fresh || version == 0 {
 		meta, err := newMetadata(s, sfs.location(s.Dir))
 		if err != nil {
 			return nil, err
@@ -168,7 +214,7 @@ func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 		if tbl, err = table.NewFromLocation(ctx, ident, cat.baseLoc, fsF, cat); err != nil {
 			return nil, err
 		}
-		if s.Root != "" && tbl.Location() != Location(s.Root, s.Dir) {
+		if s.Root != "" && tbl.Location() != Location(s.Root, s.Dir) && s.Catalog == nil {
 			if tbl, s, err = moved(tbl, s, sfs, fsF, cat); err != nil {
 				return nil, err
 			}
@@ -216,7 +262,75 @@ func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 		}
 	}
 	out.Files = append(out.Files, cat.staged, cat.hint)
+	if s.Catalog != nil {
+		if out.Catalog, err = catalogCommit(s.Catalog, s.Table, out.SnapshotID, cat.reqs, cat.updates); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// catalogBase returns, when s has a catalog, the catalog's table s.Table
+// for the snapshot to be staged over, registering it (with no snapshot)
+// when the catalog has none; nil without a catalog. The catalog's table
+// must be at this OUT's table directory and, unless s is Fresh, at the
+// snapshot OUT's latest metadata version (version) holds: else someone
+// else committed to it, and the run stops before it publishes anything.
+// A table the catalog holds with no snapshot while OUT's has some (the
+// first run with --catalog over an incremental OUT) starts its history
+// in the catalog: carried is then true.
+func catalogBase(ctx context.Context, s Snapshot, sfs *recordingFS, version int) (catTbl *table.Table, carried bool, err error) {
+	if s.Catalog == nil {
+		return nil, false, nil
+	}
+	if s.Root == "" {
+		return nil, false, errors.New("--catalog takes a local output directory")
+	}
+	name := s.Catalog.Namespace() + "." + s.Table
+	loc := sfs.location(s.Dir)
+	if catTbl, err = s.Catalog.LoadTable(ctx, s.Table); err != nil {
+		return nil, false, err
+	}
+	if catTbl == nil {
+		sc, err := Schema(s.Table)
+		if err != nil {
+			return nil, false, err
+		}
+		spec, err := Spec(s.Table, sc, s.Partitioned)
+		if err != nil {
+			return nil, false, err
+		}
+		if catTbl, err = s.Catalog.CreateTable(ctx, s.Table, sc, spec, loc, tableProperties()); err != nil {
+			return nil, false, err
+		}
+	}
+	if catTbl.Location() != loc {
+		return nil, false, fmt.Errorf("%w: %s: table %s is at %s, not at this output directory's %s: another output directory publishes it (choose another --catalog-namespace), or this one was moved", ErrCatalogConflict, s.Catalog.String(), name, catTbl.Location(), loc)
+	}
+	if s.Fresh {
+		return catTbl, false, nil
+	}
+	var ours int64
+	if version > 0 {
+		t, err := LoadVersion(ctx, s.Root, s.Dir, path.Join(s.Dir, MetadataFile(version)))
+		if err != nil {
+			return nil, false, err
+		}
+		if snap := t.CurrentSnapshot(); snap != nil {
+			ours = snap.SnapshotID
+		}
+	}
+	var theirs int64
+	if snap := catTbl.CurrentSnapshot(); snap != nil {
+		theirs = snap.SnapshotID
+	}
+	if theirs == 0 && ours != 0 {
+		return catTbl, true, nil
+	}
+	if ours != theirs {
+		return nil, false, fmt.Errorf("%w: %s: table %s is at snapshot %d, but this output directory's %s is at snapshot %d (%s): another writer committed to the catalog table", ErrCatalogConflict, s.Catalog.String(), name, theirs, s.Dir, ours, MetadataFile(version))
+	}
+	return catTbl, false, nil
 }
 
 // moved starts afresh, at the location of its directory in s.Root, the
@@ -267,11 +381,17 @@ func newMetadata(s Snapshot, loc string) (table.Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	return table.NewMetadata(sc, &spec, table.UnsortedSortOrder, loc, iceberg.Properties{
+	return table.NewMetadata(sc, &spec, table.UnsortedSortOrder, loc, tableProperties())
+}
+
+// tableProperties are the properties of a new table: format version 2,
+// Parquet files compressed with zstd.
+func tableProperties() iceberg.Properties {
+	return iceberg.Properties{
 		table.PropertyFormatVersion:       "2",
 		"write.format.default":            "parquet",
 		"write.parquet.compression-codec": "zstd",
-	})
+	}
 }
 
 // dataFiles describes the Parquet parts files for tbl, in their order,
@@ -409,6 +529,9 @@ type stagingCatalog struct {
 	next    int
 	// staged and hint are the files the commit staged.
 	staged, hint string
+	// reqs and updates are the commit's, for the catalog (--catalog).
+	reqs    []table.Requirement
+	updates []table.Update
 }
 
 // LoadTable returns the table as it was before the commit.
@@ -445,5 +568,6 @@ func (c *stagingCatalog) CommitTable(_ context.Context, _ table.Identifier, reqs
 		return nil, "", err
 	}
 	c.staged, c.hint = rel, hint
+	c.reqs, c.updates = reqs, updates
 	return updated, loc, nil
 }

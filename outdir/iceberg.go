@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/internal/crashpoint"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/tabledef"
 )
@@ -299,7 +302,8 @@ func (p *commitPlan) snapshotTables() error {
 			Partitioned: p.r.opts.TableOptions.PartitionBy == parquetout.PartitionDay,
 			Fresh:       !p.r.opts.Incremental,
 			Add:         p.ice.add[name], Remove: p.ice.remove[name],
-			Run: p.run,
+			Run:     p.run,
+			Catalog: p.r.opts.Catalog,
 		})
 		if err != nil {
 			return fmt.Errorf("output directory: %w", err)
@@ -310,6 +314,89 @@ func (p *commitPlan) snapshotTables() error {
 		for _, f := range st.Files {
 			p.publish(outRel(f), f)
 		}
+		if st.Catalog != nil {
+			p.j.Catalog = append(p.j.Catalog, *st.Catalog)
+		}
 	}
 	return nil
+}
+
+// catalogStep applies the journal's commits to the Iceberg catalog, in
+// order, once every file they name is in place: each a compare-and-swap
+// of a table's metadata location, skipped when the table is at its
+// snapshot already (an interrupted commit that got that far), so that a
+// recovery leaves each table at exactly one snapshot, the one OUT's
+// record names. A journal with catalog commits and no catalog to apply
+// them (a command run without --catalog) stops here: its report stays
+// unpublished until a run with the catalog finishes the commit.
+func (d *Dir) catalogStep(j *Journal) error {
+	if len(j.Catalog) == 0 {
+		return nil
+	}
+	if d.catalog == nil {
+		return fmt.Errorf("%w: the interrupted commit of run %d registers %d Iceberg tables in a catalog: rerun `convbatch run` with the same --catalog and --catalog-namespace to finish it", ErrRefused, j.Run, len(j.Catalog))
+	}
+	// Every table first, so that a conflict on one moves none.
+	if err := d.checkCatalog(j); err != nil {
+		return err
+	}
+	for _, cc := range j.Catalog {
+		if err := d.catalog.Commit(context.Background(), cc); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		crashpoint.Hit("catalog")
+		if err := d.stepDone(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// catalogMetadataName is the name of a metadata file that an Iceberg
+// catalog's commit writes itself (--catalog), NNNNN-<uuid>.metadata.json,
+// beside the table's own vN.metadata.json.
+var catalogMetadataName = regexp.MustCompile(`^[0-9]{5,}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.metadata\.json$`)
+
+// isCatalogMetadata reports whether rel (relative to OUT) is a metadata
+// file of a table that the catalog wrote when it committed it: no run's
+// manifest lists it (the catalog names it, not OUT's record), so check
+// does not count it unexpected.
+func isCatalogMetadata(rel string) bool {
+	dir, name := path.Split(rel)
+	return catalogMetadataName.MatchString(name) && strings.HasPrefix(dir, DirTables+"/") && path.Base(dir) == icebergout.MetadataDir
+}
+
+// checkCatalog returns ErrCatalogConflict (wrapped) when one of the
+// journal's commits to the catalog could not be applied now: Commit
+// calls it before it writes the journal, so that a table another writer
+// moved since the run staged its snapshot stops the commit with nothing
+// published, and catalogStep before the first of them.
+func (d *Dir) checkCatalog(j *Journal) error {
+	if len(j.Catalog) == 0 || d.catalog == nil {
+		return nil
+	}
+	for _, cc := range j.Catalog {
+		if err := d.catalog.Check(context.Background(), cc); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+	}
+	return nil
+}
+
+// CatalogTables returns the tables of OUT (root) whose metadata
+// directory holds a metadata file an Iceberg catalog wrote
+// (isCatalogMetadata): tables a run committed with --catalog, which
+// convbatch maintain does not yet keep in step with the catalog.
+func CatalogTables(root string) []string {
+	var out []string
+	for _, name := range tabledef.Names {
+		ents, _ := os.ReadDir(filepath.Join(root, filepath.FromSlash(TableDir(name)), icebergout.MetadataDir))
+		for _, e := range ents {
+			if catalogMetadataName.MatchString(e.Name()) {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
 }

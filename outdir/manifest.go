@@ -316,7 +316,7 @@ func (rec *Record) unexpected(root string) []Problem {
 				return nil
 			}
 			rel = filepath.ToSlash(rel)
-			if _, ok := rec.Files[rel]; ok || path.Dir(rel) == StateRel(manifestsDir) || isHistoryFile(rel) {
+			if _, ok := rec.Files[rel]; ok || path.Dir(rel) == StateRel(manifestsDir) || isHistoryFile(rel) || isCatalogMetadata(rel) {
 				return nil
 			}
 			problems = append(problems, Problem{Path: rel, Kind: ProblemUnexpected, Detail: "no run published it"})

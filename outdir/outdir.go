@@ -43,7 +43,9 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/internal/crashpoint"
+	"github.com/convbatch/convbatch/tabledef"
 	"golang.org/x/sys/unix"
 )
 
@@ -96,6 +98,9 @@ type Dir struct {
 	// steps, as a kill would leave OUT: the tests inject a crash inside
 	// the real commit, not a copy of its steps.
 	crashAfter int
+	// catalog is the Iceberg catalog a commit's Catalog steps go to
+	// (--catalog); nil without one.
+	catalog icebergout.Catalog
 }
 
 // errCrashed is what apply returns where crashAfter stopped it.
@@ -117,15 +122,15 @@ func (d *Dir) stepDone() error {
 // symbolic link or a file where OUT needs a directory is refused first,
 // with ErrRefused, before anything is written.
 func Open(root string) (*Dir, error) {
-	return open(root, false)
+	return open(root, false, nil)
 }
 
 // open is Open; with rebuild (a run that replaces OUT's contents, which
 // needs nothing of them) a journal that no commit can carry out
 // (errInTheWay) is discarded with the staging directory instead of
 // refused: the rebuild retires whatever of it was published.
-func open(root string, rebuild bool) (*Dir, error) {
-	d := &Dir{root: root}
+func open(root string, rebuild bool, cat icebergout.Catalog) (*Dir, error) {
+	d := &Dir{root: root, catalog: cat}
 	if err := checkDirs(root, ownDirs(), nil); err != nil {
 		return nil, err
 	}
@@ -285,6 +290,11 @@ type Journal struct {
 	// CheckpointKey, when set, is the note signer key that signs the
 	// checkpoint of OUT's history (stageHistory). Not part of the file.
 	CheckpointKey string `json:"-"`
+	// Catalog are the Iceberg tables' commits to the catalog (--catalog),
+	// applied after the renames and before the removals and the report:
+	// each swaps a table's metadata location in the catalog unless it
+	// is at the commit's snapshot already (catalogStep).
+	Catalog []icebergout.CatalogCommit `json:"catalog,omitempty"`
 }
 
 // stagedManifest is the staged manifest's name in the staging directory.
@@ -349,6 +359,9 @@ func (d *Dir) Commit(j *Journal) error {
 		if err := d.stageHistory(j, b); err != nil {
 			return fmt.Errorf("commit: %w", describe(err))
 		}
+	}
+	if err := d.checkCatalog(j); err != nil {
+		return err
 	}
 	if err := d.writeJournal(j); err != nil {
 		// The journal is renamed into place: without it nothing was
@@ -459,6 +472,11 @@ func (j *Journal) validate() error {
 			return fmt.Errorf("%s both published and removed", rel)
 		}
 	}
+	for _, cc := range j.Catalog {
+		if _, ok := tabledef.Lookup(cc.Table); !ok || cc.Namespace == "" || strings.Contains(cc.Namespace, ".") {
+			return fmt.Errorf("catalog commit of %q in namespace %q: not a table convbatch writes", cc.Table, cc.Namespace)
+		}
+	}
 	for rel := range to {
 		for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
 			if to[d] {
@@ -547,6 +565,9 @@ func (d *Dir) apply(j *Journal, hit string) error {
 			if err := d.stepDone(); err != nil {
 				return err
 			}
+		}
+		if err := d.catalogStep(j); err != nil {
+			return err
 		}
 		for _, rel := range j.Removes {
 			if err := d.removeIfExists(rel); err != nil {

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -61,6 +62,11 @@ type Options struct {
 	// TableFormat lays the tables out as Parquet datasets (FormatParquet,
 	// the default) or Iceberg tables (FormatIceberg).
 	TableFormat TableFormat
+	// Catalog, when set (--catalog, FormatIceberg), is the Iceberg
+	// catalog each table is registered in: the commit swaps each table's
+	// metadata location there, after its files and before the report
+	// (docs/TABLES.md, "Iceberg through a catalog").
+	Catalog icebergout.Catalog
 	// KeyringSHA256 is the digest of the run's keyring (verify.Keyring.
 	// Digest); "" without one.
 	KeyringSHA256 string
@@ -135,7 +141,7 @@ func (r *Run) CommittedAt(run int) (micros int64, ok bool) {
 // sealed segments to resume from. Its refusals wrap ErrRefused,
 // ErrChanged or ErrSettingsChanged.
 func OpenRun(opts Options) (r *Run, err error) {
-	d, err := open(opts.Root, !opts.Incremental)
+	d, err := open(opts.Root, !opts.Incremental, opts.Catalog)
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func TestSettingsError(t *testing.T) {
 				SettingTableFormat: "--table-format: OUT holds parquet, this run asks for iceberg"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := open(t.TempDir(), false)
+			d, err := open(t.TempDir(), false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func TestSettingsError(t *testing.T) {
 // none of it.
 func TestSettingsUnreadable(t *testing.T) {
 	for _, was := range []string{`{"handlers":[],"tables":[],"partition_by":"none","archive":"zst","secret_field":1}`, "not json secret"} {
-		d, err := open(t.TempDir(), false)
+		d, err := open(t.TempDir(), false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

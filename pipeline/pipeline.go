@@ -17,6 +17,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/convbatch/convbatch/docindex"
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/jsonscan"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
@@ -108,6 +109,9 @@ type Config struct {
 	// TableFormat lays the tables out as Parquet datasets (the default)
 	// or as Iceberg tables, one snapshot per run (outdir.FormatIceberg).
 	TableFormat outdir.TableFormat
+	// Catalog, when set (--catalog), registers and commits the Iceberg
+	// tables in an Iceberg catalog (outdir.Options.Catalog).
+	Catalog icebergout.Catalog
 	// Incremental adds to OutDir instead of replacing its contents: the
 	// inputs it already holds with the same fingerprint are skipped, the
 	// others committed beside them as a new run, and receipts resolved

@@ -8,7 +8,8 @@
 // sealed in staging), journal (commit journal written, before the first
 // rename), rename (after each rename of a commit), history (after the
 // rename of the run's manifest, then of its tree, then of its checkpoint:
-// docs/FORMAT.md, "The history of OUT"), report (report.json
+// docs/FORMAT.md, "The history of OUT"), catalog (after each table's
+// commit to the Iceberg catalog, --catalog), report (report.json
 // published, before the journal is removed) and recover (after each step
 // of a recovery).
 package crashpoint

@@ -1,0 +1,429 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
+	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
+)
+
+// catalogURI returns the URI of a new, empty SQL catalog on backend:
+// "sqlite" (a file in dir) or "postgres" (a throwaway PostgreSQL server
+// in a temporary directory, stopped when the test ends; skipped when
+// initdb and pg_ctl are not installed).
+func catalogURI(t *testing.T, backend, dir string) string {
+	t.Helper()
+	switch backend {
+	case "sqlite":
+		return "sqlite://" + filepath.Join(dir, "catalog.db")
+	case "postgres":
+		return startPostgres(t)
+	}
+	t.Fatalf("unknown backend %s", backend)
+	return ""
+}
+
+// startPostgres starts a PostgreSQL server of its own (initdb -A trust,
+// pg_ctl on 127.0.0.1 at a free port) and returns the URI of its
+// database. Debian puts the binaries in /usr/lib/postgresql/NN/bin, which
+// is searched after PATH. As root the server runs as nobody: initdb
+// refuses root.
+func startPostgres(t *testing.T) string {
+	t.Helper()
+	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	path := os.Getenv("PATH")
+	for _, b := range bins {
+		path += string(os.PathListSeparator) + b
+	}
+	find := func(name string) string {
+		for _, d := range filepath.SplitList(path) {
+			if p := filepath.Join(d, name); isExec(p) {
+				return p
+			}
+		}
+		return ""
+	}
+	initdb, pgctl := find("initdb"), find("pg_ctl")
+	if initdb == "" || pgctl == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("initdb and pg_ctl not found (PATH, /usr/lib/postgresql/*/bin): .ci/run installs postgresql")
+		}
+		t.Skip("PostgreSQL not installed (no initdb and pg_ctl on PATH or in /usr/lib/postgresql/*/bin): skipping the PostgreSQL catalog")
+	}
+	// Not t.TempDir: its 0700 parents would shut out the server's user.
+	dir, err := os.MkdirTemp("", "convbatch-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("nobody")
+		if err != nil {
+			t.Skipf("running as root and no user nobody to run PostgreSQL as: %v", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+		os.Chown(dir, uid, gid)
+	}
+	data := filepath.Join(dir, "data")
+	run := func(name string, args ...string) {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		if cred != nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", filepath.Base(name), args, err, out)
+		}
+	}
+	run(initdb, "-A", "trust", "-U", "convbatch", "-D", data, "--no-sync")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	run(pgctl, "-D", data, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "-o",
+		fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -k %s -c fsync=off", port, dir), "start")
+	t.Cleanup(func() {
+		cmd := exec.Command(pgctl, "-D", data, "-m", "immediate", "-w", "stop")
+		if cred != nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		}
+		cmd.Run()
+	})
+	return fmt.Sprintf("postgres://convbatch@127.0.0.1:%d/postgres?sslmode=disable", port)
+}
+
+func isExec(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
+// catalogNights are three nights of archives and the keys that sign
+// them.
+func catalogNights(t *testing.T, dir string) (keys string, nights []string) {
+	t.Helper()
+	set := filepath.Join(dir, "set")
+	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 50, Seed: 9, Faults: 0.05, Tamper: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= exp.Nights; n++ {
+		nights = append(nights, filepath.Join(set, fmt.Sprintf("night-%d", n)))
+	}
+	return filepath.Join(set, exp.Keys), nights
+}
+
+// checkCatalog checks the catalog at uri against the Iceberg OUT ice
+// after its run n, and against ref, the Parquet OUT of one run over the
+// same nights: a row of iceberg_tables for every table, read with plain
+// SQL, named convbatch.<table>, whose metadata location is in ice's
+// table; through iceberg-go, one snapshot per run first..n, the current one
+// OUT's own metadata's, and as many rows as ref's table.
+func checkCatalog(t *testing.T, uri, ice, ref string, first, n int) {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := sqlcatalog.Open(ctx, uri, icebergout.DefaultNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	rows, err := cat.DB().QueryContext(ctx, "SELECT catalog_name, table_namespace, table_name, metadata_location FROM iceberg_tables ORDER BY table_name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	locs := map[string]string{}
+	for rows.Next() {
+		var c, ns, name, loc string
+		if err := rows.Scan(&c, &ns, &name, &loc); err != nil {
+			t.Fatal(err)
+		}
+		if c != sqlcatalog.CatalogName || ns != icebergout.DefaultNamespace {
+			t.Errorf("iceberg_tables: row %s.%s in catalog %s, want %s.%s", ns, name, c, sqlcatalog.CatalogName, icebergout.DefaultNamespace)
+		}
+		locs[name] = loc
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	var refRep sink.Report
+	readJSON(t, filepath.Join(ref, "report.json"), &refRep)
+	for _, name := range tabledef.Names {
+		want := "file://" + filepath.Join(ice, "tables", name, "metadata") + "/"
+		if !strings.HasPrefix(locs[name], want) {
+			t.Fatalf("iceberg_tables: table %s at %q, want a metadata file in %s", name, locs[name], want)
+		}
+		tbl, err := cat.LoadTable(ctx, name)
+		if err != nil || tbl == nil {
+			t.Fatalf("table %s: %v", name, err)
+		}
+		byRun := map[int]int64{}
+		for _, s := range tbl.Metadata().Snapshots() {
+			r, err := strconv.Atoi(s.Summary.Properties[icebergout.RunProperty])
+			if err != nil {
+				t.Fatalf("table %s: snapshot %d has no %s", name, s.SnapshotID, icebergout.RunProperty)
+			}
+			if _, dup := byRun[r]; dup {
+				t.Fatalf("table %s: two snapshots of run %d in the catalog", name, r)
+			}
+			byRun[r] = s.SnapshotID
+		}
+		for r := first; r <= n; r++ {
+			if byRun[r] == 0 {
+				t.Fatalf("table %s: catalog snapshots by run %v, want one for each of runs %d to %d", name, byRun, first, n)
+			}
+		}
+		if len(byRun) != n-first+1 {
+			t.Fatalf("table %s: catalog snapshots by run %v, want one for each of runs %d to %d", name, byRun, first, n)
+		}
+		own := snapshotsByRun(t, filepath.Join(ice, "tables", name))
+		if cur := tbl.CurrentSnapshot(); cur == nil || cur.SnapshotID != own[n] || byRun[n] != own[n] {
+			t.Fatalf("table %s: catalog's current snapshot %v, OUT's metadata has run %d at %d", name, cur, n, own[n])
+		}
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		if err != nil {
+			t.Fatalf("table %s: iceberg-go scan plan: %v", name, err)
+		}
+		var got int64
+		for _, task := range tasks {
+			got += task.File.Count()
+		}
+		if at, err := tbl.Scan().ToArrowTable(ctx); err != nil {
+			t.Logf("table %s: iceberg-go scan: %v", name, err)
+		} else {
+			if at.NumRows() != got {
+				t.Errorf("table %s: iceberg-go reads %d rows, its data files hold %d", name, at.NumRows(), got)
+			}
+			at.Release()
+		}
+		if want := refRep.Tables[name].Rows; got != want {
+			t.Errorf("table %s after run %d: iceberg-go reads %d rows through the catalog, one run over the same nights wrote %d", name, n, got, want)
+		}
+	}
+}
+
+// TestCatalogNights is issue 44 item 2: three incremental nights with
+// --catalog, on SQLite and on PostgreSQL; after each, the catalog's rows
+// (plain SQL) and its tables (iceberg-go's reader) hold one snapshot per
+// night with the rows of one run over the same nights, and check passes.
+func TestCatalogNights(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			dir := t.TempDir()
+			uri := catalogURI(t, backend, dir)
+			keys, nights := catalogNights(t, dir)
+			ice := filepath.Join(dir, "ice")
+			for n := 1; n <= len(nights); n++ {
+				runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--keys", keys, "--incremental", "--table-format", "iceberg", "--catalog", uri}, nights[:n])...)
+				ref := filepath.Join(dir, fmt.Sprintf("one-%d", n))
+				runOK(t, slices.Concat([]string{"run", "-q", "-o", ref, "--keys", keys}, nights[:n])...)
+				checkCatalog(t, uri, ice, ref, 1, n)
+				checkOK(t, fmt.Sprintf("after night %d", n), ice)
+			}
+			// maintain does not take --catalog yet: it refuses, changing
+			// nothing, rather than move the tables away from the catalog.
+			if r := convbatch(t, nil, "maintain", ice, "--expire-snapshots-older-than", "0"); r.code != 2 || !strings.Contains(r.stderr, "does not take --catalog") {
+				t.Fatalf("maintain of a catalog OUT: exit %d, want 2 and a refusal\n%s", r.code, r.stderr)
+			}
+			checkCatalog(t, uri, ice, filepath.Join(dir, fmt.Sprintf("one-%d", len(nights))), 1, len(nights))
+		})
+	}
+}
+
+// TestCatalogConflict: another writer commits a snapshot to a table in
+// the catalog between two nights; the next night fails naming the
+// conflict, publishes nothing (report.json is night 1's, no journal),
+// and leaves every table in the catalog where it was.
+func TestCatalogConflict(t *testing.T) {
+	dir := t.TempDir()
+	uri := catalogURI(t, "sqlite", dir)
+	keys, nights := catalogNights(t, dir)
+	ice := filepath.Join(dir, "ice")
+	args := func(n int) []string {
+		return slices.Concat([]string{"run", "-q", "-o", ice, "--keys", keys, "--incremental", "--table-format", "iceberg", "--catalog", uri}, nights[:n])
+	}
+	runOK(t, args(1)...)
+	ctx := context.Background()
+	cat, err := sqlcatalog.Open(ctx, uri, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	before := map[string]int64{}
+	for _, name := range tabledef.Names {
+		tbl, err := cat.LoadTable(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[name] = tbl.CurrentSnapshot().SnapshotID
+	}
+	other, err := cat.LoadTable(ctx, tabledef.Names[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := other.NewTransaction()
+	if err := tx.AddFiles(ctx, nil, iceberg.Properties{"writer": "someone else"}, false); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := tx.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before[tabledef.Names[0]] = moved.CurrentSnapshot().SnapshotID
+	// The other writer's manifest list went into the table's metadata
+	// directory, where OUT's record check would refuse it first (an
+	// unexpected file): it is moved out, as a writer whose files live
+	// elsewhere would have left OUT, so that the catalog is what differs.
+	lists, _ := filepath.Glob(filepath.Join(ice, "tables", tabledef.Names[0], "metadata", fmt.Sprintf("snap-%d-*.avro", before[tabledef.Names[0]])))
+	if len(lists) != 1 {
+		t.Fatalf("the other writer's manifest list: %v", lists)
+	}
+	if err := os.Rename(lists[0], filepath.Join(dir, filepath.Base(lists[0]))); err != nil {
+		t.Fatal(err)
+	}
+
+	r := convbatch(t, nil, args(2)...)
+	if r.code == 0 || r.code == 1 || !strings.Contains(r.stderr, "iceberg catalog conflict") || !strings.Contains(r.stderr, "convbatch."+tabledef.Names[0]) {
+		t.Fatalf("night 2 over a moved catalog table: exit %d, want a failure naming the conflict\n%s", r.code, r.stderr)
+	}
+	t.Logf("night 2: %s", r.stderr)
+	var rep sink.Report
+	readJSON(t, filepath.Join(ice, "report.json"), &rep)
+	if rep.Run != 1 {
+		t.Fatalf("report.json is run %d's, want night 1's", rep.Run)
+	}
+	if _, err := os.Stat(filepath.Join(ice, ".convbatch", "journal.json")); err == nil {
+		t.Fatal("the refused night left a journal")
+	}
+	for _, name := range tabledef.Names {
+		tbl, err := cat.LoadTable(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tbl.CurrentSnapshot().SnapshotID; got != before[name] {
+			t.Errorf("table %s: the refused night moved the catalog to snapshot %d from %d", name, got, before[name])
+		}
+	}
+}
+
+// TestCatalogCrash: night 2 killed at each step of its commit that
+// touches the catalog (journal written, nothing committed to the
+// catalog; the first table committed; all of them), then run again:
+// a command without --catalog refuses to finish the commit, the rerun
+// with it finishes it, and every table has one snapshot per night, the
+// rows of one run over both nights.
+func TestCatalogCrash(t *testing.T) {
+	dir := t.TempDir()
+	keys, nights := catalogNights(t, dir)
+	ref := filepath.Join(dir, "one-2")
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", ref, "--keys", keys}, nights[:2])...)
+	for _, crash := range []string{"journal:1", "catalog:1", fmt.Sprintf("catalog:%d", len(tabledef.Names))} {
+		t.Run(crash, func(t *testing.T) {
+			sub := filepath.Join(dir, strings.ReplaceAll(crash, ":", "-"))
+			uri := catalogURI(t, "sqlite", sub)
+			ice := filepath.Join(sub, "ice")
+			args := func(n int) []string {
+				return slices.Concat([]string{"run", "-q", "-o", ice, "--keys", keys, "--incremental", "--table-format", "iceberg", "--catalog", uri}, nights[:n])
+			}
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			runOK(t, args(1)...)
+			cmd := processCommand(t, args(2)...)
+			cmd.Env = append(cmd.Env, "CONVBATCH_CRASH="+crash)
+			start := time.Now()
+			if err := cmd.Run(); err == nil {
+				t.Fatalf("the crash at %s did not happen", crash)
+			}
+			t.Logf("killed at %s after %v", crash, time.Since(start).Round(time.Millisecond))
+			if r := convbatch(t, nil, "check", ice); r.code != 1 || !strings.Contains(r.stdout, "commit-pending") {
+				t.Fatalf("check after the kill: exit %d, want 1 and commit-pending\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			noCat := slices.DeleteFunc(args(2), func(s string) bool { return s == "--catalog" || s == uri })
+			if r := convbatch(t, nil, noCat...); r.code == 0 || !strings.Contains(r.stderr, "--catalog") {
+				t.Fatalf("a run without --catalog over the killed commit: exit %d, want a refusal naming --catalog\n%s", r.code, r.stderr)
+			}
+			// The rerun finishes night 2 (recovery); its inputs are then
+			// all in OUT, and it commits nothing more.
+			runOK(t, args(2)...)
+			checkCatalog(t, uri, ice, ref, 1, 2)
+			checkOK(t, "after the recovery", ice)
+		})
+	}
+}
+
+// TestCatalogOverExisting: the first run with --catalog over an
+// incremental Iceberg OUT that two nights wrote without one registers
+// every table, whose history in the catalog starts with that run's
+// snapshot, holding all of OUT's rows; a run that replaces OUT then
+// replaces the catalog tables' contents in one snapshot more.
+func TestCatalogOverExisting(t *testing.T) {
+	dir := t.TempDir()
+	uri := catalogURI(t, "sqlite", dir)
+	keys, nights := catalogNights(t, dir)
+	ice := filepath.Join(dir, "ice")
+	for n := 1; n <= 2; n++ {
+		runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--keys", keys, "--incremental", "--table-format", "iceberg"}, nights[:n])...)
+	}
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--keys", keys, "--incremental", "--table-format", "iceberg", "--catalog", uri}, nights)...)
+	ref := filepath.Join(dir, "one-3")
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", ref, "--keys", keys}, nights)...)
+	checkCatalog(t, uri, ice, ref, 3, 3)
+	checkOK(t, "after the first run with --catalog", ice)
+
+	// A run that replaces OUT (no --incremental), over night 1 only.
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--keys", keys, "--table-format", "iceberg", "--catalog", uri}, nights[:1])...)
+	ref1 := filepath.Join(dir, "one-1")
+	runOK(t, slices.Concat([]string{"run", "-q", "-o", ref1, "--keys", keys}, nights[:1])...)
+	ctx := context.Background()
+	cat, err := sqlcatalog.Open(ctx, uri, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	var rep sink.Report
+	readJSON(t, filepath.Join(ref1, "report.json"), &rep)
+	for _, name := range tabledef.Names {
+		tbl, err := cat.LoadTable(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(tbl.Metadata().Snapshots()); got != 2 {
+			t.Errorf("table %s: %d snapshots in the catalog after the rebuild, want 2", name, got)
+		}
+		tasks, err := tbl.Scan().PlanFiles(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows int64
+		for _, task := range tasks {
+			rows += task.File.Count()
+		}
+		if want := rep.Tables[name].Rows; rows != want {
+			t.Errorf("table %s after the rebuild: %d rows in the catalog's current snapshot, want %d", name, rows, want)
+		}
+	}
+	checkOK(t, "after the rebuild", ice)
+}
