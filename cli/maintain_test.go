@@ -75,7 +75,7 @@ func testMaintainIceberg(t *testing.T, partition string) {
 	day := partition == "day"
 	dir := t.TempDir()
 	set := filepath.Join(dir, "set")
-	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 5, Faults: 0.05, Tamper: 0.2})
+	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 5, Faults: 0.05, Tamper: 0.2, Dates: icebergNightsDates(partition)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,6 +333,7 @@ func inputFiles(t *testing.T, out string) map[string]bool {
 // input's rows from the merged files: the rows of a parquet run over the
 // nights as they are now. check accepts OUT after each step.
 func TestMaintainRewriteSmallFiles(t *testing.T) {
+	t.Parallel() // heavy and independent: overlaps the other heavy tests (issue 45 item 14)
 	chdbtest.Require(t)
 	for _, partition := range []string{"day", "none"} {
 		t.Run(partition, func(t *testing.T) { testMaintainRewriteSmallFiles(t, partition) })
@@ -343,7 +344,7 @@ func testMaintainRewriteSmallFiles(t *testing.T, partition string) {
 	day := partition == "day"
 	dir := t.TempDir()
 	set := filepath.Join(dir, "set")
-	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 7, Faults: 0.05, Tamper: 0.2})
+	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 7, Faults: 0.05, Tamper: 0.2, Dates: icebergNightsDates(partition)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,15 +7,19 @@ package crashtest
 //	    uninterrupted runs into fresh directories compare equal. The
 //	    property runs a few trials and only logs what it finds.
 //	CONVBATCH_CRASHTEST=1 go test ./internal/testkit/crashtest/ -run Property -v
-//	    The property enforced, short form (about 40 trials, under a
-//	    minute): random SIGKILLs (some repeated on the rerun, so that
-//	    they land in the recovery), SIGKILLs at the crash points of
-//	    CONVBATCH_CRASH (seal, journal, rename, report, then recover on
-//	    the rerun), SIGKILL, SIGINT and SIGTERM at the first file the
-//	    commit puts under a final name, and SIGINT and SIGTERM at random
-//	    instants and during the recovery.
+//	    The property enforced, short form (the default: 16 trials of a
+//	    fresh OUT, 8 of each incremental one, parquet and Iceberg):
+//	    SIGKILL at every crash point of CONVBATCH_CRASH once (seal,
+//	    journal, rename, history, report, then recover on the rerun),
+//	    each of which must be reached; SIGKILL, SIGINT and SIGTERM at the
+//	    first file the commit puts under a final name; SIGINT and SIGTERM
+//	    during the recovery and late in the run; a SIGKILL or two at a
+//	    random instant.
 //	CONVBATCH_CRASHTEST=1 CONVBATCH_CRASH_LONG=1 go test ./internal/testkit/crashtest/ -run Property -timeout 30m
-//	    The long form: over 150 trials.
+//	    The long form adds the random trials: over 200 of a fresh OUT
+//	    (100 SIGKILLs at random instants, some repeated on the rerun so
+//	    that they land in the recovery; the crash points at many counts;
+//	    the signals five times each) and over 50 of each incremental one.
 //	CONVBATCH_CRASH_SEED=N replays the random instants of a run (each run
 //	    logs its seed). CONVBATCH_CRASH_KEEP=1 keeps the work directory.
 //
@@ -39,6 +43,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convbatch/convbatch/cli"
 	"github.com/convbatch/convbatch/gen"
 )
 
@@ -68,7 +73,15 @@ var (
 	keep    atomic.Bool // leave fix.root behind
 )
 
+// asConvbatch, set to 1 in a run's environment, makes the test binary
+// the convbatch command itself (cli.Main, as cmd/convbatch's main):
+// the trials need no separate go build and link of the binary.
+const asConvbatch = "CONVBATCH_CRASHTEST_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(asConvbatch) == "1" {
+		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	code := m.Run()
 	if fix != nil && !keep.Load() && os.Getenv("CONVBATCH_CRASH_KEEP") != "1" {
 		os.RemoveAll(fix.root)
@@ -94,23 +107,24 @@ func newFixture() (*fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &fixture{root: root, bin: filepath.Join(root, "convbatch")}
-	// go test puts its toolchain's bin directory first on PATH.
-	goCmd, err := exec.LookPath("go")
+	// The test binary is the command (TestMain, asConvbatch).
+	self, err := os.Executable()
 	if err != nil {
-		goCmd = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+		return nil, err
 	}
-	build := exec.Command(goCmd, "build", "-o", f.bin, "github.com/convbatch/convbatch/cmd/convbatch")
-	if out, err := build.CombinedOutput(); err != nil {
-		return f, fmt.Errorf("go build: %v\n%s", err, out)
-	}
+	f := &fixture{root: root, bin: self}
 	in := filepath.Join(root, "in")
 	// Two nights of two files whose receipts reference each other's
 	// documents (one run over all four resolves them), with faults and
-	// tampered receipts; a plain file with no receipts; a faulty file with
-	// its own keyring (its receipts' keys are not pinned).
+	// tampered receipts, each night's documents dated in that night (a
+	// day partition each, as a nightly export); a plain file with no
+	// receipts; a faulty file with its own keyring (its receipts' keys
+	// are not pinned) and the hostile dates of faults, spread over years
+	// (some 85 day partitions: spread over the nights too, they made
+	// every Iceberg run of the trials publish about 1,000 files, four
+	// times the work and none of it another check).
 	nights := filepath.Join(in, "nights")
-	ne, err := gen.WriteNights(nights, gen.NightsOptions{Nights: 2, FilesPerNight: 2, Conversations: 90, Seed: 11, Faults: 0.05, Tamper: 0.2})
+	ne, err := gen.WriteNights(nights, gen.NightsOptions{Nights: 2, FilesPerNight: 2, Conversations: 90, Seed: 11, Faults: 0.05, Tamper: 0.2, Dates: gen.DatesNight})
 	if err != nil {
 		return f, err
 	}
@@ -238,14 +252,23 @@ func committed(out string) bool {
 // as a hang.
 const runTimeout = 2 * time.Minute
 
-// run runs `convbatch run -o out args...` once, as s says.
-func (f *fixture) run(out string, s step) outcome {
-	cmd := exec.Command(f.bin, append([]string{"run", "-o", out}, f.args...)...)
+// command returns the command `convbatch args...`: f.bin as convbatch
+// (asConvbatch), in the environment of the test without
+// CONVBATCH_CRASH.
+func (f *fixture) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(f.bin, args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "CONVBATCH_CRASH=") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, asConvbatch+"=1")
+	return cmd
+}
+
+// run runs `convbatch run -o out args...` once, as s says.
+func (f *fixture) run(out string, s step) outcome {
+	cmd := f.command(append([]string{"run", "-o", out}, f.args...)...)
 	if s.crash != "" {
 		cmd.Env = append(cmd.Env, "CONVBATCH_CRASH="+s.crash)
 	}
@@ -395,6 +418,16 @@ func tail(s string) string {
 }
 
 // plan returns the trials: the short form, or the long one.
+//
+// The short form is every crash point once (seal, journal, rename,
+// history, report, and recover one and two deep), each signal once at the
+// commit, SIGINT and SIGTERM once in the recovery and once late in the
+// run, and two SIGKILLs at random instants (one repeated in the
+// recovery). The long form is the random trials: 100 SIGKILLs at random
+// instants, the crash points at every count up to 16 renames and 6
+// seals, chains into the recovery one and two deep from six points, and
+// the signals five times each at the commit, in the recovery and at
+// random instants.
 func plan(r *rand.Rand, ref time.Duration, long bool) []trial {
 	at := func(lo, hi float64) time.Duration {
 		return time.Duration((lo + (hi-lo)*r.Float64()) * float64(ref))
@@ -406,7 +439,7 @@ func plan(r *rand.Rand, ref time.Duration, long bool) []trial {
 	// SIGKILL at random instants over 1.3 times the reference's duration;
 	// every third rerun is killed again early (in the recovery), every
 	// fifth anywhere.
-	nRandom := 20
+	nRandom := 0
 	if long {
 		nRandom = 100
 	}
@@ -420,14 +453,16 @@ func plan(r *rand.Rand, ref time.Duration, long bool) []trial {
 		}
 		add(fmt.Sprintf("random-kill-%d", i), steps...)
 	}
+	if !long {
+		add("random-kill-0", kill(at(0, 1.3)))
+		add("random-kill-1", kill(at(0, 1.3)), kill(at(0, 0.3)))
+	}
 
 	// The crash points, then the recovery's.
 	crash := func(p string) step { return step{crash: p} }
-	points := []string{"seal:1", "seal:3", "journal:1", "rename:1", "rename:3", "rename:8", "report:1"}
+	points := []string{"seal:1", "journal:1", "rename:1", "rename:8", "history:2", "report:1"}
 	chains := [][]string{
 		{"rename:2", "recover:1"},
-		{"journal:1", "recover:1"},
-		{"report:1", "recover:1"},
 		{"rename:5", "recover:2", "recover:1"},
 	}
 	if long {
@@ -438,14 +473,15 @@ func plan(r *rand.Rand, ref time.Duration, long bool) []trial {
 		for n := 1; n <= 16; n++ {
 			points = append(points, fmt.Sprintf("rename:%d", n))
 		}
-		points = append(points, "journal:1", "report:1")
+		points = append(points, "journal:1", "history:1", "history:2", "history:3", "report:1")
 		chains = nil
-		for _, first := range []string{"journal:1", "rename:1", "rename:4", "rename:9", "report:1"} {
+		for _, first := range []string{"journal:1", "rename:1", "rename:4", "rename:9", "history:2", "report:1"} {
 			for n := 1; n <= 3; n++ {
 				chains = append(chains, []string{first, fmt.Sprintf("recover:%d", n)})
 				chains = append(chains, []string{first, fmt.Sprintf("recover:%d", n), "recover:1"})
 			}
 		}
+		chains = append(chains, []string{"rename:5", "recover:2", "recover:1"})
 	}
 	for _, p := range points {
 		add("crash-"+p, crash(p))
@@ -457,16 +493,23 @@ func plan(r *rand.Rand, ref time.Duration, long bool) []trial {
 		}
 		add("crash-"+strings.Join(c, "-"), steps...)
 	}
-	add("crash-rename:2-then-random-kill", crash("rename:2"), kill(at(0, 0.3)))
+	if long {
+		add("crash-rename:2-then-random-kill", crash("rename:2"), kill(at(0, 0.3)))
+	}
 
 	// The commit located by its first file under a final name, and the
 	// signals.
-	nSig := 1
-	if long {
-		nSig = 5
-	}
 	ms := func(hi float64) time.Duration { return time.Duration(r.Float64() * hi * float64(time.Millisecond)) }
-	for i := 0; i < nSig; i++ {
+	if !long {
+		add("SIGKILL-in-commit-0", step{sig: syscall.SIGKILL, atCommit: true, delay: ms(10)})
+		add("SIGINT-at-commit-0", step{sig: syscall.SIGINT, atCommit: true, delay: ms(2)})
+		add("SIGTERM-at-commit-0", step{sig: syscall.SIGTERM, atCommit: true, delay: ms(2)})
+		add("SIGINT-in-recovery-0", crash("rename:2"), step{sig: syscall.SIGINT, delay: ms(20)})
+		add("SIGTERM-in-rerun-0", crash("rename:2"), step{sig: syscall.SIGTERM, delay: at(0, 0.5)})
+		add("SIGTERM-late-0", step{sig: syscall.SIGTERM, delay: at(0.8, 1.1)})
+		return ts
+	}
+	for i := 0; i < 5; i++ {
 		add(fmt.Sprintf("SIGKILL-in-commit-%d", i), step{sig: syscall.SIGKILL, atCommit: true, delay: ms(10)})
 		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT, syscall.SIGTERM} {
 			n := sigName(sig)
@@ -490,7 +533,7 @@ func sample(trials []trial) []trial {
 	var s []trial
 	for _, tr := range trials {
 		switch tr.name {
-		case "random-kill-0", "random-kill-2", "crash-rename:2-recover:1", "SIGTERM-at-commit-0":
+		case "random-kill-0", "random-kill-1", "crash-rename:2-recover:1", "SIGTERM-at-commit-0":
 			s = append(s, tr)
 		}
 	}
@@ -631,13 +674,16 @@ func TestProperty(t *testing.T) {
 	}
 	// The trials run two at a time (go test's -parallel, GOMAXPROCS by
 	// default, bounds them): each run spends much of its time starting
-	// and in fsync. The random instants are fractions of a clean run
-	// timed beside another, as the trials will be.
-	if d := f.pairedDuration(t); d > f.refDur {
-		t.Logf("a clean run beside another takes %v: the random instants are fractions of that", d.Round(time.Millisecond))
-		trials = plan(rand.New(rand.NewPCG(seed, 0x6b696c6c)), d, long)
-		if !enforce {
-			trials = sample(trials)
+	// and in fsync. In the long form the random instants are fractions of
+	// a clean run timed beside another, as the trials will be; the short
+	// form's few are fractions of the reference's.
+	if long {
+		if d := f.pairedDuration(t); d > f.refDur {
+			t.Logf("a clean run beside another takes %v: the random instants are fractions of that", d.Round(time.Millisecond))
+			trials = plan(rand.New(rand.NewPCG(seed, 0x6b696c6c)), d, long)
+			if !enforce {
+				trials = sample(trials)
+			}
 		}
 	}
 	start := time.Now()
@@ -648,6 +694,9 @@ func TestProperty(t *testing.T) {
 		defer mu.Unlock()
 		hit += res.crashHit
 		crashSteps += res.crashSteps
+		if !long && res.problem == "" && res.crashHit != res.crashSteps {
+			res.problem = fmt.Sprintf("%d of the trial's %d crash points reached: each must be", res.crashHit, res.crashSteps)
+		}
 		var how []string
 		for k, o := range res.outcomes {
 			if k < len(tr.steps) {
@@ -698,7 +747,7 @@ func (f *fixture) historyHolds(out string) string {
 	if f.kept != "" {
 		args = append(args, "--checkpoint", f.kept)
 	}
-	cmd := exec.Command(f.bin, append(args, out)...)
+	cmd := f.command(append(args, out)...)
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Sprintf("convbatch %s: %v: %s", strings.Join(args, " "), err, tail(string(b)))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -20,12 +21,19 @@ import (
 // the incremental night of TestPropertyIceberg is stopped (SIGKILL, no
 // recovery) after rename k of its commit, for every k just before and
 // after each rename of a table's metadata file and a few k among the
-// data files' renames (all of them took some 15 minutes), and ClickHouse (chDB's icebergLocal) reads every table of
-// every state so left: each must be exactly the table before the night
-// (the base OUT) or after it (the uninterrupted run), by row count and a
-// hash of every row, never a mix. A rename is atomic, so a reader
-// querying in a loop during the commit sees one of these states at every
-// instant.
+// data files' renames (all of them took some 15 minutes), and ClickHouse
+// (chDB's icebergLocal) reads every table of every state so left: each
+// must be exactly the table before the night (the base OUT) or after it
+// (the uninterrupted run), by row count and a hash of every row, never a
+// mix. A rename is atomic, so a reader querying in a loop during the
+// commit sees one of these states at every instant.
+//
+// The night runs once up to its journal (CONVBATCH_CRASH=journal:1);
+// each state is that OUT copied and rerun to the k-th rename of the
+// recovery that carries the journal out (recover:k), the same steps in
+// the same order as the commit's own (outdir's apply), without running
+// the night again for every k. One state is also made by the commit
+// itself (rename:k) and must publish as many files in every directory.
 func TestIcebergReaderSeesOneSnapshot(t *testing.T) {
 	chdbtest.Require(t)
 	f := getFixture(t)
@@ -61,9 +69,12 @@ func TestIcebergReaderSeesOneSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	ks := map[int]bool{1: true, len(j.Renames)/4 + 1: true, len(j.Renames)/2 + 1: true, len(j.Renames): true}
-	metadata := 0
+	metadata, firstMeta := 0, 0
 	for i, r := range j.Renames {
 		if icebergMetadata.MatchString(r.To) {
+			if metadata == 0 {
+				firstMeta = i + 1
+			}
 			metadata++
 			ks[i] = i > 0 // the state before it
 			ks[i+1] = true
@@ -90,23 +101,47 @@ func TestIcebergReaderSeesOneSnapshot(t *testing.T) {
 				var k int
 				fmt.Sscanf(states[i], "k%d", &k)
 				out := filepath.Join(work, states[i])
-				if err := copyTree(g.base, out); err != nil {
+				if err := copyTree(probe, out); err != nil {
 					errs[i] = err
 					continue
 				}
-				if o := g.run(out, step{crash: fmt.Sprintf("rename:%d", k)}); o.err != nil || o.signal == 0 {
-					errs[i] = fmt.Errorf("the run stopped after rename %d of %d: %+v", k, len(j.Renames), o)
+				if o := g.run(out, step{crash: fmt.Sprintf("recover:%d", k)}); o.err != nil || o.signal == 0 {
+					errs[i] = fmt.Errorf("the recovery stopped after rename %d of %d: %+v", k, len(j.Renames), o)
 				}
 			}
 		}()
 	}
+	// The commit itself stopped at the first rename of a metadata file.
+	var direct error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		out := filepath.Join(work, "direct")
+		if direct = copyTree(g.base, out); direct != nil {
+			return
+		}
+		if o := g.run(out, step{crash: fmt.Sprintf("rename:%d", firstMeta)}); o.err != nil || o.signal == 0 {
+			direct = fmt.Errorf("the run stopped after rename %d of %d: %+v", firstMeta, len(j.Renames), o)
+		}
+	}()
 	for i := range states {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(append(errs, direct)...); err != nil {
 		t.Fatal(err)
+	}
+	want, err := filesPerDir(filepath.Join(work, "direct"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := filesPerDir(filepath.Join(work, fmt.Sprintf("k%04d", firstMeta)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("stopped after rename %d: the recovery published files per directory %v, the commit %v", firstMeta, got, want)
 	}
 	// Copies, not links: ClickHouse reads nothing outside its directory.
 	if err := copyTree(g.base, filepath.Join(work, "before")); err != nil {
@@ -155,4 +190,24 @@ func TestIcebergReaderSeesOneSnapshot(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d renames (%d of metadata) stopped at: every table read as before or after the night", len(states), len(j.Renames), metadata)
+}
+
+// filesPerDir counts the regular files under out by the directory that
+// holds them, OUT's state directory left out.
+func filesPerDir(out string) (map[string]int, error) {
+	n := map[string]int{}
+	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(out, p)
+		switch {
+		case d.IsDir() && rel == ".convbatch":
+			return filepath.SkipDir
+		case d.Type().IsRegular():
+			n[filepath.ToSlash(filepath.Dir(rel))]++
+		}
+		return nil
+	})
+	return n, err
 }
