@@ -383,7 +383,7 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 		t.current[was]++
 		return
 	}
-	facts, ok := l.Pending.facts()
+	facts, ok := l.Pending.facts(&t.facts)
 	witness := a.witness(l.Origin)
 	if !ok || witness == 0 {
 		// Written by a convbatch that did not record the receipt's keys

@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"slices"
+
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -48,12 +50,16 @@ type statementLine struct {
 // the line records none (verify.ReceiptCheck.HasKeyFacts: written by a
 // convbatch before issue 43, or a receipt with no judgeable key), whose
 // recorded verdict then stands, as at a run's re-resolution.
-func (p *pendingLine) facts() (*verify.KeyFacts, bool) {
+//
+// The facts are built in f, whose Statements slice is reused: a worker
+// judges a million receipts with one (nothing keeps them past the
+// receipt).
+func (p *pendingLine) facts(f *verify.KeyFacts) (*verify.KeyFacts, bool) {
 	if p.EnvelopeKey == nil && len(p.Statements) == 0 {
 		return nil, false
 	}
-	f := &verify.KeyFacts{SignedAtMicros: p.SignedAtMicros, SignedAtOK: p.HasSignedAt,
-		Statements: make([]verify.StatementKey, len(p.Statements))}
+	*f = verify.KeyFacts{SignedAtMicros: p.SignedAtMicros, SignedAtOK: p.HasSignedAt,
+		Statements: slices.Grow(f.Statements[:0], len(p.Statements))[:len(p.Statements)]}
 	if p.EnvelopeKey != nil && p.EnvelopeKey.Fingerprint != "" {
 		f.EnvelopeAlgorithm, f.EnvelopeFingerprint = p.Algorithm, p.EnvelopeKey.Fingerprint
 	}
@@ -70,7 +76,8 @@ func quorumMargin(p *pendingLine) (int, bool) {
 	if p.QuorumK < 1 {
 		return 0, false
 	}
-	var agents []string
+	var buf [16]string
+	agents := buf[:0]
 	for _, s := range p.Statements {
 		if !s.SignatureValid {
 			continue

@@ -173,6 +173,8 @@ type tally struct {
 	margins                 map[int]int64
 	atMarginZero            []Position
 	changes                 []*Change
+	// facts is the worker's scratch for a receipt's key facts.
+	facts verify.KeyFacts
 	// spill holds the changed receipts' state lines (buffered: a write
 	// each was 1.4 s of system time at 256k changes); spillAt is its size.
 	spill    *bufio.Writer

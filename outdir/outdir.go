@@ -42,6 +42,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/internal/crashpoint"
@@ -141,7 +142,7 @@ func open(root string, rebuild bool, cat icebergout.Catalog) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output directory: lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := lockExclusive(f); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("output directory %s: %w", root, ErrBusy)
@@ -162,6 +163,28 @@ func open(root string, rebuild bool, cat icebergout.Catalog) (*Dir, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// lockWait is how long lockExclusive tries again before it takes OUT
+// for busy.
+const lockWait = time.Second
+
+// lockExclusive takes OUT's lock file f without waiting on a run that
+// holds it, but for lockWait: a lock its holder just released can stay
+// held for a moment by a child process the holder's program (or a
+// library in it) was forking at that instant, until the child's exec
+// closes its copy of the descriptor (a flock belongs to the open file,
+// which the fork shares). Seen as a spurious ErrBusy in the tests, which
+// run commands in one process beside others that start node and chDB.
+func lockExclusive(f *os.File) error {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // discardJournal removes a journal that cannot be carried out, its
