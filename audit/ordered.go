@@ -22,6 +22,13 @@ func ordered[T, R any](items []T, workers int, prepare func(T) (R, error), use f
 		for _, it := range items {
 			ch := make(chan result, 1)
 			select {
+			case <-stop:
+				// Stopped: the drain below may make room in pending, and
+				// a select picks at random among ready cases.
+				return
+			default:
+			}
+			select {
 			case pending <- ch:
 			case <-stop:
 				return

@@ -71,7 +71,9 @@ func TestOrdered(t *testing.T) {
 					t.Fatalf("item %d used at position %d: out of order", v, i)
 				}
 			}
-			if m := maxAhead.Load(); m > int64(tc.workers)+2 {
+			// The bound holds while all goes well; after an error the items
+			// prepared are never used, so they are not counted down.
+			if m := maxAhead.Load(); tc.want == nil && m > int64(tc.workers)+2 {
 				t.Errorf("%d items prepared ahead of use, want at most %d", m, tc.workers+2)
 			}
 		})

@@ -413,7 +413,7 @@ var ErrNoRecord = errors.New("no manifest: not the output directory of a convbat
 func Verify(root string) (*Record, []Problem, error) {
 	if f, err := os.Open(filepath.Join(root, StateDir, lockName)); err == nil {
 		defer f.Close()
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		if err := lockFile(f, syscall.LOCK_SH); err != nil {
 			if errors.Is(err, syscall.EWOULDBLOCK) {
 				return nil, nil, fmt.Errorf("output directory %s: %w", root, ErrBusy)
 			}

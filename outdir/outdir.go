@@ -142,7 +142,7 @@ func open(root string, rebuild bool, cat icebergout.Catalog) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output directory: lock: %w", err)
 	}
-	if err := lockExclusive(f); err != nil {
+	if err := lockFile(f, syscall.LOCK_EX); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("output directory %s: %w", root, ErrBusy)
@@ -165,21 +165,22 @@ func open(root string, rebuild bool, cat icebergout.Catalog) (*Dir, error) {
 	return d, nil
 }
 
-// lockWait is how long lockExclusive tries again before it takes OUT
+// lockWait is how long lockFile tries again before it takes OUT
 // for busy.
 const lockWait = time.Second
 
-// lockExclusive takes OUT's lock file f without waiting on a run that
-// holds it, but for lockWait: a lock its holder just released can stay
-// held for a moment by a child process the holder's program (or a
-// library in it) was forking at that instant, until the child's exec
-// closes its copy of the descriptor (a flock belongs to the open file,
-// which the fork shares). Seen as a spurious ErrBusy in the tests, which
-// run commands in one process beside others that start node and chDB.
-func lockExclusive(f *os.File) error {
+// lockFile takes OUT's lock file f (how: syscall.LOCK_EX for a writer,
+// LOCK_SH for a reader) without waiting on a run that holds it, but for
+// lockWait: a lock its holder just released can stay held for a moment
+// by a child process the holder's program (or a library in it) was
+// forking at that instant, until the child's exec closes its copy of the
+// descriptor (a flock belongs to the open file, which the fork shares).
+// Seen as a spurious ErrBusy in the tests, which run commands in one
+// process beside others that start node and chDB.
+func lockFile(f *os.File, how int) error {
 	deadline := time.Now().Add(lockWait)
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
 			return err
 		}
