@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convbatch/convbatch/internal/testkit/fstree"
+
 	"github.com/convbatch/convbatch/audit"
 	"github.com/convbatch/convbatch/cli"
 	"github.com/convbatch/convbatch/gen"
@@ -20,38 +22,6 @@ import (
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/verify"
 )
-
-// copyTree copies the regular files and directories under src to dst.
-func copyTree(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(to)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // files reads every regular file under dir by relative path.
 func files(t testing.TB, dir string) map[string][]byte {
@@ -202,4 +172,12 @@ func BenchmarkCommit(b *testing.B) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	b.ReportMetric(float64(ms.HeapSys)/(1<<20), "heap-sys-MiB")
+}
+
+// copyTree copies src into dst, failing the test on an error.
+func copyTree(t testing.TB, src, dst string) {
+	t.Helper()
+	if err := fstree.Copy(src, dst); err != nil {
+		t.Fatal(err)
+	}
 }

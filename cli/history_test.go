@@ -3,11 +3,12 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/convbatch/convbatch/internal/testkit/fstree"
 
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/ledger"
@@ -45,21 +46,7 @@ func threeNights(t *testing.T, dir string, extra ...string) (string, string, []s
 // copyDir copies the files under src to dst.
 func copyDir(t *testing.T, src, dst string) {
 	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
+	if err := fstree.Copy(src, dst); err != nil {
 		t.Fatal(err)
 	}
 }

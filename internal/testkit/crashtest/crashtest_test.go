@@ -45,6 +45,7 @@ import (
 
 	"github.com/convbatch/convbatch/cli"
 	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/internal/testkit/fstree"
 )
 
 // fixture is what every test shares: the binary, the inputs, the
@@ -357,7 +358,7 @@ type result struct {
 func (f *fixture) runTrial(out string, tr trial) result {
 	res := result{trial: tr}
 	if f.base != "" {
-		if err := copyTree(f.base, out); err != nil {
+		if err := fstree.Copy(f.base, out); err != nil {
 			res.problem = fmt.Sprintf("copy of the base OUT: %v", err)
 			return res
 		}
@@ -581,7 +582,7 @@ func (f *fixture) pairedDuration(t *testing.T) time.Duration {
 			defer wg.Done()
 			out := filepath.Join(f.root, "paired", fmt.Sprint(k))
 			if f.base != "" {
-				if err := copyTree(f.base, out); err != nil {
+				if err := fstree.Copy(f.base, out); err != nil {
 					return
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/convbatch/convbatch/internal/testkit/chdbtest"
+	"github.com/convbatch/convbatch/internal/testkit/fstree"
 	"github.com/convbatch/convbatch/tabledef"
 )
 
@@ -52,7 +53,7 @@ func TestIcebergReaderSeesOneSnapshot(t *testing.T) {
 	// renames of the tables' metadata are: every state around them is
 	// read, and a few among the data files' renames before them.
 	probe := filepath.Join(work, "journal")
-	if err := copyTree(g.base, probe); err != nil {
+	if err := fstree.Copy(g.base, probe); err != nil {
 		t.Fatal(err)
 	}
 	if o := g.run(probe, step{crash: "journal:1"}); o.err != nil || o.signal == 0 {
@@ -101,7 +102,7 @@ func TestIcebergReaderSeesOneSnapshot(t *testing.T) {
 				var k int
 				fmt.Sscanf(states[i], "k%d", &k)
 				out := filepath.Join(work, states[i])
-				if err := copyTree(probe, out); err != nil {
+				if err := fstree.Copy(probe, out); err != nil {
 					errs[i] = err
 					continue
 				}
@@ -117,7 +118,7 @@ func TestIcebergReaderSeesOneSnapshot(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		out := filepath.Join(work, "direct")
-		if direct = copyTree(g.base, out); direct != nil {
+		if direct = fstree.Copy(g.base, out); direct != nil {
 			return
 		}
 		if o := g.run(out, step{crash: fmt.Sprintf("rename:%d", firstMeta)}); o.err != nil || o.signal == 0 {
@@ -144,10 +145,10 @@ func TestIcebergReaderSeesOneSnapshot(t *testing.T) {
 		t.Fatalf("stopped after rename %d: the recovery published files per directory %v, the commit %v", firstMeta, got, want)
 	}
 	// Copies, not links: ClickHouse reads nothing outside its directory.
-	if err := copyTree(g.base, filepath.Join(work, "before")); err != nil {
+	if err := fstree.Copy(g.base, filepath.Join(work, "before")); err != nil {
 		t.Fatal(err)
 	}
-	if err := copyTree(filepath.Join(g.root, "ref"), filepath.Join(work, "after")); err != nil {
+	if err := fstree.Copy(filepath.Join(g.root, "ref"), filepath.Join(work, "after")); err != nil {
 		t.Fatal(err)
 	}
 	fingerprint := func(dir, table string) string {

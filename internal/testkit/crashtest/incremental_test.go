@@ -2,8 +2,6 @@ package crashtest
 
 import (
 	"fmt"
-	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/convbatch/convbatch/internal/testkit/fstree"
 )
 
 var (
@@ -56,7 +56,7 @@ func newIncrementalFixture(f *fixture, name string, extra ...string) (*fixture, 
 		return nil, err
 	}
 	ref := filepath.Join(g.root, "ref")
-	if err := copyTree(g.base, ref); err != nil {
+	if err := fstree.Copy(g.base, ref); err != nil {
 		return nil, err
 	}
 	o := g.run(ref, step{})
@@ -71,34 +71,6 @@ func newIncrementalFixture(f *fixture, name string, extra ...string) (*fixture, 
 		return nil, fmt.Errorf("the reference incremental run skipped nothing")
 	}
 	return g, nil
-}
-
-// copyTree copies the regular files and directories under src into dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(to)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
 }
 
 // TestPropertyIncremental is the kill -9 property for an incremental
