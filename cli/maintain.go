@@ -152,9 +152,10 @@ type maintainOptions struct {
 	checkpointKey string
 }
 
-// maintain runs the maintenance of OUT (dir) and commits it.
+// maintain runs the maintenance of OUT (dir) and commits it: each
+// table's maintenance is staged (maintenance.table), the inputs' records
+// restaged where files were merged, and the whole committed as a run.
 func maintain(e *env, dir string, o maintainOptions) (int, error) {
-	expire, age, retainLast := o.expire, o.age, o.retainLast
 	start := time.Now()
 	root, err := filepath.Abs(dir)
 	if err != nil {
@@ -193,138 +194,182 @@ func maintain(e *env, dir string, o maintainOptions) (int, error) {
 		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
 	}
 	defer txn.Abort()
-	j := &outdir.Journal{Run: rec.LastRun + 1, Removes: []string{}}
-	var lines []string
-	var removedBytes int64
-	// renamed maps each data file merged to the file that holds its rows.
-	renamed := map[string]string{}
+	m := &maintenance{e: e, root: root, dir: dir, o: o, start: start, d: d, rec: rec, txn: txn,
+		j: &outdir.Journal{Run: rec.LastRun + 1, Removes: []string{}}, renamed: map[string]string{}}
 	for _, name := range tabledef.Names {
-		tdir := outdir.TableDir(name)
-		// The metadata this maintenance builds on is what its record
-		// says, byte for byte.
-		var meta []string
-		for rel := range rec.Files {
-			if strings.HasPrefix(rel, tdir+"/"+icebergout.MetadataDir+"/") {
-				meta = append(meta, rel)
-			}
+		if err := m.table(name); err != nil {
+			return 0, err
 		}
-		slices.Sort(meta)
-		if problems := rec.CheckDigests(root, meta); len(problems) > 0 {
-			return 0, usageErr("maintain: %v", &outdir.RecordError{Root: root, Problems: problems})
-		}
-		merge := func(to string, from []string, partitioned bool) (int64, error) {
-			// The files merged are read as the record has them.
-			if problems := rec.CheckDigests(root, from); len(problems) > 0 {
-				return 0, &outdir.RecordError{Root: root, Problems: problems}
-			}
-			local := make([]string, len(from))
-			for i, f := range from {
-				local[i] = filepath.Join(root, filepath.FromSlash(f))
-			}
-			opts := parquetout.TableOptions{Version: pipeline.Version}
-			if partitioned {
-				opts.PartitionBy = parquetout.PartitionDay
-			}
-			return parquetout.Merge(txn, to, local, name, opts)
-		}
-		m, err := icebergout.Maintain(e.ctx, txn, icebergout.Maintenance{
-			Root: root, Table: name, Dir: tdir,
-			Expire: expire, OlderThan: age, RetainLast: retainLast, Before: start,
-			TargetFileSize: o.target, Merge: merge, Run: j.Run,
-		})
-		var re *outdir.RecordError
-		if errors.As(err, &re) {
-			return 0, usageErr("maintain: %v", re)
-		}
-		if err != nil {
-			return 0, fatalErr(fmt.Errorf("maintain: %w", err))
-		}
-		if m.Moved {
-			lines = append(lines, fmt.Sprintf("table %s: small files not rewritten: its metadata names another place (OUT was moved or copied); the next incremental run starts it afresh here", name))
-		}
-		if len(m.Kept) == 0 && len(m.Remove) == 0 && len(m.Merged) == 0 {
-			continue
-		}
-		if len(m.Merged) > 0 {
-			var from, fromBytes, toBytes int64
-			for _, mg := range m.Merged {
-				from += int64(len(mg.From))
-				fromBytes += mg.FromBytes
-				toBytes += mg.ToBytes
-				for _, f := range mg.From {
-					renamed[f] = mg.To
-				}
-			}
-			lines = append(lines, fmt.Sprintf("table %s: %s (%s) rewritten into %s (%s)", name,
-				plural(from, "small data file", "small data files"), bytesize.Format(fromBytes), plural(int64(len(m.Merged)), "file", "files"), bytesize.Format(toBytes)))
-		}
-		for _, f := range m.Files {
-			j.Renames = append(j.Renames, outdir.Rename{From: path.Join(maintainStaging, f), To: f})
-		}
-		j.Removes = append(j.Removes, m.Remove...)
-		removedBytes += m.RemoveBytes
-		line := fmt.Sprintf("table %s: %s expired, %d kept; %s removed (%s)", name,
-			plural(int64(len(m.Expired)), "snapshot", "snapshots"), len(m.Kept), plural(int64(len(m.Remove)), "file", "files"), bytesize.Format(m.RemoveBytes))
-		if m.Recent > 0 {
-			line += fmt.Sprintf("; %d unreferenced file(s) newer than this maintenance left", m.Recent)
-		}
-		lines = append(lines, line)
 	}
-	for _, l := range lines {
+	for _, l := range m.lines {
 		fmt.Fprintf(e.stderr, "convbatch maintain: %s\n", l)
 	}
-	if len(j.Renames) == 0 && len(j.Removes) == 0 {
+	if len(m.j.Renames) == 0 && len(m.j.Removes) == 0 {
 		fmt.Fprintf(e.stderr, "convbatch maintain: nothing to do in %s\n", dir)
 		return ExitOK, nil
 	}
-	if len(renamed) > 0 {
-		// Each input's files, as OUT's record of it lists them, name the
-		// merged files: a later --replace-changed finds its rows there.
-		if problems := rec.CheckDigests(root, []string{outdir.InputsRel()}); len(problems) > 0 {
-			return 0, usageErr("maintain: %v", &outdir.RecordError{Root: root, Problems: problems})
-		}
-		staged, err := d.RestageInputs(txn, rec.LastRun, renamed)
-		if err != nil {
-			return 0, fatalErr(fmt.Errorf("maintain: %w", err))
-		}
-		if staged {
-			j.Renames = append(j.Renames, outdir.Rename{From: path.Join(maintainStaging, outdir.InputsRel()), To: outdir.InputsRel()})
+	if err := m.restageInputs(); err != nil {
+		return 0, err
+	}
+	if err := m.commit(); err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(e.stderr, "convbatch maintain: committed as run %d of %s: %s removed (%s)\n", m.j.Run, dir,
+		plural(int64(len(m.j.Removes)), "file", "files"), bytesize.Format(m.removedBytes))
+	return ExitOK, nil
+}
+
+// maintenance is one maintain in progress: OUT opened and its record
+// checked, the staging transaction, and the journal it builds.
+type maintenance struct {
+	e         *env
+	root, dir string
+	o         maintainOptions
+	start     time.Time
+	d         *outdir.Dir
+	rec       *outdir.Record
+	txn       *sink.Txn
+	j         *outdir.Journal
+	// lines are the summary's lines, a table's or more each.
+	lines        []string
+	removedBytes int64
+	// renamed maps each data file merged to the file that holds its rows.
+	renamed map[string]string
+}
+
+// table stages table name's maintenance (icebergout.Maintain) into the
+// journal and the summary's lines.
+func (m *maintenance) table(name string) error {
+	root, rec, j := m.root, m.rec, m.j
+	tdir := outdir.TableDir(name)
+	// The metadata this maintenance builds on is what its record
+	// says, byte for byte.
+	var meta []string
+	for rel := range rec.Files {
+		if strings.HasPrefix(rel, tdir+"/"+icebergout.MetadataDir+"/") {
+			meta = append(meta, rel)
 		}
 	}
-	if err := txn.Commit(); err != nil {
-		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+	slices.Sort(meta)
+	if problems := rec.CheckDigests(root, meta); len(problems) > 0 {
+		return usageErr("maintain: %v", &outdir.RecordError{Root: root, Problems: problems})
+	}
+	merge := func(to string, from []string, partitioned bool) (int64, error) {
+		// The files merged are read as the record has them.
+		if problems := rec.CheckDigests(root, from); len(problems) > 0 {
+			return 0, &outdir.RecordError{Root: root, Problems: problems}
+		}
+		local := make([]string, len(from))
+		for i, f := range from {
+			local[i] = filepath.Join(root, filepath.FromSlash(f))
+		}
+		opts := parquetout.TableOptions{Version: pipeline.Version}
+		if partitioned {
+			opts.PartitionBy = parquetout.PartitionDay
+		}
+		return parquetout.Merge(m.txn, to, local, name, opts)
+	}
+	mt, err := icebergout.Maintain(m.e.ctx, m.txn, icebergout.Maintenance{
+		Root: root, Table: name, Dir: tdir,
+		Expire: m.o.expire, OlderThan: m.o.age, RetainLast: m.o.retainLast, Before: m.start,
+		TargetFileSize: m.o.target, Merge: merge, Run: j.Run,
+	})
+	var re *outdir.RecordError
+	if errors.As(err, &re) {
+		return usageErr("maintain: %v", re)
+	}
+	if err != nil {
+		return fatalErr(fmt.Errorf("maintain: %w", err))
+	}
+	if mt.Moved {
+		m.lines = append(m.lines, fmt.Sprintf("table %s: small files not rewritten: its metadata names another place (OUT was moved or copied); the next incremental run starts it afresh here", name))
+	}
+	if len(mt.Kept) == 0 && len(mt.Remove) == 0 && len(mt.Merged) == 0 {
+		return nil
+	}
+	if len(mt.Merged) > 0 {
+		var from, fromBytes, toBytes int64
+		for _, mg := range mt.Merged {
+			from += int64(len(mg.From))
+			fromBytes += mg.FromBytes
+			toBytes += mg.ToBytes
+			for _, f := range mg.From {
+				m.renamed[f] = mg.To
+			}
+		}
+		m.lines = append(m.lines, fmt.Sprintf("table %s: %s (%s) rewritten into %s (%s)", name,
+			plural(from, "small data file", "small data files"), bytesize.Format(fromBytes), plural(int64(len(mt.Merged)), "file", "files"), bytesize.Format(toBytes)))
+	}
+	for _, f := range mt.Files {
+		j.Renames = append(j.Renames, outdir.Rename{From: path.Join(maintainStaging, f), To: f})
+	}
+	j.Removes = append(j.Removes, mt.Remove...)
+	m.removedBytes += mt.RemoveBytes
+	line := fmt.Sprintf("table %s: %s expired, %d kept; %s removed (%s)", name,
+		plural(int64(len(mt.Expired)), "snapshot", "snapshots"), len(mt.Kept), plural(int64(len(mt.Remove)), "file", "files"), bytesize.Format(mt.RemoveBytes))
+	if mt.Recent > 0 {
+		line += fmt.Sprintf("; %d unreferenced file(s) newer than this maintenance left", mt.Recent)
+	}
+	m.lines = append(m.lines, line)
+	return nil
+}
+
+// restageInputs stages, when files were merged, the inputs' records
+// naming the merged files: a later --replace-changed finds its rows there.
+func (m *maintenance) restageInputs() error {
+	if len(m.renamed) == 0 {
+		return nil
+	}
+	if problems := m.rec.CheckDigests(m.root, []string{outdir.InputsRel()}); len(problems) > 0 {
+		return usageErr("maintain: %v", &outdir.RecordError{Root: m.root, Problems: problems})
+	}
+	staged, err := m.d.RestageInputs(m.txn, m.rec.LastRun, m.renamed)
+	if err != nil {
+		return fatalErr(fmt.Errorf("maintain: %w", err))
+	}
+	if staged {
+		m.j.Renames = append(m.j.Renames, outdir.Rename{From: path.Join(maintainStaging, outdir.InputsRel()), To: outdir.InputsRel()})
+	}
+	return nil
+}
+
+// commit publishes the staged maintenance as a run of OUT, with the last
+// run's report.json published again unchanged and a manifest holding
+// maintain's settings.
+func (m *maintenance) commit() error {
+	j, o := m.j, m.o
+	if err := m.txn.Commit(); err != nil {
+		return fatalErr(fmt.Errorf("maintain: %w", err))
 	}
 	// Every commit publishes report.json last: the report stays the last
 	// run's, published again unchanged.
-	report, err := os.ReadFile(filepath.Join(root, outdir.ReportFile))
+	report, err := os.ReadFile(filepath.Join(m.root, outdir.ReportFile))
 	if err != nil {
-		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+		return fatalErr(fmt.Errorf("maintain: %w", err))
 	}
 	j.Report = path.Join(maintainStaging, outdir.ReportFile)
-	if err := os.WriteFile(filepath.Join(d.Staging(), filepath.FromSlash(j.Report)), report, 0o644); err != nil {
-		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+	if err := os.WriteFile(filepath.Join(m.d.Staging(), filepath.FromSlash(j.Report)), report, 0o644); err != nil {
+		return fatalErr(fmt.Errorf("maintain: %w", err))
 	}
 	settings := maintainSettings{Command: "maintain"}
-	if expire {
-		settings.ExpireSnapshotsOlderThan, settings.RetainLast = age.String(), retainLast
+	if o.expire {
+		settings.ExpireSnapshotsOlderThan, settings.RetainLast = o.age.String(), o.retainLast
 	}
 	settings.TargetFileSize = o.target
 	b, err := json.Marshal(settings)
 	if err != nil {
-		return 0, fatalErr(err)
+		return fatalErr(err)
 	}
 	j.Manifest = &outdir.Manifest{Settings: b}
 	j.CheckpointKey = o.checkpointKey
-	if err := d.Commit(j); err != nil {
+	if err := m.d.Commit(j); err != nil {
 		if errors.Is(err, outdir.ErrRefused) {
-			return 0, usageErr("maintain: %v", err)
+			return usageErr("maintain: %v", err)
 		}
 		if errors.Is(err, outdir.ErrCommitPending) {
-			return 0, fatalErr(fmt.Errorf("maintain: %w; the next convbatch run, extract or maintain into %s finishes the commit first (convbatch check says commit-pending until then)", err, dir))
+			return fatalErr(fmt.Errorf("maintain: %w; the next convbatch run, extract or maintain into %s finishes the commit first (convbatch check says commit-pending until then)", err, m.dir))
 		}
-		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+		return fatalErr(fmt.Errorf("maintain: %w", err))
 	}
-	fmt.Fprintf(e.stderr, "convbatch maintain: committed as run %d of %s: %s removed (%s)\n", j.Run, dir,
-		plural(int64(len(j.Removes)), "file", "files"), bytesize.Format(removedBytes))
-	return ExitOK, nil
+	return nil
 }
