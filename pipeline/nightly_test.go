@@ -96,7 +96,7 @@ func snapshot(t *testing.T, out string) map[string]string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(out, "tables", tabledef.Receipts)); err == nil {
-		files["tables/receipts rows"] = strings.Join(datasetRows(t, out, tabledef.Receipts), "\n")
+		files["tables/receipts rows"] = strings.Join(pqtest.LatestRows(t, out, tabledef.Receipts), "\n")
 	}
 	return files
 }
@@ -262,60 +262,6 @@ func splitLines(t *testing.T, src string, dir string, counts ...int) []string {
 	return paths
 }
 
-// datasetRows reads a table's dataset under out as sorted JSON rows; for
-// receipts it keeps each receipt's latest verdict (a re-resolution row
-// replaces the row it re-resolves) and drops reresolves_run.
-func datasetRows(t *testing.T, out, table string) []string {
-	t.Helper()
-	tb := pqtest.ReadDataset(t, out, table)
-	var rows []string
-	switch table {
-	default:
-		for _, r := range tb.Rows {
-			b, _ := json.Marshal(r)
-			rows = append(rows, string(b))
-		}
-	case tabledef.ReceiptStatements:
-		// A receipt's latest statements: those of the last part holding
-		// its rows (a part's rows of a receipt start at index 0).
-		file, line, idx, rr := tb.Col(t, "source_file"), tb.Col(t, "source_line"), tb.Col(t, "statement_index"), tb.Col(t, "reresolves_run")
-		latest := map[string][]string{}
-		for _, r := range tb.Rows {
-			k := fmt.Sprint(r[file], ":", r[line])
-			if r[idx] == int32(0) {
-				latest[k] = nil
-			}
-			r = slices.Clone(r)
-			r[rr] = nil
-			b, _ := json.Marshal(r)
-			latest[k] = append(latest[k], string(b))
-		}
-		for _, v := range latest {
-			rows = append(rows, v...)
-		}
-	case tabledef.Receipts:
-		file, line, rr := tb.Col(t, "source_file"), tb.Col(t, "source_line"), tb.Col(t, "reresolves_run")
-		latest := map[string]string{}
-		for _, r := range tb.Rows {
-			k := fmt.Sprint(r[file], ":", r[line])
-			if _, seen := latest[k]; seen && r[rr] == nil {
-				t.Errorf("receipt %s has two first verdicts", k)
-			}
-			r = slices.Clone(r)
-			// The first witness is the night that first committed it
-			// (and its time each OUT's own).
-			r[rr], r[tb.Col(t, "first_run")], r[tb.Col(t, "first_committed_at")] = nil, nil, nil
-			b, _ := json.Marshal(r)
-			latest[k] = string(b)
-		}
-		for _, v := range latest {
-			rows = append(rows, v)
-		}
-	}
-	sort.Strings(rows)
-	return rows
-}
-
 // TestIncrementalEqualsOneRun: three nights run one by one with
 // --incremental (each night naming every file so far, as a cron job over
 // a growing directory does) give the rows of one run over all of them,
@@ -357,7 +303,7 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 		t.Fatalf("no receipts to compare")
 	}
 	for _, table := range tabledef.Names {
-		got, want := datasetRows(t, inc, table), datasetRows(t, one, table)
+		got, want := pqtest.LatestRows(t, inc, table), pqtest.LatestRows(t, one, table)
 		if !slices.Equal(got, want) {
 			t.Errorf("table %s: %d rows incrementally, %d in one run, or they differ", table, len(got), len(want))
 		}
@@ -380,7 +326,7 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 			want += reresolved
 		case tabledef.ReceiptStatements:
 			// and the statements of those rows
-			want += int64(len(pqtest.ReadDataset(t, inc, table).Rows) - len(datasetRows(t, inc, table)))
+			want += int64(len(pqtest.ReadDataset(t, inc, table).Rows) - len(pqtest.LatestRows(t, inc, table)))
 		}
 		if c.Rows[table] != want {
 			t.Errorf("cumulative rows of %s: %d, want %d", table, c.Rows[table], want)
@@ -443,7 +389,7 @@ func TestIncrementalChangedInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, table := range tables {
-		if got, want := datasetRows(t, inc, table), datasetRows(t, one, table); !slices.Equal(got, want) {
+		if got, want := pqtest.LatestRows(t, inc, table), pqtest.LatestRows(t, one, table); !slices.Equal(got, want) {
 			t.Errorf("table %s: %d rows after the replacement, %d in one run, or they differ", table, len(got), len(want))
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/internal/testkit/pqtest"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/tabledef"
@@ -31,8 +32,8 @@ type failingStore interface {
 func sameRows(t *testing.T, got, gotDir, want, wantDir string) {
 	t.Helper()
 	for _, table := range tabledef.Names {
-		g := strings.ReplaceAll(strings.Join(datasetRows(t, got, table), "\n"), gotDir, "")
-		w := strings.ReplaceAll(strings.Join(datasetRows(t, want, table), "\n"), wantDir, "")
+		g := strings.ReplaceAll(strings.Join(pqtest.LatestRows(t, got, table), "\n"), gotDir, "")
+		w := strings.ReplaceAll(strings.Join(pqtest.LatestRows(t, want, table), "\n"), wantDir, "")
 		if g != w {
 			t.Errorf("table %s: rows differ from one run's over the same inputs", table)
 		}
@@ -250,7 +251,7 @@ func TestChangedInOutage(t *testing.T) {
 				// bRows counts the rows of b.jsonl in OUT's tables.
 				bRows := func() (n int) {
 					for _, table := range tabledef.Names {
-						for _, r := range datasetRows(t, out, table) {
+						for _, r := range pqtest.LatestRows(t, out, table) {
 							if strings.Contains(r, prefix+"b.jsonl") {
 								n++
 							}

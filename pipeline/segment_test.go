@@ -154,7 +154,7 @@ func gzipInput(t *testing.T, path string) stream.Input {
 // name order hold the rows in input order); sorted, partitioned.
 func pqtestRows(t *testing.T, out, table string, partition parquetout.Partitioning) []string {
 	t.Helper()
-	rows := datasetRows(t, out, table) // sorted
+	rows := pqtest.LatestRows(t, out, table) // sorted
 	if partition != parquetout.PartitionNone || table == tabledef.Receipts {
 		return rows
 	}
@@ -316,7 +316,7 @@ func TestRetiredRecordsAreNoEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := datasetRows(t, inc, tabledef.Receipts), datasetRows(t, one, tabledef.Receipts); !slices.Equal(got, want) {
+	if got, want := pqtest.LatestRows(t, inc, tabledef.Receipts), pqtest.LatestRows(t, one, tabledef.Receipts); !slices.Equal(got, want) {
 		t.Errorf("receipts: %d rows after the replacement, %d in one run, or they differ", len(got), len(want))
 	}
 	if c, oc := res.Report.Cumulative.Receipts, oneRes.Report.Cumulative.Receipts; !maps.Equal(c, oc) {

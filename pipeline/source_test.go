@@ -18,6 +18,7 @@ import (
 
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/internal/testkit/gcstest"
+	"github.com/convbatch/convbatch/internal/testkit/pqtest"
 	"github.com/convbatch/convbatch/internal/testkit/s3test"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/source"
@@ -90,7 +91,7 @@ func withoutPrefix(t *testing.T, out, prefix string) map[string]string {
 		files[k] = strings.ReplaceAll(v, prefix, "")
 	}
 	for _, table := range tabledef.Names {
-		files["rows:"+table] = strings.ReplaceAll(strings.Join(datasetRows(t, out, table), "\n"), prefix, "")
+		files["rows:"+table] = strings.ReplaceAll(strings.Join(pqtest.LatestRows(t, out, table), "\n"), prefix, "")
 	}
 	return files
 }
