@@ -72,9 +72,6 @@ type Options struct {
 	// own (docs/FORMAT.md, "Key lifetimes"); 0 leaves such receipts as
 	// they are (not re-judged).
 	WitnessMicros int64
-	// TempDir is where the changed receipts' state lines are kept until
-	// the commit (os.TempDir when "").
-	TempDir string
 }
 
 // NoSince is Options.SinceMicros without --since DATE.
@@ -89,6 +86,7 @@ type batch struct {
 	buf   []byte
 	ends  []int // end offset of each line in buf
 	first int   // number (1-based) of the first line in the file
+	off   int64 // offset of buf in the file
 }
 
 // posKey names a receipt (the run that first committed it and its
@@ -138,51 +136,33 @@ func Run(src Source, o Options) (*Result, error) {
 		a.nights[run].committedAt, a.nights[run].committedAtOK = src.CommittedAt(run)
 	}
 	// seen are the receipts whose latest line is in a newer file than the
-	// one being read: their re-resolutions (origin before the file's run).
-	seen := map[posKey]struct{}{}
+	// one being read (origin before the file's run): nil when that line
+	// was a full one, already judged; the verdict of a verdict line
+	// (outdir.StateReceipt.Receipt), to be judged at the receipt's latest
+	// full line, further back.
+	seen := map[posKey]*lineVerdict{}
 	states := src.ReceiptsStates()
 	tallies := make([]*tally, workers)
 	for i := range tallies {
 		tallies[i] = newTally()
-		tallies[i].spillN = i
-	}
-	spills := make([]*os.File, workers)
-	defer func() {
-		// On failure the spills go; on success the result holds them.
-		for _, f := range spills {
-			if f != nil {
-				f.Close()
-				os.Remove(f.Name())
-			}
-		}
-	}()
-	for i := range tallies {
-		f, err := os.CreateTemp(o.TempDir, "convbatch-audit-*.jsonl")
-		if err != nil {
-			return nil, fmt.Errorf("audit: %w", err)
-		}
-		spills[i], tallies[i].spill = f, bufio.NewWriterSize(f, 1<<20)
 	}
 	for i := len(states) - 1; i >= 0; i-- {
 		st := states[i]
-		newer, err := a.readState(st, seen, tallies)
+		newer, err := a.readState(int32(i), st, seen, tallies)
 		if err != nil {
 			return nil, err
 		}
-		for _, k := range newer {
-			seen[k] = struct{}{}
-		}
-	}
-	for _, t := range tallies {
-		if t.spillErr == nil {
-			t.spillErr = t.spill.Flush()
-		}
-		if t.spillErr != nil {
-			return nil, fmt.Errorf("audit: keeping the changed receipts' state lines: %w", t.spillErr)
+		for _, n := range newer {
+			if _, ok := seen[n.k]; !ok || n.v == nil {
+				seen[n.k] = n.v
+			}
 		}
 	}
 	res := a.result(tallies)
-	res.keyring, res.spills, spills = o.Keyring, spills, nil
+	res.keyring = o.Keyring
+	for _, st := range states {
+		res.states = append(res.states, st.Path)
+	}
 	res.witness = a.witness
 	return res, nil
 }
@@ -228,10 +208,11 @@ func newNightInfo(m *outdir.Manifest) *nightInfo {
 	return n
 }
 
-// readState reads one run's receipts state in batches, judged by the
-// workers, each into its tally; it returns the receipts of earlier runs
-// the file re-resolved (whose older lines are then not their latest).
-func (a *auditor) readState(st outdir.ReceiptsState, seen map[posKey]struct{}, tallies []*tally) ([]posKey, error) {
+// readState reads one run's receipts state (number state of the
+// ReceiptsStates) in batches, judged by the workers, each into its tally;
+// it returns the receipts of earlier runs the file re-resolved (whose
+// older lines are then not their latest).
+func (a *auditor) readState(state int32, st outdir.ReceiptsState, seen map[posKey]*lineVerdict, tallies []*tally) ([]seenLine, error) {
 	f, err := os.Open(st.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -244,15 +225,15 @@ func (a *auditor) readState(st outdir.ReceiptsState, seen map[posKey]struct{}, t
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
-	var newer []posKey
+	var newer []seenLine
 	for _, t := range tallies {
 		wg.Add(1)
 		go func(t *tally) {
 			defer wg.Done()
-			var mine []posKey
+			var mine []seenLine
 			dec := newDecoder()
 			for b := range batches {
-				if err := a.judgeBatch(dec, st, b, seen, t, &mine); err != nil {
+				if err := a.judgeBatch(dec, state, st, b, seen, t, &mine); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
@@ -282,15 +263,16 @@ func (a *auditor) readState(st outdir.ReceiptsState, seen map[posKey]struct{}, t
 // again: a new megabyte a batch was a tenth of an audit's allocation.
 var batchPool = sync.Pool{New: func() any { return &batch{buf: make([]byte, 0, batchBytes+4096)} }}
 
-// getBatch returns an empty batch whose first line is number first.
-func getBatch(first int) *batch {
+// getBatch returns an empty batch whose first line is number first, at
+// offset off.
+func getBatch(first int, off int64) *batch {
 	b := batchPool.Get().(*batch)
-	b.buf, b.ends, b.first = b.buf[:0], b.ends[:0], first
+	b.buf, b.ends, b.first, b.off = b.buf[:0], b.ends[:0], first, off
 	return b
 }
 
 // putBatch gives b back once judged: nothing judged keeps its bytes (the
-// decoder copies the strings it keeps, the spill the lines).
+// decoder copies the strings it keeps; a change keeps its line's offset).
 func putBatch(b *batch) {
 	if cap(b.buf) <= 4*batchBytes {
 		batchPool.Put(b)
@@ -301,7 +283,8 @@ func putBatch(b *batch) {
 func readBatches(r io.Reader, out chan<- *batch) error {
 	br := bufio.NewReaderSize(r, 256<<10)
 	lineNo := 1
-	b := getBatch(lineNo)
+	var off int64
+	b := getBatch(lineNo, off)
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -317,10 +300,11 @@ func readBatches(r io.Reader, out chan<- *batch) error {
 			b.buf = append(b.buf, line...)
 			b.ends = append(b.ends, len(b.buf))
 			lineNo++
+			off += int64(len(line))
 		}
 		if len(b.buf) >= batchBytes || (err != nil && len(b.ends) > 0) {
 			out <- b
-			b = getBatch(lineNo)
+			b = getBatch(lineNo, off)
 		}
 		if err == io.EOF {
 			return nil
@@ -331,31 +315,81 @@ func readBatches(r io.Reader, out chan<- *batch) error {
 	}
 }
 
+// lineVerdict is the verdict of a verdict line: a receipt's status and
+// reasons, shared by the receipts with the same (a tally interns them).
+type lineVerdict struct {
+	status  string
+	reasons []string
+}
+
+// seenLine is a receipt met in a state file at a line that is not its
+// first (its origin is an earlier run): v nil for a full line, judged
+// there; its verdict for a verdict line.
+type seenLine struct {
+	k posKey
+	v *lineVerdict
+}
+
 // judgeBatch parses and judges the lines of b into t; the receipts of
 // earlier runs it finds go to newer.
-func (a *auditor) judgeBatch(dec *decoder, st outdir.ReceiptsState, b *batch, seen map[posKey]struct{}, t *tally, newer *[]posKey) error {
+func (a *auditor) judgeBatch(dec *decoder, state int32, st outdir.ReceiptsState, b *batch, seen map[posKey]*lineVerdict, t *tally, newer *[]seenLine) error {
 	start := 0
 	for i, end := range b.ends {
 		raw := b.buf[start:end]
+		at := lineAt{state: state, off: b.off + int64(start)}
 		start = end
 		l, err := dec.decode(raw)
 		if err != nil {
 			return fmt.Errorf("audit: %s:%d: %w: not a receipt's state line (%v)", st.Path, b.first+i, outdir.ErrRefused, err)
 		}
-		p := l.Pending
-		if p == nil {
+		var file string
+		var line int64
+		switch {
+		case l.Pending != nil:
+			file, line = l.Pending.File, l.Pending.Line
+		case l.Receipt != nil:
+			file, line = l.Receipt.File, l.Receipt.Line
+		default:
 			return fmt.Errorf("audit: %s:%d: %w: a receipt without its pending form", st.Path, b.first+i, outdir.ErrRefused)
 		}
-		k := a.hash.key(l.Origin, p.File, p.Line)
-		if l.Origin < st.Run {
-			*newer = append(*newer, k)
-		}
-		if _, ok := seen[k]; ok || !a.src.Holds(p.File, l.Origin) {
+		k := a.hash.key(l.Origin, file, line)
+		v, isSeen := seen[k]
+		if l.Pending == nil {
+			// A verdict line: the receipt's facts are in an earlier
+			// line, where it is judged with this verdict (unless a
+			// newer line was met).
+			if l.Origin >= st.Run {
+				return fmt.Errorf("audit: %s:%d: %w: the verdict of a receipt its run (%d) has not committed before", st.Path, b.first+i, outdir.ErrRefused, l.Origin)
+			}
+			if !isSeen {
+				*newer = append(*newer, seenLine{k, t.verdict(l.Status, l.Reasons)})
+			}
 			continue
 		}
-		a.judge(l, raw, t)
+		if isSeen && v == nil {
+			continue
+		}
+		if l.Origin < st.Run {
+			*newer = append(*newer, seenLine{k, nil})
+		}
+		if !a.src.Holds(file, l.Origin) {
+			continue
+		}
+		if v != nil {
+			latest := *l
+			latest.Status, latest.Reasons = v.status, v.reasons
+			l = &latest
+		}
+		a.judge(l, at, len(raw), t)
 	}
 	return nil
+}
+
+// lineAt is where a state line is: the number of its file among the
+// ReceiptsStates, its offset.
+type lineAt struct {
+	state int32
+	off   int64
 }
 
 // inScope reports whether --since takes the receipts first committed by
@@ -373,8 +407,9 @@ func (a *auditor) inScope(run int) bool {
 	return true
 }
 
-// judge re-judges one held receipt, its latest line l (raw), into t.
-func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
+// judge re-judges one held receipt, its latest line l (n bytes at at),
+// into t.
+func (a *auditor) judge(l *stateLine, at lineAt, n int, t *tally) {
 	was := verify.Status(l.Status)
 	t.held[was]++
 	night := t.night(l.Origin)
@@ -433,14 +468,10 @@ func (a *auditor) judge(l *stateLine, raw []byte, t *tally) {
 		Status:     status,
 		Reasons:    t.codes(now),
 		Causes:     t.causeSet(causes(old, now, &j, facts, witness)),
-		spill:      int32(t.spillN),
-		off:        t.spillAt,
-		n:          int32(len(raw)),
+		state:      at.state,
+		off:        at.off,
+		n:          int32(n),
 	})
-	if t.spillErr == nil {
-		_, t.spillErr = t.spill.Write(raw)
-		t.spillAt += int64(len(raw))
-	}
 }
 
 // parseReasons turns reason codes into a set; codes this convbatch does

@@ -77,9 +77,15 @@ type line struct {
 	signedAt string
 	legacy   bool // no facts recorded
 	stmtKey  byte // the key a2 signs with (3 unless set)
+	verdict  bool // a verdict line (an audit's): no pending form
 }
 
 func (l line) JSON() string {
+	if l.verdict {
+		b, _ := json.Marshal(&outdir.StateReceipt{Origin: l.origin, Status: verify.Status(l.status), Reasons: l.reasons,
+			Receipt: &outdir.ReceiptPos{File: l.file, Line: l.line}})
+		return string(b)
+	}
 	_, env := testKey(1)
 	_, k2 := testKey(2)
 	k3seed := l.stmtKey
@@ -175,6 +181,34 @@ func TestRun(t *testing.T) {
 			// signed_at is after compromised_since: revoked.
 			wantChanged:  []string{"n1:1 valid->invalid"},
 			wantVerdicts: map[string]int64{"invalid": 1}},
+		{name: "an audit's verdict line is the latest verdict, judged with its receipt's full line",
+			runs: [][]line{
+				{{origin: 1, file: "n1", line: 1, status: "valid", signedAt: "2026-11-28T22:00:00Z"}},
+				{{origin: 1, file: "n1", line: 1, status: "invalid", reasons: []string{"key-revoked"}, verdict: true}},
+			},
+			wantChanged:  []string{"n1:1 invalid->valid"},
+			wantCause:    "key-revoked no longer holds under this keyring",
+			wantVerdicts: map[string]int64{"valid": 1}},
+		{name: "a later run's full line after a verdict line is the latest",
+			runs: [][]line{
+				{{origin: 1, file: "n1", line: 1, status: "valid", signedAt: "2026-11-28T22:00:00Z"}},
+				{{origin: 1, file: "n1", line: 1, status: "invalid", reasons: []string{"key-revoked"}, verdict: true}},
+				{{origin: 1, file: "n1", line: 1, status: "valid", signedAt: "2026-11-28T22:00:00Z"}},
+			},
+			wantVerdicts: map[string]int64{"valid": 1}},
+		{name: "a verdict line after a re-resolution: judged with the re-resolution's line",
+			runs: [][]line{
+				{{origin: 1, file: "n1", line: 1, status: "incomplete", reasons: []string{"transcript-missing"}, signedAt: "2026-11-28T22:00:00Z"},
+					{origin: 1, file: "n1", line: 2, status: "valid", signedAt: "2026-11-28T22:00:00Z"}},
+				{{origin: 1, file: "n1", line: 1, status: "valid", signedAt: "2026-11-28T22:00:00Z"}},
+				{{origin: 1, file: "n1", line: 1, status: "invalid", reasons: []string{"key-revoked"}, verdict: true},
+					{origin: 1, file: "n1", line: 2, status: "invalid", reasons: []string{"key-revoked"}, verdict: true}},
+				{{origin: 1, file: "n1", line: 2, status: "valid", verdict: true}},
+			},
+			// n1:2's latest verdict (run 4's) is valid: unchanged; had run
+			// 3's been taken, it would change too.
+			wantChanged:  []string{"n1:1 invalid->valid"},
+			wantVerdicts: map[string]int64{"valid": 2}},
 		{name: "a replaced input's receipts are not held",
 			runs:         [][]line{{{origin: 1, file: "n1", line: 1, status: "valid", signedAt: "2026-11-28T22:00:00Z", stmtKey: 9}}, {{origin: 2, file: "n1", line: 1, status: "valid", signedAt: "2026-11-28T22:00:00Z"}}},
 			replaced:     map[string]int{"n1": 2},
@@ -212,7 +246,7 @@ func TestRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res, err := Run(src, Options{Keyring: keyring(t, tc.env, tc.a2), SinceRun: tc.since, SinceMicros: sinceMicros, Now: time.Now(), Workers: 2, TempDir: t.TempDir()})
+			res, err := Run(src, Options{Keyring: keyring(t, tc.env, tc.a2), SinceRun: tc.since, SinceMicros: sinceMicros, Now: time.Now(), Workers: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +294,7 @@ func TestCounts(t *testing.T) {
 	os.WriteFile(filepath.Join(src.dir, "r2.jsonl"), []byte(r2.String()), 0o644)
 	var prev []byte
 	for _, workers := range []int{1, 2, 4} {
-		res, err := Run(src, Options{Keyring: keyring(t, "", ""), SinceMicros: NoSince, Now: time.Now(), Workers: workers, TempDir: t.TempDir()})
+		res, err := Run(src, Options{Keyring: keyring(t, "", ""), SinceMicros: NoSince, Now: time.Now(), Workers: workers})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,9 +344,23 @@ func TestRunRefusesBadLine(t *testing.T) {
 	src := &fakeSource{dir: t.TempDir(), runs: 1, committed: map[int]int64{1: 1}}
 	good := line{origin: 1, file: "n1", line: 1, status: "valid", signedAt: "2026-11-28T22:00:00Z"}.JSON()
 	os.WriteFile(filepath.Join(src.dir, "r1.jsonl"), []byte(good+"\n"+good+"\n{\"origin\":1,\"pending\":nul\n"), 0o644)
-	_, err := Run(src, Options{Keyring: keyring(t, "", ""), SinceMicros: NoSince, Now: time.Now(), TempDir: t.TempDir()})
+	_, err := Run(src, Options{Keyring: keyring(t, "", ""), SinceMicros: NoSince, Now: time.Now()})
 	if err == nil || !strings.Contains(err.Error(), "r1.jsonl:3:") {
 		t.Fatalf("err %v, want one naming r1.jsonl:3", err)
+	}
+}
+
+// TestRunRefusesOrphanVerdict: a verdict line of a receipt its own run
+// first committed (so with no earlier line) is refused by file and line.
+func TestRunRefusesOrphanVerdict(t *testing.T) {
+	src := &fakeSource{dir: t.TempDir(), runs: 2, committed: map[int]int64{1: 1, 2: 2}}
+	good := line{origin: 1, file: "n1", line: 1, status: "valid", signedAt: "2026-11-28T22:00:00Z"}.JSON()
+	os.WriteFile(filepath.Join(src.dir, "r1.jsonl"), []byte(good+"\n"), 0o644)
+	orphan := line{origin: 2, file: "n2", line: 1, status: "valid", verdict: true}.JSON()
+	os.WriteFile(filepath.Join(src.dir, "r2.jsonl"), []byte(orphan+"\n"), 0o644)
+	_, err := Run(src, Options{Keyring: keyring(t, "", ""), SinceMicros: NoSince, Now: time.Now()})
+	if err == nil || !strings.Contains(err.Error(), "r2.jsonl:1:") || !strings.Contains(err.Error(), "has not committed before") {
+		t.Fatalf("err %v, want one naming r2.jsonl:1", err)
 	}
 }
 

@@ -48,7 +48,7 @@ func BenchmarkRun(b *testing.B) {
 	changed := 0
 	start := time.Now()
 	for range b.N {
-		res, err := Run(src, Options{Keyring: kr, SinceMicros: NoSince, Now: time.Now(), TempDir: b.TempDir()})
+		res, err := Run(src, Options{Keyring: kr, SinceMicros: NoSince, Now: time.Now()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -60,7 +60,6 @@ func BenchmarkRun(b *testing.B) {
 		runtime.ReadMemStats(&ms)
 		live = max(live, ms.HeapAlloc)
 		changed = len(res.Changes)
-		res.Close()
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n*b.N)/time.Since(start).Seconds(), "receipts/s")

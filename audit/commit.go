@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/convbatch/convbatch/jsonscan"
 	"runtime"
+	"strconv"
 	"time"
+
+	"github.com/convbatch/convbatch/jsonscan"
 
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
@@ -27,11 +29,10 @@ type Settings struct {
 // Commit commits the audit's new verdicts as a new run of OUT (r, opened
 // by outdir.OpenAudit): for each receipt whose verdict changed, a row of
 // the receipts table and of the run's receipts file (reresolves_run: the
-// run that first committed it) and a new state line (same origin, the
-// new verdict, its pending form's own reasons judged under the audit's
-// keyring, so that a later run resolving it again keeps them); a report
+// run that first committed it) and a verdict line of the run's receipts
+// state (same origin, the receipt's position, the new verdict); a report
 // whose cumulative receipts count every receipt by its verdict after the
-// audit. The changed receipts are read back from the audit's spill files
+// audit. The changed receipts are read back from the receipts states
 // and handed to the commit commitBatch at a time (outdir.Commit's
 // Reresolve), so the commit's memory does not grow with their number. It
 // returns the run's number, or outdir.ErrNothingToAudit (nothing written)
@@ -59,7 +60,7 @@ func Commit(r *outdir.Run, res *Result, s Settings, started time.Time) (int, err
 	}
 	if commitBatch > 0 {
 		// The changed receipts go to the commit commitBatch at a time,
-		// read back from the spill files: the commit holds one batch.
+		// read back from the receipts states: the commit holds one batch.
 		c.ReresolvedCount = len(res.Changes)
 		c.Reresolve = func(yield func([]verify.ReceiptResult, []*outdir.StateReceipt) error) error {
 			return res.changedRows(commitBatch, yield)
@@ -103,9 +104,8 @@ var commitBatch = 4096
 // changedRows reads back the changed receipts' state lines, in the order
 // of res.Changes, and gives them to yield n at a time (each batch in
 // slices of its own): each as a receipts table row and its new state line
-// (the same origin, the new verdict, its pending form's own reasons judged
-// under the audit's keyring, so that a later run resolving it again keeps
-// them).
+// (a verdict line: the same origin, the receipt's position, the new
+// verdict).
 func (res *Result) changedRows(n int, yield func([]verify.ReceiptResult, []*outdir.StateReceipt) error) error {
 	n = max(n, 1)
 	var batches [][]*Change
@@ -128,7 +128,7 @@ type prepared struct {
 // shares nothing between calls.
 func (res *Result) prepare(batch []*Change) (prepared, error) {
 	rows := make([]verify.ReceiptResult, 0, len(batch))
-	lines := make([]*outdir.StateReceipt, 0, len(batch))
+	out := make([]*outdir.StateReceipt, 0, len(batch))
 	// The strings receipts repeat are shared within the batch, and
 	// each receipt's statements between its state line and its row.
 	strs := map[string]string{}
@@ -140,17 +140,21 @@ func (res *Result) prepare(batch []*Change) (prepared, error) {
 		}
 	}
 	var tape jsonscan.Tape
-	var buf []byte
-	for _, ch := range batch {
-		// Nothing decoded from raw keeps its bytes: one buffer serves.
-		raw, err := res.line(ch, buf)
-		buf = raw
+	lines := newStateReader(res)
+	defer lines.Close()
+	for i, ch := range batch {
+		// Nothing decoded from raw keeps its bytes: the reader's buffer
+		// serves.
+		raw, err := lines.line(batch, i)
 		if err != nil {
 			return prepared{}, err
 		}
 		pending, err := pendingOf(&tape, raw)
+		if err == nil && (pending.File != ch.File || !originIs(&tape, ch.Run)) {
+			err = errors.New("another receipt's line is there now")
+		}
 		if err != nil {
-			return prepared{}, fmt.Errorf("audit: receipt %s:%d of run %d: %w: its state line does not parse again (%v)", ch.File, ch.Line, ch.Run, outdir.ErrRefused, err)
+			return prepared{}, fmt.Errorf("audit: receipt %s:%d of run %d: %w: its state line does not parse again (%v): was OUT written during the audit?", ch.File, ch.Line, ch.Run, outdir.ErrRefused, err)
 		}
 		st := outdir.StateReceipt{Pending: pending}
 		chk := st.Pending.Check
@@ -165,10 +169,14 @@ func (res *Result) prepare(batch []*Change) (prepared, error) {
 			intern(&s.Algorithm)
 		}
 		// Judged again from the facts as verify reads them: the same
-		// judgment as the audit's (the same facts, keyring and witness).
+		// judgment as the audit's (the same facts, keyring and witness),
+		// for the row's statements.
 		judgment := res.keyring.Judge(chk.KeyFacts(), res.witness(ch.Run))
-		chk.Reasons = chk.Reasons&^verify.KeyringReasons | judgment.Reasons
-		lines = append(lines, &outdir.StateReceipt{Origin: ch.Run, Status: ch.Status, Reasons: ch.Reasons, Pending: st.Pending})
+		// The new state line is a verdict line: the pending form stays
+		// in the receipt's earlier line, unchanged by a keyring (a later
+		// resolution judges its keys anew: outdir.StateReceipt).
+		out = append(out, &outdir.StateReceipt{Origin: ch.Run, Status: ch.Status, Reasons: ch.Reasons,
+			Receipt: &outdir.ReceiptPos{File: ch.File, Line: ch.Line}})
 		// The state line does not write a statement's status and key id:
 		// the row's statements are the same slice, judged.
 		stmts := chk.Statements
@@ -184,7 +192,13 @@ func (res *Result) prepare(batch []*Change) (prepared, error) {
 			FirstRun: ch.Run, FirstCommittedAtMicros: res.witness(ch.Run),
 		})
 	}
-	return prepared{rows, lines}, nil
+	return prepared{rows, out}, nil
+}
+
+// originIs reports whether the state line parsed in t has origin run.
+func originIs(t *jsonscan.Tape, run int) bool {
+	v := t.Lookup(0, "origin")
+	return t.Kind(v) == jsonscan.Number && string(t.Raw(v)) == strconv.Itoa(run)
 }
 
 // errNoPending is a state line without its receipt's pending form.

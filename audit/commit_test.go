@@ -55,12 +55,11 @@ func audited(t testing.TB, root, keys string, n int, started time.Time) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	o := audit.Options{Keyring: kr, SinceMicros: audit.NoSince, Now: started, TempDir: r.Tmp(), WitnessMicros: r.FixCommittedAt(started).UnixMicro()}
+	o := audit.Options{Keyring: kr, SinceMicros: audit.NoSince, Now: started, WitnessMicros: r.FixCommittedAt(started).UnixMicro()}
 	res, err := audit.Run(r, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Close()
 	if len(res.Changes) == 0 {
 		t.Fatal("the rotated keyring changed no verdict")
 	}

@@ -11,7 +11,7 @@ func SetCommitBatch(t testing.TB, n int) {
 }
 
 // Inflate makes res's changes n, its own repeated at lines past every
-// real one (each with its own state line, read back from the spill): a
+// real one (each reading back its own one's state line): a
 // commit of many changed receipts from a small OUT.
 func Inflate(res *Result, n int) {
 	real := res.Changes

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/convbatch/convbatch/verify"
 )
 
 // TestWriteJSON: the object WriteJSON streams is one valid JSON object
@@ -57,4 +59,53 @@ func TestWriteJSON(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAppendJSON: the elements WriteJSON writes are, byte for byte, what
+// json.MarshalIndent writes for them at their place (prefix "    ",
+// indent "  "): nil and empty lists, escapes, non-ASCII.
+func TestAppendJSON(t *testing.T) {
+	for _, c := range []*Change{
+		{},
+		{Position: Position{Run: 1, File: "a.jsonl", Line: 3}, WasStatus: "valid", WasReasons: []string{}, Status: "invalid",
+			Reasons: []string{"key-revoked"}, Causes: []string{"key k of agent a revoked, compromised since 2026-11-20T00:00Z"}},
+		{Position: Position{Run: -2, File: "dir \"q\"/<é>&\\\u2028\x01.jsonl", Line: 1 << 62}, WasStatus: "v\u00e5lid",
+			WasReasons: []string{"a", "b<c>"}, Status: "", Reasons: []string{}, Causes: []string{"x", "", "\t"}},
+	} {
+		checkAppendJSON(t, c)
+	}
+}
+
+func checkAppendJSON(t *testing.T, c *Change) {
+	t.Helper()
+	want, err := json.MarshalIndent(c, "    ", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := appendChangeJSON([]byte("x"), c); string(got) != "x"+string(want) {
+		t.Errorf("change\n got %s\nwant %s", got[1:], want)
+	}
+	want, err = json.MarshalIndent(&c.Position, "    ", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := append(appendPositionJSON([]byte("{\n"), &c.Position), "\n    }"...)
+	if string(got) != string(want) {
+		t.Errorf("position\n got %s\nwant %s", got, want)
+	}
+}
+
+// FuzzAppendJSON: appendChangeJSON writes what json.MarshalIndent writes,
+// whatever the strings.
+func FuzzAppendJSON(f *testing.F) {
+	f.Add(1, "a.jsonl", int64(3), "valid", "key-revoked", "cause <&>", true)
+	f.Add(-1, "\xff\u2028", int64(-9), "", "", "", false)
+	f.Fuzz(func(t *testing.T, run int, file string, line int64, status, reason, cause string, empty bool) {
+		c := &Change{Position: Position{Run: run, File: file, Line: line}, WasStatus: "valid", Status: verify.Status(status),
+			Reasons: []string{reason, status}, Causes: []string{cause}}
+		if empty {
+			c.WasReasons, c.Causes = []string{}, nil
+		}
+		checkAppendJSON(t, c)
+	})
 }

@@ -13,7 +13,17 @@ type stateLine struct {
 	Origin  int
 	Status  string
 	Reasons []string
+	// Pending is the line's pending form, nil in a verdict line, whose
+	// Receipt names the receipt instead.
 	Pending *pendingLine
+	Receipt *receiptPos
+}
+
+// receiptPos is a verdict line's receipt: its position (its pending
+// form's file and line).
+type receiptPos struct {
+	File string
+	Line int64
 }
 
 // pendingLine is what an audit reads of a pending receipt.

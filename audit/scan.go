@@ -18,6 +18,7 @@ type decoder struct {
 	l      stateLine
 	p      pendingLine
 	env    envelopeKey
+	pos    receiptPos
 }
 
 func newDecoder() *decoder { return &decoder{intern: map[string]string{}} }
@@ -58,12 +59,29 @@ func (d *decoder) decode(raw []byte) (*stateLine, error) {
 			}
 			l.Pending = p
 			err = d.pending(v, p, &stmts, &reasons)
+		case t.KeyEquals(k, "receipt"):
+			if t.Kind(v) != jsonscan.Object {
+				break
+			}
+			d.pos = receiptPos{}
+			for pk := v + 1; pk < t.Tokens[v].Next && err == nil; pk = t.Tokens[pk+1].Next {
+				switch {
+				case t.KeyEquals(pk, "file"):
+					d.pos.File, err = d.str(pk + 1)
+				case t.KeyEquals(pk, "line"):
+					d.pos.Line, err = d.int(pk + 1)
+				}
+			}
+			l.Receipt = &d.pos
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	p.Statements, p.Reasons = stmts, reasons
+	if l.Pending != nil && l.Receipt != nil {
+		return nil, fmt.Errorf("%w: both a pending form and a receipt's position", errShape)
+	}
 	return l, nil
 }
 
@@ -175,6 +193,10 @@ func (d *decoder) str(v int32) (string, error) {
 func (d *decoder) strs(v int32, dst []string) ([]string, error) {
 	t := &d.tape
 	dst = dst[:0]
+	if t.Kind(v) == jsonscan.Null {
+		// As encoding/json reads it: none.
+		return dst, nil
+	}
 	if t.Kind(v) != jsonscan.Array {
 		return nil, errShape
 	}

@@ -198,7 +198,6 @@ func runAudit(e *env, o auditOptions) (int, error) {
 	if opts.SinceRun > r.LastRun() {
 		return 0, usageErr("audit: --since %d: OUT holds runs 1 to %d", opts.SinceRun, r.LastRun())
 	}
-	opts.TempDir = r.Tmp()
 	// The audit's commit time: its manifest's committed_at, and the
 	// witness of a receipt whose first run's is unknown.
 	opts.WitnessMicros = r.FixCommittedAt(started).UnixMicro()
@@ -209,7 +208,6 @@ func runAudit(e *env, o auditOptions) (int, error) {
 		}
 		return 0, fatalErr(err)
 	}
-	defer res.Close()
 	res.Seconds = time.Since(started).Seconds()
 	h := &audit.Header{Out: o.out, Keyring: keyringName(o.keyring), KeyringSHA256: digest, KeyringFormat: kr.Format(), Since: o.since, WarnExpiry: o.warnExpiry}
 	run, err := audit.Commit(r, res, audit.Settings{Command: "audit", Since: o.since, Keyring: digest}, started)

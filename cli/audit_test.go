@@ -221,6 +221,26 @@ func TestAuditEndToEnd(t *testing.T) {
 				t.Errorf("the report does not give the cause: %s", r.stdout)
 			}
 			audited := receiptVerdicts(t, out)
+			if format == "parquet" {
+				// The audit's state lines are verdict lines: audited back
+				// under the run's keyring, a copy of OUT reads them and
+				// gives the held verdicts again, then the audited ones.
+				back := filepath.Join(dir, "back-"+format)
+				copyDir(t, out, back)
+				if r := convbatch(t, nil, "audit", back, "--keys", keys, "-q"); r.code != ExitFindings {
+					t.Fatalf("audit under the run's keyring after the revocation: exit %d, %s", r.code, r.stderr)
+				}
+				if got := receiptVerdicts(t, back); !maps.Equal(got, held) {
+					t.Error("audited back under the run's keyring, the verdicts are not those held before the revocation")
+				}
+				if r := convbatch(t, nil, "audit", back, "--keys", newKeys, "-q"); r.code != ExitFindings {
+					t.Fatalf("audit under the revoking keyring again: exit %d, %s", r.code, r.stderr)
+				}
+				if got := receiptVerdicts(t, back); !maps.Equal(got, audited) {
+					t.Error("audited again under the revoking keyring, the verdicts are not the first audit's")
+				}
+				checkOK(t, "after three audits", back)
+			}
 
 			// The full run over the same archives with the new keyring.
 			full := filepath.Join(dir, "full-"+format)

@@ -40,13 +40,17 @@ type keptKey struct {
 
 // receiptAt is what the scan keeps of a kept earlier receipt: the order in
 // which it was first resolved, where its latest line is (run, line number
-// in that run's receipts state) and its latest status (an index into
+// in that run's receipts state), where its latest full line is (the
+// latest line but for a verdict line: the line holding the pending form
+// the verdict applies to) and its latest status (an index into
 // EarlierScan.statuses).
 type receiptAt struct {
-	seq    int32
-	run    int32
-	lineNo int32
-	status uint8
+	seq        int32
+	run        int32
+	lineNo     int32
+	fullRun    int32
+	fullLineNo int32
+	status     uint8
 }
 
 // compactLine is the compact form of a line of a receipts state: what
@@ -60,6 +64,9 @@ type compactLine struct {
 	line   int64
 	conv   []byte
 	refs   [][]byte
+	// verdict is set for a verdict line (StateReceipt.Receipt): file and
+	// line are its receipt's, and it has no conversation or references.
+	verdict bool
 
 	tape jsonscan.Tape
 	// unescaped holds the strings that had escapes.
@@ -75,7 +82,7 @@ func (l *compactLine) decode(b []byte) error {
 	if err := t.ParseKeepDuplicates(b, 0); err != nil {
 		return err
 	}
-	l.origin, l.status, l.file, l.line, l.conv, l.refs = 0, nil, nil, 0, nil, l.refs[:0]
+	l.origin, l.status, l.file, l.line, l.conv, l.refs, l.verdict = 0, nil, nil, 0, nil, l.refs[:0], false
 	l.unescaped = l.unescaped[:0]
 	if t.Kind(0) != jsonscan.Object {
 		return errors.New("receipt is not a JSON object")
@@ -89,7 +96,7 @@ func (l *compactLine) decode(b []byte) error {
 	}
 	p := t.Lookup(0, "pending")
 	if k := t.Kind(p); k == jsonscan.Invalid || k == jsonscan.Null {
-		return errors.New("receipt without its pending form")
+		return l.decodeVerdict(t.Lookup(0, "receipt"))
 	} else if k != jsonscan.Object {
 		return errors.New("receipt's pending form is not an object")
 	}
@@ -123,6 +130,26 @@ func (l *compactLine) decode(b []byte) error {
 		l.refs = append(l.refs, id)
 	}
 	return nil
+}
+
+// decodeVerdict reads the receipt's position of a verdict line (token
+// pos: the line's "receipt" member).
+func (l *compactLine) decodeVerdict(pos int32) error {
+	t := &l.tape
+	switch t.Kind(pos) {
+	case jsonscan.Invalid, jsonscan.Null:
+		return errors.New("receipt without its pending form or position")
+	case jsonscan.Object:
+	default:
+		return errors.New("receipt's position is not an object")
+	}
+	var err error
+	if l.file, err = l.str(t.Lookup(pos, "file"), "file"); err != nil {
+		return err
+	}
+	line, err := l.integer(t.Lookup(pos, "line"), "line")
+	l.line, l.verdict = int64(line), true
+	return err
 }
 
 // str returns string token i's bytes, unescaped; nil when absent or null.
@@ -246,10 +273,18 @@ func (r *Run) ScanEarlier(want map[string]*verify.Evidence) (*EarlierScan, error
 			k := keptKey{c, l.line}
 			if a, ok := s.at[k]; ok {
 				a.run, a.lineNo, a.status = int32(run), lineNo, status
+				if !l.verdict {
+					a.fullRun, a.fullLineNo = int32(run), lineNo
+				}
 				s.at[k] = a
 				return nil
 			}
-			s.at[k] = receiptAt{seq: int32(len(s.at)), run: int32(run), lineNo: lineNo, status: status}
+			if l.verdict {
+				// A verdict names a receipt of an earlier line: this
+				// one has none.
+				return fmt.Errorf("line %d: the verdict of a receipt (%s line %d of run %d) with no earlier line of its own", lineNo, l.file, l.line, l.origin)
+			}
+			s.at[k] = receiptAt{seq: int32(len(s.at)), run: int32(run), lineNo: lineNo, fullRun: int32(run), fullLineNo: lineNo, status: status}
 			return nil
 		})
 		if err != nil {
@@ -268,15 +303,20 @@ func (r *Run) ScanEarlier(want map[string]*verify.Evidence) (*EarlierScan, error
 
 // LoadEarlier reads the receipts state of the earlier runs again and
 // returns, in the order they were first resolved, the latest line, in its
-// full form, of every receipt the scan kept for which keep returns true.
-// keep is given the receipt's conversation id and the ids it references,
-// valid until it returns.
+// full form, of every receipt the scan kept for which keep returns true:
+// its latest full line (the one with its pending form) with the verdict
+// of its latest line (a later verdict line's, if any). keep is given the
+// receipt's conversation id and the ids it references, valid until it
+// returns.
 func (r *Run) LoadEarlier(s *EarlierScan, keep func(conversationID []byte, refs [][]byte) bool) ([]*StateReceipt, error) {
 	type loaded struct {
 		seq int32
 		r   *StateReceipt
 	}
 	var out []loaded
+	// byKey are the loaded receipts whose latest line is a verdict line
+	// after their full line.
+	byKey := map[keptKey]*StateReceipt{}
 	var l compactLine
 	for run := 1; run <= r.state.lastRun; run++ {
 		lineNo := int32(0)
@@ -289,9 +329,26 @@ func (r *Run) LoadEarlier(s *EarlierScan, keep func(conversationID []byte, refs 
 			if c == nil || c.Run != l.origin {
 				return nil
 			}
-			a, ok := s.at[keptKey{c, l.line}]
-			if !ok || a.run != int32(run) || a.lineNo != lineNo {
-				// Not kept, or not its latest line.
+			k := keptKey{c, l.line}
+			a, ok := s.at[k]
+			if !ok {
+				return nil
+			}
+			if l.verdict {
+				full := byKey[k]
+				if full == nil || a.run != int32(run) || a.lineNo != lineNo {
+					// Not loaded, or not its latest line.
+					return nil
+				}
+				var v StateReceipt
+				if err := json.Unmarshal(b, &v); err != nil {
+					return err
+				}
+				full.Status, full.Reasons = v.Status, v.Reasons
+				return nil
+			}
+			if a.fullRun != int32(run) || a.fullLineNo != lineNo {
+				// Not its latest full line.
 				return nil
 			}
 			if !keep(l.conv, l.refs) {
@@ -303,6 +360,9 @@ func (r *Run) LoadEarlier(s *EarlierScan, keep func(conversationID []byte, refs 
 			}
 			if full.Pending == nil || full.Pending.Check == nil {
 				return errors.New("receipt without its pending form")
+			}
+			if a.run != a.fullRun || a.lineNo != a.fullLineNo {
+				byKey[k] = full
 			}
 			out = append(out, loaded{a.seq, full})
 			return nil

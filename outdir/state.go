@@ -109,11 +109,30 @@ func loadState(d *Dir, lastRun int) (*state, error) {
 // resolving it needs and its verdict. Origin is the run that first
 // resolved it; a later run that resolves it again writes a line with the
 // same Origin and the new verdict.
+//
+// A line is in one of two forms. A full line holds the receipt's pending
+// form (Pending): every run writes one for each receipt it resolves first,
+// and a run that resolves an earlier receipt again writes one too. A
+// verdict line (Receipt set, Pending nil) holds only a new verdict of a
+// receipt whose pending form is in an earlier line: `convbatch audit`
+// writes them, since judging keys again changes nothing in the pending
+// form a later resolution reads (its keyring reasons are judged anew at
+// every resolution: verify.PendingReceipt.ResolveJudged). A verdict line
+// is a tenth of a full one: an audit that changes a quarter of a million
+// verdicts writes 30 MB of state, not 350 (issue 43 item 5).
 type StateReceipt struct {
 	Origin  int                    `json:"origin"`
 	Status  verify.Status          `json:"status"`
 	Reasons []string               `json:"reasons"`
-	Pending *verify.PendingReceipt `json:"pending"`
+	Pending *verify.PendingReceipt `json:"pending,omitempty"`
+	Receipt *ReceiptPos            `json:"receipt,omitempty"`
+}
+
+// ReceiptPos is where a receipt was read (its pending form's file and
+// line), naming the receipt of a verdict line with the line's Origin.
+type ReceiptPos struct {
+	File string `json:"file"`
+	Line int64  `json:"line"`
 }
 
 // readLines calls fn for every line of the file at path; a missing file
@@ -260,10 +279,20 @@ func (s *StateReceipt) AppendJSON(b []byte) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
-	b = append(b, `,"pending":`...)
-	if s.Pending == nil {
-		b = append(b, "null"...)
-	} else {
+	switch {
+	case s.Pending == nil && s.Receipt != nil:
+		b = append(b, `,"receipt":{"file":`...)
+		b = appendJSONString(b, s.Receipt.File)
+		b = append(b, `,"line":`...)
+		b = strconv.AppendInt(b, s.Receipt.Line, 10)
+		b = append(b, '}')
+	case s.Pending == nil:
+		return b, errors.New("output directory: a receipts state line with neither its pending form nor its receipt's position")
+	default:
+		if s.Receipt != nil {
+			return b, errors.New("output directory: a receipts state line with both its pending form and a receipt's position")
+		}
+		b = append(b, `,"pending":`...)
 		p, err := s.Pending.MarshalJSON()
 		if err != nil {
 			return b, err

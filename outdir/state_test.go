@@ -29,12 +29,14 @@ func TestStateReceiptAppendJSON(t *testing.T) {
 		name string
 		s    StateReceipt
 	}{
-		{"nil reasons, nil pending", StateReceipt{Origin: 1, Status: verify.StatusValid}},
+		{"verdict line, nil reasons", StateReceipt{Origin: 1, Status: verify.StatusValid, Receipt: &ReceiptPos{File: "a.jsonl", Line: 7}}},
+		{"verdict line, odd file", StateReceipt{Origin: 3, Status: verify.StatusInvalid, Reasons: []string{"key-revoked"},
+			Receipt: &ReceiptPos{File: "night-01/a&b <c>\\\u2028é.jsonl.zst", Line: 1 << 40}}},
 		{"empty reasons", StateReceipt{Origin: 12, Status: verify.StatusInvalid, Reasons: []string{},
 			Pending: &verify.PendingReceipt{File: "a.jsonl", Line: 3, Check: &verify.ReceiptCheck{ConversationID: "c"}}}},
 		{"full", StateReceipt{Origin: 30, Status: verify.StatusInvalid, Reasons: []string{"key-expired", "odd<&>\"\\\n"},
 			Pending: &verify.PendingReceipt{File: "night-01/a&b <c>.jsonl.zst", Line: 1 << 40, Check: full}}},
-		{"unicode status", StateReceipt{Origin: -1, Status: "vålid\u2029", Reasons: []string{"\x00"}}},
+		{"unicode status", StateReceipt{Origin: -1, Status: "vålid\u2029", Reasons: []string{"\x00"}, Receipt: &ReceiptPos{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var want bytes.Buffer
@@ -52,5 +54,13 @@ func TestStateReceiptAppendJSON(t *testing.T) {
 	}
 	if _, err := (&StateReceipt{Pending: &verify.PendingReceipt{File: "f"}}).AppendJSON(nil); err == nil {
 		t.Error("a pending receipt without its check: no error")
+	}
+	if _, err := (&StateReceipt{Origin: 1}).AppendJSON(nil); err == nil {
+		t.Error("neither a pending form nor a position: no error")
+	}
+	both := &StateReceipt{Origin: 1, Receipt: &ReceiptPos{File: "f"},
+		Pending: &verify.PendingReceipt{File: "f", Check: &verify.ReceiptCheck{ConversationID: "c"}}}
+	if _, err := both.AppendJSON(nil); err == nil {
+		t.Error("both a pending form and a position: no error")
 	}
 }
