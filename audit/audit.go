@@ -14,7 +14,9 @@ package audit
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +49,10 @@ type Source interface {
 	// committed_at), microseconds since the Unix epoch; false when its
 	// manifest has none (an older convbatch wrote it).
 	CommittedAt(run int) (int64, bool)
+	// CheckReceiptsState checks run number run's receipts state as read
+	// whole (exists false: no file; sum its SHA-256, hex) against OUT's
+	// record: an error refuses the audit.
+	CheckReceiptsState(run int, exists bool, sum string) error
 }
 
 // Options are what an audit judges with.
@@ -215,12 +221,19 @@ func newNightInfo(m *outdir.Manifest) *nightInfo {
 func (a *auditor) readState(state int32, st outdir.ReceiptsState, seen map[posKey]*lineVerdict, tallies []*tally) ([]seenLine, error) {
 	f, err := os.Open(st.Path)
 	if errors.Is(err, fs.ErrNotExist) {
+		if err := a.src.CheckReceiptsState(st.Run, false, ""); err != nil {
+			return nil, fmt.Errorf("audit: %w", err)
+		}
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("audit: receipts of run %d: %w", st.Run, err)
 	}
 	defer f.Close()
+	// The file is hashed as it is read, and checked against OUT's record
+	// once read whole (outdir.Run.CheckReceiptsState): no pass of its
+	// own.
+	h := sha256.New()
 	batches := make(chan *batch, len(tallies))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -247,11 +260,16 @@ func (a *auditor) readState(state int32, st outdir.ReceiptsState, seen map[posKe
 			mu.Unlock()
 		}(t)
 	}
-	readErr := readBatches(f, batches)
+	readErr := readBatches(io.TeeReader(f, h), batches)
 	close(batches)
 	wg.Wait()
 	if readErr != nil {
 		return nil, fmt.Errorf("audit: %s: %w", st.Path, readErr)
+	}
+	// A file that differs from the record is refused as such, before
+	// what its lines say (a line edited may not parse).
+	if err := a.src.CheckReceiptsState(st.Run, true, hex.EncodeToString(h.Sum(nil))); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
 	}
 	if firstErr != nil {
 		return nil, firstErr

@@ -2,8 +2,11 @@ package audit
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +27,24 @@ type fakeSource struct {
 	runs      int
 	committed map[int]int64
 	replaced  map[string]int // file -> the run that now holds it
+	// sums, when set, are the recorded SHA-256 of each run's state ("" no
+	// file); checked are the runs whose state CheckReceiptsState was given.
+	sums    map[int]string
+	checked map[int]string
+}
+
+func (s *fakeSource) CheckReceiptsState(run int, exists bool, sum string) error {
+	if s.checked == nil {
+		s.checked = map[int]string{}
+	}
+	if !exists {
+		sum = "absent"
+	}
+	s.checked[run] = sum
+	if want, ok := s.sums[run]; ok && want != sum {
+		return fmt.Errorf("%w: run %d's receipts state: SHA-256 %s, recorded %s", outdir.ErrRefused, run, sum, want)
+	}
+	return nil
 }
 
 func (s *fakeSource) ReceiptsStates() []outdir.ReceiptsState {
@@ -347,6 +368,47 @@ func TestRunRefusesBadLine(t *testing.T) {
 	_, err := Run(src, Options{Keyring: keyring(t, "", ""), SinceMicros: NoSince, Now: time.Now()})
 	if err == nil || !strings.Contains(err.Error(), "r1.jsonl:3:") {
 		t.Fatalf("err %v, want one naming r1.jsonl:3", err)
+	}
+}
+
+// TestRunChecksReceiptsStates: the audit gives every run's receipts
+// state, as it read it whole, to CheckReceiptsState (its SHA-256, or
+// absent); a refusal stops the audit, and is what it reports for a file
+// that also holds a line that does not parse.
+func TestRunChecksReceiptsStates(t *testing.T) {
+	good := line{origin: 1, file: "n1", line: 1, status: "valid", signedAt: "2026-11-28T22:00:00Z"}.JSON() + "\n"
+	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	for _, tc := range []struct {
+		name    string
+		r1, r3  string // run 1's and 3's states (run 2 has none)
+		sums    map[int]string
+		wantErr string
+	}{
+		{"as recorded", good, "", map[int]string{1: sum(good), 2: "absent", 3: sum("")}, ""},
+		{"run 1 differs", good, "", map[int]string{1: sum("other")}, "run 1's receipts state"},
+		{"a line that does not parse, in a file that differs", good + "{\"origin\":\n", "", map[int]string{1: sum(good)}, "run 1's receipts state"},
+		{"a line that does not parse, as recorded", good + "{\"origin\":\n", "", map[int]string{1: sum(good + "{\"origin\":\n")}, "r1.jsonl:2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &fakeSource{dir: t.TempDir(), runs: 3, committed: map[int]int64{1: 1, 2: 2, 3: 3}, sums: tc.sums}
+			os.WriteFile(filepath.Join(src.dir, "r1.jsonl"), []byte(tc.r1), 0o644)
+			os.WriteFile(filepath.Join(src.dir, "r3.jsonl"), []byte(tc.r3), 0o644)
+			_, err := Run(src, Options{Keyring: keyring(t, "", ""), SinceMicros: NoSince, Now: time.Now()})
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for run, want := range tc.sums {
+					if src.checked[run] != want {
+						t.Errorf("run %d checked as %q, want %q", run, src.checked[run], want)
+					}
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, outdir.ErrRefused) {
+				t.Fatalf("err %v, want a refusal with %q", err, tc.wantErr)
+			}
+		})
 	}
 }
 

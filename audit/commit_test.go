@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -178,5 +179,55 @@ func copyTree(t testing.TB, src, dst string) {
 	t.Helper()
 	if err := fstree.Copy(src, dst); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCommitRefusesUncheckedStates: OUT opened for an audit leaves the
+// receipts states' digests to the audit's reading: a commit before every
+// one is checked is refused, and a state that differs from the record is
+// refused by CheckReceiptsState, naming it; nothing is written.
+func TestCommitRefusesUncheckedStates(t *testing.T) {
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set")
+	if _, err := gen.WriteNights(set, gen.NightsOptions{Nights: 2, FilesPerNight: 1, Conversations: 50, Seed: 5, Profile: gen.ProfileReceipts}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	for n := 1; n <= 2; n++ {
+		var stderr bytes.Buffer
+		args := []string{"run", "-q", "-o", out, "--incremental", "--keys", filepath.Join(set, "keys.json")}
+		for k := 1; k <= n; k++ {
+			args = append(args, filepath.Join(set, fmt.Sprintf("night-%d", k)))
+		}
+		if code := cli.Main(args, nil, io.Discard, &stderr); code != 0 {
+			t.Fatalf("run night %d: exit %d: %s", n, code, stderr.String())
+		}
+	}
+	before := files(t, out)
+	r, err := outdir.OpenAudit(out, "k", parquetout.TableOptions{Version: "test"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	line := &outdir.StateReceipt{Origin: 1, Status: verify.StatusInvalid, Reasons: []string{"key-revoked"}, Receipt: &outdir.ReceiptPos{File: "f", Line: 1}}
+	if err := r.CommitAudit(&outdir.Commit{Changed: []*outdir.StateReceipt{line}}, []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "did not check") {
+		t.Fatalf("a commit with no state checked: %v", err)
+	}
+	err = r.CheckReceiptsState(2, true, strings.Repeat("0", 64))
+	var rec *outdir.RecordError
+	if !errors.As(err, &rec) || !errors.Is(err, outdir.ErrRefused) || !strings.Contains(err.Error(), "receipts.jsonl") {
+		t.Fatalf("a state that differs: %v", err)
+	}
+	if err := r.CheckReceiptsState(1, false, ""); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("a state that is missing: %v", err)
+	}
+	if err := r.CommitAudit(&outdir.Commit{Changed: []*outdir.StateReceipt{line}}, []byte(`{}`)); err == nil {
+		t.Fatal("a commit with no state checked well: no error")
+	}
+	after := files(t, out)
+	for rel, b := range before {
+		if !strings.HasSuffix(rel, "/lock") && !bytes.Equal(after[rel], b) {
+			t.Errorf("%s changed", rel)
+		}
 	}
 }

@@ -20,9 +20,11 @@ import (
 // holds, so that its commit carries only re-judged receipts. It takes the
 // lock, finishes an interrupted commit, checks OUT's record (every
 // recorded file at its size) and the SHA-256 of every file an audit reads
-// (report.json, the state's settings and inputs, every run's receipts
-// state, an Iceberg table's metadata), as an incremental run does: a
-// difference is refused (ErrRefused) before anything is written.
+// (report.json, the state's settings and inputs, an Iceberg table's
+// metadata), as an incremental run does: a difference is refused
+// (ErrRefused) before anything is written. The receipts states' SHA-256
+// are the audit's to check as it reads them (CheckReceiptsState): its
+// commit is refused until it has.
 // keyringSHA256 is the audit keyring's digest; opts the Parquet writer's
 // options (Version set; PartitionBy is taken from OUT's settings);
 // checkpointKey, when set, the note signer key that signs the checkpoint
@@ -50,7 +52,8 @@ func OpenAudit(root, keyringSHA256 string, opts parquetout.TableOptions, checkpo
 		format = FormatIceberg
 	}
 	r, err := OpenRun(Options{Root: root, Incremental: true, Handlers: s.Handlers, Tables: s.Tables,
-		Archive: s.Archive, TableOptions: opts, TableFormat: format, KeyringSHA256: keyringSHA256, Key: "audit", CheckpointKey: checkpointKey})
+		Archive: s.Archive, TableOptions: opts, TableFormat: format, KeyringSHA256: keyringSHA256, Key: "audit", CheckpointKey: checkpointKey,
+		ReaderChecksReceipts: true})
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +84,29 @@ func (r *Run) ReceiptsStates() []ReceiptsState {
 		out = append(out, ReceiptsState{Run: run, Path: r.dir.State(stateReceiptsFile(run))})
 	}
 	return out
+}
+
+// CheckReceiptsState checks what a reader read whole of run number run's
+// receipts state (sum its SHA-256, hex; exists false when it found no
+// file) against OUT's record, as OpenRun checks the files it builds on:
+// a difference is a *RecordError (ErrRefused).
+func (r *Run) CheckReceiptsState(run int, exists bool, sum string) error {
+	rel := StateRel(stateReceiptsFile(run))
+	f, ok := r.record.Files[rel]
+	var problem *Problem
+	switch {
+	case !ok:
+		// Not recorded (an older convbatch's run): nothing to check.
+	case !exists:
+		problem = &Problem{Path: rel, Kind: ProblemMissing, Detail: fmt.Sprintf("run %d published %d bytes", f.Run, f.Size)}
+	case sum != f.SHA256:
+		problem = &Problem{Path: rel, Kind: ProblemDigest, Detail: fmt.Sprintf("SHA-256 %s, run %d published %s", sum, f.Run, f.SHA256)}
+	}
+	if problem != nil {
+		return &RecordError{Root: r.dir.root, Problems: []Problem{*problem}}
+	}
+	r.verified[rel] = true
+	return nil
 }
 
 // Holds reports whether OUT still holds the receipts of file that run
@@ -138,6 +164,11 @@ func (r *Run) CommitAudit(c *Commit, settings json.RawMessage) error {
 	}
 	if c.Reresolve != nil && (len(c.Receipts) > 0 || len(c.Pending) > 0 || len(c.Changed) > 0 || len(c.Reresolved) > 0) {
 		return errors.New("output directory: an audit's commit streams its receipts (Reresolve) or holds them, not both")
+	}
+	for run := 1; run <= r.state.lastRun && r.opts.ReaderChecksReceipts; run++ {
+		if rel := StateRel(stateReceiptsFile(run)); !r.verified[rel] {
+			return fmt.Errorf("output directory: the audit did not check %s against OUT's record (CheckReceiptsState): nothing committed", rel)
+		}
 	}
 	if c.Report == nil {
 		c.Report = &sink.Report{}
