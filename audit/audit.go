@@ -460,7 +460,8 @@ func (a *auditor) judge(l *stateLine, at lineAt, n int, t *tally) {
 		night.legacy++
 		return
 	}
-	j := a.o.Keyring.Judge(facts, witness)
+	a.o.Keyring.JudgeInto(&t.judgment, facts, witness)
+	j := &t.judgment
 	now := old&^verify.KeyringReasons | j.Reasons
 	status := now.Status()
 	t.rejudged++
@@ -470,7 +471,7 @@ func (a *auditor) judge(l *stateLine, at lineAt, n int, t *tally) {
 	for _, code := range now.Codes() {
 		t.reasons[code]++
 	}
-	t.countKeys(l.Pending, &j)
+	t.countKeys(l.Pending, j)
 	t.margin(l.Pending)
 	if margin, ok := quorumMargin(l.Pending); ok && margin == 0 && status == verify.StatusValid {
 		t.atMarginZero = append(t.atMarginZero, Position{Run: l.Origin, File: l.Pending.File, Line: l.Pending.Line})
@@ -485,7 +486,7 @@ func (a *auditor) judge(l *stateLine, at lineAt, n int, t *tally) {
 		WasReasons: t.codes(old),
 		Status:     status,
 		Reasons:    t.codes(now),
-		Causes:     t.causeSet(causes(old, now, &j, facts, witness)),
+		Causes:     t.causeSet(causes(old, now, j, facts, witness)),
 		state:      at.state,
 		off:        at.off,
 		n:          int32(n),

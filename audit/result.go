@@ -211,8 +211,10 @@ type tally struct {
 	margins                 map[int]int64
 	atMarginZero            []Position
 	changes                 []*Change
-	// facts is the worker's scratch for a receipt's key facts.
-	facts verify.KeyFacts
+	// facts and judgment are the worker's scratch for a receipt's key
+	// facts and their judgment.
+	facts    verify.KeyFacts
+	judgment verify.Judgment
 	// reasonCodes and strs share the codes of a set of reasons and the
 	// causes between the changed receipts: they repeat.
 	reasonCodes map[verify.Reasons][]string

@@ -79,15 +79,29 @@ type Judgment struct {
 // Keys are matched by fingerprint, which is matching by algorithm and key
 // bytes (Fingerprint covers both). Judge is safe for concurrent use.
 func (kr *Keyring) Judge(f *KeyFacts, witnessedMicros int64) Judgment {
-	j := Judgment{
-		Envelope:   KeyVerdict{Index: -1, Fingerprint: f.EnvelopeFingerprint, Status: KeyStatusUnknown},
-		Statements: make([]KeyVerdict, len(f.Statements)),
+	var j Judgment
+	kr.JudgeInto(&j, f, witnessedMicros)
+	return j
+}
+
+// JudgeInto is Judge into j, whose Statements slice it reuses: a caller
+// judging a million receipts one after the other allocates none (an
+// audit's 300 MB).
+func (kr *Keyring) JudgeInto(out *Judgment, f *KeyFacts, witnessedMicros int64) {
+	stmts := out.Statements
+	if cap(stmts) < len(f.Statements) {
+		stmts = make([]KeyVerdict, len(f.Statements))
 	}
+	*out = Judgment{
+		Envelope:   KeyVerdict{Index: -1, Fingerprint: f.EnvelopeFingerprint, Status: KeyStatusUnknown},
+		Statements: stmts[:len(f.Statements)],
+	}
+	j := out
 	for i, s := range f.Statements {
 		j.Statements[i] = KeyVerdict{Agent: s.AgentID, Index: s.Index, Fingerprint: s.Fingerprint, Status: KeyStatusUnknown}
 	}
 	if kr == nil {
-		return j
+		return
 	}
 	idx := kr.index()
 	lifetimes := kr.Format() == 2
@@ -120,7 +134,6 @@ func (kr *Keyring) Judge(f *KeyFacts, witnessedMicros int64) Judgment {
 		v := &j.Statements[i]
 		judge(v, idx.agents[agentKey{v.Agent, v.Fingerprint}], StatementKeyNotPinned)
 	}
-	return j
 }
 
 // agentKey names one agent's key by fingerprint.

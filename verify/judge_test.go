@@ -12,7 +12,8 @@ import (
 // TestJudgeEqualsJudgeByBytes: judging by fingerprint gives, for every
 // key of a keyring with rotation, revocation and windows, and for keys it
 // does not hold, the status and entry judging by algorithm and key bytes
-// gives, at times before, in and after the windows.
+// gives, at times before, in and after the windows; JudgeInto into a
+// reused judgment gives what Judge gives.
 func TestJudgeEqualsJudgeByBytes(t *testing.T) {
 	a, b, c := newSigner(t, "ed25519", 1), newSigner(t, "ml-dsa-44", 2), newSigner(t, "ed25519", 3)
 	kr, err := ParseKeyring([]byte(fmt.Sprintf(`{"envelope_keys":[%s,%s],"agents":{"x":[%s,%s],"y":[%s]}}`,
@@ -24,6 +25,7 @@ func TestJudgeEqualsJudgeByBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := func(s signer) []byte { r, _ := s.pk.MarshalBinary(); return r }
+	var reused Judgment
 	micros := func(s string) int64 { v, _ := time.Parse(time.RFC3339, s); return v.UnixMicro() }
 	for _, signed := range []string{"2026-01-01T00:00:00Z", "2026-03-15T00:00:00Z", "2026-05-15T00:00:00Z", "2026-08-01T00:00:00Z", "2026-09-15T00:00:00Z"} {
 		for _, witnessed := range []string{"2026-08-15T00:00:00Z", "2026-12-01T00:00:00Z"} {
@@ -34,6 +36,14 @@ func TestJudgeEqualsJudgeByBytes(t *testing.T) {
 					f.EnvelopeAlgorithm, f.EnvelopeFingerprint = s.alg.Name, s.fingerprint()
 					f.Statements = []StatementKey{{Index: 0, AgentID: "x", Fingerprint: s.fingerprint()}, {Index: 1, AgentID: "y", Fingerprint: s.fingerprint()}, {Index: 2, AgentID: "z", Fingerprint: s.fingerprint()}}
 					j := kr.Judge(f, at.Witnessed)
+					// JudgeInto, reusing a judgment that held another
+					// receipt's (more, then fewer statements), judges the same.
+					reused.Statements = append(reused.Statements[:0], KeyVerdict{Agent: "stale", Status: KeyStatusRevoked}, KeyVerdict{}, KeyVerdict{}, KeyVerdict{})
+					kr.JudgeInto(&reused, &KeyFacts{Statements: f.Statements[:1]}, at.Witnessed)
+					kr.JudgeInto(&reused, f, at.Witnessed)
+					if !reflect.DeepEqual(reused, j) {
+						t.Errorf("JudgeInto %+v, Judge %+v", reused, j)
+					}
 					name := fmt.Sprintf("signed %s witnessed %s ok %v key %d", signed, witnessed, okAt, i)
 					if st, e := kr.EnvelopeKeyStatus(s.alg.Name, raw(s), at); st != j.Envelope.Status || e != j.Envelope.Entry {
 						t.Errorf("%s: envelope %s %p, by bytes %s %p", name, j.Envelope.Status, j.Envelope.Entry, st, e)
