@@ -17,6 +17,7 @@ import (
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
+	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
@@ -68,6 +69,8 @@ type runFlags struct {
 	command string
 	// checkpointKey is --checkpoint-key (registerCheckpointKey).
 	checkpointKey string
+	// scratchDir is --scratch-dir, for an OUT on object storage (objout.go).
+	scratchDir string
 }
 
 // registerOutputs adds the flags of commands that write an output directory.
@@ -79,6 +82,7 @@ func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.checksum, "checksum", false, "with --incremental: read every input OUT holds under its path and compare its SHA-256, instead of trusting the same size and modification time (rsync's --checksum)")
 	fs.BoolVar(&f.replaceChanged, "replace-changed", false, "with --incremental: take an input whose bytes changed since OUT committed it, retiring its earlier rows and archive (without it such an input is refused, exit 2)")
 	f.registerPartition(fs)
+	f.registerScratch(fs)
 }
 
 // registerPartition adds --partition-by, for the commands that write tables.
@@ -178,7 +182,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	if err != nil {
 		return cfg, inputErr(e, err)
 	}
-	if f.out != "" {
+	if f.out != "" && !objout.IsURL(f.out) {
 		if err := checkOutDir(f.out, args, inputs); err != nil {
 			return cfg, err
 		}
@@ -317,6 +321,7 @@ func extractCommand() *command {
 			fs.StringVarP(&f.out, "out", "o", "", "output directory (required): tables/, rejects/, receipts/, report.json")
 			fs.StringVar(&f.tables, "tables", "all", "tables to write, in any case: all, or a list of usage,conversations,tool_calls,receipts,transcripts,receipt_statements")
 			f.registerPartition(fs)
+			f.registerScratch(fs)
 			f.register(fs, true)
 			f.registerReporting(fs, jsonSummaryHelp)
 			return func(e *env, args []string) (int, error) {
@@ -383,6 +388,9 @@ func runCommand() *command {
 
 // execute runs the pipeline with profiling and progress as asked.
 func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error) {
+	if objout.IsURL(cfg.OutDir) {
+		return executeObject(e, f, cfg)
+	}
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)
 		if err != nil {

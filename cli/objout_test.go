@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/convbatch/convbatch/internal/testkit/pqtest"
+	"github.com/convbatch/convbatch/objout"
+	"github.com/convbatch/convbatch/tabledef"
+)
+
+const objoutSecret = "cliObjoutSECRETneverShown0123456789"
+
+// objoutS3 starts gofakes3 with bucket b and points the AWS SDK at it;
+// refuseCommits, when true, answers every PUT of a commit record 412.
+func objoutS3(t *testing.T) *atomic.Bool {
+	t.Helper()
+	be := s3mem.New()
+	if err := be.CreateBucket("b"); err != nil {
+		t.Fatal(err)
+	}
+	refuse := &atomic.Bool{}
+	inner := gofakes3.New(be).Server()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() && r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/_commits/") {
+			io.Copy(io.Discard, r.Body)
+			w.WriteHeader(http.StatusPreconditionFailed)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL_S3": ts.URL, "AWS_ACCESS_KEY_ID": "AKIATESTTESTTEST", "AWS_SECRET_ACCESS_KEY": objoutSecret,
+		"AWS_REGION": "us-east-1", "AWS_CONFIG_FILE": dir + "/config", "AWS_SHARED_CREDENTIALS_FILE": dir + "/credentials",
+		"AWS_EC2_METADATA_DISABLED": "true",
+	} {
+		t.Setenv(k, v)
+	}
+	return refuse
+}
+
+// downloadOut writes the newest commit of the OUT at url into dir, as a
+// reader that follows the commit log sees it.
+func downloadOut(t *testing.T, url, dir string) *objout.Commit {
+	t.Helper()
+	ctx := context.Background()
+	tg, err := objout.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tg.Latest(ctx)
+	if err != nil || c == nil {
+		t.Fatalf("latest commit: %+v %v", c, err)
+	}
+	for _, f := range c.Files {
+		rc, err := tg.Store.Get(ctx, tg.Prefix+f.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// TestObjectOutTwoNights: run night 1, then --incremental with night 2,
+// into s3:// and into a local OUT: the tables a reader of the newest
+// commit gets equal the local OUT's, the archives are the same bytes,
+// check passes on both; a rerun with nothing new commits nothing; a
+// refused commit write exits 3 naming the conflict; no output shows the
+// secret.
+func TestObjectOutTwoNights(t *testing.T) {
+	refuse := objoutS3(t)
+	dir := t.TempDir()
+	set := filepath.Join(dir, "nights")
+	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", "2", "--conversations", "50", "--progress", "never"); r.code != 0 {
+		t.Fatalf("gen: %d %s", r.code, r.stderr)
+	}
+	keys := filepath.Join(set, "keys.json")
+	n1, n2 := filepath.Join(set, "night-1"), filepath.Join(set, "night-2")
+	local, url, scratch := filepath.Join(dir, "local"), "s3://b/nightly/out", filepath.Join(dir, "scratch")
+	var all strings.Builder
+	step := func(want int, args ...string) result {
+		t.Helper()
+		r := convbatch(t, nil, args...)
+		all.WriteString(r.stdout + r.stderr)
+		if r.code != want {
+			t.Fatalf("%v: exit %d, want %d: %s", args, r.code, want, r.stderr)
+		}
+		return r
+	}
+	for _, out := range []string{local, url} {
+		step(0, "run", "--progress", "never", "--keys", keys, "--scratch-dir", scratch, "-o", out, n1)
+		step(0, "run", "--progress", "never", "--keys", keys, "--scratch-dir", scratch, "-o", out, "--incremental", n1, n2)
+	}
+	r := step(0, "run", "--progress", "never", "--keys", keys, "--scratch-dir", scratch, "-o", url, "--incremental", n1, n2)
+	if !strings.Contains(r.stderr, "every input is already in") || strings.Contains(r.stderr, "committed s3://") {
+		t.Errorf("rerun with nothing new: %s", r.stderr)
+	}
+	step(0, "check", local)
+	r = step(0, "check", url)
+	if !strings.Contains(r.stderr, "commit 2 (run 2)") {
+		t.Errorf("check: %s", r.stderr)
+	}
+	got := filepath.Join(dir, "got")
+	c := downloadOut(t, url, got)
+	for _, table := range tabledef.Names {
+		a, b := pqtest.LatestRows(t, local, table), pqtest.LatestRows(t, got, table)
+		if len(a) == 0 || !slices.Equal(a, b) {
+			t.Errorf("table %s: %d rows on s3, %d local, or they differ", table, len(b), len(a))
+		}
+	}
+	for _, f := range c.Files {
+		if !strings.HasPrefix(f.Path, "archive/") {
+			continue
+		}
+		want, err := os.ReadFile(filepath.Join(local, filepath.FromSlash(f.Path)))
+		if err != nil {
+			t.Errorf("%s: on s3, not local: %v", f.Path, err)
+			continue
+		}
+		if gotB, _ := os.ReadFile(filepath.Join(got, filepath.FromSlash(f.Path))); string(gotB) != string(want) {
+			t.Errorf("%s: other bytes on s3", f.Path)
+		}
+	}
+	// The downloaded OUT is a local OUT that check accepts.
+	step(0, "check", got)
+	// A third night's commit refused (412): exit 3, the conflict named.
+	refuse.Store(true)
+	r = step(3, "run", "--progress", "never", "--keys", keys, "--scratch-dir", scratch, "-o", url, n1)
+	if !strings.Contains(r.stderr, "commit conflict") || !strings.Contains(r.stderr, "_commits/0000000003.json") {
+		t.Errorf("refused commit: %s", r.stderr)
+	}
+	refuse.Store(false)
+	step(0, "gc", "--grace", "0s", url)
+	step(0, "check", url)
+	// extract into object storage: the tables only, checked the same way.
+	ex, exLocal := "s3://b/extract", filepath.Join(dir, "exlocal")
+	step(0, "extract", "--progress", "never", "--tables", "usage", "--scratch-dir", scratch, "-o", ex, n1)
+	step(0, "extract", "--progress", "never", "--tables", "usage", "-o", exLocal, n1)
+	step(0, "check", ex)
+	exGot := filepath.Join(dir, "exgot")
+	downloadOut(t, ex, exGot)
+	if a, b := pqtest.LatestRows(t, exLocal, tabledef.Usage), pqtest.LatestRows(t, exGot, tabledef.Usage); len(a) == 0 || !slices.Equal(a, b) {
+		t.Errorf("extract: usage differs (%d rows on s3, %d local)", len(b), len(a))
+	}
+	if strings.Contains(all.String(), objoutSecret) {
+		t.Error("the secret key appears in an output")
+	}
+}
