@@ -47,7 +47,7 @@ func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, 
 		return nil, err
 	}
 	sess, err := t.Prepare(e.ctx, objout.Options{ScratchRoot: f.scratchDir,
-		FetchTables: cfg.ReplaceChanged || cfg.TableFormat == outdir.FormatIceberg})
+		FetchTables: cfg.ReplaceChanged || cfg.TableFormat == outdir.FormatIceberg, Empty: !cfg.Incremental})
 	if err != nil {
 		return nil, fatalErr(fmt.Errorf("preparing the scratch OUT of %s: %w; nothing was published", t.URL, err))
 	}

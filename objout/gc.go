@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -38,17 +39,27 @@ func (t *Target) GC(ctx context.Context, grace time.Duration, now time.Time) (GC
 	for _, n := range nums {
 		top = max(top, n)
 	}
+	// Newest first: every commit made within grace, and the newest,
+	// protect what they name; commits are made in time order, so the
+	// first one older than grace ends the walk (a run reads O(commits
+	// within grace) records, not the whole log).
+	slices.Sort(nums)
 	named := map[string]bool{}
-	for _, n := range nums {
-		c, err := t.ReadCommit(ctx, n)
+	for i := len(nums) - 1; i >= 0; i-- {
+		c, err := t.ReadCommit(ctx, nums[i])
 		if err != nil {
 			return res, err
 		}
 		at, perr := time.Parse(time.RFC3339Nano, c.CommittedAt)
-		if n == top || perr != nil || now.Sub(at) < grace {
-			for _, f := range c.Files {
-				named[f.Key] = true
-			}
+		old := perr == nil && now.Sub(at) >= grace
+		if old && nums[i] != top {
+			break
+		}
+		for _, f := range c.Files {
+			named[f.Key] = true
+		}
+		if old {
+			break
 		}
 	}
 	var doomed []Object

@@ -232,6 +232,18 @@ func TestTwoNightsAndCheck(t *testing.T) {
 	if _, problems, err := tg.Check(ctx); err != nil || len(problems) > 0 {
 		t.Fatalf("check after night 2: %v %v", problems, err)
 	}
+	// Night 1's report.json and inputs.jsonl, which night 2 replaced,
+	// stay while commit 1 is within the grace period (a reader may be
+	// following it), and go after.
+	if res, err := tg.GC(ctx, time.Hour, time.Now()); err != nil || res.Objects != 0 {
+		t.Fatalf("gc within grace: %+v %v", res, err)
+	}
+	if res, err := tg.GC(ctx, time.Hour, time.Now().Add(2*time.Hour)); err != nil || res.Objects != 2 {
+		t.Fatalf("gc after grace: %+v %v, want the 2 retired objects removed", res, err)
+	}
+	if _, problems, err := tg.Check(ctx); err != nil || len(problems) > 0 {
+		t.Fatalf("check after gc: %v %v", problems, err)
+	}
 	// Damage one object: Check names it.
 	key := tg.Prefix + byPath["tables/usage/part-n2.parquet"].Key
 	f.backend.PutObject("b", key, map[string]string{}, strings.NewReader("part nX"), 7, nil)

@@ -45,6 +45,10 @@ type Options struct {
 	// (--replace-changed) or re-resolve an Iceberg receipts table reads
 	// them, with their digests checked.
 	FetchTables bool
+	// Empty makes a scratch OUT that holds nothing of the newest commit
+	// (a run that is not incremental replaces OUT and reads none of it);
+	// its commit then names only what that run published.
+	Empty bool
 }
 
 // Session is one run into an OUT on object storage: Prepare, then the
@@ -106,7 +110,7 @@ func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
 		return nil, fmt.Errorf("scratch directory: %w", err)
 	}
 	s.mark = marker{URL: t.URL, Commit: num}
-	if base != nil {
+	if base != nil && !opt.Empty {
 		for _, f := range base.Files {
 			if err := s.materialize(ctx, f, placeholder(f.Path, opt.FetchTables)); err != nil {
 				return nil, err
