@@ -68,7 +68,8 @@ func (t *Target) GC(ctx context.Context, grace time.Duration, now time.Time) (GC
 		if strings.HasPrefix(rel, CommitsDir) || !isRunKey(rel) || named[rel] {
 			return nil
 		}
-		if now.Sub(o.ModTime) < grace {
+		// An object whose time the store did not tell is taken as new.
+		if o.ModTime.IsZero() || now.Sub(o.ModTime) < grace {
 			res.Kept++
 			return nil
 		}
