@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -25,14 +26,42 @@ const objoutSecret = "cliObjoutSECRETneverShown0123456789"
 // objoutS3 starts gofakes3 with bucket b and points the AWS SDK at it;
 // refuseCommits, when true, answers every PUT of a commit record 412.
 func objoutS3(t *testing.T) *atomic.Bool {
+	refuse, _ := objoutS3Counted(t)
+	return refuse
+}
+
+// requestCounts counts the requests a server answered, by kind: GET,
+// PUT, LIST, HEAD, DELETE.
+type requestCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *requestCounts) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	return n
+}
+
+func objoutS3Counted(t *testing.T) (*atomic.Bool, *requestCounts) {
 	t.Helper()
 	be := s3mem.New()
 	if err := be.CreateBucket("b"); err != nil {
 		t.Fatal(err)
 	}
 	refuse := &atomic.Bool{}
+	counts := &requestCounts{n: map[string]int{}}
 	inner := gofakes3.New(be).Server()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kind := r.Method
+		if r.Method == http.MethodGet && r.URL.Query().Has("list-type") {
+			kind = "LIST"
+		}
+		counts.mu.Lock()
+		counts.n[kind]++
+		counts.mu.Unlock()
 		if refuse.Load() && r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/_commits/") {
 			io.Copy(io.Discard, r.Body)
 			w.WriteHeader(http.StatusPreconditionFailed)
@@ -49,7 +78,7 @@ func objoutS3(t *testing.T) *atomic.Bool {
 	} {
 		t.Setenv(k, v)
 	}
-	return refuse
+	return refuse, counts
 }
 
 // downloadOut writes the newest commit of the OUT at url into dir, as a
@@ -91,7 +120,7 @@ func downloadOut(t *testing.T, url, dir string) *objout.Commit {
 // refused commit write exits 3 naming the conflict; no output shows the
 // secret.
 func TestObjectOutTwoNights(t *testing.T) {
-	refuse := objoutS3(t)
+	refuse, counts := objoutS3Counted(t)
 	dir := t.TempDir()
 	set := filepath.Join(dir, "nights")
 	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", "2", "--conversations", "50", "--progress", "never"); r.code != 0 {
@@ -112,8 +141,38 @@ func TestObjectOutTwoNights(t *testing.T) {
 	}
 	for _, out := range []string{local, url} {
 		step(0, "run", "--progress", "never", "--keys", keys, "--scratch-dir", scratch, "-o", out, n1)
+		counts.take()
 		step(0, "run", "--progress", "never", "--keys", keys, "--scratch-dir", scratch, "-o", out, "--incremental", n1, n2)
 	}
+	// The requests of night 2 (docs/FORMAT.md, "OUT on object storage"):
+	// with the scratch of commit 1 kept, no download; a PUT per new or
+	// changed file and one for the commit; gc lists the commits, reads
+	// those within the grace period, lists the prefix.
+	n := counts.take()
+	c2 := downloadOut(t, url, filepath.Join(dir, "c2"))
+	tg, err := objout.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, err := tg.ReadCommit(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]bool{}
+	for _, f := range c1.Files {
+		old[f.Key] = true
+	}
+	newFiles := 0
+	for _, f := range c2.Files {
+		if !old[f.Key] {
+			newFiles++
+		}
+	}
+	t.Logf("night 2 into s3: %v; %d files in the commit, %d new", n, len(c2.Files), newFiles)
+	if n["PUT"] != newFiles+1 || n["GET"] != 3 || n["LIST"] != 3 || n["DELETE"] != 0 {
+		t.Errorf("night 2 made %v requests, want %d PUT, 3 GET, 3 LIST", n, newFiles+1)
+	}
+	counts.take()
 	r := step(0, "run", "--progress", "never", "--keys", keys, "--scratch-dir", scratch, "-o", url, "--incremental", n1, n2)
 	if !strings.Contains(r.stderr, "every input is already in") || strings.Contains(r.stderr, "committed s3://") {
 		t.Errorf("rerun with nothing new: %s", r.stderr)
