@@ -47,7 +47,8 @@ func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, 
 		return nil, err
 	}
 	sess, err := t.Prepare(e.ctx, objout.Options{ScratchRoot: f.scratchDir,
-		FetchTables: cfg.ReplaceChanged || cfg.TableFormat == outdir.FormatIceberg, Empty: !cfg.Incremental})
+		FetchTables: cfg.TableFormat == outdir.FormatIceberg, Empty: !cfg.Incremental,
+		Inputs: cfg.Inputs, Checksum: cfg.Checksum})
 	if err != nil {
 		return nil, fatalErr(fmt.Errorf("preparing the scratch OUT of %s: %w; nothing was published", t.URL, err))
 	}

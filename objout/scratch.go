@@ -1,6 +1,7 @@
 package objout
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/convbatch/convbatch/internal/crashpoint"
 	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/stream"
 )
 
 // markerFile, in a scratch directory, says which commit of which OUT its
@@ -45,6 +47,13 @@ type Options struct {
 	// (--replace-changed) or re-resolve an Iceberg receipts table reads
 	// them, with their digests checked.
 	FetchTables bool
+	// Inputs are the run's inputs: of those OUT holds under the same
+	// path, the ones the run will read again (changed since, or not
+	// read whole last time, or all of them with Checksum) have their
+	// table parts downloaded, since the run rewrites the parts they
+	// share without their rows and checks those parts' digests first.
+	Inputs   []stream.Input
+	Checksum bool
 	// Empty makes a scratch OUT that holds nothing of the newest commit
 	// (a run that is not incremental replaces OUT and reads none of it);
 	// its commit then names only what that run published.
@@ -101,7 +110,7 @@ func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
 	}
 	if b, err := os.ReadFile(filepath.Join(s.dir, markerFile)); err == nil && json.Unmarshal(b, &s.mark) == nil &&
 		s.mark.URL == t.URL && s.mark.Commit == num && !(opt.FetchTables && len(s.mark.Placeholders) > 0 && hasTablePlaceholder(s.mark.Placeholders)) {
-		return s, nil
+		return s, s.fetchTouched(ctx, opt)
 	}
 	if err := os.RemoveAll(s.dir); err != nil {
 		return nil, fmt.Errorf("clearing the scratch directory: %w", err)
@@ -117,7 +126,83 @@ func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
 			}
 		}
 	}
-	return s, s.writeMarker()
+	if err := s.writeMarker(); err != nil {
+		return nil, err
+	}
+	return s, s.fetchTouched(ctx, opt)
+}
+
+// fetchTouched downloads, in place of their placeholders, the table
+// parts of the committed inputs the run will read again (Options.Inputs).
+func (s *Session) fetchTouched(ctx context.Context, opt Options) error {
+	if s.base == nil || len(opt.Inputs) == 0 {
+		return nil
+	}
+	holes := map[string]bool{}
+	for _, p := range s.mark.Placeholders {
+		holes[p] = true
+	}
+	b, err := os.ReadFile(filepath.Join(s.Out, filepath.FromSlash(outdir.InputsRel())))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	given := map[string]stream.Input{}
+	for _, in := range opt.Inputs {
+		given[in.Path] = in
+	}
+	want := map[string]bool{}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var rec struct {
+			outdir.Fingerprint
+			Partial string   `json:"partial"`
+			Files   []string `json:"files"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return fmt.Errorf("%s: %w", outdir.InputsRel(), err)
+		}
+		in, ok := given[rec.Path]
+		if !ok {
+			continue
+		}
+		if rec.Partial == "" && !opt.Checksum {
+			if fp, ok, err := outdir.StatInput(in); err == nil && ok && fp.SameFile(rec.Fingerprint) {
+				continue
+			}
+		}
+		for _, f := range rec.Files {
+			if holes[f] && strings.HasPrefix(f, outdir.DirTables+"/") {
+				want[f] = true
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	for _, f := range s.base.Files {
+		if want[f.Path] {
+			if err := s.materialize(ctx, f, false); err != nil {
+				return err
+			}
+		}
+	}
+	// The marker is written once they are all here: a kill while they
+	// download leaves them listed as placeholders, fetched again by the
+	// rerun (a part whose bytes are there but still listed is harmless:
+	// unpublished, it is carried as the commit names it).
+	var kept []string
+	for _, p := range s.mark.Placeholders {
+		if !want[p] {
+			kept = append(kept, p)
+		}
+	}
+	s.mark.Placeholders = kept
+	return s.writeMarker()
 }
 
 func hasTablePlaceholder(ps []string) bool {
