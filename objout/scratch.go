@@ -293,9 +293,9 @@ func (s *Session) Publish(ctx context.Context) (*Commit, error) {
 			return nil, nil
 		}
 	}
-	published := map[string]bool{}
+	published := map[string]outdir.FileRecord{}
 	for _, f := range man.Files {
-		published[f.Path] = true
+		published[f.Path] = f
 	}
 	holes := map[string]bool{}
 	for _, p := range s.mark.Placeholders {
@@ -330,13 +330,19 @@ func (s *Session) Publish(ctx context.Context) (*Commit, error) {
 		if err != nil {
 			return err
 		}
-		if pf, ok := prev[rel]; ok && holes[rel] && !published[rel] && pf.Size == info.Size() {
+		mf, isPublished := published[rel]
+		if pf, ok := prev[rel]; ok && holes[rel] && !isPublished && pf.Size == info.Size() {
 			files = append(files, pf)
 			return nil
 		}
-		sum, err := outdir.FileSHA256(p)
-		if err != nil {
-			return err
+		// A file the run published has its digest in the manifest (the
+		// local commit took it while syncing the file); the rest (the
+		// history, files carried) are hashed here.
+		sum := mf.SHA256
+		if !isPublished || mf.Size != info.Size() {
+			if sum, err = outdir.FileSHA256(p); err != nil {
+				return err
+			}
 		}
 		if pf, ok := prev[rel]; ok && pf.Size == info.Size() && pf.SHA256 == sum {
 			files = append(files, pf)
