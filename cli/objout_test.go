@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
@@ -342,6 +344,51 @@ func TestObjectOutReplaceChanged(t *testing.T) {
 	for _, table := range tabledef.Names {
 		if a, b := pqtest.LatestRows(t, local, table), pqtest.LatestRows(t, got, table); len(a) == 0 || !slices.Equal(a, b) {
 			t.Errorf("table %s: %d rows on s3, %d local, or they differ", table, len(b), len(a))
+		}
+	}
+}
+
+// TestObjectOutGCS: two nights into gs:// on fake-gcs-server equal a
+// local OUT's, and check passes.
+func TestObjectOutGCS(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake, err := fakestorage.NewServerWithOptions(fakestorage.Options{NoListener: true, Scheme: "http", PublicHost: ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: "g"})
+	ts := httptest.NewUnstartedServer(fake.HTTPHandler())
+	ts.Listener.Close()
+	ts.Listener = ln
+	ts.Start()
+	t.Cleanup(ts.Close)
+	t.Setenv("STORAGE_EMULATOR_HOST", ln.Addr().String())
+	dir := t.TempDir()
+	set := filepath.Join(dir, "nights")
+	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", "1", "--conversations", "50", "--progress", "never"); r.code != 0 {
+		t.Fatalf("gen: %d %s", r.code, r.stderr)
+	}
+	keys := filepath.Join(set, "keys.json")
+	n1, n2 := filepath.Join(set, "night-1"), filepath.Join(set, "night-2")
+	local, url := filepath.Join(dir, "local"), "gs://g/out"
+	for _, out := range []string{local, url} {
+		for _, args := range [][]string{{n1}, {"--incremental", n1, n2}} {
+			if r := convbatch(t, nil, append([]string{"run", "--progress", "never", "--keys", keys, "--scratch-dir", dir, "-o", out}, args...)...); r.code != 0 {
+				t.Fatalf("%s %v: %d %s", out, args, r.code, r.stderr)
+			}
+		}
+	}
+	if r := convbatch(t, nil, "check", url); r.code != 0 {
+		t.Fatalf("check: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	got := filepath.Join(dir, "got")
+	downloadOut(t, url, got)
+	for _, table := range tabledef.Names {
+		if a, b := pqtest.LatestRows(t, local, table), pqtest.LatestRows(t, got, table); len(a) == 0 || !slices.Equal(a, b) {
+			t.Errorf("table %s: %d rows on gs, %d local, or they differ", table, len(b), len(a))
 		}
 	}
 }
