@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"strings"
 	"time"
@@ -52,6 +53,7 @@ func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, 
 	if err != nil {
 		return nil, fatalErr(fmt.Errorf("preparing the scratch OUT of %s: %w; nothing was published", t.URL, err))
 	}
+	defer sess.Close()
 	local := cfg
 	local.OutDir = sess.Out
 	res, err := execute(e, f, local)
@@ -143,4 +145,13 @@ func checkObject(e *env, out string, quiet bool) (int, error) {
 		return ExitFindings, nil
 	}
 	return ExitOK, nil
+}
+
+// reportPath says where OUT's report.json is: OUT/report.json, or on
+// object storage the object the newest commit record names.
+func reportPath(out string) string {
+	if objout.IsURL(out) {
+		return strings.TrimSuffix(out, "/") + "/" + outdir.ReportFile + " (the object the newest " + objout.CommitsDir + " record names)"
+	}
+	return filepath.Join(out, outdir.ReportFile)
 }

@@ -540,7 +540,7 @@ func printSummary(w io.Writer, what string, rep *sink.Report, out string) {
 		fmt.Fprintf(w, "; re-read %s not read whole last time", plural(int64(n), "input", "inputs"))
 	}
 	if out != "" {
-		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, outdir.ReportFile))
+		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, reportPath(out))
 	}
 	fmt.Fprintln(w)
 }

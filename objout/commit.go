@@ -14,6 +14,10 @@ import (
 // CommitsDir is the folder of the commit log under OUT's prefix.
 const CommitsDir = "_commits/"
 
+// MaxCommitBytes caps a commit record read back: about 1.5 million
+// files at some 170 bytes each.
+const MaxCommitBytes = 256 << 20
+
 // CommitFormat is the version of the commit record.
 const CommitFormat = 1
 
@@ -98,7 +102,7 @@ func (t *Target) Latest(ctx context.Context) (*Commit, error) {
 
 // ReadCommit reads and checks record n.
 func (t *Target) ReadCommit(ctx context.Context, n int) (*Commit, error) {
-	b, err := t.getAll(ctx, commitKey(n), 64<<20)
+	b, err := t.getAll(ctx, commitKey(n), MaxCommitBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s/%s: %w", t.URL, commitKey(n), err)
 	}
@@ -160,7 +164,7 @@ func (t *Target) writeCommit(ctx context.Context, c *Commit) error {
 	key := commitKey(c.Number)
 	err = t.Store.Put(ctx, t.Prefix+key, bytes.NewReader(b), int64(len(b)), true)
 	if errors.Is(err, ErrPrecondition) {
-		if got, gerr := t.getAll(ctx, key, 64<<20); gerr == nil && bytes.Equal(got, b) {
+		if got, gerr := t.getAll(ctx, key, MaxCommitBytes); gerr == nil && bytes.Equal(got, b) {
 			return nil
 		}
 		return &ConflictError{URL: t.URL + "/" + key, Number: c.Number}

@@ -327,6 +327,7 @@ func TestKillBeforeCommitThenGC(t *testing.T) {
 		t.Fatalf("a commit after the kill: %+v %v", c, err)
 	}
 	// The rerun finds its scratch OUT (same base commit) and publishes it.
+	s.Close()
 	s, err = tg.Prepare(ctx, Options{ScratchRoot: scratch})
 	if err != nil {
 		t.Fatal(err)

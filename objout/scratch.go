@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/convbatch/convbatch/internal/crashpoint"
@@ -63,6 +64,7 @@ type Options struct {
 // Session is one run into an OUT on object storage: Prepare, then the
 // local OUT code into Out, then Publish.
 type Session struct {
+	lock *os.File // flock(2) on the scratch directory's lock file
 	t    *Target
 	dir  string // the scratch directory
 	Out  string // the scratch OUT, the -o of the local run
@@ -99,6 +101,15 @@ func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
 	}
 	s := &Session{t: t, dir: ScratchDir(root, t.URL)}
 	s.Out = filepath.Join(s.dir, "out")
+	if err := s.takeLock(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
 	base, err := t.Latest(ctx)
 	if err != nil {
 		return nil, err
@@ -110,7 +121,11 @@ func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
 	}
 	if b, err := os.ReadFile(filepath.Join(s.dir, markerFile)); err == nil && json.Unmarshal(b, &s.mark) == nil &&
 		s.mark.URL == t.URL && s.mark.Commit == num && !(opt.FetchTables && len(s.mark.Placeholders) > 0 && hasTablePlaceholder(s.mark.Placeholders)) {
-		return s, s.fetchTouched(ctx, opt)
+		if err := s.fetchTouched(ctx, opt); err != nil {
+			return nil, err
+		}
+		ok = true
+		return s, nil
 	}
 	if err := os.RemoveAll(s.dir); err != nil {
 		return nil, fmt.Errorf("clearing the scratch directory: %w", err)
@@ -129,7 +144,40 @@ func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
 	if err := s.writeMarker(); err != nil {
 		return nil, err
 	}
-	return s, s.fetchTouched(ctx, opt)
+	if err := s.fetchTouched(ctx, opt); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+// takeLock takes the scratch directory's lock (a file beside it, which
+// outlives the directory's removal), so that a second run into the same
+// OUT with the same scratch never clears the first one's scratch.
+func (s *Session) takeLock() error {
+	if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
+		return fmt.Errorf("scratch directory: %w", err)
+	}
+	f, err := os.OpenFile(s.dir+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("scratch directory: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("%w: another convbatch run into %s is using the scratch directory %s", ErrBusy, s.t.URL, s.dir)
+	}
+	s.lock = f
+	return nil
+}
+
+// Close releases the scratch directory's lock.
+func (s *Session) Close() error {
+	if s.lock == nil {
+		return nil
+	}
+	err := s.lock.Close()
+	s.lock = nil
+	return err
 }
 
 // fetchTouched downloads, in place of their placeholders, the table

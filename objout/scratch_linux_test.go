@@ -2,6 +2,7 @@ package objout
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,10 +40,16 @@ func TestScratchBound(t *testing.T) {
 	if st.Size() != 1<<20 || st.Sys().(*syscall.Stat_t).Blocks != 0 {
 		t.Fatalf("after the commit the part is %d bytes in %d blocks, want 1 MiB in none", st.Size(), st.Sys().(*syscall.Stat_t).Blocks)
 	}
+	// A second run with the same scratch waits for none: refused.
+	if _, err := tg.Prepare(ctx, Options{ScratchRoot: scratch}); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a second session on one scratch: %v, want ErrBusy", err)
+	}
+	s.Close()
 	s, err = tg.Prepare(ctx, Options{ScratchRoot: scratch})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	if b, err := os.ReadFile(filepath.Join(s.Out, "report.json")); err != nil || len(b) == 0 {
 		t.Fatalf("scratch not kept: %v", err)
 	}

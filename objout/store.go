@@ -16,6 +16,9 @@ import (
 // ifGenerationMatch=0).
 var ErrPrecondition = errors.New("precondition failed: the object exists")
 
+// ErrBusy is a scratch directory another run is using.
+var ErrBusy = errors.New("scratch directory busy")
+
 // ErrNotFound is a missing object.
 var ErrNotFound = errors.New("no such object")
 
