@@ -285,7 +285,7 @@ func outDirRefusal(out string, err error) error {
 	switch oe.Err {
 	case outdir.ErrOutDirURL:
 		// oe.Out: the URL without a query, where a signature would be.
-		return usageErr("-o %s: OUT must be a local directory (inputs may be s3://, gs://, https:// or http:// URLs; OUT in object storage is not supported yet)", oe.Out)
+		return usageErr("-o %s: OUT must be a local directory, or s3://bucket/prefix or gs://bucket/prefix (inputs may also be https:// or http:// URLs)", oe.Out)
 	case outdir.ErrOutDirInInput:
 		return usageErr("-o %q lies inside the input directory %q: a later run over %q would read the outputs as inputs", out, oe.Input, oe.Input)
 	case outdir.ErrInputInOutDir:
