@@ -251,7 +251,7 @@ func TestObjectOutCrash(t *testing.T) {
 			t.Fatalf("local: %d %s", r.code, r.stderr)
 		}
 	}
-	for _, point := range []string{"seal:1", "journal:1", "rename:2", "report:1", "objout-upload:1", "objout-commit:1"} {
+	for _, point := range []string{"seal:1", "journal:1", "rename:2", "report:1", "objout-put:3", "objout-upload:1", "objout-commit:1"} {
 		t.Run(point, func(t *testing.T) {
 			url := "s3://b/crash-" + strings.ReplaceAll(point, ":", "-")
 			scratch := filepath.Join(dir, "scratch-"+strings.ReplaceAll(point, ":", "-"))

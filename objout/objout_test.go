@@ -30,9 +30,9 @@ const testSecret = "objoutSECRETdoNotPrint0123456789abcdef"
 // faultyS3 is gofakes3 behind a handler that can fail requests.
 type faultyS3 struct {
 	backend *s3mem.Backend
-	// fail, when set, answers a request with its status instead of the
-	// server (0: pass it on).
-	fail atomic.Pointer[func(*http.Request) int]
+	// fail, when set, may answer a request instead of the server (it
+	// returns true when it did).
+	fail atomic.Pointer[func(http.ResponseWriter, *http.Request) bool]
 	puts atomic.Int64
 }
 
@@ -48,12 +48,8 @@ func newS3(t *testing.T) (*faultyS3, string) {
 		if r.Method == http.MethodPut {
 			f.puts.Add(1)
 		}
-		if fn := f.fail.Load(); fn != nil {
-			if code := (*fn)(r); code != 0 {
-				io.Copy(io.Discard, r.Body)
-				w.WriteHeader(code)
-				return
-			}
+		if fn := f.fail.Load(); fn != nil && (*fn)(w, r) {
+			return
 		}
 		inner.ServeHTTP(w, r)
 	}))
@@ -69,7 +65,20 @@ func newS3(t *testing.T) (*faultyS3, string) {
 	return f, ts.URL
 }
 
-func (f *faultyS3) setFail(fn func(*http.Request) int) {
+// status is a fault that answers with the status fn gives (0: none).
+func status(fn func(*http.Request) int) func(http.ResponseWriter, *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		code := fn(r)
+		if code == 0 {
+			return false
+		}
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(code)
+		return true
+	}
+}
+
+func (f *faultyS3) setFail(fn func(http.ResponseWriter, *http.Request) bool) {
 	if fn == nil {
 		f.fail.Store(nil)
 		return
@@ -361,14 +370,14 @@ func TestKillBeforeCommitThenGC(t *testing.T) {
 func TestFaults(t *testing.T) {
 	tests := []struct {
 		name     string
-		fail     func() func(*http.Request) int
+		fail     func() func(http.ResponseWriter, *http.Request) bool
 		wantErr  string
 		wantNext int // the commit number Latest says after
 	}{
-		{"503 twice per object", func() func(*http.Request) int {
+		{"503 twice per object", func() func(http.ResponseWriter, *http.Request) bool {
 			var mu sync.Mutex
 			tries := map[string]int{}
-			return func(r *http.Request) int {
+			return status(func(r *http.Request) int {
 				mu.Lock()
 				defer mu.Unlock()
 				if r.Method == http.MethodPut {
@@ -377,23 +386,41 @@ func TestFaults(t *testing.T) {
 					}
 				}
 				return 0
+			})
+		}, "", 1},
+		{"PUT cut after 10 bytes, once per object", func() func(http.ResponseWriter, *http.Request) bool {
+			var mu sync.Mutex
+			cut := map[string]bool{}
+			return func(w http.ResponseWriter, r *http.Request) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				if r.Method != http.MethodPut || cut[r.URL.Path] || r.ContentLength < 10 {
+					return false
+				}
+				cut[r.URL.Path] = true
+				io.ReadFull(r.Body, make([]byte, 10))
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+				return true
 			}
 		}, "", 1},
-		{"500 always on data", func() func(*http.Request) int {
-			return func(r *http.Request) int {
+		{"500 always on data", func() func(http.ResponseWriter, *http.Request) bool {
+			return status(func(r *http.Request) int {
 				if r.Method == http.MethodPut && !strings.Contains(r.URL.Path, "_commits") {
 					return http.StatusInternalServerError
 				}
 				return 0
-			}
+			})
 		}, "nothing was committed", 0},
-		{"412 on the commit", func() func(*http.Request) int {
-			return func(r *http.Request) int {
+		{"412 on the commit", func() func(http.ResponseWriter, *http.Request) bool {
+			return status(func(r *http.Request) int {
 				if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "_commits") {
 					return http.StatusPreconditionFailed
 				}
 				return 0
-			}
+			})
 		}, "commit conflict", 0},
 	}
 	for _, tc := range tests {

@@ -30,7 +30,7 @@ func newS3Store(ctx context.Context, bucket string) (*s3Store, error) {
 
 // s3Err classifies an SDK error: 412 is ErrPrecondition, 404
 // ErrNotFound, 409 (concurrent conditional writes), 429, 5xx and a
-// request that got no answer are transient.
+// request that got no answer (a connection cut mid-PUT) are transient.
 func s3Err(err error) error {
 	if err == nil {
 		return nil
@@ -42,7 +42,8 @@ func s3Err(err error) error {
 			return fmt.Errorf("%w (HTTP 412)", ErrPrecondition)
 		case code == http.StatusNotFound:
 			return fmt.Errorf("%w (HTTP 404)", ErrNotFound)
-		case code == http.StatusConflict, code == http.StatusTooManyRequests, code >= 500:
+		case code == 0, // no answer: the request was cut on its way
+			code == http.StatusConflict, code == http.StatusTooManyRequests, code >= 500:
 			return &transientError{err}
 		}
 		return err

@@ -503,12 +503,10 @@ func (s *Session) put(ctx context.Context, f File) error {
 	defer fh.Close()
 	err = s.t.Store.Put(ctx, s.t.Prefix+f.Key, fh, f.Size, true)
 	var r *retried
-	if errors.As(err, &r) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errors.As(err, &r) {
 		return fmt.Errorf("%s/%s: %w", s.t.URL, f.Key, err)
 	}
+	crashpoint.Hit("objout-put")
 	return nil
 }
 
