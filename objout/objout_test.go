@@ -462,3 +462,32 @@ func TestFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestOpen: the URL's bucket and prefix, and the refusals.
+func TestOpen(t *testing.T) {
+	newS3(t)
+	for _, tc := range []struct {
+		url, wantURL, wantPrefix, wantErr string
+	}{
+		{"s3://b", "s3://b", "", ""},
+		{"s3://b/", "s3://b", "", ""},
+		{"s3://b/night/out", "s3://b/night/out", "night/out/", ""},
+		{"s3://b/night/out/", "s3://b/night/out", "night/out/", ""},
+		{"s3://b/night//out", "", "", "must be clean"},
+		{"s3://b/../out", "", "", "must be clean"},
+		{"s3://b/./out", "", "", "must be clean"},
+		{"https://host/out", "", "", "must be an s3:// or gs:// URL"},
+		{"/local/dir", "", "", "not an s3://"},
+	} {
+		tg, err := Open(context.Background(), tc.url)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: %v, want %q", tc.url, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || tg.URL != tc.wantURL || tg.Prefix != tc.wantPrefix {
+			t.Errorf("%s: %+v %v, want %s and prefix %q", tc.url, tg, err, tc.wantURL, tc.wantPrefix)
+		}
+	}
+}

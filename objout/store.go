@@ -194,5 +194,9 @@ func Open(ctx context.Context, out string) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source.RedactURL(out), err)
 	}
-	return &Target{URL: loc.Scheme + "://" + loc.Bucket + "/" + strings.TrimSuffix(prefix, "/"), Store: Retry(s, 5, 200*time.Millisecond), Prefix: prefix}, nil
+	u := loc.Scheme + "://" + loc.Bucket
+	if prefix != "" {
+		u += "/" + strings.TrimSuffix(prefix, "/")
+	}
+	return &Target{URL: u, Store: Retry(s, 5, 200*time.Millisecond), Prefix: prefix}, nil
 }
