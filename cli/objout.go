@@ -56,7 +56,9 @@ func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, 
 	defer sess.Close()
 	local := cfg
 	local.OutDir = sess.Out
+	f.objectOut = t.URL
 	res, err := execute(e, f, local)
+	f.objectOut = ""
 	if err != nil {
 		return nil, err
 	}
@@ -154,4 +156,13 @@ func reportPath(out string) string {
 		return strings.TrimSuffix(out, "/") + "/" + outdir.ReportFile + " (the object the newest " + objout.CommitsDir + " record names)"
 	}
 	return filepath.Join(out, outdir.ReportFile)
+}
+
+// shownOut is the OUT a message names: the URL of an OUT on object
+// storage rather than its scratch.
+func (f *runFlags) shownOut(out string) string {
+	if f.objectOut != "" {
+		return f.objectOut
+	}
+	return out
 }

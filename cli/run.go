@@ -69,8 +69,9 @@ type runFlags struct {
 	command string
 	// checkpointKey is --checkpoint-key (registerCheckpointKey).
 	checkpointKey string
-	// scratchDir is --scratch-dir, for an OUT on object storage (objout.go).
-	scratchDir string
+	// scratchDir is --scratch-dir, for an OUT on object storage (objout.go);
+	// objectOut is that OUT's URL while the run goes into its scratch.
+	scratchDir, objectOut string
 }
 
 // registerOutputs adds the flags of commands that write an output directory.
@@ -467,7 +468,7 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 	// already (UpToDate) did not rewrite it.
 	where := "--json"
 	if cfg.OutDir != "" {
-		where = filepath.Join(cfg.OutDir, outdir.ReportFile)
+		where = reportPath(f.shownOut(cfg.OutDir))
 		if res.UpToDate {
 			where = ""
 		}
@@ -485,7 +486,7 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		fmt.Fprintf(e.stderr, "convbatch: %s: run %d did not read it whole (%s): read again, what run %d committed of it retired\n", displayPath(c.Path), c.Run, c.Fault, c.Run)
 	}
 	if res.UpToDate {
-		fmt.Fprintf(e.stderr, "convbatch: every input is already in %s: nothing committed; the summary and exit code are those of run %d, the last committed\n", displayPath(cfg.OutDir), res.Report.Run)
+		fmt.Fprintf(e.stderr, "convbatch: every input is already in %s: nothing committed; the summary and exit code are those of run %d, the last committed\n", displayPath(f.shownOut(cfg.OutDir)), res.Report.Run)
 	}
 	if res.Resumed > 0 {
 		fmt.Fprintf(e.stderr, "convbatch: resumed %s that an interrupted run had finished\n", plural(int64(res.Resumed), "input", "inputs"))
