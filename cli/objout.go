@@ -43,12 +43,17 @@ func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, 
 	if f.catalog != "" {
 		return nil, usageErr("--catalog with -o %s: not supported yet (an Iceberg catalog commit on object storage is issue 44 item 2)", source.RedactURL(cfg.OutDir))
 	}
+	if cfg.TableFormat == outdir.FormatIceberg {
+		// An Iceberg table's metadata names its files by absolute
+		// location, which would be the scratch's, under other keys.
+		return nil, usageErr("--table-format iceberg with -o %s: not supported yet (Iceberg on object storage goes through a catalog: issue 44 item 2)", source.RedactURL(cfg.OutDir))
+	}
 	t, err := openObjectOut(e, cfg.OutDir)
 	if err != nil {
 		return nil, err
 	}
 	sess, err := t.Prepare(e.ctx, objout.Options{ScratchRoot: f.scratchDir,
-		FetchTables: cfg.TableFormat == outdir.FormatIceberg, Empty: !cfg.Incremental,
+		Empty:  !cfg.Incremental,
 		Inputs: cfg.Inputs, Checksum: cfg.Checksum})
 	if err != nil {
 		return nil, fatalErr(fmt.Errorf("preparing the scratch OUT of %s: %w; nothing was published", t.URL, err))

@@ -216,6 +216,11 @@ func TestObjectOutTwoNights(t *testing.T) {
 	refuse.Store(false)
 	step(0, "gc", "--grace", "0s", url)
 	step(0, "check", url)
+	// Iceberg tables are refused, before anything is written.
+	r = step(2, "run", "--progress", "never", "--table-format", "iceberg", "--scratch-dir", scratch, "-o", "s3://b/ice", n1)
+	if !strings.Contains(r.stderr, "not supported yet") {
+		t.Errorf("iceberg into s3: %s", r.stderr)
+	}
 	// extract into object storage: the tables only, checked the same way.
 	ex, exLocal := "s3://b/extract", filepath.Join(dir, "exlocal")
 	step(0, "extract", "--progress", "never", "--tables", "usage", "--scratch-dir", scratch, "-o", ex, n1)
