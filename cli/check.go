@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/convbatch/convbatch/bytesize"
+	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 )
 
@@ -50,6 +51,12 @@ func checkCommand() *command {
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
 					return 0, usageErr("check: want exactly one OUT directory (the -o of convbatch run), got %s (see 'convbatch check --help')", plural(int64(len(args)), "argument", "arguments"))
+				}
+				if objout.IsURL(args[0]) {
+					if len(kept) > 0 || vkey != "" {
+						return 0, usageErr("check: --checkpoint and --checkpoint-vkey on an OUT on object storage: not supported yet (download the commit's files and check them locally)")
+					}
+					return checkObject(e, args[0], quiet)
 				}
 				if err := checkReportDir(args[0]); err != nil {
 					return 0, err

@@ -62,7 +62,7 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{runCommand(), extractCommand(), verifyCommand(), hashCommand(), conformanceCommand(), reportCommand(), checkCommand(), checkpointCommand(), auditCommand(), maintainCommand(), genCommand(), versionCommand()}
+	return []*command{runCommand(), extractCommand(), verifyCommand(), hashCommand(), conformanceCommand(), reportCommand(), checkCommand(), checkpointCommand(), auditCommand(), maintainCommand(), gcCommand(), genCommand(), versionCommand()}
 }
 
 func find(name string) *command {

@@ -17,6 +17,7 @@ import (
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
+	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
@@ -68,6 +69,9 @@ type runFlags struct {
 	command string
 	// checkpointKey is --checkpoint-key (registerCheckpointKey).
 	checkpointKey string
+	// scratchDir is --scratch-dir, for an OUT on object storage (objout.go);
+	// objectOut is that OUT's URL while the run goes into its scratch.
+	scratchDir, objectOut string
 }
 
 // registerOutputs adds the flags of commands that write an output directory.
@@ -79,6 +83,7 @@ func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.checksum, "checksum", false, "with --incremental: read every input OUT holds under its path and compare its SHA-256, instead of trusting the same size and modification time (rsync's --checksum)")
 	fs.BoolVar(&f.replaceChanged, "replace-changed", false, "with --incremental: take an input whose bytes changed since OUT committed it, retiring its earlier rows and archive (without it such an input is refused, exit 2)")
 	f.registerPartition(fs)
+	f.registerScratch(fs)
 }
 
 // registerPartition adds --partition-by, for the commands that write tables.
@@ -178,7 +183,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	if err != nil {
 		return cfg, inputErr(e, err)
 	}
-	if f.out != "" {
+	if f.out != "" && !objout.IsURL(f.out) {
 		if err := checkOutDir(f.out, args, inputs); err != nil {
 			return cfg, err
 		}
@@ -281,7 +286,7 @@ func outDirRefusal(out string, err error) error {
 	switch oe.Err {
 	case outdir.ErrOutDirURL:
 		// oe.Out: the URL without a query, where a signature would be.
-		return usageErr("-o %s: OUT must be a local directory (inputs may be s3://, gs://, https:// or http:// URLs; OUT in object storage is not supported yet)", oe.Out)
+		return usageErr("-o %s: OUT must be a local directory, or s3://bucket/prefix or gs://bucket/prefix (inputs may also be https:// or http:// URLs)", oe.Out)
 	case outdir.ErrOutDirInInput:
 		return usageErr("-o %q lies inside the input directory %q: a later run over %q would read the outputs as inputs", out, oe.Input, oe.Input)
 	case outdir.ErrInputInOutDir:
@@ -317,6 +322,7 @@ func extractCommand() *command {
 			fs.StringVarP(&f.out, "out", "o", "", "output directory (required): tables/, rejects/, receipts/, report.json")
 			fs.StringVar(&f.tables, "tables", "all", "tables to write, in any case: all, or a list of usage,conversations,tool_calls,receipts,transcripts,receipt_statements")
 			f.registerPartition(fs)
+			f.registerScratch(fs)
 			f.register(fs, true)
 			f.registerReporting(fs, jsonSummaryHelp)
 			return func(e *env, args []string) (int, error) {
@@ -383,6 +389,9 @@ func runCommand() *command {
 
 // execute runs the pipeline with profiling and progress as asked.
 func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error) {
+	if objout.IsURL(cfg.OutDir) {
+		return executeObject(e, f, cfg)
+	}
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)
 		if err != nil {
@@ -459,7 +468,7 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 	// already (UpToDate) did not rewrite it.
 	where := "--json"
 	if cfg.OutDir != "" {
-		where = filepath.Join(cfg.OutDir, outdir.ReportFile)
+		where = reportPath(f.shownOut(cfg.OutDir))
 		if res.UpToDate {
 			where = ""
 		}
@@ -477,7 +486,7 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		fmt.Fprintf(e.stderr, "convbatch: %s: run %d did not read it whole (%s): read again, what run %d committed of it retired\n", displayPath(c.Path), c.Run, c.Fault, c.Run)
 	}
 	if res.UpToDate {
-		fmt.Fprintf(e.stderr, "convbatch: every input is already in %s: nothing committed; the summary and exit code are those of run %d, the last committed\n", displayPath(cfg.OutDir), res.Report.Run)
+		fmt.Fprintf(e.stderr, "convbatch: every input is already in %s: nothing committed; the summary and exit code are those of run %d, the last committed\n", displayPath(f.shownOut(cfg.OutDir)), res.Report.Run)
 	}
 	if res.Resumed > 0 {
 		fmt.Fprintf(e.stderr, "convbatch: resumed %s that an interrupted run had finished\n", plural(int64(res.Resumed), "input", "inputs"))
@@ -532,7 +541,7 @@ func printSummary(w io.Writer, what string, rep *sink.Report, out string) {
 		fmt.Fprintf(w, "; re-read %s not read whole last time", plural(int64(n), "input", "inputs"))
 	}
 	if out != "" {
-		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, filepath.Join(out, outdir.ReportFile))
+		fmt.Fprintf(w, "; outputs in %s (report: %s)", out, reportPath(out))
 	}
 	fmt.Fprintln(w)
 }

@@ -60,9 +60,15 @@ func TestCommandsReadURLs(t *testing.T) {
 			}
 		})
 	}
-	r := convbatch(t, nil, "run", "-o", "s3://"+bucket+"/out", "--progress", "never", object)
+	// -o s3://… publishes (issue 44 item 1: cli/objout_test.go); -o
+	// https://… is refused.
+	r := convbatch(t, nil, "run", "-o", "s3://"+bucket+"/out", "--scratch-dir", t.TempDir(), "--progress", "never", object)
+	if r.code > ExitFindings || !strings.Contains(r.stderr, "committed s3://"+bucket+"/out/_commits/0000000001.json") {
+		t.Errorf("-o s3://…: exit %d, %q; want a commit", r.code, r.stderr)
+	}
+	r = convbatch(t, nil, "run", "-o", "https://example.com/out", "--progress", "never", object)
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "local directory") {
-		t.Errorf("-o s3://…: exit %d, %q; want a usage error saying OUT is a local directory", r.code, r.stderr)
+		t.Errorf("-o https://…: exit %d, %q; want a usage error saying OUT is a local directory", r.code, r.stderr)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/source"
@@ -129,7 +127,7 @@ func newSummary(command string, res *pipeline.Result, out string, findings bool,
 	if out == "" {
 		s.Run = 0
 	} else {
-		s.OutDir, s.Report = out, filepath.Join(out, outdir.ReportFile)
+		s.OutDir, s.Report = out, reportPath(out)
 		s.Cumulative = res.Report.Cumulative
 	}
 	for _, sk := range rep.Skipped {

@@ -194,3 +194,12 @@ func s3Checksum(md5 Checksum, typ types.ChecksumType, crc32c, crc32, crc64, sha2
 	}
 	return bestChecksum(cs...)
 }
+
+// NewS3Client returns an S3 client set up as the one that reads inputs
+// (the SDK's default credential chain, checked once; AWS_ENDPOINT_URL_S3
+// or AWS_ENDPOINT_URL addressed path-style; us-east-1 without a region;
+// no retries in the SDK), for the package that writes OUT to S3 (objout),
+// which retries itself. A missing credential matches ErrNoCredentials.
+func NewS3Client(ctx context.Context) (*s3.Client, error) {
+	return newS3Client(ctx)
+}

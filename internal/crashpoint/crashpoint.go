@@ -11,7 +11,10 @@
 // docs/FORMAT.md, "The history of OUT"), catalog (after each table's
 // commit to the Iceberg catalog, --catalog), report (report.json
 // published, before the journal is removed) and recover (after each step
-// of a recovery).
+// of a recovery); for an OUT on object storage (package objout),
+// objout-put (after each object uploaded), objout-upload (every object
+// uploaded, the commit record not written) and objout-commit (the record
+// written, the scratch not yet told).
 package crashpoint
 
 import (

@@ -1,0 +1,100 @@
+package objout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/convbatch/convbatch/source"
+)
+
+// s3Store is one S3 bucket through the AWS SDK.
+type s3Store struct {
+	client *s3.Client
+	bucket string
+}
+
+func newS3Store(ctx context.Context, bucket string) (*s3Store, error) {
+	c, err := source.NewS3Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &s3Store{client: c, bucket: bucket}, nil
+}
+
+// s3Err classifies an SDK error: 412 is ErrPrecondition, 404
+// ErrNotFound, 409 (concurrent conditional writes), 429, 5xx and a
+// request that got no answer (a connection cut mid-PUT) are transient.
+func s3Err(err error) error {
+	if err == nil {
+		return nil
+	}
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) {
+		switch code := re.HTTPStatusCode(); {
+		case code == http.StatusPreconditionFailed:
+			return fmt.Errorf("%w (HTTP 412)", ErrPrecondition)
+		case code == http.StatusNotFound:
+			return fmt.Errorf("%w (HTTP 404)", ErrNotFound)
+		case code == 0, // no answer: the request was cut on its way
+			code == http.StatusConflict, code == http.StatusTooManyRequests, code >= 500:
+			return &transientError{err}
+		}
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return &transientError{err}
+}
+
+func (s *s3Store) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, ifAbsent bool) error {
+	in := &s3.PutObjectInput{Bucket: &s.bucket, Key: &key, Body: body, ContentLength: aws.Int64(size)}
+	if ifAbsent {
+		in.IfNoneMatch = aws.String("*")
+	}
+	_, err := s.client.PutObject(ctx, in)
+	return s3Err(err)
+}
+
+func (s *s3Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key})
+	if err != nil {
+		return nil, s3Err(err)
+	}
+	return out.Body, nil
+}
+
+func (s *s3Store) List(ctx context.Context, prefix string, fn func(Object) error) error {
+	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &prefix})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return s3Err(err)
+		}
+		for _, o := range page.Contents {
+			obj := Object{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size)}
+			if o.LastModified != nil {
+				obj.ModTime = *o.LastModified
+			}
+			if err := fn(obj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *s3Store) Delete(ctx context.Context, key string) error {
+	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &key})
+	if err = s3Err(err); errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}

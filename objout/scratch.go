@@ -1,0 +1,551 @@
+package objout
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/convbatch/convbatch/internal/crashpoint"
+	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/stream"
+)
+
+// markerFile, in a scratch directory, says which commit of which OUT its
+// out/ was materialized from, and which of its files are placeholders.
+const markerFile = "objout.json"
+
+// marker is markerFile's content.
+type marker struct {
+	URL    string `json:"url"`
+	Commit int    `json:"commit"`
+	// Placeholders are the paths (relative to out/) that stand as
+	// sparse files of the object's size, not its bytes.
+	Placeholders []string `json:"placeholders"`
+}
+
+// Options are a Prepare's settings.
+type Options struct {
+	// ScratchRoot is the directory under which the scratch directory of
+	// this OUT is made (--scratch-dir; default os.TempDir()).
+	ScratchRoot string
+	// FetchTables downloads the table parts too, not only placeholders
+	// of them: a run that may rewrite parts shared with earlier inputs
+	// (--replace-changed) or re-resolve an Iceberg receipts table reads
+	// them, with their digests checked.
+	FetchTables bool
+	// Inputs are the run's inputs: of those OUT holds under the same
+	// path, the ones the run will read again (changed since, or not
+	// read whole last time, or all of them with Checksum) have their
+	// table parts downloaded, since the run rewrites the parts they
+	// share without their rows and checks those parts' digests first.
+	Inputs   []stream.Input
+	Checksum bool
+	// Empty makes a scratch OUT that holds nothing of the newest commit
+	// (a run that is not incremental replaces OUT and reads none of it);
+	// its commit then names only what that run published.
+	Empty bool
+}
+
+// Session is one run into an OUT on object storage: Prepare, then the
+// local OUT code into Out, then Publish.
+type Session struct {
+	lock *os.File // flock(2) on the scratch directory's lock file
+	t    *Target
+	dir  string // the scratch directory
+	Out  string // the scratch OUT, the -o of the local run
+	base *Commit
+	mark marker
+}
+
+// ScratchDir is the scratch directory of the OUT at url under root: one
+// per OUT, so that a rerun after a kill finds the staging it resumes.
+func ScratchDir(root, url string) string {
+	sum := sha256.Sum256([]byte(url))
+	return filepath.Join(root, "convbatch-out-"+hex.EncodeToString(sum[:8]))
+}
+
+// placeholder reports whether the file at rel stands as a sparse file of
+// its size in the scratch OUT: the archives, and the table parts unless
+// fetchTables. An incremental run checks those at their sizes only.
+func placeholder(rel string, fetchTables bool) bool {
+	if strings.HasPrefix(rel, outdir.DirArchive+"/") {
+		return true
+	}
+	return !fetchTables && strings.HasPrefix(rel, outdir.DirTables+"/") && strings.HasSuffix(rel, ".parquet")
+}
+
+// Prepare makes the scratch OUT of the newest commit: kept as it is when
+// the scratch directory already holds that commit (a rerun after a kill,
+// whose staging the local run resumes), else made anew: every file the
+// commit names downloaded and checked against its size and SHA-256, but
+// placeholders (see Options).
+func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
+	root := opt.ScratchRoot
+	if root == "" {
+		root = os.TempDir()
+	}
+	s := &Session{t: t, dir: ScratchDir(root, t.URL)}
+	s.Out = filepath.Join(s.dir, "out")
+	if err := s.takeLock(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	base, err := t.Latest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.base = base
+	num := 0
+	if base != nil {
+		num = base.Number
+	}
+	if b, err := os.ReadFile(filepath.Join(s.dir, markerFile)); err == nil && json.Unmarshal(b, &s.mark) == nil &&
+		s.mark.URL == t.URL && s.mark.Commit == num && !(opt.FetchTables && len(s.mark.Placeholders) > 0 && hasTablePlaceholder(s.mark.Placeholders)) {
+		if err := s.fetchTouched(ctx, opt); err != nil {
+			return nil, err
+		}
+		ok = true
+		return s, nil
+	}
+	if err := os.RemoveAll(s.dir); err != nil {
+		return nil, fmt.Errorf("clearing the scratch directory: %w", err)
+	}
+	if err := os.MkdirAll(s.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("scratch directory: %w", err)
+	}
+	s.mark = marker{URL: t.URL, Commit: num}
+	if base != nil && !opt.Empty {
+		for _, f := range base.Files {
+			if err := s.materialize(ctx, f, placeholder(f.Path, opt.FetchTables)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := s.writeMarker(); err != nil {
+		return nil, err
+	}
+	if err := s.fetchTouched(ctx, opt); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+// takeLock takes the scratch directory's lock (a file beside it, which
+// outlives the directory's removal), so that a second run into the same
+// OUT with the same scratch never clears the first one's scratch.
+func (s *Session) takeLock() error {
+	if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
+		return fmt.Errorf("scratch directory: %w", err)
+	}
+	f, err := os.OpenFile(s.dir+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("scratch directory: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("%w: another convbatch run into %s is using the scratch directory %s", ErrBusy, s.t.URL, s.dir)
+	}
+	s.lock = f
+	return nil
+}
+
+// Close releases the scratch directory's lock.
+func (s *Session) Close() error {
+	if s.lock == nil {
+		return nil
+	}
+	err := s.lock.Close()
+	s.lock = nil
+	return err
+}
+
+// fetchTouched downloads, in place of their placeholders, the table
+// parts of the committed inputs the run will read again (Options.Inputs).
+func (s *Session) fetchTouched(ctx context.Context, opt Options) error {
+	if s.base == nil || len(opt.Inputs) == 0 {
+		return nil
+	}
+	holes := map[string]bool{}
+	for _, p := range s.mark.Placeholders {
+		holes[p] = true
+	}
+	b, err := os.ReadFile(filepath.Join(s.Out, filepath.FromSlash(outdir.InputsRel())))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	given := map[string]stream.Input{}
+	for _, in := range opt.Inputs {
+		given[in.Path] = in
+	}
+	want := map[string]bool{}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var rec struct {
+			outdir.Fingerprint
+			Partial string   `json:"partial"`
+			Files   []string `json:"files"`
+		}
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return fmt.Errorf("%s: %w", outdir.InputsRel(), err)
+		}
+		in, ok := given[rec.Path]
+		if !ok {
+			continue
+		}
+		if rec.Partial == "" && !opt.Checksum {
+			if fp, ok, err := outdir.StatInput(in); err == nil && ok && fp.SameFile(rec.Fingerprint) {
+				continue
+			}
+		}
+		for _, f := range rec.Files {
+			if holes[f] && strings.HasPrefix(f, outdir.DirTables+"/") {
+				want[f] = true
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	for _, f := range s.base.Files {
+		if want[f.Path] {
+			if err := s.materialize(ctx, f, false); err != nil {
+				return err
+			}
+		}
+	}
+	// The marker is written once they are all here: a kill while they
+	// download leaves them listed as placeholders, fetched again by the
+	// rerun (a part whose bytes are there but still listed is harmless:
+	// unpublished, it is carried as the commit names it).
+	var kept []string
+	for _, p := range s.mark.Placeholders {
+		if !want[p] {
+			kept = append(kept, p)
+		}
+	}
+	s.mark.Placeholders = kept
+	return s.writeMarker()
+}
+
+func hasTablePlaceholder(ps []string) bool {
+	for _, p := range ps {
+		if strings.HasPrefix(p, outdir.DirTables+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// materialize puts f into the scratch OUT: its bytes, checked, or a
+// sparse placeholder of its size.
+func (s *Session) materialize(ctx context.Context, f File, hole bool) error {
+	p := filepath.Join(s.Out, filepath.FromSlash(f.Path))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if hole {
+		s.mark.Placeholders = append(s.mark.Placeholders, f.Path)
+		return out.Truncate(f.Size)
+	}
+	rc, err := s.t.Store.Get(ctx, s.t.Prefix+f.Key)
+	if err != nil {
+		return fmt.Errorf("%s/%s: %w", s.t.URL, f.Key, err)
+	}
+	defer rc.Close()
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), rc)
+	if err != nil {
+		return fmt.Errorf("%s/%s: %w", s.t.URL, f.Key, err)
+	}
+	if n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
+		return fmt.Errorf("%s/%s: the object is not what commit %d records (%d bytes, SHA-256 %s; want %d, %s): run convbatch check %s", s.t.URL, f.Key, s.base.Number, n, hex.EncodeToString(h.Sum(nil)), f.Size, f.SHA256, s.t.URL)
+	}
+	return out.Close()
+}
+
+func (s *Session) writeMarker() error {
+	b, err := json.Marshal(s.mark)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(s.dir, markerFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(s.dir, markerFile))
+}
+
+// Base returns the commit the session started from (nil for a new OUT).
+func (s *Session) Base() *Commit { return s.base }
+
+// beforeCommit, when set (tests), is called after the uploads and
+// before the commit record is written; its error stops Publish there,
+// as a kill would.
+var beforeCommit func() error
+
+// uploadWorkers is how many uploads run at once.
+const uploadWorkers = 8
+
+// Publish uploads what the local run published into the scratch OUT and
+// commits it: nil, nil when the scratch OUT holds nothing the base commit
+// does not (a run that found every input committed already). The objects
+// go under run-unique keys with put-if-absent; the commit is one
+// put-if-absent of the next record (*ConflictError when another run wrote
+// it first). After the commit the scratch OUT's archives and table parts
+// become placeholders again, so scratch keeps the state and one night's
+// small files, not the data.
+func (s *Session) Publish(ctx context.Context) (*Commit, error) {
+	man, manRel, err := newestManifest(s.Out)
+	if err != nil {
+		return nil, err
+	}
+	prev := map[string]File{}
+	if s.base != nil {
+		for _, f := range s.base.Files {
+			prev[f.Path] = f
+		}
+	}
+	if pf, ok := prev[manRel]; ok {
+		if sum, err := outdir.FileSHA256(filepath.Join(s.Out, filepath.FromSlash(manRel))); err == nil && sum == pf.SHA256 {
+			return nil, nil
+		}
+	}
+	published := map[string]outdir.FileRecord{}
+	for _, f := range man.Files {
+		published[f.Path] = f
+	}
+	holes := map[string]bool{}
+	for _, p := range s.mark.Placeholders {
+		holes[p] = true
+	}
+	runID, err := newRunID()
+	if err != nil {
+		return nil, err
+	}
+	var files []File
+	var uploads []int // indexes into files
+	err = filepath.WalkDir(s.Out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(p, s.Out+string(filepath.Separator)))
+		if d.IsDir() {
+			if rel == outdir.StateDir || strings.HasPrefix(rel, outdir.StateDir+"/") {
+				if rel != outdir.StateDir && rel != outdir.StateDir+"/"+stateSub && !strings.HasPrefix(rel, outdir.StateDir+"/"+stateSub+"/") {
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		}
+		if strings.HasPrefix(rel, outdir.StateDir+"/") && !strings.HasPrefix(rel, outdir.StateDir+"/"+stateSub+"/") {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: not a regular file in the scratch OUT", p)
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		mf, isPublished := published[rel]
+		if pf, ok := prev[rel]; ok && holes[rel] && !isPublished && pf.Size == info.Size() {
+			files = append(files, pf)
+			return nil
+		}
+		// A file the run published has its digest in the manifest (the
+		// local commit took it while syncing the file); the rest (the
+		// history, files carried) are hashed here.
+		sum := mf.SHA256
+		if !isPublished || mf.Size != info.Size() {
+			if sum, err = outdir.FileSHA256(p); err != nil {
+				return err
+			}
+		}
+		if pf, ok := prev[rel]; ok && pf.Size == info.Size() && pf.SHA256 == sum {
+			files = append(files, pf)
+			return nil
+		}
+		key := runID + "." + path.Base(rel)
+		if dir := path.Dir(rel); dir != "." {
+			key = dir + "/" + key
+		}
+		files = append(files, File{Path: rel, Key: key, Size: info.Size(), SHA256: sum})
+		uploads = append(uploads, len(files)-1)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the scratch OUT: %w", err)
+	}
+	if err := s.upload(ctx, files, uploads); err != nil {
+		return nil, err
+	}
+	crashpoint.Hit("objout-upload")
+	if beforeCommit != nil {
+		if err := beforeCommit(); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	num := 1
+	if s.base != nil {
+		num = s.base.Number + 1
+	}
+	c := &Commit{Format: CommitFormat, Number: num, RunID: runID, Run: man.Run,
+		CommittedAt: time.Now().UTC().Format(time.RFC3339Nano), Files: files}
+	if err := s.t.writeCommit(ctx, c); err != nil {
+		return nil, err
+	}
+	crashpoint.Hit("objout-commit")
+	s.base = c
+	s.afterCommit(c)
+	return c, nil
+}
+
+// afterCommit makes the scratch OUT that of commit c: its data files
+// placeholders again (their blocks freed), the marker naming c. A
+// failure here only costs the next run a fresh download.
+func (s *Session) afterCommit(c *Commit) {
+	s.mark = marker{URL: s.t.URL, Commit: c.Number}
+	for _, f := range c.Files {
+		if !placeholder(f.Path, false) {
+			continue
+		}
+		p := filepath.Join(s.Out, filepath.FromSlash(f.Path))
+		if os.Truncate(p, 0) != nil || os.Truncate(p, f.Size) != nil {
+			os.Remove(filepath.Join(s.dir, markerFile))
+			return
+		}
+		s.mark.Placeholders = append(s.mark.Placeholders, f.Path)
+	}
+	if s.writeMarker() != nil {
+		os.Remove(filepath.Join(s.dir, markerFile))
+	}
+}
+
+// upload puts files[i] for every i in idx, uploadWorkers at a time.
+func (s *Session) upload(ctx context.Context, files []File, idx []int) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	next := make(chan File)
+	for range min(uploadWorkers, max(len(idx), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range next {
+				if err := s.put(ctx, f); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+						cancel()
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, i := range idx {
+		select {
+		case next <- files[i]:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
+	wg.Wait()
+	if first != nil {
+		return fmt.Errorf("uploading; nothing was committed: %w", first)
+	}
+	return ctx.Err()
+}
+
+// put uploads one file under its run-unique key, put-if-absent: a
+// refusal after a retried PUT is this run's own object.
+func (s *Session) put(ctx context.Context, f File) error {
+	fh, err := os.Open(filepath.Join(s.Out, filepath.FromSlash(f.Path)))
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	err = s.t.Store.Put(ctx, s.t.Prefix+f.Key, fh, f.Size, true)
+	var r *retried
+	if err != nil && !errors.As(err, &r) {
+		return fmt.Errorf("%s/%s: %w", s.t.URL, f.Key, err)
+	}
+	crashpoint.Hit("objout-put")
+	return nil
+}
+
+// newestManifest reads the highest-numbered manifest of the OUT at dir.
+func newestManifest(dir string) (*outdir.Manifest, string, error) {
+	mdir := filepath.Join(dir, filepath.FromSlash(path.Dir(outdir.ManifestRel(1))))
+	ents, err := os.ReadDir(mdir)
+	if err != nil {
+		return nil, "", fmt.Errorf("the scratch OUT has no manifest: %w", err)
+	}
+	top := ""
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "run-") && strings.HasSuffix(e.Name(), ".json") && e.Name() > top {
+			top = e.Name()
+		}
+	}
+	if top == "" {
+		return nil, "", errors.New("the scratch OUT has no manifest")
+	}
+	b, err := os.ReadFile(filepath.Join(mdir, top))
+	if err != nil {
+		return nil, "", err
+	}
+	var m outdir.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", top, err)
+	}
+	return &m, path.Dir(outdir.ManifestRel(1)) + "/" + top, nil
+}
+
+// newRunID returns 16 random hex digits.
+func newRunID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// stateSub is the state's folder under outdir.StateDir, the only part of
+// it that is OUT's (the lock, the staging and the spool are a run's).
+var stateSub = strings.TrimSuffix(strings.TrimPrefix(outdir.StateRel("x"), outdir.StateDir+"/"), "/x")
