@@ -16,6 +16,7 @@ import (
 
 	"github.com/convbatch/convbatch/audit"
 	"github.com/convbatch/convbatch/bytesize"
+	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
@@ -158,6 +159,9 @@ func runAudit(e *env, o auditOptions) (int, error) {
 	// (issue 43 item 5). GOMEMLIMIT, when set, stands.
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(auditMemoryLimit))
+	}
+	if objout.IsURL(o.out) {
+		return 0, usageErr("audit: %s: an OUT on object storage is not audited yet (run, extract, check and gc take it); audit a local OUT", o.out)
 	}
 	if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
 		return 0, usageErr("audit: %s: not a directory; pass the -o directory of convbatch run or extract", o.out)
