@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/convbatch/convbatch/internal/jsonw"
 )
 
 // Header is what a printed audit names besides its result: the OUT
@@ -96,7 +98,7 @@ func appendPositionJSON(b []byte, p *Position) []byte {
 	b = append(b, `      "run": `...)
 	b = strconv.AppendInt(b, int64(p.Run), 10)
 	b = append(b, ",\n      \"file\": "...)
-	b = appendJSONString(b, p.File)
+	b = jsonw.AppendString(b, p.File)
 	b = append(b, ",\n      \"line\": "...)
 	return strconv.AppendInt(b, p.Line, 10)
 }
@@ -106,11 +108,11 @@ func appendChangeJSON(b []byte, c *Change) []byte {
 	b = append(b, "{\n"...)
 	b = appendPositionJSON(b, &c.Position)
 	b = append(b, ",\n      \"was_status\": "...)
-	b = appendJSONString(b, string(c.WasStatus))
+	b = jsonw.AppendString(b, string(c.WasStatus))
 	b = append(b, ",\n      \"was_reasons\": "...)
 	b = appendJSONStrings(b, c.WasReasons)
 	b = append(b, ",\n      \"status\": "...)
-	b = appendJSONString(b, string(c.Status))
+	b = jsonw.AppendString(b, string(c.Status))
 	b = append(b, ",\n      \"reasons\": "...)
 	b = appendJSONStrings(b, c.Reasons)
 	b = append(b, ",\n      \"causes\": "...)
@@ -133,24 +135,9 @@ func appendJSONStrings(b []byte, ss []string) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, "\n        "...)
-		b = appendJSONString(b, s)
+		b = jsonw.AppendString(b, s)
 	}
 	return append(b, "\n      ]"...)
-}
-
-// appendJSONString appends s as a JSON string as encoding/json writes it
-// (HTML-safe): directly when every byte is printable ASCII that needs no
-// escape, through json.Marshal otherwise.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // WriteTable writes the audit as text tables.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/convbatch/convbatch/internal/jsonw"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -265,7 +266,7 @@ func (s *StateReceipt) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"origin":`...)
 	b = strconv.AppendInt(b, int64(s.Origin), 10)
 	b = append(b, `,"status":`...)
-	b = appendJSONString(b, string(s.Status))
+	b = jsonw.AppendString(b, string(s.Status))
 	b = append(b, `,"reasons":`...)
 	if s.Reasons == nil {
 		b = append(b, "null"...)
@@ -275,14 +276,14 @@ func (s *StateReceipt) AppendJSON(b []byte) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, r)
+			b = jsonw.AppendString(b, r)
 		}
 		b = append(b, ']')
 	}
 	switch {
 	case s.Pending == nil && s.Receipt != nil:
 		b = append(b, `,"receipt":{"file":`...)
-		b = appendJSONString(b, s.Receipt.File)
+		b = jsonw.AppendString(b, s.Receipt.File)
 		b = append(b, `,"line":`...)
 		b = strconv.AppendInt(b, s.Receipt.Line, 10)
 		b = append(b, '}')
@@ -300,19 +301,4 @@ func (s *StateReceipt) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, p...)
 	}
 	return append(b, "}\n"...), nil
-}
-
-// appendJSONString appends s as a JSON string as encoding/json writes it
-// (HTML-safe): directly when every byte is printable ASCII that needs no
-// escape, through json.Marshal otherwise.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
