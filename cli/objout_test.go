@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,10 +13,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/convbatch/convbatch/internal/testkit/gcstest"
 	"github.com/convbatch/convbatch/internal/testkit/pqtest"
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/tabledef"
@@ -356,21 +355,7 @@ func TestObjectOutReplaceChanged(t *testing.T) {
 // TestObjectOutGCS: two nights into gs:// on fake-gcs-server equal a
 // local OUT's, and check passes.
 func TestObjectOutGCS(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake, err := fakestorage.NewServerWithOptions(fakestorage.Options{NoListener: true, Scheme: "http", PublicHost: ln.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: "g"})
-	ts := httptest.NewUnstartedServer(fake.HTTPHandler())
-	ts.Listener.Close()
-	ts.Listener = ln
-	ts.Start()
-	t.Cleanup(ts.Close)
-	t.Setenv("STORAGE_EMULATOR_HOST", ln.Addr().String())
+	gcstest.Start(t).Bucket(t, "g")
 	dir := t.TempDir()
 	set := filepath.Join(dir, "nights")
 	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", "1", "--conversations", "50", "--progress", "never"); r.code != 0 {

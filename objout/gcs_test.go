@@ -4,36 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
-	"net/http/httptest"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/fsouza/fake-gcs-server/fakestorage"
+	"github.com/convbatch/convbatch/internal/testkit/gcstest"
 )
 
-// newGCS starts fake-gcs-server with bucket b on 127.0.0.1 and points
-// STORAGE_EMULATOR_HOST at it.
-func newGCS(t *testing.T) *fakestorage.Server {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake, err := fakestorage.NewServerWithOptions(fakestorage.Options{NoListener: true, Scheme: "http", PublicHost: ln.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: "b"})
-	ts := httptest.NewUnstartedServer(fake.HTTPHandler())
-	ts.Listener.Close()
-	ts.Listener = ln
-	ts.Start()
-	t.Cleanup(ts.Close)
-	t.Setenv("STORAGE_EMULATOR_HOST", ln.Addr().String())
-	return fake
+// newGCS gives t bucket b on the test process's Cloud Storage server
+// (fake-gcs-server: gcstest), STORAGE_EMULATOR_HOST pointing at it.
+func newGCS(t *testing.T) {
+	gcstest.Start(t).Bucket(t, "b")
 }
 
 // TestGCS: on fake-gcs-server, ifGenerationMatch=0 refuses a second
