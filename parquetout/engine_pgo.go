@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	aparquet "github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	pgo "github.com/parquet-go/parquet-go"
@@ -79,6 +81,10 @@ type pgoTable struct {
 	fields []pgoField
 	leaves int
 	opts   []pgo.WriterOption
+	// scratch holds each leaf's values of a record, reused from record
+	// to record and part to part (a table's parts are written by one
+	// encoder, one at a time).
+	scratch [][]pgo.Value
 }
 
 // newPgoTable returns the parquet-go plan of the Arrow schema sc written
@@ -147,13 +153,22 @@ func newPgoTable(sc *arrow.Schema, props *aparquet.WriterProperties, arrowProps 
 		return nil, fmt.Errorf("parquet-go: %d leaves against %d Parquet columns", t.leaves, psc.NumColumns())
 	}
 	t.schema = pgo.NewSchema(root.Name(), nodes)
+	t.scratch = make([][]pgo.Value, t.leaves)
 	kv, err := pqarrowKeyValues(sc, props, arrowProps)
 	if err != nil {
 		return nil, err
 	}
+	var codec pgocompress.Codec = &pgo.Uncompressed
+	switch c := props.Compression(); c {
+	case compress.Codecs.Zstd:
+		codec = pgoZstd{level: props.CompressionLevel()}
+	case compress.Codecs.Uncompressed:
+	default:
+		return nil, fmt.Errorf("parquet-go: compression %s not written by the parquet-go engine", c)
+	}
 	t.opts = []pgo.WriterOption{
 		t.schema,
-		pgo.Compression(pgoZstd{level: props.CompressionLevel()}),
+		pgo.Compression(codec),
 		pgo.PageBufferSize(int(props.DataPageSize())),
 		pgo.DataPageVersion(1),
 		// Unbuffered: the encoder buffers the part file (countingWriter)
@@ -316,7 +331,7 @@ func (z pgoZstd) Decode(dst, src []byte) ([]byte, error) {
 // pgoWriter writes one part file with parquet-go from Arrow records of
 // its table's schema, column by column: each record's values become
 // parquet-go values with their repetition and definition levels
-// (scratch, reused), written as whole rows to the column's writer.
+// (the table's scratch), written as whole rows to the column's writer.
 type pgoWriter struct {
 	t       *pgoTable
 	w       *pgo.Writer
@@ -325,7 +340,7 @@ type pgoWriter struct {
 
 // newPgoWriter starts a part file on out.
 func newPgoWriter(t *pgoTable, out io.Writer) *pgoWriter {
-	return &pgoWriter{t: t, w: pgo.NewWriter(out, t.opts...), scratch: make([][]pgo.Value, t.leaves)}
+	return &pgoWriter{t: t, w: pgo.NewWriter(out, t.opts...), scratch: t.scratch}
 }
 
 // newRowGroup ends the row group being written.
@@ -375,6 +390,7 @@ func (p *pgoWriter) write(rec arrow.RecordBatch) error {
 // and valid), a null where arr is null.
 func appendPgoValues(vals []pgo.Value, arr arrow.Array, nullable bool, base, col int) []pgo.Value {
 	n := arr.Len()
+	vals = slices.Grow(vals, n)
 	def := base
 	if nullable {
 		def++
