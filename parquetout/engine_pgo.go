@@ -387,7 +387,8 @@ func (p *pgoWriter) write(rec arrow.RecordBatch) error {
 
 // appendPgoValues appends a value for each row of arr, a primitive array,
 // to vals, at repetition level 0: definition level base (+1 if nullable
-// and valid), a null where arr is null.
+// and valid), a null where arr is null. A column without nulls takes a
+// loop that asks for none.
 func appendPgoValues(vals []pgo.Value, arr arrow.Array, nullable bool, base, col int) []pgo.Value {
 	n := arr.Len()
 	vals = slices.Grow(vals, n)
@@ -395,59 +396,54 @@ func appendPgoValues(vals []pgo.Value, arr arrow.Array, nullable bool, base, col
 	if nullable {
 		def++
 	}
-	null := func(i int) bool { return nullable && arr.IsNull(i) }
+	nulls := nullable && arr.NullN() > 0
+	null := pgo.NullValue().Level(0, base, col)
 	switch a := arr.(type) {
 	case *array.String:
 		offs, data := a.ValueOffsets(), a.ValueBytes()
 		for i := range n {
-			if null(i) {
-				vals = append(vals, pgo.NullValue().Level(0, base, col))
+			if nulls && a.IsNull(i) {
+				vals = append(vals, null)
 				continue
 			}
 			vals = append(vals, pgo.ByteArrayValue(data[offs[i]:offs[i+1]]).Level(0, def, col))
 		}
 	case *array.Int32:
-		for i, v := range a.Int32Values() {
-			if null(i) {
-				vals = append(vals, pgo.NullValue().Level(0, base, col))
-				continue
-			}
-			vals = append(vals, pgo.Int32Value(v).Level(0, def, col))
-		}
+		vals = appendPgoFixed(vals, a.Int32Values(), a, nulls, null, def, col, pgo.Int32Value)
 	case *array.Int64:
-		for i, v := range a.Int64Values() {
-			if null(i) {
-				vals = append(vals, pgo.NullValue().Level(0, base, col))
-				continue
-			}
-			vals = append(vals, pgo.Int64Value(v).Level(0, def, col))
-		}
+		vals = appendPgoFixed(vals, a.Int64Values(), a, nulls, null, def, col, pgo.Int64Value)
 	case *array.Timestamp:
-		for i, v := range a.TimestampValues() {
-			if null(i) {
-				vals = append(vals, pgo.NullValue().Level(0, base, col))
-				continue
-			}
-			vals = append(vals, pgo.Int64Value(int64(v)).Level(0, def, col))
-		}
+		vals = appendPgoFixed(vals, a.TimestampValues(), a, nulls, null, def, col, func(v arrow.Timestamp) pgo.Value { return pgo.Int64Value(int64(v)) })
 	case *array.Float64:
-		for i, v := range a.Float64Values() {
-			if null(i) {
-				vals = append(vals, pgo.NullValue().Level(0, base, col))
-				continue
-			}
-			vals = append(vals, pgo.DoubleValue(v).Level(0, def, col))
-		}
+		vals = appendPgoFixed(vals, a.Float64Values(), a, nulls, null, def, col, pgo.DoubleValue)
 	case *array.Boolean:
 		for i := range n {
-			if null(i) {
-				vals = append(vals, pgo.NullValue().Level(0, base, col))
+			if nulls && a.IsNull(i) {
+				vals = append(vals, null)
 				continue
 			}
 			vals = append(vals, pgo.BooleanValue(a.Value(i)).Level(0, def, col))
 		}
 	default:
 		panic(fmt.Sprintf("parquet-go engine: array %T", arr))
+	}
+	return vals
+}
+
+// appendPgoFixed is appendPgoValues for the fixed-width values vs of arr.
+func appendPgoFixed[T any](vals []pgo.Value, vs []T, arr arrow.Array, nulls bool, null pgo.Value, def, col int, value func(T) pgo.Value) []pgo.Value {
+	if !nulls {
+		for _, v := range vs {
+			vals = append(vals, value(v).Level(0, def, col))
+		}
+		return vals
+	}
+	for i, v := range vs {
+		if arr.IsNull(i) {
+			vals = append(vals, null)
+			continue
+		}
+		vals = append(vals, value(v).Level(0, def, col))
 	}
 	return vals
 }
