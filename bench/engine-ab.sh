@@ -8,7 +8,8 @@
 # tables), the 1 GiB archive (both tables), and usage alone on 1 GiB; the
 # inputs are make bench's (bench/run.sh generates them in bench/data).
 #   bash bench/engine-ab.sh [BIN] [N]      # default bin/convbatch, 5
-# ENGINE_CASES picks cases by name: "tiny3M gen1GiB usage1GiB".
+# ENGINE_CASES picks cases by name: "tiny3M gen1GiB usage1GiB". The last pair's
+# tables are compared by Polars (bench/polars_compare.mjs) when it is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-bin/convbatch}; N=${2:-5}
@@ -39,4 +40,8 @@ a, b = sorted(runs["pqarrow"]), sorted(runs["parquet-go"])
 print(f"{sys.argv[2]} parquet-go/pqarrow: CPU {st.median(y[2] / x[2] for x, y in zip(a, b)):.3f}, wall {st.median(y[1] / x[1] for x, y in zip(a, b)):.3f} (medians of the pairs)")
 PY
   du -sb "$O"/out-pqarrow/tables/* "$O"/out-parquet-go/tables/*
+  # The last pair's tables, read by Polars when bench/run.sh installed it.
+  if [ -f "${POLARS_NODE_DIR:-$D/polars}/node_modules/nodejs-polars/package.json" ]; then
+    POLARS_NODE_DIR=${POLARS_NODE_DIR:-$D/polars} node bench/polars_compare.mjs "$O/out-pqarrow" "$O/out-parquet-go" ${TABLES[$c]//,/ }
+  fi
 done
