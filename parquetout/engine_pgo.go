@@ -174,7 +174,7 @@ func newPgoTable(sc *arrow.Schema, props *aparquet.WriterProperties, arrowProps 
 		// Unbuffered: the encoder buffers the part file (countingWriter)
 		// and its offset, which cuts parts, must count every byte written.
 		pgo.WriteBufferSize(0),
-		pgo.CreatedBy(props.CreatedBy(), "", ""),
+		pgoCreatedBy(props.CreatedBy()),
 		pgo.MaxRowsPerRowGroup(1 << 40),
 		pgo.DictionaryMaxBytes(props.DictionaryPageSizeLimit()),
 	}
@@ -219,6 +219,10 @@ func pgoLeaf(dt arrow.DataType, nullable bool, props *aparquet.WriterProperties,
 		case aparquet.Encodings.DeltaLengthByteArray:
 			enc = &pgo.DeltaLengthByteArray
 		case aparquet.Encodings.Plain:
+			// Named: parquet-go's default for byte arrays is
+			// DELTA_LENGTH_BYTE_ARRAY, where pqarrow writes PLAIN (the
+			// items of lists).
+			enc = &pgo.Plain
 		default:
 			return nil, fmt.Errorf("column %s: encoding %s not written by the parquet-go engine", col, props.EncodingPath(col))
 		}
@@ -312,6 +316,12 @@ func (f pgoGroupField) Value(base reflect.Value) reflect.Value {
 	return base.FieldByName(f.name)
 }
 
+// pgoCreatedBy sets created_by as it is (parquet-go's CreatedBy option
+// formats its three arguments its own way).
+type pgoCreatedBy string
+
+func (c pgoCreatedBy) ConfigureWriter(cfg *pgo.WriterConfig) { cfg.CreatedBy = string(c) }
+
 // pgoZstd is parquet-go's zstd codec on the encoder pqarrow's pages use
 // (zstdEncoder, see pooledZstd), so that the engines compress alike.
 type pgoZstd struct{ level int }
@@ -362,25 +372,53 @@ func (p *pgoWriter) write(rec arrow.RecordBatch) error {
 			vals := p.scratch[f.leaf][:0]
 			vals = appendPgoValues(vals, arr, f.nullable, 0, f.leaf)
 			p.scratch[f.leaf] = vals
-			if _, err := cols[f.leaf].WriteRowValues(vals); err != nil {
+			if err := writePgoRows(cols[f.leaf], vals); err != nil {
 				return fmt.Errorf("column %s: %w", rec.ColumnName(i), err)
 			}
 		case pgoList:
 			vals := appendPgoList(p.scratch[f.leaf][:0], arr.(*array.List), f)
 			p.scratch[f.leaf] = vals
-			if _, err := cols[f.leaf].WriteRowValues(vals); err != nil {
+			if err := writePgoRows(cols[f.leaf], vals); err != nil {
 				return fmt.Errorf("column %s: %w", rec.ColumnName(i), err)
 			}
 		case pgoMap:
 			keys, items := appendPgoMap(p.scratch[f.leaf][:0], p.scratch[f.leaf+1][:0], arr.(*array.Map), f)
 			p.scratch[f.leaf], p.scratch[f.leaf+1] = keys, items
-			if _, err := cols[f.leaf].WriteRowValues(keys); err != nil {
+			if err := writePgoRows(cols[f.leaf], keys); err != nil {
 				return fmt.Errorf("column %s: %w", rec.ColumnName(i), err)
 			}
-			if _, err := cols[f.leaf+1].WriteRowValues(items); err != nil {
+			if err := writePgoRows(cols[f.leaf+1], items); err != nil {
 				return fmt.Errorf("column %s: %w", rec.ColumnName(i), err)
 			}
 		}
+	}
+	return nil
+}
+
+// pgoPageRows is how many rows are written to a column at a time: a
+// column writer cuts a page only between two writes, once its buffer
+// reaches the page size, as pqarrow checks every 1,024 values; a whole
+// record at once made pages of 8,192 values (512 KiB of hashes).
+const pgoPageRows = 1024
+
+// writePgoRows writes vals, whole rows (a row starts at repetition level
+// 0), to c, pgoPageRows rows at a time.
+func writePgoRows(c *pgo.ColumnWriter, vals []pgo.Value) error {
+	for len(vals) > 0 {
+		n, rows := 0, 0
+		for n < len(vals) {
+			if vals[n].RepetitionLevel() == 0 {
+				if rows == pgoPageRows {
+					break
+				}
+				rows++
+			}
+			n++
+		}
+		if _, err := c.WriteRowValues(vals[:n]); err != nil {
+			return err
+		}
+		vals = vals[n:]
 	}
 	return nil
 }
