@@ -165,8 +165,21 @@ func sha256Col() column[*docRow] {
 //
 // Each table's records are encoded and compressed on a goroutine of its
 // own (see tableWriter); Close waits for them all, as does Abort.
+//
+// The Parquet engine is pqarrow unless the environment variable
+// CONVBATCH_PARQUET_ENGINE names another (EngineEnv); an unknown name is
+// an error that every later call returns.
 func NewTables(txn *sink.Txn, names []string, opts TableOptions) *Tables {
-	return newTables(txn, names, opts, defaultEncoderConfig)
+	enc := defaultEncoderConfig
+	engine, err := engineFromEnv()
+	if enc.engine == "" {
+		enc.engine = engine
+	}
+	t := newTables(txn, names, opts, enc)
+	if err != nil && t.err == nil {
+		t.err = fmt.Errorf("tables: %w", err)
+	}
+	return t
 }
 
 // defaultEncoderConfig is the encoding of NewTables.

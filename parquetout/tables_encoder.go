@@ -34,6 +34,10 @@ type encoderConfig struct {
 	// noTiny writes every partition with pqarrow, however small (no
 	// tinyparquet part): for tests of the pqarrow path on few rows.
 	noTiny bool
+	// engine is the Parquet engine of the parts (EnginePqarrow when
+	// empty; see engine_pgo.go). The small partitions' parts are
+	// tinyparquet's whatever the engine.
+	engine string
 }
 
 // encodeOpKind tells what an encodeOp asks for.
@@ -119,6 +123,10 @@ type encoder struct {
 	file *sink.File
 	out  *countingWriter
 	fw   *pqarrow.FileWriter
+	// pgoT is the table's parquet-go plan, made on the first part when
+	// cfg.engine is EngineParquetGo; pw then writes the part (fw nil).
+	pgoT *pgoTable
+	pw   *pgoWriter
 }
 
 // countingWriter buffers writes to a part file and counts them.
@@ -242,7 +250,7 @@ func (e *encoder) loop() {
 
 // end closes a part file left open by an error or by abort.
 func (e *encoder) end() {
-	e.fw = nil
+	e.fw, e.pw = nil, nil
 	if e.file != nil {
 		e.file.Close()
 		e.file = nil
@@ -284,6 +292,14 @@ func (e *encoder) run(op encodeOp) (n int64, err error) {
 	case opOpen:
 		return 0, e.open(op.rel)
 	case opWrite:
+		if e.pw != nil {
+			if op.newRowGroup {
+				if err := e.pw.newRowGroup(); err != nil {
+					return 0, err
+				}
+			}
+			return 0, e.pw.write(op.rec)
+		}
 		if op.newRowGroup {
 			e.fw.NewBufferedRowGroup()
 		}
@@ -311,6 +327,18 @@ func (e *encoder) open(rel string) error {
 	}
 	e.out.bw.Reset(f)
 	e.out.n = 0
+	if e.cfg.engine == EngineParquetGo {
+		if e.pgoT == nil {
+			t, err := newPgoTable(e.schema, e.props, arrowWriterProperties())
+			if err != nil {
+				f.Close()
+				return err
+			}
+			e.pgoT = t
+		}
+		e.file, e.pw = f, newPgoWriter(e.pgoT, e.out)
+		return nil
+	}
 	fw, err := pqarrow.NewFileWriter(e.schema, e.out, e.props, arrowWriterProperties())
 	if err != nil {
 		f.Close()
@@ -321,8 +349,14 @@ func (e *encoder) open(rel string) error {
 }
 
 func (e *encoder) closePart() error {
-	err := e.fw.Close() // flushes the last row group, writes the footer
-	e.fw = nil
+	var err error
+	if e.pw != nil {
+		err = e.pw.close()
+		e.pw = nil
+	} else {
+		err = e.fw.Close() // flushes the last row group, writes the footer
+		e.fw = nil
+	}
 	if ferr := e.out.bw.Flush(); err == nil {
 		err = ferr
 	}
