@@ -392,7 +392,8 @@ var (
 // build-beam` does (stripped), for the tests that run the real binary. It
 // is built by go run, which keeps the executable in Go's build cache (Go
 // 1.24 and later): a warm run links nothing, where go build -o linked
-// the 112 MB binary every time, a minute of CPU (issue 45 item 14).
+// it every time (7 s of CPU at load 4, and Prism and boot 10 s more;
+// issue 45 item 14).
 func commandBinary(t *testing.T) string {
 	t.Helper()
 	commandOnce.Do(func() {
