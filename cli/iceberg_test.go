@@ -82,10 +82,16 @@ func compareIceberg(ice, pq string, partitioned bool, snaps map[string]int64) []
 		// EXCEPT ALL applies to the other side, or to none.
 		iceRows := fmt.Sprintf("SELECT * FROM (SELECT %s FROM icebergLocal(%s)%s)", cols, chdbtest.Literal(ice+"/tables/"+name), settings)
 		pqRows := fmt.Sprintf("SELECT %s FROM file(%s, Parquet)", cols, chdbtest.Literal(pq+"/tables/"+name+glob))
-		sqls = append(sqls, fmt.Sprintf(`SELECT %s AS name, (SELECT count() FROM (%s)) AS n,
-			(SELECT count() FROM (%s EXCEPT ALL %s)) AS extra,
-			(SELECT count() FROM (%s EXCEPT ALL %s)) AS missing`,
-			chdbtest.Literal(name), iceRows, iceRows, pqRows, pqRows, iceRows))
+		// Each side read once (EXCEPT ALL both ways and a count read the
+		// Iceberg table three times and the files twice: issue 45 item
+		// 14): the rows of both, tagged, grouped by the whole row; a
+		// row's surplus on either side is what EXCEPT ALL leaves.
+		sqls = append(sqls, fmt.Sprintf(`SELECT %s AS name, sum(i) AS n,
+			sum(greatest(i, p) - p) AS extra, sum(greatest(i, p) - i) AS missing
+			FROM (SELECT r, countIf(ice) AS i, countIf(NOT ice) AS p
+				FROM (SELECT tuple(*) AS r, true AS ice FROM (%s) UNION ALL SELECT tuple(*) AS r, false AS ice FROM (%s))
+				GROUP BY r)`,
+			chdbtest.Literal(name), iceRows, pqRows))
 	}
 	return sqls
 }
@@ -161,8 +167,17 @@ func TestIcebergNights(t *testing.T) {
 				sqls = append(sqls, compareIceberg("ice", fmt.Sprintf("one-%d", n), partition == "day", snaps)...)
 			}
 			sqls = append(sqls, compareIceberg("ice", "one-4", partition == "day", nil)...)
+			// And the comparison can fail: the current snapshot against
+			// the run over night 1 alone has rows that run lacks.
+			sqls = append(sqls, compareIceberg("ice", "one-1", partition == "day", nil)...)
 			res := chdbtest.Query(t, dir, sqls...)
 			per := len(tabledef.Names) + 1
+			for _, rows := range res[len(res)-per+1:] {
+				if r := rows[0]; r["name"] == tabledef.Conversations && chdbtest.Int(t, r["extra"]) == 0 {
+					t.Errorf("current snapshot against the run over night 1: table %s: %d rows, none extra; the comparison cannot fail", r["name"], chdbtest.Int(t, r["n"]))
+				}
+			}
+			res = res[:len(res)-per]
 			for i := 0; i*per < len(res); i++ {
 				what := fmt.Sprintf("snapshot of run %d", i+1)
 				if i == 4 {

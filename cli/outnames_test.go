@@ -217,6 +217,7 @@ func limited(t *testing.T, nofile int, env []string, args ...string) result {
 // 1024`. On 8e45063 both failed half way with "too many open files" (and
 // said that nothing was published), and so did every rerun.
 func TestFileLimit(t *testing.T) {
+	t.Parallel() // child processes, mostly waiting on fsync: overlaps the other tests (issue 45 item 14)
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash to lower the file limit with")
 	}
@@ -242,6 +243,7 @@ func TestFileLimit(t *testing.T) {
 		{"1348 partitions, ulimit 1024", 1024, []string{"--partition-by", "day", daysFile}, "rename:2000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			// The run's commit gets past tc.crash renames (8e45063
 			// failed before) and is killed there; the rerun under the
 			// same limit finishes it.

@@ -121,6 +121,7 @@ func TestDates(t *testing.T) {
 		{"night with faults", Options{Conversations: 300, Seed: 5, Faults: 0.2, Dates: DatesNight, MaxDocBytes: 1 << 20}, DatesNight, "2026-11-29"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // independent archives (issue 45 item 14)
 			data, e := gen(t, tc.opts)
 			maxDoc := tc.opts.MaxDocBytes
 			if maxDoc == 0 {

@@ -3,6 +3,7 @@
 // internal/testkit/chdbtest.
 //
 //   node query.mjs < SQLS.json
+//   node query.mjs --serve
 //
 // Standard input is a JSON array of SQL statements, run in order in one
 // session (a fresh temporary data directory, removed on exit); the output
@@ -20,21 +21,54 @@ const base = process.env.CHDB_NODE_DIR || path.dirname(fileURLToPath(import.meta
 const require = createRequire(path.join(path.resolve(base), 'package.json'));
 const { Session } = require('chdb');
 
-const sqls = JSON.parse(readFileSync(0, 'utf8'));
-const session = new Session();
-const out = [];
-try {
-  for (const [i, sql] of sqls.entries()) {
-    let text;
-    try {
-      text = session.query(sql, 'JSON');
-    } catch (e) {
-      process.stderr.write(`chdb: statement ${i + 1}: ${e.message}\n`);
-      process.exit(1);
+// run runs sqls in order in one fresh session and returns their rows; a
+// failing statement throws an Error naming it.
+function run(sqls) {
+  const session = new Session();
+  const out = [];
+  try {
+    for (const [i, sql] of sqls.entries()) {
+      let text;
+      try {
+        text = session.query(sql, 'JSON');
+      } catch (e) {
+        throw new Error(`chdb: statement ${i + 1}: ${e.message}`);
+      }
+      out.push(text && text.trim() ? JSON.parse(text).data : []);
     }
-    out.push(text && text.trim() ? JSON.parse(text).data : []);
+  } finally {
+    session.cleanup?.();
   }
-} finally {
-  session.cleanup?.();
+  return out;
 }
-process.stdout.write(JSON.stringify(out));
+
+if (process.argv[2] === '--serve') {
+  // Serve many requests in one process (loading chDB takes seconds): each
+  // line of standard input is {"dir": DIR, "sqls": [...]}, run in a fresh
+  // session with DIR as the current directory; each answer is one line,
+  // {"rows": [...]} or {"error": MESSAGE}. The process ends at the end of
+  // its input (the test process that started it ended).
+  const { createInterface } = await import('node:readline');
+  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+    if (!line.trim()) continue;
+    let answer;
+    try {
+      const req = JSON.parse(line);
+      process.chdir(req.dir);
+      answer = { rows: run(req.sqls) };
+    } catch (e) {
+      answer = { error: e.message };
+    }
+    process.stdout.write(JSON.stringify(answer) + '\n');
+  }
+  process.exit(0);
+} else {
+  let out;
+  try {
+    out = run(JSON.parse(readFileSync(0, 'utf8')));
+  } catch (e) {
+    process.stderr.write(e.message + '\n');
+    process.exit(1);
+  }
+  process.stdout.write(JSON.stringify(out));
+}

@@ -34,9 +34,9 @@ import (
 // clusterBinaries are the programs of the set-up, built once per test
 // process: convbeam (stripped, as make build-beam builds it), Prism's job
 // server and the Go SDK's boot program (tools of the beam module's
-// go.mod).
+// go.mod, which go tool keeps built in Go's build cache).
 type clusterBinaries struct {
-	dir, convbeam, prism, boot string
+	convbeam, prism, boot string
 }
 
 var (
@@ -45,40 +45,22 @@ var (
 	buildErr  error
 )
 
-// buildCluster builds the set-up's programs (once per process) into a
-// directory removed when the process's tests end (TestMain).
+// buildCluster builds the set-up's programs (once per process), or finds
+// them in Go's build cache.
 func buildCluster(t *testing.T) clusterBinaries {
 	t.Helper()
-	// convbeam as the other tests built it (stripped, once per process);
-	// Prism and boot in one go build, which links them in parallel.
 	convbeam := commandBinary(t)
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "convbeam-cluster-")
-		if err != nil {
-			buildErr = err
+		built.convbeam = convbeam
+		if built.prism, buildErr = cachedExecutable("tool", "-n", "prism"); buildErr != nil {
 			return
 		}
-		built = clusterBinaries{dir: dir, convbeam: convbeam, prism: filepath.Join(dir, "prism"), boot: filepath.Join(dir, "container")}
-		args := []string{"build", "-o", dir + string(filepath.Separator), "github.com/apache/beam/sdks/v2/go/cmd/prism", "github.com/apache/beam/sdks/v2/go/container"}
-		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+		built.boot, buildErr = cachedExecutable("tool", "-n", "container")
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
 	return built
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
-	if commandDir != "" {
-		os.RemoveAll(commandDir)
-	}
-	os.Exit(code)
 }
 
 // freePort returns a TCP port free on 127.0.0.1 a moment ago.
@@ -354,8 +336,9 @@ func TestJobServer(t *testing.T) {
 		}
 	}()
 	endpoint := startJobServer(t, bin, log)
-	pool := startWorkerPool(t, bin, log)
-	job := func(out, env string) []string {
+	// job returns convbeam's arguments for a job into OUT out; an EXTERNAL
+	// job's workers are started by the worker pool at pool.
+	job := func(out, env string, pool *workerPool) []string {
 		args := []string{"--runner", "universal", "--endpoint", endpoint, "--environment_type", env, "--worker_binary", bin.convbeam,
 			"--input", "s3://" + bucket + "/night-*/*.json*", "--output", "s3://" + bucket + "/" + out,
 			"--keys", "s3://" + bucket + "/keys.json", "--shard_bytes", "16384", "--max_doc_bytes", "1048576"}
@@ -376,21 +359,40 @@ func TestJobServer(t *testing.T) {
 		beamtest.CompareOutputs(t, want, s3.Download(t, bucket, out+"/", filepath.Join(t.TempDir(), "out")))
 	}
 
-	for _, env := range []string{"EXTERNAL", "LOOPBACK"} {
-		t.Run(env, func(t *testing.T) {
-			out := "out-" + strings.ToLower(env)
-			code, stderr := submit(t, bin, job(out, env)...)
-			if code != exitcode.Findings {
-				t.Fatalf("exit %d, want %d (findings: the inputs hold rejects): %s", code, exitcode.Findings, stderr)
-			}
-			if !strings.Contains(stderr, "outputs in s3://"+bucket+"/"+out) || strings.Contains(stderr, s3test.Secret) {
-				t.Errorf("stderr %q: want the summary naming OUT, and never the secret key", stderr)
-			}
-			published(t, out)
-		})
-	}
+	// The three cases are jobs on the one job server at once (a job server
+	// runs jobs side by side), each EXTERNAL one with its own worker pool,
+	// so that killing the workers of one job leaves the other's alone
+	// (issue 45 item 14: they ran one after another).
+	t.Run("jobs", func(t *testing.T) {
+		for _, env := range []string{"EXTERNAL", "LOOPBACK"} {
+			t.Run(env, func(t *testing.T) {
+				t.Parallel()
+				out := "out-" + strings.ToLower(env)
+				var pool *workerPool
+				if env == "EXTERNAL" {
+					pool = startWorkerPool(t, bin, log)
+				}
+				code, stderr := submit(t, bin, job(out, env, pool)...)
+				if code != exitcode.Findings {
+					t.Fatalf("exit %d, want %d (findings: the inputs hold rejects): %s", code, exitcode.Findings, stderr)
+				}
+				if !strings.Contains(stderr, "outputs in s3://"+bucket+"/"+out) || strings.Contains(stderr, s3test.Secret) {
+					t.Errorf("stderr %q: want the summary naming OUT, and never the secret key", stderr)
+				}
+				published(t, out)
+			})
+		}
+		workerKilled(t, bin, s3, bucket, job, published, log)
+	})
+}
 
+// workerKilled is TestJobServer's case of a worker killed (SIGKILL) in the
+// middle of a job: the job fails, nothing is published, and a rerun into
+// the same OUT equals the uninterrupted run and leaves no temporary files.
+func workerKilled(t *testing.T, bin clusterBinaries, s3 *s3test.Server, bucket string, job func(out, env string, pool *workerPool) []string, published func(*testing.T, string), log *os.File) {
 	t.Run("worker killed", func(t *testing.T) {
+		t.Parallel()
+		pool := startWorkerPool(t, bin, log)
 		const out = "out-killed"
 		killed := make(chan int, 1)
 		stop := make(chan struct{})
@@ -414,7 +416,7 @@ func TestJobServer(t *testing.T) {
 				return
 			}
 		}()
-		code, stderr := submit(t, bin, job(out, "EXTERNAL")...)
+		code, stderr := submit(t, bin, job(out, "EXTERNAL", pool)...)
 		close(stop)
 		select {
 		case n := <-killed:
@@ -430,7 +432,7 @@ func TestJobServer(t *testing.T) {
 				t.Errorf("published by the failed job: %s", k)
 			}
 		}
-		code, stderr = submit(t, bin, job(out, "EXTERNAL")...)
+		code, stderr = submit(t, bin, job(out, "EXTERNAL", pool)...)
 		if code != exitcode.Findings {
 			t.Fatalf("rerun: exit %d, want %d: %s", code, exitcode.Findings, stderr)
 		}
