@@ -344,13 +344,13 @@ func (z pgoZstd) Decode(dst, src []byte) ([]byte, error) {
 // (the table's scratch), written as whole rows to the column's writer.
 type pgoWriter struct {
 	t       *pgoTable
-	w       *pgo.Writer
+	w       *pgo.GenericWriter[any]
 	scratch [][]pgo.Value
 }
 
 // newPgoWriter starts a part file on out.
 func newPgoWriter(t *pgoTable, out io.Writer) *pgoWriter {
-	return &pgoWriter{t: t, w: pgo.NewWriter(out, t.opts...), scratch: t.scratch}
+	return &pgoWriter{t: t, w: pgo.NewGenericWriter[any](out, t.opts...), scratch: t.scratch}
 }
 
 // newRowGroup ends the row group being written.
