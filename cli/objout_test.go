@@ -82,6 +82,17 @@ func objoutS3Counted(t *testing.T) (*atomic.Bool, *requestCounts) {
 	return refuse, counts
 }
 
+// sameTables fails t unless each table of the OUT downloaded at got holds
+// rows, and the same latest rows as the local OUT's.
+func sameTables(t *testing.T, local, got string, tables ...string) {
+	t.Helper()
+	for _, table := range tables {
+		if a, b := pqtest.LatestRows(t, local, table), pqtest.LatestRows(t, got, table); len(a) == 0 || !slices.Equal(a, b) {
+			t.Errorf("table %s: %d rows in the object store's OUT, %d in the local one, or they differ", table, len(b), len(a))
+		}
+	}
+}
+
 // downloadOut writes the newest commit of the OUT at url into dir, as a
 // reader that follows the commit log sees it.
 func downloadOut(t *testing.T, url, dir string) *objout.Commit {
@@ -185,12 +196,7 @@ func TestObjectOutTwoNights(t *testing.T) {
 	}
 	got := filepath.Join(dir, "got")
 	c := downloadOut(t, url, got)
-	for _, table := range tabledef.Names {
-		a, b := pqtest.LatestRows(t, local, table), pqtest.LatestRows(t, got, table)
-		if len(a) == 0 || !slices.Equal(a, b) {
-			t.Errorf("table %s: %d rows on s3, %d local, or they differ", table, len(b), len(a))
-		}
-	}
+	sameTables(t, local, got, tabledef.Names...)
 	for _, f := range c.Files {
 		if !strings.HasPrefix(f.Path, "archive/") {
 			continue
@@ -227,9 +233,7 @@ func TestObjectOutTwoNights(t *testing.T) {
 	step(0, "check", ex)
 	exGot := filepath.Join(dir, "exgot")
 	downloadOut(t, ex, exGot)
-	if a, b := pqtest.LatestRows(t, exLocal, tabledef.Usage), pqtest.LatestRows(t, exGot, tabledef.Usage); len(a) == 0 || !slices.Equal(a, b) {
-		t.Errorf("extract: usage differs (%d rows on s3, %d local)", len(b), len(a))
-	}
+	sameTables(t, exLocal, exGot, tabledef.Usage)
 	if strings.Contains(all.String(), objoutSecret) {
 		t.Error("the secret key appears in an output")
 	}
@@ -287,11 +291,7 @@ func TestObjectOutCrash(t *testing.T) {
 			if r := convbatch(t, nil, "check", got); r.code != 0 {
 				t.Fatalf("check of the downloaded OUT: %d %s %s", r.code, r.stdout, r.stderr)
 			}
-			for _, table := range tabledef.Names {
-				if a, b := pqtest.LatestRows(t, local, table), pqtest.LatestRows(t, got, table); len(a) == 0 || !slices.Equal(a, b) {
-					t.Errorf("table %s: %d rows on s3, %d local, or they differ", table, len(b), len(a))
-				}
-			}
+			sameTables(t, local, got, tabledef.Names...)
 		})
 	}
 }
@@ -345,11 +345,7 @@ func TestObjectOutReplaceChanged(t *testing.T) {
 	if r := convbatch(t, nil, "check", url); r.code != 0 {
 		t.Fatalf("check: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	for _, table := range tabledef.Names {
-		if a, b := pqtest.LatestRows(t, local, table), pqtest.LatestRows(t, got, table); len(a) == 0 || !slices.Equal(a, b) {
-			t.Errorf("table %s: %d rows on s3, %d local, or they differ", table, len(b), len(a))
-		}
-	}
+	sameTables(t, local, got, tabledef.Names...)
 }
 
 // TestObjectOutGCS: two nights into gs:// on fake-gcs-server equal a
@@ -376,9 +372,5 @@ func TestObjectOutGCS(t *testing.T) {
 	}
 	got := filepath.Join(dir, "got")
 	downloadOut(t, url, got)
-	for _, table := range tabledef.Names {
-		if a, b := pqtest.LatestRows(t, local, table), pqtest.LatestRows(t, got, table); len(a) == 0 || !slices.Equal(a, b) {
-			t.Errorf("table %s: %d rows on gs, %d local, or they differ", table, len(b), len(a))
-		}
-	}
+	sameTables(t, local, got, tabledef.Names...)
 }
