@@ -8,10 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -310,49 +312,89 @@ func TestRace(t *testing.T) {
 
 // TestKillBeforeCommitThenGC: a run stopped between its uploads and its
 // commit leaves objects no commit names; a reader sees no commit; the
-// rerun publishes; gc removes the orphans only after the grace period.
+// rerun with the same scratch publishes the objects already uploaded
+// (same run id, same keys, nothing uploaded twice); a rerun whose
+// scratch was lost publishes under a new run id, and gc removes the
+// first run's objects only after the grace period.
 func TestKillBeforeCommitThenGC(t *testing.T) {
 	f, _ := newS3(t)
 	tg := openT(t)
 	ctx := context.Background()
-	scratch := t.TempDir()
-	s, err := tg.Prepare(ctx, Options{ScratchRoot: scratch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeNight(t, s.Out, 1, "n1")
 	killed := errors.New("killed")
-	beforeCommit = func() error { return killed }
-	_, err = s.Publish(ctx)
-	beforeCommit = nil
-	if !errors.Is(err, killed) {
-		t.Fatalf("publish: %v", err)
+	killedRun := func(scratch string, night int) map[string]bool {
+		t.Helper()
+		s, err := tg.Prepare(ctx, Options{ScratchRoot: scratch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		writeNight(t, s.Out, night, "n"+strconv.Itoa(night))
+		beforeCommit = func() error { return killed }
+		_, err = s.Publish(ctx)
+		beforeCommit = nil
+		if !errors.Is(err, killed) {
+			t.Fatalf("publish: %v", err)
+		}
+		return keys(t, f)
 	}
-	orphans := len(keys(t, f))
-	if orphans == 0 {
+	scratch := t.TempDir()
+	uploaded := killedRun(scratch, 1)
+	if len(uploaded) == 0 {
 		t.Fatal("no object uploaded before the kill")
 	}
 	if c, err := tg.Latest(ctx); c != nil || err != nil {
 		t.Fatalf("a commit after the kill: %+v %v", c, err)
 	}
-	// The rerun finds its scratch OUT (same base commit) and publishes it.
-	s.Close()
-	s, err = tg.Prepare(ctx, Options{ScratchRoot: scratch})
+	// The rerun finds its scratch OUT (same base commit, same run id)
+	// and commits the objects the killed run uploaded.
+	s, err := tg.Prepare(ctx, Options{ScratchRoot: scratch})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c, err := s.Publish(ctx)
+	s.Close()
 	if err != nil || c == nil || c.Number != 1 {
 		t.Fatalf("rerun: %+v %v", c, err)
+	}
+	if got := keys(t, f); len(got) != len(uploaded)+1 {
+		t.Fatalf("the rerun left %d objects, want the %d uploaded and its record: %v", len(got), len(uploaded), got)
+	}
+	if res, err := tg.GC(ctx, 0, time.Now().Add(48*time.Hour)); err != nil || res.Objects != 0 {
+		t.Fatalf("gc after the rerun: %+v %v (every object is named)", res, err)
+	}
+	// A killed run whose scratch is lost: its objects stay unnamed.
+	before := len(keys(t, f))
+	orphans := len(killedRun(t.TempDir(), 2)) - before
+	if orphans <= 0 {
+		t.Fatal("no object uploaded before the second kill")
+	}
+	s, err = tg.Prepare(ctx, Options{ScratchRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeNight(t, s.Out, 2, "n2")
+	c, err = s.Publish(ctx)
+	s.Close()
+	if err != nil || c == nil || c.Number != 2 {
+		t.Fatalf("run after a lost scratch: %+v %v", c, err)
 	}
 	// Within the grace period nothing goes.
 	res, err := tg.GC(ctx, time.Hour, time.Now())
 	if err != nil || res.Objects != 0 || res.Kept != orphans {
 		t.Fatalf("gc within grace: %+v %v (orphans %d)", res, err, orphans)
 	}
+	// After it, the orphans go, and commit 1's objects that commit 2
+	// does not name: what is left is commit 2's and the records.
 	res, err = tg.GC(ctx, time.Hour, time.Now().Add(2*time.Hour))
-	if err != nil || res.Objects != orphans {
+	if err != nil || res.Objects < orphans {
 		t.Fatalf("gc after grace: %+v %v (orphans %d)", res, err, orphans)
+	}
+	want := map[string]bool{tg.Prefix + commitKey(1): true, tg.Prefix + commitKey(2): true}
+	for _, f := range c.Files {
+		want[tg.Prefix+f.Key] = true
+	}
+	if got := keys(t, f); !maps.Equal(got, want) {
+		t.Fatalf("after gc: %v, want %v", got, want)
 	}
 	if _, problems, err := tg.Check(ctx); err != nil || len(problems) > 0 {
 		t.Fatalf("check after gc: %v %v", problems, err)

@@ -36,6 +36,12 @@ type marker struct {
 	// Placeholders are the paths (relative to out/) that stand as
 	// sparse files of the object's size, not its bytes.
 	Placeholders []string `json:"placeholders"`
+	// RunID is the run-unique token of the keys the next commit
+	// writes: made when a run starts from Commit, kept until that
+	// commit is made, so that a rerun after a kill uploads the files
+	// its staging names (an Iceberg table's metadata names its files
+	// by their keys) under the same keys.
+	RunID string `json:"run_id,omitempty"`
 }
 
 // Options are a Prepare's settings.
@@ -124,6 +130,9 @@ func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
 		if err := s.fetchTouched(ctx, opt); err != nil {
 			return nil, err
 		}
+		if err := s.ensureRunID(); err != nil {
+			return nil, err
+		}
 		ok = true
 		return s, nil
 	}
@@ -141,6 +150,11 @@ func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
 			}
 		}
 	}
+	runID, err := newRunID()
+	if err != nil {
+		return nil, err
+	}
+	s.mark.RunID = runID
 	if err := s.writeMarker(); err != nil {
 		return nil, err
 	}
@@ -149,6 +163,38 @@ func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
 	}
 	ok = true
 	return s, nil
+}
+
+// ensureRunID gives a kept scratch directory a run id when it has none
+// (its last run committed).
+func (s *Session) ensureRunID() error {
+	if s.mark.RunID != "" {
+		return nil
+	}
+	runID, err := newRunID()
+	if err != nil {
+		return err
+	}
+	s.mark.RunID = runID
+	return s.writeMarker()
+}
+
+// RunID is the run-unique token of the keys this session's commit
+// writes (16 hex digits).
+func (s *Session) RunID() string { return s.mark.RunID }
+
+// Key returns the key, relative to OUT's prefix, under which this
+// session's commit stores the file rel (a slash path relative to OUT)
+// when the run wrote it: <dir>/<run id>.<name>.
+func (s *Session) Key(rel string) string { return runKey(s.mark.RunID, rel) }
+
+// runKey is the run-unique key of rel for the run runID.
+func runKey(runID, rel string) string {
+	key := runID + "." + path.Base(rel)
+	if dir := path.Dir(rel); dir != "." {
+		key = dir + "/" + key
+	}
+	return key
 }
 
 // takeLock takes the scratch directory's lock (a file beside it, which
@@ -349,10 +395,7 @@ func (s *Session) Publish(ctx context.Context) (*Commit, error) {
 	for _, p := range s.mark.Placeholders {
 		holes[p] = true
 	}
-	runID, err := newRunID()
-	if err != nil {
-		return nil, err
-	}
+	runID := s.mark.RunID
 	var files []File
 	var uploads []int // indexes into files
 	err = filepath.WalkDir(s.Out, func(p string, d fs.DirEntry, err error) error {
@@ -396,11 +439,7 @@ func (s *Session) Publish(ctx context.Context) (*Commit, error) {
 			files = append(files, pf)
 			return nil
 		}
-		key := runID + "." + path.Base(rel)
-		if dir := path.Dir(rel); dir != "." {
-			key = dir + "/" + key
-		}
-		files = append(files, File{Path: rel, Key: key, Size: info.Size(), SHA256: sum})
+		files = append(files, File{Path: rel, Key: runKey(runID, rel), Size: info.Size(), SHA256: sum})
 		uploads = append(uploads, len(files)-1)
 		return nil
 	})
@@ -503,6 +542,13 @@ func (s *Session) put(ctx context.Context, f File) error {
 	defer fh.Close()
 	err = s.t.Store.Put(ctx, s.t.Prefix+f.Key, fh, f.Size, true)
 	var r *retried
+	if errors.Is(err, ErrPrecondition) && !errors.As(err, &r) {
+		// The key is this run's: a run killed after uploading it, and
+		// rerun with the staging it left, finds it there.
+		if n, sum, serr := s.t.digest(ctx, f.Key); serr == nil && n == f.Size && sum == f.SHA256 {
+			err = nil
+		}
+	}
 	if err != nil && !errors.As(err, &r) {
 		return fmt.Errorf("%s/%s: %w", s.t.URL, f.Key, err)
 	}
