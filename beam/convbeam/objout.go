@@ -1,0 +1,169 @@
+package convbeam
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+
+	"github.com/convbatch/convbatch/objout"
+	"github.com/convbatch/convbatch/outdir"
+	"github.com/convbatch/convbatch/source"
+	"github.com/convbatch/convbatch/stream"
+)
+
+// A job into an OUT on object storage (s3://bucket/prefix,
+// gs://bucket/prefix) publishes as convbatch run -o s3://… does (package
+// objout, docs/FORMAT.md "OUT on object storage"): the publishing step
+// makes the scratch OUT of the newest commit under Settings.ScratchDir,
+// downloads the shards' files there, commits the job into the scratch OUT
+// as into a local one (commitOut), then uploads what that commit
+// published under run-unique keys and writes the next commit record,
+// _commits/NNNNNNNNNN.json, put-if-absent. A job and another run (a
+// convbeam job or convbatch run) racing on one prefix: exactly one
+// commits, the other fails with the conflict (IsConflict) and publishes
+// nothing that a commit names. The shards' own files stay where they
+// write them, under OUT's prefix at .convbeam/tmp/, which no commit
+// names, and are removed after the commit.
+
+// ErrIcebergObjectOut refuses Iceberg tables on object storage, in the
+// words convbatch run refuses them.
+var ErrIcebergObjectOut = errors.New("not supported yet (Iceberg on object storage goes through a catalog: issue 44 item 2)")
+
+// conflictText opens the message of objout's *ConflictError, which is
+// all of it that a runner carries back from the publishing step.
+const conflictText = "commit conflict: "
+
+// IsConflict reports whether err, a job's error, is the publishing step's
+// refused commit (*objout.ConflictError): another run committed into the
+// same OUT on object storage first, and this job published nothing. A
+// runner gives back a failed step's error as text, so the text is
+// recognized too.
+func IsConflict(err error) bool {
+	var ce *objout.ConflictError
+	return err != nil && (errors.As(err, &ce) || strings.Contains(err.Error(), conflictText))
+}
+
+// CheckOutput refuses what a job cannot write into its OUT: Iceberg
+// tables on object storage (ErrIcebergObjectOut).
+func (s *Settings) CheckOutput() error { return CheckOutput(s.Output, s.TableFormat) }
+
+// CheckOutput refuses what a job cannot write into the OUT output with
+// the table format tableFormat (Settings.TableFormat): Iceberg tables on
+// object storage (ErrIcebergObjectOut). convbeam calls it before it
+// opens OUT.
+func CheckOutput(output, tableFormat string) error {
+	if objout.IsURL(output) && tableFormat == string(outdir.FormatIceberg) {
+		return fmt.Errorf("--table_format iceberg with --output %s: %w", source.RedactURL(output), ErrIcebergObjectOut)
+	}
+	return nil
+}
+
+// prepareObject opens the OUT on object storage and makes the scratch
+// OUT of its newest commit (objout.Target.Prepare): empty unless the job
+// is incremental, with the table parts of the committed inputs among
+// inputs that the job reads again.
+func prepareObject(ctx context.Context, s *Settings, inputs []stream.Input) (*objout.Target, *objout.Session, error) {
+	t, err := objout.Open(ctx, s.Output)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--output: %w", err)
+	}
+	sess, err := t.Prepare(ctx, objout.Options{ScratchRoot: s.ScratchDir, Empty: !s.Incremental, Inputs: inputs})
+	if err != nil {
+		return nil, nil, fmt.Errorf("preparing the scratch OUT of %s: %w; nothing was published", t.URL, err)
+	}
+	return t, sess, nil
+}
+
+// beforeObjectCommit, when set (tests), is called once the job is
+// committed into the scratch OUT and before it is uploaded and committed
+// to object storage; its error stops the step there.
+var beforeObjectCommit func(out string) error
+
+// publishObject publishes the job into its OUT on object storage (see
+// above).
+func (f *publishFn) publishObject(ctx context.Context, byInput [][]ShardResult) error {
+	if err := f.S.CheckOutput(); err != nil {
+		return err
+	}
+	inputs, err := f.inputs()
+	if err != nil {
+		return err
+	}
+	t, sess, err := prepareObject(ctx, &f.S, inputs)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	if b := sess.Base(); b != nil && !f.S.Incremental {
+		// The job was planned into an OUT without a commit (NewSettings);
+		// another run committed since: exactly one of the two publishes.
+		return &objout.ConflictError{URL: fmt.Sprintf("%s/%s%010d.json", t.URL, objout.CommitsDir, b.Number), Number: b.Number}
+	}
+	local, err := os.MkdirTemp(f.S.ScratchDir, "convbeam-shards-")
+	if err != nil {
+		return fmt.Errorf("scratch directory: %w", err)
+	}
+	defer os.RemoveAll(local)
+	fetched, err := fetchShards(ctx, byInput, local)
+	if err != nil {
+		return err
+	}
+	if err := f.commitOut(ctx, sess.Out, fetched); err != nil {
+		return err
+	}
+	if beforeObjectCommit != nil {
+		if err := beforeObjectCommit(f.S.Output); err != nil {
+			return err
+		}
+	}
+	c, err := sess.Publish(ctx)
+	var ce *objout.ConflictError
+	if errors.As(err, &ce) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("%w; nothing was committed to %s", err, t.URL)
+	}
+	if c == nil {
+		return nil
+	}
+	log.Infof(ctx, "convbeam: committed %s/%s%010d.json: run %d, %d files", t.URL, objout.CommitsDir, c.Number, c.Run, len(c.Files))
+	// As convbatch run does after its commit: what no commit names and
+	// is older than the grace period (a killed or losing run's) goes.
+	if _, err := t.GC(ctx, objout.DefaultGrace, time.Now()); err != nil {
+		log.Warnf(ctx, "convbeam: removing objects no commit names: %v (convbatch gc %s retries)", err, t.URL)
+	}
+	return nil
+}
+
+// fetchShards returns byInput with every shard's files on a local path:
+// those the shards wrote on another file system (under OUT's prefix on
+// object storage) downloaded into the directory local.
+func fetchShards(ctx context.Context, byInput [][]ShardResult, local string) ([][]ShardResult, error) {
+	out := make([][]ShardResult, len(byInput))
+	for i, shards := range byInput {
+		out[i] = make([]ShardResult, len(shards))
+		for k, s := range shards {
+			files := make([]TempFile, len(s.Files))
+			for n, tf := range s.Files {
+				if !isLocal(tf.Temp) {
+					dst := filepath.Join(local, fmt.Sprintf("i%06d-s%06d-%04d", s.Input, s.Index, n))
+					if err := download(ctx, tf.Temp, dst); err != nil {
+						return nil, fmt.Errorf("fetching %s's shard %d: %w", s.Path, s.Index, err)
+					}
+					tf.Temp = dst
+				}
+				files[n] = tf
+			}
+			s.Files = files
+			out[i][k] = s
+		}
+	}
+	return out, nil
+}
