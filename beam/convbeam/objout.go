@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
@@ -142,28 +144,68 @@ func (f *publishFn) publishObject(ctx context.Context, byInput [][]ShardResult) 
 	return nil
 }
 
+// fetchWorkers is how many of the shards' files fetchShards downloads at
+// once (objout uploads 8 at a time too).
+const fetchWorkers = 8
+
 // fetchShards returns byInput with every shard's files on a local path:
 // those the shards wrote on another file system (under OUT's prefix on
-// object storage) downloaded into the directory local.
+// object storage) downloaded into the directory local, fetchWorkers at a
+// time; byInput itself is left as it was.
 func fetchShards(ctx context.Context, byInput [][]ShardResult, local string) ([][]ShardResult, error) {
+	type fetch struct {
+		tf  *TempFile
+		s   *ShardResult
+		dst string
+	}
+	var todo []fetch
 	out := make([][]ShardResult, len(byInput))
 	for i, shards := range byInput {
 		out[i] = make([]ShardResult, len(shards))
 		for k, s := range shards {
-			files := make([]TempFile, len(s.Files))
-			for n, tf := range s.Files {
-				if !isLocal(tf.Temp) {
-					dst := filepath.Join(local, fmt.Sprintf("i%06d-s%06d-%04d", s.Input, s.Index, n))
-					if err := download(ctx, tf.Temp, dst); err != nil {
-						return nil, fmt.Errorf("fetching %s's shard %d: %w", s.Path, s.Index, err)
-					}
-					tf.Temp = dst
-				}
-				files[n] = tf
-			}
-			s.Files = files
+			s.Files = slices.Clone(s.Files)
 			out[i][k] = s
+			for n := range s.Files {
+				if !isLocal(s.Files[n].Temp) {
+					todo = append(todo, fetch{&s.Files[n], &out[i][k], filepath.Join(local, fmt.Sprintf("i%06d-s%06d-%04d", s.Input, s.Index, n))})
+				}
+			}
 		}
 	}
-	return out, nil
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	next := make(chan fetch)
+	for range min(fetchWorkers, max(len(todo), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range next {
+				err := download(ctx, f.tf.Temp, f.dst)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = fmt.Errorf("fetching %s's shard %d: %w", f.s.Path, f.s.Index, err)
+					cancel()
+				}
+				mu.Unlock()
+				f.tf.Temp = f.dst
+			}
+		}()
+	}
+	for _, f := range todo {
+		select {
+		case next <- f:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return out, ctx.Err()
 }
