@@ -12,10 +12,13 @@ import (
 
 	"github.com/convbatch/convbatch/bytesize"
 
+	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/source"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // registerScratch adds --scratch-dir, for the commands that write OUT.
@@ -40,27 +43,41 @@ func openObjectOut(e *env, out string) (*objout.Target, error) {
 // the scratch OUT of the newest commit, then the upload and the commit
 // (package objout).
 func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error) {
-	if f.catalog != "" {
-		return nil, usageErr("--catalog with -o %s: not supported yet (an Iceberg catalog commit on object storage is issue 44 item 2)", source.RedactURL(cfg.OutDir))
-	}
-	if cfg.TableFormat == outdir.FormatIceberg {
-		// An Iceberg table's metadata names its files by absolute
-		// location, which would be the scratch's, under other keys.
-		return nil, usageErr("--table-format iceberg with -o %s: not supported yet (Iceberg on object storage goes through a catalog: issue 44 item 2)", source.RedactURL(cfg.OutDir))
-	}
 	t, err := openObjectOut(e, cfg.OutDir)
 	if err != nil {
 		return nil, err
 	}
+	var cat icebergout.Catalog
+	if cfg.TableFormat == outdir.FormatIceberg {
+		// The tables' metadata names the objects' keys; a catalog reads
+		// and writes it in the bucket through the same store.
+		objout.RegisterIO(t)
+		if f.catalog != "" {
+			sc, err := sqlcatalog.Open(e.ctx, f.catalog, f.catalogNamespace)
+			if err != nil {
+				return nil, fatalErr(err)
+			}
+			defer sc.Close()
+			cat = sc
+		}
+	}
 	sess, err := t.Prepare(e.ctx, objout.Options{ScratchRoot: f.scratchDir,
 		Empty:  !cfg.Incremental,
-		Inputs: cfg.Inputs, Checksum: cfg.Checksum})
+		Inputs: cfg.Inputs, Checksum: cfg.Checksum,
+		FetchTables: fetchTables(cfg),
+		Catalog:     cat})
 	if err != nil {
 		return nil, fatalErr(fmt.Errorf("preparing the scratch OUT of %s: %w; nothing was published", t.URL, err))
 	}
 	defer sess.Close()
 	local := cfg
 	local.OutDir = sess.Out
+	if cfg.TableFormat == outdir.FormatIceberg {
+		local.IcebergPlace = icebergout.Place{Locate: sess.Locator(), IO: t.IO()}
+		if cat != nil {
+			local.Catalog = sess.DeferCatalog(cat)
+		}
+	}
 	f.objectOut = t.URL
 	res, err := execute(e, f, local)
 	f.objectOut = ""
@@ -69,10 +86,14 @@ func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, 
 	}
 	c, err := sess.Publish(e.ctx)
 	var ce *objout.ConflictError
-	if errors.As(err, &ce) {
+	var cate *objout.CatalogError
+	switch {
+	case errors.As(err, &ce):
 		return nil, fatalErr(err)
-	}
-	if err != nil {
+	case errors.As(err, &cate):
+		// The night is committed; only the catalog lags.
+		return nil, fatalErr(err)
+	case err != nil:
 		return nil, fatalErr(fmt.Errorf("%w; nothing was committed to %s (the run is kept in %s: rerun the same command to publish it)", err, t.URL, sess.Out))
 	}
 	if c != nil {
@@ -86,6 +107,24 @@ func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, 
 		}
 	}
 	return res, nil
+}
+
+// fetchTables are the tables whose parts a run into an OUT on object
+// storage downloads into its scratch: an incremental run's Iceberg
+// tables of receipts, whose parts holding a receipt resolved again it
+// rewrites without the earlier rows (the other tables' parts stand as
+// placeholders of their sizes).
+func fetchTables(cfg pipeline.Config) []string {
+	if cfg.TableFormat != outdir.FormatIceberg || !cfg.Incremental {
+		return nil
+	}
+	var names []string
+	for _, t := range cfg.Tables {
+		if tabledef.FromReceipts(t) {
+			names = append(names, t)
+		}
+	}
+	return names
 }
 
 // gcCommand is `convbatch gc OUT`: the objects of an OUT on object

@@ -415,7 +415,7 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 	if f.quiet {
 		mode = "never"
 	}
-	if f.catalog != "" {
+	if f.catalog != "" && cfg.Catalog == nil {
 		cat, err := sqlcatalog.Open(e.ctx, f.catalog, f.catalogNamespace)
 		if err != nil {
 			return nil, fatalErr(err)
