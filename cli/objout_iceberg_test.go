@@ -171,8 +171,8 @@ func localIcebergTables(t *testing.T, ice, dir string) {
 }
 
 // TestObjectOutIceberg is issue 44 item 2 on object storage: two nights
-// of Iceberg tables into s3://, with the SQL catalog (SQLite) and
-// without, and into a local OUT: check passes; through the catalog, and
+// of Iceberg tables into s3://, with the SQL catalog (SQLite, and
+// PostgreSQL where it is installed) and without, and into a local OUT: check passes; through the catalog, and
 // through the metadata file the newest commit record names, each table
 // is at s3://…/tables/<name>, its current snapshot names only objects
 // the record names, and holds the local OUT's rows; the catalog has one
@@ -199,10 +199,14 @@ func TestObjectOutIceberg(t *testing.T) {
 		}
 		return result{}
 	}
-	for _, out := range []string{local, "s3://" + objoutBucket + "/ice", "s3://" + objoutBucket + "/plain"} {
+	pg := catalogURI(t, "postgres", dir)
+	for _, out := range []string{local, "s3://" + objoutBucket + "/ice", "s3://" + objoutBucket + "/plain", "s3://" + objoutBucket + "/pg"} {
 		var cat []string
-		if out == "s3://"+objoutBucket+"/ice" {
+		switch path.Base(out) {
+		case "ice":
 			cat = []string{"--catalog", uri}
+		case "pg":
+			cat = []string{"--catalog", pg}
 		}
 		run(nil, out, append(cat, nights[0])...)
 		run(nil, out, append(cat, "--incremental", nights[0], nights[1])...)
@@ -212,7 +216,7 @@ func TestObjectOutIceberg(t *testing.T) {
 	}
 	want := filepath.Join(dir, "want")
 	localIcebergTables(t, local, want)
-	for _, tc := range []struct{ url, uri string }{{"s3://" + objoutBucket + "/ice", uri}, {"s3://" + objoutBucket + "/plain", ""}} {
+	for _, tc := range []struct{ url, uri string }{{"s3://" + objoutBucket + "/ice", uri}, {"s3://" + objoutBucket + "/plain", ""}, {"s3://" + objoutBucket + "/pg", pg}} {
 		got := filepath.Join(dir, "got-"+path.Base(tc.url))
 		c := icebergObjectTables(t, tc.url, tc.uri, got)
 		clickhouseIcebergS3(t, dir, "local", tc.url, c)
