@@ -421,3 +421,15 @@ func (t *Target) applyCatalog(ctx context.Context, cat icebergout.Catalog, c *Co
 	}
 	return nil
 }
+
+// HoldsIceberg reports whether the OUT of record c holds Iceberg tables
+// (a table's metadata file).
+func (c *Commit) HoldsIceberg() bool {
+	for _, f := range c.Files {
+		dir := path.Dir(f.Path)
+		if strings.HasPrefix(dir, outdir.DirTables+"/") && path.Base(dir) == icebergout.MetadataDir && strings.HasSuffix(f.Path, metadataSuffix) {
+			return true
+		}
+	}
+	return false
+}
