@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"strings"
@@ -169,7 +170,7 @@ func gcCommand() *command {
 // checkObject is `convbatch check s3://…`: every object the newest commit
 // names against its size and SHA-256, and the commit against the
 // manifests.
-func checkObject(e *env, out string, quiet bool) (int, error) {
+func checkObject(e *env, out string, quiet bool, keptNotes [][]byte, vkey string) (int, error) {
 	t, err := openObjectOut(e, out)
 	if err != nil {
 		return 0, err
@@ -181,8 +182,28 @@ func checkObject(e *env, out string, quiet bool) (int, error) {
 	if c == nil {
 		return 0, usageErr("check: %s holds no commit (%s): not the -o of a convbatch run", t.URL, objout.CommitsDir)
 	}
+	// OUT's history, from a copy of its manifests and history files.
+	var proven string
+	if len(problems) == 0 {
+		tmp, err := fetchRecord(e, t, c)
+		if err != nil {
+			return 0, fatalErr(fmt.Errorf("check: %w", err))
+		}
+		defer os.RemoveAll(tmp)
+		rec, rp := outdir.ReadRecord(tmp)
+		problems = append(problems, objectProblems(rp)...)
+		if rec.LastRun > 0 {
+			hp, p := checkHistory(tmp, rec, keptNotes, vkey)
+			problems, proven = append(problems, objectProblems(hp)...), p
+		}
+	} else if len(keptNotes) > 0 {
+		problems = append(problems, objout.Problem{Path: "--checkpoint", Kind: "not-extended", Detail: "not checked: the commit's objects are not what it records"})
+	}
 	for _, p := range problems {
 		fmt.Fprintln(e.stdout, escapeControls(p.String()))
+	}
+	if proven != "" && !quiet {
+		fmt.Fprintf(e.stderr, "convbatch check: %s\n", proven)
 	}
 	if !quiet {
 		fmt.Fprintf(e.stderr, "convbatch check: %s commit %d (run %d): %d files, %d problems\n", t.URL, c.Number, c.Run, len(c.Files), len(problems))
@@ -191,6 +212,30 @@ func checkObject(e *env, out string, quiet bool) (int, error) {
 		return ExitFindings, nil
 	}
 	return ExitOK, nil
+}
+
+// fetchRecord downloads the manifests and the history of commit c of t
+// (outdir.IsRecordFile) into a new temporary directory, for the caller
+// to remove.
+func fetchRecord(e *env, t *objout.Target, c *objout.Commit) (string, error) {
+	tmp, err := os.MkdirTemp("", "convbatch-record-")
+	if err != nil {
+		return "", err
+	}
+	if err := t.Fetch(e.ctx, c, tmp, outdir.IsRecordFile); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// objectProblems are outdir's problems as objout's.
+func objectProblems(ps []outdir.Problem) []objout.Problem {
+	out := make([]objout.Problem, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, objout.Problem{Path: p.Path, Kind: p.Kind, Detail: p.Detail})
+	}
+	return out
 }
 
 // reportPath says where OUT's report.json is: OUT/report.json, or on

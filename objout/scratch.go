@@ -348,6 +348,9 @@ func hasFetchedPlaceholder(ps, fetch []string) bool {
 // sparse placeholder of its size.
 func (s *Session) materialize(ctx context.Context, f File, hole bool) error {
 	p := filepath.Join(s.Out, filepath.FromSlash(f.Path))
+	if !hole {
+		return s.t.fetch(ctx, f, p, s.base.Number)
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
@@ -356,24 +359,50 @@ func (s *Session) materialize(ctx context.Context, f File, hole bool) error {
 		return err
 	}
 	defer out.Close()
-	if hole {
-		s.mark.Placeholders = append(s.mark.Placeholders, f.Path)
-		return out.Truncate(f.Size)
+	s.mark.Placeholders = append(s.mark.Placeholders, f.Path)
+	return out.Truncate(f.Size)
+}
+
+// fetch writes the object of f, the file of commit num, at the local
+// path p, checked against f's size and SHA-256.
+func (t *Target) fetch(ctx context.Context, f File, p string, num int) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
 	}
-	rc, err := s.t.Store.Get(ctx, s.t.Prefix+f.Key)
+	out, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		return fmt.Errorf("%s/%s: %w", s.t.URL, f.Key, err)
+		return err
+	}
+	defer out.Close()
+	rc, err := t.Store.Get(ctx, t.Prefix+f.Key)
+	if err != nil {
+		return fmt.Errorf("%s/%s: %w", t.URL, f.Key, err)
 	}
 	defer rc.Close()
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(out, h), rc)
 	if err != nil {
-		return fmt.Errorf("%s/%s: %w", s.t.URL, f.Key, err)
+		return fmt.Errorf("%s/%s: %w", t.URL, f.Key, err)
 	}
 	if n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
-		return fmt.Errorf("%s/%s: the object is not what commit %d records (%d bytes, SHA-256 %s; want %d, %s): run convbatch check %s", s.t.URL, f.Key, s.base.Number, n, hex.EncodeToString(h.Sum(nil)), f.Size, f.SHA256, s.t.URL)
+		return fmt.Errorf("%s/%s: the object is not what commit %d records (%d bytes, SHA-256 %s; want %d, %s): run convbatch check %s", t.URL, f.Key, num, n, hex.EncodeToString(h.Sum(nil)), f.Size, f.SHA256, t.URL)
 	}
 	return out.Close()
+}
+
+// Fetch writes into the directory dir, at their paths, the files of
+// commit c for which want is true, each checked against its size and
+// SHA-256: a local copy of part of OUT (its manifests and history, for
+// convbatch check).
+func (t *Target) Fetch(ctx context.Context, c *Commit, dir string, want func(path string) bool) error {
+	for _, f := range c.Files {
+		if want(f.Path) {
+			if err := t.fetch(ctx, f, filepath.Join(dir, filepath.FromSlash(f.Path)), c.Number); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (s *Session) writeMarker() error {
