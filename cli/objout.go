@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -225,6 +226,71 @@ func fetchRecord(e *env, t *objout.Target, c *objout.Commit) (string, error) {
 	if err := t.Fetch(e.ctx, c, tmp, outdir.IsRecordFile); err != nil {
 		os.RemoveAll(tmp)
 		return "", err
+	}
+	return tmp, nil
+}
+
+// fetchUsage downloads, for convbatch report, the newest commit of the
+// OUT at url as a local OUT with report.json and the usage table's
+// current parts only (of an Iceberg table, its current snapshot's data
+// files, laid out as a Parquet dataset), into a new temporary directory
+// for the caller to remove.
+func fetchUsage(e *env, url string) (string, error) {
+	t, err := openObjectOut(e, url)
+	if err != nil {
+		return "", err
+	}
+	c, err := t.Latest(e.ctx)
+	if err != nil {
+		return "", fatalErr(err)
+	}
+	if c == nil {
+		return "", usageErr("report: %s holds no commit (%s): not the -o of a convbatch run", t.URL, objout.CommitsDir)
+	}
+	tmp, err := os.MkdirTemp("", "convbatch-report-")
+	if err != nil {
+		return "", fatalErr(err)
+	}
+	usage := outdir.TableDir(tabledef.Usage) + "/"
+	want := func(p string) bool { return p == outdir.ReportFile || strings.HasPrefix(p, usage) }
+	if c.HoldsIceberg() {
+		// The current snapshot's files, from a copy of the metadata.
+		meta := filepath.Join(tmp, "metadata")
+		if err := t.Fetch(e.ctx, c, meta, func(p string) bool { return strings.HasPrefix(p, usage+icebergout.MetadataDir+"/") }); err != nil {
+			os.RemoveAll(tmp)
+			return "", fatalErr(err)
+		}
+		files, err := icebergout.CurrentFilesAt(e.ctx, icebergout.Place{Root: meta, Dir: outdir.TableDir(tabledef.Usage), Locate: t.CommitLocator(c)})
+		if err != nil {
+			os.RemoveAll(tmp)
+			return "", fatalErr(err)
+		}
+		current := map[string]bool{}
+		for _, f := range files {
+			current[f] = true
+		}
+		want = func(p string) bool { return p == outdir.ReportFile || current[p] }
+	}
+	out := filepath.Join(tmp, "out")
+	if err := t.Fetch(e.ctx, c, out, want); err != nil {
+		os.RemoveAll(tmp)
+		return "", fatalErr(err)
+	}
+	if c.HoldsIceberg() {
+		// tables/usage/data/[day=…/]x.parquet -> tables/usage/[day=…/]x.parquet:
+		// the layout of a Parquet dataset, which report reads whole.
+		data := filepath.Join(out, filepath.FromSlash(outdir.TableDataDir(tabledef.Usage)))
+		if err := os.Rename(data, data+".current"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			os.RemoveAll(tmp)
+			return "", fatalErr(err)
+		}
+		ents, _ := os.ReadDir(data + ".current")
+		for _, en := range ents {
+			if err := os.Rename(filepath.Join(data+".current", en.Name()), filepath.Join(filepath.Dir(data), en.Name())); err != nil {
+				os.RemoveAll(tmp)
+				return "", fatalErr(err)
+			}
+		}
 	}
 	return tmp, nil
 }

@@ -433,3 +433,16 @@ func (c *Commit) HoldsIceberg() bool {
 	}
 	return false
 }
+
+// CommitLocator returns the locations the Iceberg metadata of commit c
+// names its files by (its keys), for a reader of a copy of its files at
+// their paths (Fetch): read only, it locates no new file.
+func (t *Target) CommitLocator(c *Commit) icebergout.Locator {
+	l := &locator{base: t.URL, keys: map[string]string{}, paths: map[string]string{},
+		located: map[string]string{}, carried: map[string]bool{}}
+	for _, f := range c.Files {
+		l.keys[f.Path] = f.Key
+		l.paths[f.Key] = f.Path
+	}
+	return l
+}
