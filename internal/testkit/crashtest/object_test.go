@@ -39,12 +39,16 @@ import (
 // objBucket is the bucket of the object-store trials.
 const objBucket = "crashtest-obj"
 
+// objFaultsBucket is TestObjectScratchFaults's.
+const objFaultsBucket = "crashtest-obj-faults"
+
 // objFixture is what the object-store trials share: the S3 server, the
 // command of each night, and what a reader of an uninterrupted series
 // gets.
 type objFixture struct {
-	f   *fixture
-	srv *s3test.Server
+	f      *fixture
+	srv    *s3test.Server
+	bucket string
 	// fresh is the arguments of the run into a new OUT (every input);
 	// inc those of the incremental night (every input, --incremental)
 	// run on the prefix base, which holds night 1 committed.
@@ -61,8 +65,8 @@ type objFixture struct {
 	long bool
 }
 
-// objURL is the OUT at prefix in the trials' bucket.
-func objURL(prefix string) string { return "s3://" + objBucket + "/" + prefix }
+// url is the OUT at prefix in the fixture's bucket.
+func (o *objFixture) url(prefix string) string { return "s3://" + o.bucket + "/" + prefix }
 
 // runObj runs `convbatch run -o url --scratch-dir scratch args...`,
 // with CONVBATCH_CRASH=crash unless "".
@@ -87,9 +91,9 @@ func (o *objFixture) convbatch(args ...string) (int, string) {
 func (o *objFixture) records(t testing.TB, prefix string) []*objout.Commit {
 	t.Helper()
 	var cs []*objout.Commit
-	for _, k := range o.srv.Keys(t, objBucket, prefix+"/"+objout.CommitsDir) {
+	for _, k := range o.srv.Keys(t, o.bucket, prefix+"/"+objout.CommitsDir) {
 		var c objout.Commit
-		if err := json.Unmarshal(o.srv.Get(t, objBucket, k), &c); err != nil {
+		if err := json.Unmarshal(o.srv.Get(t, o.bucket, k), &c); err != nil {
 			t.Fatalf("%s: %v", k, err)
 		}
 		cs = append(cs, &c)
@@ -117,7 +121,7 @@ func (o *objFixture) download(t testing.TB, prefix string) (map[string][]byte, *
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, o.srv.Get(t, objBucket, prefix+"/"+f.Key), 0o644); err != nil {
+		if err := os.WriteFile(p, o.srv.Get(t, o.bucket, prefix+"/"+f.Key), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -133,16 +137,16 @@ func (o *objFixture) download(t testing.TB, prefix string) (map[string][]byte, *
 // OUT.
 func (o *objFixture) copyPrefix(t testing.TB, from, to string) {
 	t.Helper()
-	for _, k := range o.srv.Keys(t, objBucket, from+"/") {
-		o.srv.Put(t, objBucket, to+"/"+strings.TrimPrefix(k, from+"/"), o.srv.Get(t, objBucket, k))
+	for _, k := range o.srv.Keys(t, o.bucket, from+"/") {
+		o.srv.Put(t, o.bucket, to+"/"+strings.TrimPrefix(k, from+"/"), o.srv.Get(t, o.bucket, k))
 	}
 }
 
-// newObjFixture runs the uninterrupted series: night 1 into base, the
-// reference of the fresh OUT (every input) and of the incremental night
-// (base copied, then every input --incremental).
-func newObjFixture(t *testing.T, f *fixture, srv *s3test.Server) (*objFixture, error) {
-	o := &objFixture{f: f, srv: srv, root: filepath.Join(f.root, "object")}
+// newObjFixture runs, in bucket, the uninterrupted series: night 1 into
+// base, the reference of the incremental night (base copied, then every
+// input --incremental) and, with fresh, of the fresh OUT (every input).
+func newObjFixture(t *testing.T, f *fixture, srv *s3test.Server, bucket string, fresh bool) (*objFixture, error) {
+	o := &objFixture{f: f, srv: srv, bucket: bucket, root: filepath.Join(f.root, bucket)}
 	if err := os.MkdirAll(o.root, 0o755); err != nil {
 		return nil, err
 	}
@@ -159,20 +163,22 @@ func newObjFixture(t *testing.T, f *fixture, srv *s3test.Server) (*objFixture, e
 	night1 = append(night1, "--incremental")
 	o.base = "base"
 	scratch := func() string { d, _ := os.MkdirTemp(o.root, "scratch-"); return d }
-	if r := o.runObj(objURL(o.base), scratch(), "", night1); r.err != nil || r.signal != 0 || r.code > 1 {
+	if r := o.runObj(o.url(o.base), scratch(), "", night1); r.err != nil || r.signal != 0 || r.code > 1 {
 		return nil, fmt.Errorf("night 1: %v: %s", r, tail(r.stderr))
 	}
 	o.before, _ = o.download(t, o.base)
-	r := o.runObj(objURL("ref-fresh"), scratch(), "", o.fresh)
-	if r.err != nil || r.signal != 0 || r.code != f.refCode {
-		return nil, fmt.Errorf("the fresh reference: %v, want exit %d: %s", r, f.refCode, tail(r.stderr))
-	}
-	o.refCode = r.code
+	o.refCode = f.refCode
 	var c *objout.Commit
-	o.refFresh, c = o.download(t, "ref-fresh")
-	o.freshUploads = len(c.Files)
+	if fresh {
+		r := o.runObj(o.url("ref-fresh"), scratch(), "", o.fresh)
+		if r.err != nil || r.signal != 0 || r.code != f.refCode {
+			return nil, fmt.Errorf("the fresh reference: %v, want exit %d: %s", r, f.refCode, tail(r.stderr))
+		}
+		o.refFresh, c = o.download(t, "ref-fresh")
+		o.freshUploads = len(c.Files)
+	}
 	o.copyPrefix(t, o.base, "ref-inc")
-	if r := o.runObj(objURL("ref-inc"), scratch(), "", o.inc); r.err != nil || r.signal != 0 || r.code != o.refCode {
+	if r := o.runObj(o.url("ref-inc"), scratch(), "", o.inc); r.err != nil || r.signal != 0 || r.code != o.refCode {
 		return nil, fmt.Errorf("the incremental reference: %v, want exit %d: %s", r, o.refCode, tail(r.stderr))
 	}
 	o.refInc, c = o.download(t, "ref-inc")
@@ -212,7 +218,7 @@ type objResult struct {
 // runObjTrial runs tr under the prefix p and checks the property.
 func (o *objFixture) runObjTrial(t *testing.T, p string, tr objTrial) (res objResult) {
 	t.Helper()
-	url := objURL(p)
+	url := o.url(p)
 	args, ref, before := o.fresh, o.refFresh, map[string][]byte(nil)
 	if tr.inc {
 		args, ref, before = o.inc, o.refInc, o.before
@@ -323,7 +329,7 @@ func (o *objFixture) objectsHold(t *testing.T, prefix string, inc bool) string {
 			named = keys
 		}
 	}
-	for _, k := range o.srv.Keys(t, objBucket, prefix+"/") {
+	for _, k := range o.srv.Keys(t, o.bucket, prefix+"/") {
 		rel := strings.TrimPrefix(k, prefix+"/")
 		if !strings.HasPrefix(rel, objout.CommitsDir) && !named[rel] {
 			return fmt.Sprintf("after gc --grace 0s, %s is neither a record nor named by the newest", rel)
@@ -401,7 +407,7 @@ func TestObjectProperty(t *testing.T) {
 	srv.Bucket(t, objBucket)
 	// The bucket is this test's (removed when it ends), so is the
 	// fixture.
-	o, err := newObjFixture(t, f, srv)
+	o, err := newObjFixture(t, f, srv, objBucket, true)
 	if err != nil {
 		t.Fatal(err)
 	}
