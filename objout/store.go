@@ -233,6 +233,9 @@ func (b *resumed) Read(p []byte) (int, error) {
 		if b.rc == nil {
 			return 0, errors.New("read of a closed body")
 		}
+		// The stall is timed from the read: a caller that pauses
+		// between reads is no stalled store.
+		b.w.progress()
 		n, err := b.rc.Read(p)
 		if n > 0 {
 			b.w.progress()
