@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,5 +186,37 @@ func TestStall(t *testing.T) {
 			f.setFail(nil)
 			published(t, tg, tc.want)
 		})
+	}
+}
+
+// TestGCSStall: the Cloud Storage store under the same watchdog: a
+// server that takes each request and never answers fails a PUT, a GET
+// and a listing after the tries, naming the stall, in about tries times
+// the stall timeout.
+func TestGCSStall(t *testing.T) {
+	const stall = 200 * time.Millisecond
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}))
+	defer ts.Close()
+	st := RetryStall(&gcsStore{client: ts.Client(), base: ts.URL, bucket: "b"}, 2, time.Millisecond, stall)
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"PUT": func() error { return st.Put(ctx, "k", strings.NewReader("body"), 4, true) },
+		"GET": func() error {
+			rc, err := st.Get(ctx, "k")
+			if err == nil {
+				rc.Close()
+			}
+			return err
+		},
+		"list": func() error { return st.List(ctx, "", func(Object) error { return nil }) },
+	} {
+		start := time.Now()
+		err := call()
+		if took := time.Since(start); !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "after 2 tries") || took > 10*stall {
+			t.Errorf("%s: %v after %v, want the stall after 2 tries", name, err, took)
+		}
 	}
 }
