@@ -91,15 +91,21 @@ func TestRerunPublishesOtherBytes(t *testing.T) {
 }
 
 // TestCommitPut503: the commit record's PUT answered 503 (not written),
-// or written and then answered 503 (the answer lost): retried, committed
-// once, one record, and the run's record is the one there.
+// or written and then answered 503 (the answer lost), or answered 409 (S3
+// to concurrent conditional writes of a key): retried, committed once,
+// one record, and the run's record is the one there.
 func TestCommitPut503(t *testing.T) {
-	for _, landed := range []bool{false, true} {
-		name := "not written"
-		if landed {
-			name = "written, answer lost"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		code   int
+		landed bool
+	}{
+		{"503, not written", http.StatusServiceUnavailable, false},
+		{"503, written, answer lost", http.StatusServiceUnavailable, true},
+		{"409, not written", http.StatusConflict, false},
+	} {
+		landed := tc.landed
+		t.Run(tc.name, func(t *testing.T) {
 			f, _ := newS3(t)
 			inner := gofakes3Server(f)
 			var commitPuts atomic.Int64
@@ -115,7 +121,7 @@ func TestCommitPut503(t *testing.T) {
 				} else {
 					io.Copy(io.Discard, r.Body)
 				}
-				w.WriteHeader(http.StatusServiceUnavailable)
+				w.WriteHeader(tc.code)
 				return true
 			})
 			tg := openT(t)
@@ -131,7 +137,7 @@ func TestCommitPut503(t *testing.T) {
 				t.Fatalf("publish: %+v %v", c, err)
 			}
 			if n := commitPuts.Load(); n != 2 {
-				t.Errorf("%d PUTs of the record, want 2 (the 503, the retry)", n)
+				t.Errorf("%d PUTs of the record, want 2 (the %d, the retry)", n, tc.code)
 			}
 			records := 0
 			for k := range keys(t, f) {
