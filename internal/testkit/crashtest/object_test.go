@@ -12,7 +12,7 @@ package crashtest
 //	CONVBATCH_CRASH_LONG=1 go test ./internal/testkit/crashtest/ -run TestObjectProperty -timeout 60m
 //	    Every point at every count (each upload of the night), each with
 //	    the scratch kept and lost, into a fresh OUT and an incremental one:
-//	    328 trials, about 16 minutes on a shared 2-core machine.
+//	    328 trials, 11 to 16 minutes on a shared 2-core machine.
 //
 // After each killed run a reader of the newest commit record sees the
 // previous night or the new one, whole; after the rerun the newest
