@@ -617,15 +617,20 @@ func (s *Session) put(ctx context.Context, f File) error {
 	}
 	defer fh.Close()
 	err = s.t.Store.Put(ctx, s.t.Prefix+f.Key, fh, f.Size, true)
-	var r *retried
-	if errors.Is(err, ErrPrecondition) && !errors.As(err, &r) {
-		// The key is this run's: a run killed after uploading it, and
-		// rerun with the staging it left, finds it there.
-		if n, sum, serr := s.t.digest(ctx, f.Key); serr == nil && n == f.Size && sum == f.SHA256 {
-			err = nil
+	if errors.Is(err, ErrPrecondition) {
+		// The key is this run's, which no record names (the run id is
+		// made anew after each commit): an earlier try left it (an
+		// answer lost, a run killed after uploading it and rerun with
+		// its scratch). Kept when it holds these bytes, else replaced:
+		// the rerun published others (a run that is not incremental
+		// redoes its night, a later night goes on from the killed one).
+		var n int64
+		var sum string
+		if n, sum, err = s.t.digest(ctx, f.Key); err == nil && (n != f.Size || sum != f.SHA256) {
+			err = s.t.Store.Put(ctx, s.t.Prefix+f.Key, fh, f.Size, false)
 		}
 	}
-	if err != nil && !errors.As(err, &r) {
+	if err != nil {
 		return fmt.Errorf("%s/%s: %w", s.t.URL, f.Key, err)
 	}
 	crashpoint.Hit("objout-put")
