@@ -375,4 +375,22 @@ func TestObjectOutGCS(t *testing.T) {
 	got := filepath.Join(dir, "got")
 	downloadOut(t, url, got)
 	sameTables(t, local, got, tabledef.Names...)
+	// Iceberg tables committed to a catalog (SQLite), on Cloud Storage:
+	// read through the catalog, the rows of a local OUT's.
+	ice, iceURL, uri := filepath.Join(dir, "ice"), "gs://g/ice", catalogURI(t, "sqlite", dir)
+	for _, out := range []string{ice, iceURL} {
+		for _, args := range [][]string{{n1}, {"--incremental", n1, n2}} {
+			if out == iceURL {
+				args = append([]string{"--catalog", uri}, args...)
+			}
+			runOK(t, append([]string{"run", "--progress", "never", "--keys", keys, "--table-format", "iceberg", "--scratch-dir", dir, "-o", out}, args...)...)
+		}
+	}
+	if r := convbatch(t, nil, "check", iceURL); r.code != 0 {
+		t.Fatalf("check: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	want, gotIce := filepath.Join(dir, "want-ice"), filepath.Join(dir, "got-ice")
+	localIcebergTables(t, ice, want)
+	icebergObjectTables(t, iceURL, uri, gotIce)
+	sameTables(t, want, gotIce, tabledef.Names...)
 }
