@@ -101,14 +101,21 @@ func icebergObjectTables(t *testing.T, url, uri, dir string) *objout.Commit {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := filepath.Join(dir, "tables", name, fmt.Sprintf("f%05d.parquet", i))
-			os.MkdirAll(filepath.Dir(p), 0o755)
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			putTablePart(t, dir, name, i, b)
 		}
 	}
 	return c
+}
+
+// putTablePart writes b as the part i of table name of the dataset under
+// dir (dir/tables/<name>/fNNNNN.parquet), for pqtest to read.
+func putTablePart(t *testing.T, dir, name string, i int, b []byte) {
+	t.Helper()
+	p := filepath.Join(dir, "tables", name, fmt.Sprintf("f%05d.parquet", i))
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // clickhouseIcebergS3 is issue 44 item 3's icebergS3 reader: ClickHouse
@@ -161,11 +168,7 @@ func localIcebergTables(t *testing.T, ice, dir string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := filepath.Join(dir, "tables", name, fmt.Sprintf("f%05d.parquet", i))
-			os.MkdirAll(filepath.Dir(p), 0o755)
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			putTablePart(t, dir, name, i, b)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -18,22 +17,7 @@ import (
 func TestObjectOutReport(t *testing.T) {
 	objoutS3(t)
 	dir := t.TempDir()
-	set := filepath.Join(dir, "nights")
-	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", "2", "--conversations", "50", "--progress", "never"); r.code != 0 {
-		t.Fatalf("gen: %d %s", r.code, r.stderr)
-	}
-	keys := filepath.Join(set, "keys.json")
-	in := filepath.Join(dir, "in")
-	os.MkdirAll(in, 0o755)
-	cp := func(from, to string) {
-		b := decompress(t, from)
-		os.Remove(to)
-		if err := os.WriteFile(to, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cp(filepath.Join(set, "night-1", "a.jsonl.zst"), filepath.Join(in, "a.jsonl"))
-	cp(filepath.Join(set, "night-1", "b.jsonl.zst"), filepath.Join(in, "b.jsonl"))
+	keys, in, change := replaceChangedInputs(t, dir)
 	scratch := filepath.Join(dir, "scratch")
 	outs := map[string][2]string{}
 	for _, format := range []string{"parquet", "iceberg"} {
@@ -42,7 +26,7 @@ func TestObjectOutReport(t *testing.T) {
 			runOK(t, "run", "--progress", "never", "--keys", keys, "--table-format", format, "--scratch-dir", scratch, "-o", out, in)
 		}
 	}
-	cp(filepath.Join(set, "night-2", "a.jsonl.zst"), filepath.Join(in, "b.jsonl"))
+	change()
 	for format, pair := range outs {
 		for _, out := range pair {
 			runOK(t, "run", "--progress", "never", "--keys", keys, "--table-format", format, "--scratch-dir", scratch, "-o", out, "--incremental", "--replace-changed", in)

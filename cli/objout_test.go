@@ -298,19 +298,17 @@ func TestObjectOutCrash(t *testing.T) {
 	}
 }
 
-// TestObjectOutReplaceChanged: night 1, then one of its inputs changed
-// and taken again with --replace-changed, into s3:// and a local OUT:
-// the run downloads the table parts of that input only (it rewrites the
-// parts it shares), and the tables equal the local OUT's.
-func TestObjectOutReplaceChanged(t *testing.T) {
-	_, counts := objoutS3Counted(t)
-	dir := t.TempDir()
+// replaceChangedInputs makes, under dir, two nights of gen and an
+// input directory of two small .jsonl inputs of night 1 (small inputs
+// share one segment, so their parts are shared); change makes its
+// b.jsonl night 2's a.jsonl, for a --replace-changed night.
+func replaceChangedInputs(t *testing.T, dir string) (keys, in string, change func()) {
+	t.Helper()
 	set := filepath.Join(dir, "nights")
 	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", "2", "--conversations", "50", "--progress", "never"); r.code != 0 {
 		t.Fatalf("gen: %d %s", r.code, r.stderr)
 	}
-	keys := filepath.Join(set, "keys.json")
-	in := filepath.Join(dir, "in")
+	in = filepath.Join(dir, "in")
 	os.MkdirAll(in, 0o755)
 	cp := func(from, to string) {
 		b := decompress(t, from)
@@ -319,16 +317,28 @@ func TestObjectOutReplaceChanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Small .jsonl inputs share one segment, so their parts are shared.
 	cp(filepath.Join(set, "night-1", "a.jsonl.zst"), filepath.Join(in, "a.jsonl"))
 	cp(filepath.Join(set, "night-1", "b.jsonl.zst"), filepath.Join(in, "b.jsonl"))
+	return filepath.Join(set, "keys.json"), in, func() {
+		cp(filepath.Join(set, "night-2", "a.jsonl.zst"), filepath.Join(in, "b.jsonl"))
+	}
+}
+
+// TestObjectOutReplaceChanged: night 1, then one of its inputs changed
+// and taken again with --replace-changed, into s3:// and a local OUT:
+// the run downloads the table parts of that input only (it rewrites the
+// parts it shares), and the tables equal the local OUT's.
+func TestObjectOutReplaceChanged(t *testing.T) {
+	_, counts := objoutS3Counted(t)
+	dir := t.TempDir()
+	keys, in, change := replaceChangedInputs(t, dir)
 	local, url, scratch := filepath.Join(dir, "local"), "s3://b/replace", filepath.Join(dir, "scratch")
 	for _, out := range []string{local, url} {
 		if r := convbatch(t, nil, "run", "--progress", "never", "--keys", keys, "--scratch-dir", scratch, "-o", out, in); r.code != 0 {
 			t.Fatalf("night 1: %d %s", r.code, r.stderr)
 		}
 	}
-	cp(filepath.Join(set, "night-2", "a.jsonl.zst"), filepath.Join(in, "b.jsonl"))
+	change()
 	for _, out := range []string{local, url} {
 		counts.take()
 		if r := convbatch(t, nil, "run", "--progress", "never", "--keys", keys, "--scratch-dir", scratch, "-o", out, "--incremental", "--replace-changed", in); r.code != 0 {
