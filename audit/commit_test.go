@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/internal/testkit/fstree"
 
 	"github.com/convbatch/convbatch/audit"
@@ -51,7 +52,7 @@ func audited(t testing.TB, root, keys string, n int, started time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := outdir.OpenAudit(root, kr.Digest(), parquetout.TableOptions{Version: "test"}, "")
+	r, err := outdir.OpenAudit(root, kr.Digest(), parquetout.TableOptions{Version: "test"}, "", icebergout.Place{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestCommitRefusesUncheckedStates(t *testing.T) {
 		}
 	}
 	before := files(t, out)
-	r, err := outdir.OpenAudit(out, "k", parquetout.TableOptions{Version: "test"}, "")
+	r, err := outdir.OpenAudit(out, "k", parquetout.TableOptions{Version: "test"}, "", icebergout.Place{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,10 +16,12 @@ import (
 
 	"github.com/convbatch/convbatch/audit"
 	"github.com/convbatch/convbatch/bytesize"
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -31,7 +33,7 @@ func auditCommand() *command {
 	var since, format, warnExpiry, maxKeyring string
 	var quiet, asJSON bool
 	var findingsExit int
-	var checkpointKey, cpuProfile string
+	var checkpointKey, cpuProfile, scratchDir string
 	return &command{
 		name:    "audit",
 		summary: "re-judge every receipt OUT holds under a keyring, without reading the archives; commit the verdicts that changed",
@@ -73,6 +75,7 @@ func auditCommand() *command {
 			fs.BoolVar(&asJSON, "json", false, "print the report as one JSON object on stdout, with the summary (same as --format json)")
 			registerCheckpointKey(fs, &checkpointKey)
 			fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the audit to this file")
+			fs.StringVar(&scratchDir, "scratch-dir", "", "with an s3:// or gs:// OUT: the local directory under which the audit works (docs/FORMAT.md, \"OUT on object storage\"); default the system's temporary directory")
 			fs.IntVar(&findingsExit, "findings-exit-code", ExitFindings, "exit code when a verdict changed or a key expires within --warn-expiry, 0 to 255; usage (2) and fatal (3) errors keep theirs")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
@@ -115,7 +118,7 @@ func auditCommand() *command {
 					return 0, err
 				}
 				o := auditOptions{out: args[0], keyring: kp, checkpointKey: skey, since: since, format: format, warnExpiry: warnExpiry, warn: warn,
-					quiet: quiet, asJSON: asJSON, findingsExit: findingsExit, maxKeyring: maxBytes}
+					quiet: quiet, asJSON: asJSON, findingsExit: findingsExit, maxKeyring: maxBytes, scratchDir: scratchDir}
 				if cpuProfile != "" {
 					pf, err := os.Create(cpuProfile)
 					if err != nil {
@@ -142,6 +145,8 @@ type auditOptions struct {
 	quiet, asJSON bool
 	findingsExit  int
 	maxKeyring    int64
+	// scratchDir is --scratch-dir, for an OUT on object storage.
+	scratchDir string
 }
 
 // runAudit reads the keyring, opens OUT, audits, commits the changed
@@ -160,21 +165,50 @@ func runAudit(e *env, o auditOptions) (int, error) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(auditMemoryLimit))
 	}
-	if objout.IsURL(o.out) {
-		return 0, usageErr("audit: %s: an OUT on object storage is not audited yet (run, extract, check and gc take it); audit a local OUT", o.out)
-	}
-	if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
-		return 0, usageErr("audit: %s: not a directory; pass the -o directory of convbatch run or extract", o.out)
-	}
-	root, err := filepath.Abs(o.out)
-	if err != nil {
-		return 0, fatalErr(fmt.Errorf("audit: %w", err))
-	}
 	// The keyring is read, and refused, before OUT is opened: a bad
 	// keyring changes nothing under OUT.
 	kr, err := loadKeyring(e.ctx, o.keyring, o.maxKeyring)
 	if err != nil {
 		return 0, keyringErr(e, keyringName(o.keyring), err)
+	}
+	var sess *objout.Session
+	var place icebergout.Place
+	root := o.out
+	if objout.IsURL(o.out) {
+		// The audit runs in the scratch OUT of the newest commit, then
+		// its run is uploaded and committed as a run's is.
+		t, err := openObjectOut(e, o.out)
+		if err != nil {
+			return 0, err
+		}
+		// An audit rewrites the parts of an Iceberg table of receipts
+		// that hold a re-judged receipt: those are downloaded.
+		var fetch []string
+		if c, err := t.Latest(e.ctx); err != nil {
+			return 0, fatalErr(fmt.Errorf("audit: %w; nothing was published", err))
+		} else if c != nil && c.HoldsIceberg() {
+			for _, n := range tabledef.Names {
+				if tabledef.FromReceipts(n) {
+					fetch = append(fetch, n)
+				}
+			}
+		}
+		if sess, err = t.Prepare(e.ctx, objout.Options{ScratchRoot: o.scratchDir, FetchTables: fetch}); err != nil {
+			return 0, fatalErr(fmt.Errorf("audit: preparing the scratch OUT of %s: %w; nothing was published", t.URL, err))
+		}
+		defer sess.Close()
+		if b := sess.Base(); b == nil {
+			return 0, usageErr("audit: %s holds no commit (%s): not the -o of a convbatch run", t.URL, objout.CommitsDir)
+		} else if len(b.Catalog) > 0 {
+			return 0, usageErr("audit: %s: its Iceberg tables are committed to a catalog (--catalog), which audit does not take yet; nothing was changed", t.URL)
+		}
+		root, place = sess.Out, icebergout.Place{Locate: sess.Locator(), IO: t.IO()}
+	} else if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
+		return 0, usageErr("audit: %s: not a directory; pass the -o directory of convbatch run or extract", o.out)
+	}
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return 0, fatalErr(fmt.Errorf("audit: %w", err))
 	}
 	warnEmptyKeyring(e.stderr, keyringName(o.keyring), kr)
 	digest := kr.Digest()
@@ -191,7 +225,7 @@ func runAudit(e *env, o auditOptions) (int, error) {
 			return 0, usageErr("audit: --since %q: want a run number or a date (YYYY-MM-DD or RFC 3339, UTC)", o.since)
 		}
 	}
-	r, err := outdir.OpenAudit(root, digest, parquetout.TableOptions{Version: pipeline.Version}, o.checkpointKey)
+	r, err := outdir.OpenAudit(root, digest, parquetout.TableOptions{Version: pipeline.Version}, o.checkpointKey, place)
 	if err != nil {
 		if errors.Is(err, outdir.ErrBusy) || errors.Is(err, outdir.ErrRefused) || errors.Is(err, outdir.ErrSettingsChanged) {
 			return 0, usageErr("audit: %v", err)
@@ -225,6 +259,13 @@ func runAudit(e *env, o auditOptions) (int, error) {
 		return 0, fatalErr(fmt.Errorf("audit: %w", err))
 	}
 	h.CommittedRun = run
+	if sess != nil {
+		// Also when this audit committed nothing: an earlier audit's
+		// run that was committed in the scratch OUT but not uploaded.
+		if err := publishAudit(e, o, sess); err != nil {
+			return 0, err
+		}
+	}
 	findings := len(res.Changes) > 0 || len(res.Expiring) > 0
 	code := ExitOK
 	if findings {
@@ -237,6 +278,23 @@ func runAudit(e *env, o auditOptions) (int, error) {
 		printAuditSummary(e.stderr, o, h, res)
 	}
 	return code, nil
+}
+
+// publishAudit uploads and commits the audit's run from the scratch OUT
+// of an OUT on object storage.
+func publishAudit(e *env, o auditOptions, sess *objout.Session) error {
+	c, err := sess.Publish(e.ctx)
+	var ce *objout.ConflictError
+	switch {
+	case errors.As(err, &ce):
+		return fatalErr(fmt.Errorf("audit: %w", err))
+	case err != nil:
+		return fatalErr(fmt.Errorf("audit: %w; nothing was committed to %s (the audit's run is kept in %s: run the same audit again to publish it)", err, o.out, sess.Out))
+	}
+	if c != nil && !o.quiet {
+		fmt.Fprintf(e.stderr, "convbatch audit: committed %s/%s%010d.json: run %d, %d files\n", o.out, objout.CommitsDir, c.Number, c.Run, len(c.Files))
+	}
+	return nil
 }
 
 // writeAudit prints the report in its format on w.

@@ -422,7 +422,7 @@ func TestAuditUsage(t *testing.T) {
 		{[]string{"audit", out, "--keys", keys, "--findings-exit-code", "300"}, "--findings-exit-code 300"},
 		{[]string{"audit", out, "--keys", keys, "--keys", keys}, "--keys given twice"},
 		{[]string{"audit", out, "--keys", keys}, "no manifest"},
-		{[]string{"audit", "s3://bucket/out", "--keys", keys}, "an OUT on object storage is not audited yet"},
+		{[]string{"audit", "s3://bucket/out/../x", "--keys", keys}, "the prefix must be clean"},
 	} {
 		r := convbatch(t, nil, tc.args...)
 		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {

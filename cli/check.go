@@ -52,11 +52,15 @@ func checkCommand() *command {
 				if len(args) != 1 {
 					return 0, usageErr("check: want exactly one OUT directory (the -o of convbatch run), got %s (see 'convbatch check --help')", plural(int64(len(args)), "argument", "arguments"))
 				}
+				keptNotes, err := readKept(kept)
+				if err != nil {
+					return 0, err
+				}
+				if vkey != "" {
+					vkey = readVerifierKey(vkey)
+				}
 				if objout.IsURL(args[0]) {
-					if len(kept) > 0 || vkey != "" {
-						return 0, usageErr("check: --checkpoint and --checkpoint-vkey on an OUT on object storage: not supported yet (download the commit's files and check them locally)")
-					}
-					return checkObject(e, args[0], quiet)
+					return checkObject(e, args[0], quiet, keptNotes, vkey)
 				}
 				if err := checkReportDir(args[0]); err != nil {
 					return 0, err
@@ -68,27 +72,12 @@ func checkCommand() *command {
 				if err != nil {
 					return 0, fatalErr(fmt.Errorf("check: %w", err))
 				}
-				keptNotes, err := readKept(kept)
-				if err != nil {
-					return 0, err
-				}
-				if vkey != "" {
-					vkey = readVerifierKey(vkey)
-				}
 				pending := len(problems) > 0 && problems[0].Kind == outdir.ProblemPending
 				var proven string
 				if rec.LastRun > 0 && !pending {
-					h, hp := outdir.ReadHistory(args[0], rec, vkey)
+					var hp []outdir.Problem
+					hp, proven = checkHistory(args[0], rec, keptNotes, vkey)
 					problems = append(problems, hp...)
-					if len(keptNotes) > 0 {
-						proofs, err := h.Extends(keptNotes, vkey)
-						if err != nil {
-							problems = append(problems, outdir.Problem{Path: "--checkpoint", Kind: "not-extended", Detail: err.Error()})
-						} else {
-							root, _ := h.Tree.Root(h.Tree.N)
-							proven = fmt.Sprintf("OUT's history (%d runs, root %s) extends %s (consistency proofs checked)", h.Tree.N, root, plural(int64(len(proofs)), "kept checkpoint", "kept checkpoints"))
-						}
-					}
 				}
 				for _, p := range problems {
 					fmt.Fprintf(e.stdout, "%s\n", escapeControls(p.String()))
@@ -111,6 +100,23 @@ func checkCommand() *command {
 			}
 		},
 	}
+}
+
+// checkHistory checks the history of the OUT at root, whose record is
+// rec (history-mismatch), and that it extends every kept checkpoint
+// (not-extended); proven says so when it does.
+func checkHistory(root string, rec *outdir.Record, keptNotes [][]byte, vkey string) (problems []outdir.Problem, proven string) {
+	h, problems := outdir.ReadHistory(root, rec, vkey)
+	if len(keptNotes) > 0 {
+		proofs, err := h.Extends(keptNotes, vkey)
+		if err != nil {
+			problems = append(problems, outdir.Problem{Path: "--checkpoint", Kind: "not-extended", Detail: err.Error()})
+		} else {
+			r, _ := h.Tree.Root(h.Tree.N)
+			proven = fmt.Sprintf("OUT's history (%d runs, root %s) extends %s (consistency proofs checked)", h.Tree.N, r, plural(int64(len(proofs)), "kept checkpoint", "kept checkpoints"))
+		}
+	}
+	return problems, proven
 }
 
 // readKept reads the kept checkpoints --checkpoint names: each a file, or

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/convbatch/convbatch/ledger"
+	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 )
 
@@ -98,20 +99,38 @@ func checkpointCommand() *command {
 				if len(args) != 1 {
 					return 0, usageErr("checkpoint: want exactly one OUT directory, got %s (see 'convbatch checkpoint --help')", plural(int64(len(args)), "argument", "arguments"))
 				}
-				out := args[0]
+				out, shown := args[0], args[0]
+				if objout.IsURL(out) {
+					// The newest commit's manifests and history.
+					t, err := openObjectOut(e, out)
+					if err != nil {
+						return 0, err
+					}
+					c, err := t.Latest(e.ctx)
+					if err != nil {
+						return 0, fatalErr(fmt.Errorf("checkpoint: %w", err))
+					}
+					if c == nil {
+						return 0, usageErr("checkpoint: %s holds no commit (%s): not the -o of a convbatch run", t.URL, objout.CommitsDir)
+					}
+					if out, err = fetchRecord(e, t, c); err != nil {
+						return 0, fatalErr(fmt.Errorf("checkpoint: %w", err))
+					}
+					defer os.RemoveAll(out)
+				}
 				rec, problems := outdir.ReadRecord(out)
 				if len(problems) > 0 {
-					return 0, usageErr("checkpoint: %s: %s (convbatch check %s says more)", out, problems[0], out)
+					return 0, usageErr("checkpoint: %s: %s (convbatch check %s says more)", shown, problems[0], shown)
 				}
 				if _, err := os.Lstat(filepath.Join(out, filepath.FromSlash(outdir.CheckpointRel))); errors.Is(err, iofs.ErrNotExist) || rec.LastRun == 0 {
-					return 0, usageErr("checkpoint: %s: no %s: not the output directory of a convbatch run, or none of its runs was committed by a convbatch with a history (the next run into it writes one)", out, outdir.CheckpointRel)
+					return 0, usageErr("checkpoint: %s: no %s: not the output directory of a convbatch run, or none of its runs was committed by a convbatch with a history (the next run into it writes one)", shown, outdir.CheckpointRel)
 				}
 				h, problems := outdir.ReadHistory(out, rec, "")
 				if len(problems) > 0 {
 					for _, p := range problems {
 						fmt.Fprintf(e.stderr, "convbatch checkpoint: %s\n", escapeControls(p.String()))
 					}
-					fmt.Fprintf(e.stderr, "convbatch checkpoint: %s: the checkpoint is not what OUT's manifests hash to; not printed (convbatch check %s)\n", out, out)
+					fmt.Fprintf(e.stderr, "convbatch checkpoint: %s: the checkpoint is not what OUT's manifests hash to; not printed (convbatch check %s)\n", shown, shown)
 					return ExitFindings, nil
 				}
 				if _, err := e.stdout.Write(h.Note); err != nil {

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"strings"
@@ -12,10 +14,13 @@ import (
 
 	"github.com/convbatch/convbatch/bytesize"
 
+	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/source"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // registerScratch adds --scratch-dir, for the commands that write OUT.
@@ -40,27 +45,41 @@ func openObjectOut(e *env, out string) (*objout.Target, error) {
 // the scratch OUT of the newest commit, then the upload and the commit
 // (package objout).
 func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error) {
-	if f.catalog != "" {
-		return nil, usageErr("--catalog with -o %s: not supported yet (an Iceberg catalog commit on object storage is issue 44 item 2)", source.RedactURL(cfg.OutDir))
-	}
-	if cfg.TableFormat == outdir.FormatIceberg {
-		// An Iceberg table's metadata names its files by absolute
-		// location, which would be the scratch's, under other keys.
-		return nil, usageErr("--table-format iceberg with -o %s: not supported yet (Iceberg on object storage goes through a catalog: issue 44 item 2)", source.RedactURL(cfg.OutDir))
-	}
 	t, err := openObjectOut(e, cfg.OutDir)
 	if err != nil {
 		return nil, err
 	}
+	var cat icebergout.Catalog
+	if cfg.TableFormat == outdir.FormatIceberg {
+		// The tables' metadata names the objects' keys; a catalog reads
+		// and writes it in the bucket through the same store.
+		objout.RegisterIO(t)
+		if f.catalog != "" {
+			sc, err := sqlcatalog.Open(e.ctx, f.catalog, f.catalogNamespace)
+			if err != nil {
+				return nil, fatalErr(err)
+			}
+			defer sc.Close()
+			cat = sc
+		}
+	}
 	sess, err := t.Prepare(e.ctx, objout.Options{ScratchRoot: f.scratchDir,
 		Empty:  !cfg.Incremental,
-		Inputs: cfg.Inputs, Checksum: cfg.Checksum})
+		Inputs: cfg.Inputs, Checksum: cfg.Checksum,
+		FetchTables: fetchTables(cfg),
+		Catalog:     cat})
 	if err != nil {
 		return nil, fatalErr(fmt.Errorf("preparing the scratch OUT of %s: %w; nothing was published", t.URL, err))
 	}
 	defer sess.Close()
 	local := cfg
 	local.OutDir = sess.Out
+	if cfg.TableFormat == outdir.FormatIceberg {
+		local.IcebergPlace = icebergout.Place{Locate: sess.Locator(), IO: t.IO()}
+		if cat != nil {
+			local.Catalog = sess.DeferCatalog(cat)
+		}
+	}
 	f.objectOut = t.URL
 	res, err := execute(e, f, local)
 	f.objectOut = ""
@@ -69,10 +88,14 @@ func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, 
 	}
 	c, err := sess.Publish(e.ctx)
 	var ce *objout.ConflictError
-	if errors.As(err, &ce) {
+	var cate *objout.CatalogError
+	switch {
+	case errors.As(err, &ce):
 		return nil, fatalErr(err)
-	}
-	if err != nil {
+	case errors.As(err, &cate):
+		// The night is committed; only the catalog lags.
+		return nil, fatalErr(err)
+	case err != nil:
 		return nil, fatalErr(fmt.Errorf("%w; nothing was committed to %s (the run is kept in %s: rerun the same command to publish it)", err, t.URL, sess.Out))
 	}
 	if c != nil {
@@ -86,6 +109,24 @@ func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, 
 		}
 	}
 	return res, nil
+}
+
+// fetchTables are the tables whose parts a run into an OUT on object
+// storage downloads into its scratch: an incremental run's Iceberg
+// tables of receipts, whose parts holding a receipt resolved again it
+// rewrites without the earlier rows (the other tables' parts stand as
+// placeholders of their sizes).
+func fetchTables(cfg pipeline.Config) []string {
+	if cfg.TableFormat != outdir.FormatIceberg || !cfg.Incremental {
+		return nil
+	}
+	var names []string
+	for _, t := range cfg.Tables {
+		if tabledef.FromReceipts(t) {
+			names = append(names, t)
+		}
+	}
+	return names
 }
 
 // gcCommand is `convbatch gc OUT`: the objects of an OUT on object
@@ -130,7 +171,7 @@ func gcCommand() *command {
 // checkObject is `convbatch check s3://…`: every object the newest commit
 // names against its size and SHA-256, and the commit against the
 // manifests.
-func checkObject(e *env, out string, quiet bool) (int, error) {
+func checkObject(e *env, out string, quiet bool, keptNotes [][]byte, vkey string) (int, error) {
 	t, err := openObjectOut(e, out)
 	if err != nil {
 		return 0, err
@@ -142,8 +183,28 @@ func checkObject(e *env, out string, quiet bool) (int, error) {
 	if c == nil {
 		return 0, usageErr("check: %s holds no commit (%s): not the -o of a convbatch run", t.URL, objout.CommitsDir)
 	}
+	// OUT's history, from a copy of its manifests and history files.
+	var proven string
+	if len(problems) == 0 {
+		tmp, err := fetchRecord(e, t, c)
+		if err != nil {
+			return 0, fatalErr(fmt.Errorf("check: %w", err))
+		}
+		defer os.RemoveAll(tmp)
+		rec, rp := outdir.ReadRecord(tmp)
+		problems = append(problems, objectProblems(rp)...)
+		if rec.LastRun > 0 {
+			hp, p := checkHistory(tmp, rec, keptNotes, vkey)
+			problems, proven = append(problems, objectProblems(hp)...), p
+		}
+	} else if len(keptNotes) > 0 {
+		problems = append(problems, objout.Problem{Path: "--checkpoint", Kind: "not-extended", Detail: "not checked: the commit's objects are not what it records"})
+	}
 	for _, p := range problems {
 		fmt.Fprintln(e.stdout, escapeControls(p.String()))
+	}
+	if proven != "" && !quiet {
+		fmt.Fprintf(e.stderr, "convbatch check: %s\n", proven)
 	}
 	if !quiet {
 		fmt.Fprintf(e.stderr, "convbatch check: %s commit %d (run %d): %d files, %d problems\n", t.URL, c.Number, c.Run, len(c.Files), len(problems))
@@ -152,6 +213,95 @@ func checkObject(e *env, out string, quiet bool) (int, error) {
 		return ExitFindings, nil
 	}
 	return ExitOK, nil
+}
+
+// fetchRecord downloads the manifests and the history of commit c of t
+// (outdir.IsRecordFile) into a new temporary directory, for the caller
+// to remove.
+func fetchRecord(e *env, t *objout.Target, c *objout.Commit) (string, error) {
+	tmp, err := os.MkdirTemp("", "convbatch-record-")
+	if err != nil {
+		return "", err
+	}
+	if err := t.Fetch(e.ctx, c, tmp, outdir.IsRecordFile); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// fetchUsage downloads, for convbatch report, the newest commit of the
+// OUT at url as a local OUT with report.json and the usage table's
+// current parts only (of an Iceberg table, its current snapshot's data
+// files, laid out as a Parquet dataset), into a new temporary directory
+// for the caller to remove.
+func fetchUsage(e *env, url string) (string, error) {
+	t, err := openObjectOut(e, url)
+	if err != nil {
+		return "", err
+	}
+	c, err := t.Latest(e.ctx)
+	if err != nil {
+		return "", fatalErr(err)
+	}
+	if c == nil {
+		return "", usageErr("report: %s holds no commit (%s): not the -o of a convbatch run", t.URL, objout.CommitsDir)
+	}
+	tmp, err := os.MkdirTemp("", "convbatch-report-")
+	if err != nil {
+		return "", fatalErr(err)
+	}
+	usage := outdir.TableDir(tabledef.Usage) + "/"
+	want := func(p string) bool { return p == outdir.ReportFile || strings.HasPrefix(p, usage) }
+	if c.HoldsIceberg() {
+		// The current snapshot's files, from a copy of the metadata.
+		meta := filepath.Join(tmp, "metadata")
+		if err := t.Fetch(e.ctx, c, meta, func(p string) bool { return strings.HasPrefix(p, usage+icebergout.MetadataDir+"/") }); err != nil {
+			os.RemoveAll(tmp)
+			return "", fatalErr(err)
+		}
+		files, err := icebergout.CurrentFilesAt(e.ctx, icebergout.Place{Root: meta, Dir: outdir.TableDir(tabledef.Usage), Locate: t.CommitLocator(c)})
+		if err != nil {
+			os.RemoveAll(tmp)
+			return "", fatalErr(err)
+		}
+		current := map[string]bool{}
+		for _, f := range files {
+			current[f] = true
+		}
+		want = func(p string) bool { return p == outdir.ReportFile || current[p] }
+	}
+	out := filepath.Join(tmp, "out")
+	if err := t.Fetch(e.ctx, c, out, want); err != nil {
+		os.RemoveAll(tmp)
+		return "", fatalErr(err)
+	}
+	if c.HoldsIceberg() {
+		// tables/usage/data/[day=…/]x.parquet -> tables/usage/[day=…/]x.parquet:
+		// the layout of a Parquet dataset, which report reads whole.
+		data := filepath.Join(out, filepath.FromSlash(outdir.TableDataDir(tabledef.Usage)))
+		if err := os.Rename(data, data+".current"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			os.RemoveAll(tmp)
+			return "", fatalErr(err)
+		}
+		ents, _ := os.ReadDir(data + ".current")
+		for _, en := range ents {
+			if err := os.Rename(filepath.Join(data+".current", en.Name()), filepath.Join(filepath.Dir(data), en.Name())); err != nil {
+				os.RemoveAll(tmp)
+				return "", fatalErr(err)
+			}
+		}
+	}
+	return tmp, nil
+}
+
+// objectProblems are outdir's problems as objout's.
+func objectProblems(ps []outdir.Problem) []objout.Problem {
+	out := make([]objout.Problem, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, objout.Problem{Path: p.Path, Kind: p.Kind, Detail: p.Detail})
+	}
+	return out
 }
 
 // reportPath says where OUT's report.json is: OUT/report.json, or on

@@ -24,6 +24,10 @@ import (
 
 const objoutSecret = "cliObjoutSECRETneverShown0123456789"
 
+// objoutBucket is a second bucket of the S3 test server, whose name
+// ClickHouse's S3 URLs accept.
+const objoutBucket = "convbatch-test"
+
 // objoutS3 starts gofakes3 with bucket b and points the AWS SDK at it;
 // refuseCommits, when true, answers every PUT of a commit record 412.
 func objoutS3(t *testing.T) *atomic.Bool {
@@ -49,8 +53,11 @@ func (c *requestCounts) take() map[string]int {
 func objoutS3Counted(t *testing.T) (*atomic.Bool, *requestCounts) {
 	t.Helper()
 	be := s3mem.New()
-	if err := be.CreateBucket("b"); err != nil {
-		t.Fatal(err)
+	// "b", and a name ClickHouse takes (3 to 63 characters).
+	for _, b := range []string{"b", objoutBucket} {
+		if err := be.CreateBucket(b); err != nil {
+			t.Fatal(err)
+		}
 	}
 	refuse := &atomic.Bool{}
 	counts := &requestCounts{n: map[string]int{}}
@@ -221,11 +228,6 @@ func TestObjectOutTwoNights(t *testing.T) {
 	refuse.Store(false)
 	step(0, "gc", "--grace", "0s", url)
 	step(0, "check", url)
-	// Iceberg tables are refused, before anything is written.
-	r = step(2, "run", "--progress", "never", "--table-format", "iceberg", "--scratch-dir", scratch, "-o", "s3://b/ice", n1)
-	if !strings.Contains(r.stderr, "not supported yet") {
-		t.Errorf("iceberg into s3: %s", r.stderr)
-	}
 	// extract into object storage: the tables only, checked the same way.
 	ex, exLocal := "s3://b/extract", filepath.Join(dir, "exlocal")
 	step(0, "extract", "--progress", "never", "--tables", "usage", "--scratch-dir", scratch, "-o", ex, n1)
@@ -296,19 +298,17 @@ func TestObjectOutCrash(t *testing.T) {
 	}
 }
 
-// TestObjectOutReplaceChanged: night 1, then one of its inputs changed
-// and taken again with --replace-changed, into s3:// and a local OUT:
-// the run downloads the table parts of that input only (it rewrites the
-// parts it shares), and the tables equal the local OUT's.
-func TestObjectOutReplaceChanged(t *testing.T) {
-	_, counts := objoutS3Counted(t)
-	dir := t.TempDir()
+// replaceChangedInputs makes, under dir, two nights of gen and an
+// input directory of two small .jsonl inputs of night 1 (small inputs
+// share one segment, so their parts are shared); change makes its
+// b.jsonl night 2's a.jsonl, for a --replace-changed night.
+func replaceChangedInputs(t *testing.T, dir string) (keys, in string, change func()) {
+	t.Helper()
 	set := filepath.Join(dir, "nights")
 	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", "2", "--conversations", "50", "--progress", "never"); r.code != 0 {
 		t.Fatalf("gen: %d %s", r.code, r.stderr)
 	}
-	keys := filepath.Join(set, "keys.json")
-	in := filepath.Join(dir, "in")
+	in = filepath.Join(dir, "in")
 	os.MkdirAll(in, 0o755)
 	cp := func(from, to string) {
 		b := decompress(t, from)
@@ -317,16 +317,28 @@ func TestObjectOutReplaceChanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Small .jsonl inputs share one segment, so their parts are shared.
 	cp(filepath.Join(set, "night-1", "a.jsonl.zst"), filepath.Join(in, "a.jsonl"))
 	cp(filepath.Join(set, "night-1", "b.jsonl.zst"), filepath.Join(in, "b.jsonl"))
+	return filepath.Join(set, "keys.json"), in, func() {
+		cp(filepath.Join(set, "night-2", "a.jsonl.zst"), filepath.Join(in, "b.jsonl"))
+	}
+}
+
+// TestObjectOutReplaceChanged: night 1, then one of its inputs changed
+// and taken again with --replace-changed, into s3:// and a local OUT:
+// the run downloads the table parts of that input only (it rewrites the
+// parts it shares), and the tables equal the local OUT's.
+func TestObjectOutReplaceChanged(t *testing.T) {
+	_, counts := objoutS3Counted(t)
+	dir := t.TempDir()
+	keys, in, change := replaceChangedInputs(t, dir)
 	local, url, scratch := filepath.Join(dir, "local"), "s3://b/replace", filepath.Join(dir, "scratch")
 	for _, out := range []string{local, url} {
 		if r := convbatch(t, nil, "run", "--progress", "never", "--keys", keys, "--scratch-dir", scratch, "-o", out, in); r.code != 0 {
 			t.Fatalf("night 1: %d %s", r.code, r.stderr)
 		}
 	}
-	cp(filepath.Join(set, "night-2", "a.jsonl.zst"), filepath.Join(in, "b.jsonl"))
+	change()
 	for _, out := range []string{local, url} {
 		counts.take()
 		if r := convbatch(t, nil, "run", "--progress", "never", "--keys", keys, "--scratch-dir", scratch, "-o", out, "--incremental", "--replace-changed", in); r.code != 0 {
@@ -373,4 +385,22 @@ func TestObjectOutGCS(t *testing.T) {
 	got := filepath.Join(dir, "got")
 	downloadOut(t, url, got)
 	sameTables(t, local, got, tabledef.Names...)
+	// Iceberg tables committed to a catalog (SQLite), on Cloud Storage:
+	// read through the catalog, the rows of a local OUT's.
+	ice, iceURL, uri := filepath.Join(dir, "ice"), "gs://g/ice", catalogURI(t, "sqlite", dir)
+	for _, out := range []string{ice, iceURL} {
+		for _, args := range [][]string{{n1}, {"--incremental", n1, n2}} {
+			if out == iceURL {
+				args = append([]string{"--catalog", uri}, args...)
+			}
+			runOK(t, append([]string{"run", "--progress", "never", "--keys", keys, "--table-format", "iceberg", "--scratch-dir", dir, "-o", out}, args...)...)
+		}
+	}
+	if r := convbatch(t, nil, "check", iceURL); r.code != 0 {
+		t.Fatalf("check: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	want, gotIce := filepath.Join(dir, "want-ice"), filepath.Join(dir, "got-ice")
+	localIcebergTables(t, ice, want)
+	icebergObjectTables(t, iceURL, uri, gotIce)
+	sameTables(t, want, gotIce, tabledef.Names...)
 }

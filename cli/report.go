@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/convbatch/convbatch/costreport"
+	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 )
 
@@ -115,7 +116,15 @@ func reportCommand() *command {
 				if since != "" && until != "" && bounds[0].After(bounds[1]) {
 					return 0, usageErr("report --since %s is after --until %s", since, until)
 				}
-				if err := checkReportDir(args[0]); err != nil {
+				out := args[0]
+				if objout.IsURL(out) {
+					tmp, err := fetchUsage(e, out)
+					if err != nil {
+						return 0, err
+					}
+					defer os.RemoveAll(tmp)
+					out = filepath.Join(tmp, "out")
+				} else if err := checkReportDir(out); err != nil {
 					return 0, err
 				}
 				var opts []costreport.Option
@@ -125,7 +134,7 @@ func reportCommand() *command {
 				if since != "" || until != "" {
 					opts = append(opts, costreport.WithDateRange(bounds[0], bounds[1]))
 				}
-				rep, err := costreport.Aggregate(e.ctx, args[0], groupBy, opts...)
+				rep, err := costreport.Aggregate(e.ctx, out, groupBy, opts...)
 				if err != nil {
 					if errors.Is(err, costreport.ErrNoUsageTable) {
 						return 0, usageErr("report: %v", err)
@@ -137,7 +146,7 @@ func reportCommand() *command {
 					return 0, fatalErr(fmt.Errorf("report: %w", err))
 				}
 				if format == "table" {
-					writeCumulative(e.stdout, args[0])
+					writeCumulative(e.stdout, out)
 				}
 				return ExitOK, nil
 			}

@@ -415,7 +415,7 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 	if f.quiet {
 		mode = "never"
 	}
-	if f.catalog != "" {
+	if f.catalog != "" && cfg.Catalog == nil {
 		cat, err := sqlcatalog.Open(e.ctx, f.catalog, f.catalogNamespace)
 		if err != nil {
 			return nil, fatalErr(err)
@@ -441,6 +441,11 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		}
 		// Say what is in OUT: "nothing was published" only when that
 		// is true (docs/FORMAT.md, "Commit and recovery").
+		if f.objectOut != "" && (errors.Is(err, outdir.ErrCommitPending) || errors.Is(err, outdir.ErrCommitCleanup)) {
+			// The local commit in the scratch stopped: the store holds
+			// the previous commit only.
+			return nil, fatalErr(fmt.Errorf("%w; nothing was committed to %s (the run is kept in its scratch %s: rerun the same command to finish and publish it)", err, f.objectOut, cfg.OutDir))
+		}
 		if errors.Is(err, outdir.ErrCommitPending) {
 			return nil, fatalErr(fmt.Errorf("%w; part of the run may be in %s, without a report.json: the next convbatch run or extract into it finishes the commit first (convbatch check says commit-pending until then)", err, cfg.OutDir))
 		}

@@ -32,15 +32,23 @@ func Location(root, rel string) string {
 // directory dir (relative to OUT) by an earlier place of OUT (moved or
 // copied since its metadata was written) is the file at that path in the
 // table's directory here. With a nil txn it only reads.
+//
+// With a Locator loc, the locations are loc's (an OUT on object storage,
+// whose local copy is root), and a file root does not hold is read
+// through out.
 type stagedFS struct {
 	root, dir string
 	base      string
+	loc       Locator
 	out       icebergio.IO
 	txn       *sink.Txn
 }
 
 // location returns the location of rel, relative to OUT.
 func (s *stagedFS) location(rel string) string {
+	if s.loc != nil {
+		return s.loc.Location(rel)
+	}
 	if s.root == "" {
 		return BaseLocation(s.base, rel)
 	}
@@ -51,6 +59,13 @@ var _ icebergio.WriteFileIO = (*stagedFS)(nil)
 
 // rel returns the path of location relative to OUT.
 func (s *stagedFS) rel(location string) (string, error) {
+	if s.loc != nil {
+		r, ok := s.loc.Rel(location)
+		if !ok || !fs.ValidPath(r) || r == "." {
+			return "", fmt.Errorf("iceberg: location %q is outside the output directory", location)
+		}
+		return r, nil
+	}
 	if s.root == "" {
 		r, ok := strings.CutPrefix(location, strings.TrimSuffix(s.base, "/")+"/")
 		if !ok || !fs.ValidPath(r) || r == "." {
@@ -90,7 +105,12 @@ func (s *stagedFS) path(location string) (string, error) {
 		}
 		return "", nil
 	}
-	return filepath.Join(s.root, filepath.FromSlash(rel)), nil
+	p := filepath.Join(s.root, filepath.FromSlash(rel))
+	if s.out != nil && !exists(p) {
+		// A file the local copy of OUT does not hold (Locator).
+		return "", nil
+	}
+	return p, nil
 }
 
 func exists(p string) bool {

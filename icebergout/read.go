@@ -3,12 +3,9 @@ package icebergout
 import (
 	"context"
 	"fmt"
-	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/apache/iceberg-go"
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -17,21 +14,13 @@ import (
 // paths relative to root, in manifest order; none for a table with no
 // metadata or no snapshot.
 func CurrentFiles(ctx context.Context, root, dir string) ([]string, error) {
-	tbl, err := Load(ctx, root, dir)
-	if err != nil || tbl == nil {
-		return nil, err
-	}
-	return SnapshotFiles(tbl, root, dir, tbl.CurrentSnapshot())
+	return CurrentFilesAt(ctx, Place{Root: root, Dir: dir})
 }
 
 // Load reads the latest metadata of the table whose directory is dir
 // (relative to root, an absolute path); nil when it has none.
 func Load(ctx context.Context, root, dir string) (*table.Table, error) {
-	v, err := Version(filepath.Join(root, filepath.FromSlash(dir)))
-	if err != nil || v == 0 {
-		return nil, err
-	}
-	return LoadVersion(ctx, root, dir, path.Join(dir, MetadataFile(v)))
+	return Place{Root: root, Dir: dir}.load(ctx)
 }
 
 // SnapshotFiles returns the data files of snapshot snap of tbl, the table
@@ -39,10 +28,14 @@ func Load(ctx context.Context, root, dir string) (*table.Table, error) {
 // none for a nil snap. Files named by an earlier place of root (moved or
 // copied since) are read, and named, where they are now.
 func SnapshotFiles(tbl *table.Table, root, dir string, snap *table.Snapshot) ([]string, error) {
+	return snapshotFiles(&stagedFS{root: root, dir: dir}, tbl, snap)
+}
+
+// snapshotFiles is SnapshotFiles through fsys.
+func snapshotFiles(fsys *stagedFS, tbl *table.Table, snap *table.Snapshot) ([]string, error) {
 	if snap == nil {
 		return nil, nil
 	}
-	fsys := &stagedFS{root: root, dir: dir}
 	manifests, err := snap.Manifests(fsys)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg table %s: %w", tbl.Location(), err)
@@ -84,10 +77,5 @@ func tableRel(location, dir string) (string, error) {
 // LoadVersion reads the metadata file rel (relative to root, an absolute
 // path) of the table whose directory is dir.
 func LoadVersion(ctx context.Context, root, dir, rel string) (*table.Table, error) {
-	fsF := func(context.Context) (icebergio.IO, error) { return &stagedFS{root: root, dir: dir}, nil }
-	tbl, err := table.NewFromLocation(ctx, table.Identifier{path.Base(dir)}, Location(root, rel), fsF, nil)
-	if err != nil {
-		return nil, fmt.Errorf("iceberg table %s: %w", dir, err)
-	}
-	return tbl, nil
+	return Place{Root: root, Dir: dir}.loadVersion(ctx, rel)
 }

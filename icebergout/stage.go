@@ -120,7 +120,14 @@ type Snapshot struct {
 	// ErrCatalogConflict), and Staged.Catalog is its commit to the
 	// catalog. A local OUT only (Root set).
 	Catalog Catalog
+	// Locate, when set, gives the locations the metadata names the
+	// files of Root by (Locator: an OUT on object storage, whose local
+	// copy is Root); IO then reads the files Root does not hold.
+	Locate Locator
 }
+
+// place is where s's table is read.
+func (s Snapshot) place() Place { return Place{Root: s.Root, Dir: s.Dir, Locate: s.Locate, IO: s.IO} }
 
 // Staged is what Stage staged.
 type Staged struct {
@@ -151,7 +158,7 @@ func Stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 }
 
 func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
-	sfs := &recordingFS{stagedFS: stagedFS{root: s.Root, dir: s.Dir, base: s.Base, out: s.IO, txn: txn}}
+	sfs := &recordingFS{stagedFS: stagedFS{root: s.Root, dir: s.Dir, base: s.Base, loc: s.Locate, out: s.IO, txn: txn}}
 	fsF := func(context.Context) (icebergio.IO, error) { return sfs, nil }
 	var version int
 	var err error
@@ -177,17 +184,17 @@ func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 		case s.Fresh:
 			// A run that replaces OUT replaces the catalog table's
 			// contents with a snapshot of its own.
-			if s.Remove, err = SnapshotFiles(tbl, s.Root, s.Dir, tbl.CurrentSnapshot()); err != nil {
+			if s.Remove, err = snapshotFiles(&sfs.stagedFS, tbl, tbl.CurrentSnapshot()); err != nil {
 				return nil, err
 			}
 		case carried:
 			// The catalog's history starts with this run: its snapshot
 			// holds OUT's current files (less s.Remove) and s.Add.
-			own, err := LoadVersion(ctx, s.Root, s.Dir, path.Join(s.Dir, MetadataFile(version)))
+			own, err := s.place().loadVersion(ctx, path.Join(s.Dir, MetadataFile(version)))
 			if err != nil {
 				return nil, err
 			}
-			files, err := SnapshotFiles(own, s.Root, s.Dir, own.CurrentSnapshot())
+			files, err := snapshotFiles(s.place().fs(), own, own.CurrentSnapshot())
 			if err != nil {
 				return nil, err
 			}
@@ -214,7 +221,7 @@ func stage(ctx context.Context, txn *sink.Txn, s Snapshot) (*Staged, error) {
 		if tbl, err = table.NewFromLocation(ctx, ident, cat.baseLoc, fsF, cat); err != nil {
 			return nil, err
 		}
-		if s.Root != "" && tbl.Location() != Location(s.Root, s.Dir) && s.Catalog == nil {
+		if s.Root != "" && tbl.Location() != sfs.location(s.Dir) && s.Catalog == nil {
 			if tbl, s, err = moved(tbl, s, sfs, fsF, cat); err != nil {
 				return nil, err
 			}
@@ -312,7 +319,7 @@ func catalogBase(ctx context.Context, s Snapshot, sfs *recordingFS, version int)
 	}
 	var ours int64
 	if version > 0 {
-		t, err := LoadVersion(ctx, s.Root, s.Dir, path.Join(s.Dir, MetadataFile(version)))
+		t, err := s.place().loadVersion(ctx, path.Join(s.Dir, MetadataFile(version)))
 		if err != nil {
 			return nil, false, err
 		}
@@ -343,7 +350,7 @@ func catalogBase(ctx context.Context, s Snapshot, sfs *recordingFS, version int)
 // relative to the table (ClickHouse read a copied OUT's files at a path
 // cut short), so time travel starts again from the move.
 func moved(tbl *table.Table, s Snapshot, sfs *recordingFS, fsF table.FSysF, cat *stagingCatalog) (*table.Table, Snapshot, error) {
-	files, err := SnapshotFiles(tbl, s.Root, s.Dir, tbl.CurrentSnapshot())
+	files, err := snapshotFiles(s.place().fs(), tbl, tbl.CurrentSnapshot())
 	if err != nil {
 		return nil, s, err
 	}

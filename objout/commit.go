@@ -9,6 +9,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/convbatch/convbatch/icebergout"
 )
 
 // CommitsDir is the folder of the commit log under OUT's prefix.
@@ -40,6 +42,12 @@ type Commit struct {
 	CommittedAt string `json:"committed_at"`
 	// Files are every file of OUT, by path relative to OUT, sorted.
 	Files []File `json:"files"`
+	// Catalog are the commits of OUT's Iceberg tables to their catalog
+	// (--catalog), applied after this record is written: the next run
+	// with the catalog applies them again (each a no-op once applied),
+	// so a crash between the record and the catalog leaves the catalog
+	// one night behind until then, never on a snapshot no record names.
+	Catalog []icebergout.CatalogCommit `json:"catalog,omitempty"`
 }
 
 // File is one file of OUT and the object that holds it.

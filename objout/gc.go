@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/outdir"
 )
 
 // DefaultGrace is how long an object no commit names is left alone: a
@@ -27,8 +30,9 @@ type GCResult struct {
 // GC removes the objects under OUT's prefix that the newest commit does
 // not name and that are older than grace, unless a commit made within
 // grace names them. Only objects this package writes are candidates (a
-// key whose name starts with a run id: 16 hex digits and a dot); the
-// commit records are never removed.
+// key whose name starts with a run id: 16 hex digits and a dot, and an
+// Iceberg table's manifests: isRunKey); the commit records, and the
+// metadata files an Iceberg catalog writes, are never removed.
 func (t *Target) GC(ctx context.Context, grace time.Duration, now time.Time) (GCResult, error) {
 	var res GCResult
 	nums, err := t.listCommits(ctx)
@@ -89,16 +93,16 @@ func (t *Target) GC(ctx context.Context, grace time.Duration, now time.Time) (GC
 	return res, nil
 }
 
-// isRunKey reports whether key's name begins with a run id and a dot.
+// isRunKey reports whether key is run-unique (runKey: its name begins
+// with a run id and a dot, or is an Iceberg metadata file vN-<run
+// id>.metadata.json), or is an Iceberg manifest or manifest list
+// (tables/<name>/metadata/*.avro: iceberg-go names them with a UUID, and
+// no catalog writes one).
 func isRunKey(key string) bool {
-	name := path.Base(key)
-	if len(name) < 18 || name[16] != '.' {
-		return false
+	if _, ok := pathOfKey(key); ok {
+		return true
 	}
-	for _, c := range name[:16] {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
+	name, dir := path.Base(key), path.Dir(key)
+	return strings.HasSuffix(name, ".avro") && strings.HasPrefix(dir, outdir.DirTables+"/") &&
+		strings.Count(dir, "/") == 2 && path.Base(dir) == icebergout.MetadataDir
 }

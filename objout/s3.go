@@ -55,6 +55,9 @@ func s3Err(err error) error {
 }
 
 func (s *s3Store) Put(ctx context.Context, key string, body io.ReadSeeker, size int64, ifAbsent bool) error {
+	if ra, ok := body.(io.ReaderAt); ok && size > multipartThreshold {
+		return s.putMultipart(ctx, key, ra, size, ifAbsent)
+	}
 	in := &s3.PutObjectInput{Bucket: &s.bucket, Key: &key, Body: body, ContentLength: aws.Int64(size)}
 	if ifAbsent {
 		in.IfNoneMatch = aws.String("*")

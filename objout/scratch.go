@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/internal/crashpoint"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/stream"
@@ -49,11 +50,12 @@ type Options struct {
 	// ScratchRoot is the directory under which the scratch directory of
 	// this OUT is made (--scratch-dir; default os.TempDir()).
 	ScratchRoot string
-	// FetchTables downloads the table parts too, not only placeholders
-	// of them: a run that may rewrite parts shared with earlier inputs
-	// (--replace-changed) or re-resolve an Iceberg receipts table reads
-	// them, with their digests checked.
-	FetchTables bool
+	// FetchTables are the tables whose parts are downloaded, not left
+	// as placeholders: a run that may rewrite them reads them (an
+	// Iceberg receipts table, whose parts holding a receipt resolved
+	// again are rewritten without its earlier rows), with their digests
+	// checked.
+	FetchTables []string
 	// Inputs are the run's inputs: of those OUT holds under the same
 	// path, the ones the run will read again (changed since, or not
 	// read whole last time, or all of them with Checksum) have their
@@ -65,6 +67,12 @@ type Options struct {
 	// (a run that is not incremental replaces OUT and reads none of it);
 	// its commit then names only what that run published.
 	Empty bool
+	// Catalog, when set (--catalog), is the Iceberg catalog of OUT's
+	// tables: the newest commit's catalog commits are applied to it
+	// first (each a no-op once applied: a run killed between its record
+	// and the catalog left them), so that the run stages over the
+	// catalog's tables where the record left them.
+	Catalog icebergout.Catalog
 }
 
 // Session is one run into an OUT on object storage: Prepare, then the
@@ -76,6 +84,12 @@ type Session struct {
 	Out  string // the scratch OUT, the -o of the local run
 	base *Commit
 	mark marker
+	// empty is Options.Empty; loc the Locator of the run's Iceberg
+	// metadata, catalog the catalog whose commits Publish applies
+	// (DeferCatalog).
+	empty   bool
+	loc     *locator
+	catalog icebergout.Catalog
 }
 
 // ScratchDir is the scratch directory of the OUT at url under root: one
@@ -86,13 +100,22 @@ func ScratchDir(root, url string) string {
 }
 
 // placeholder reports whether the file at rel stands as a sparse file of
-// its size in the scratch OUT: the archives, and the table parts unless
-// fetchTables. An incremental run checks those at their sizes only.
-func placeholder(rel string, fetchTables bool) bool {
+// its size in the scratch OUT: the archives, and the table parts but
+// those of the tables fetch names. An incremental run checks those at
+// their sizes only.
+func placeholder(rel string, fetch []string) bool {
 	if strings.HasPrefix(rel, outdir.DirArchive+"/") {
 		return true
 	}
-	return !fetchTables && strings.HasPrefix(rel, outdir.DirTables+"/") && strings.HasSuffix(rel, ".parquet")
+	if !strings.HasPrefix(rel, outdir.DirTables+"/") || !strings.HasSuffix(rel, ".parquet") {
+		return false
+	}
+	for _, t := range fetch {
+		if strings.HasPrefix(rel, outdir.TableDir(t)+"/") {
+			return false
+		}
+	}
+	return true
 }
 
 // Prepare makes the scratch OUT of the newest commit: kept as it is when
@@ -105,7 +128,7 @@ func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
 	if root == "" {
 		root = os.TempDir()
 	}
-	s := &Session{t: t, dir: ScratchDir(root, t.URL)}
+	s := &Session{t: t, dir: ScratchDir(root, t.URL), empty: opt.Empty}
 	s.Out = filepath.Join(s.dir, "out")
 	if err := s.takeLock(); err != nil {
 		return nil, err
@@ -121,12 +144,17 @@ func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
 		return nil, err
 	}
 	s.base = base
+	if base != nil {
+		if err := t.applyCatalog(ctx, opt.Catalog, base); err != nil {
+			return nil, err
+		}
+	}
 	num := 0
 	if base != nil {
 		num = base.Number
 	}
 	if b, err := os.ReadFile(filepath.Join(s.dir, markerFile)); err == nil && json.Unmarshal(b, &s.mark) == nil &&
-		s.mark.URL == t.URL && s.mark.Commit == num && !(opt.FetchTables && len(s.mark.Placeholders) > 0 && hasTablePlaceholder(s.mark.Placeholders)) {
+		s.mark.URL == t.URL && s.mark.Commit == num && !hasFetchedPlaceholder(s.mark.Placeholders, opt.FetchTables) {
 		if err := s.fetchTouched(ctx, opt); err != nil {
 			return nil, err
 		}
@@ -185,12 +213,18 @@ func (s *Session) RunID() string { return s.mark.RunID }
 
 // Key returns the key, relative to OUT's prefix, under which this
 // session's commit stores the file rel (a slash path relative to OUT)
-// when the run wrote it: <dir>/<run id>.<name>.
+// when the run wrote it: <dir>/<run id>.<name>, but for an Iceberg
+// table's metadata file vN.metadata.json, <dir>/vN-<run id>.metadata.json
+// (a name Iceberg readers order by N: ClickHouse reads no other).
 func (s *Session) Key(rel string) string { return runKey(s.mark.RunID, rel) }
 
 // runKey is the run-unique key of rel for the run runID.
 func runKey(runID, rel string) string {
-	key := runID + "." + path.Base(rel)
+	name := runID + "." + path.Base(rel)
+	if v, ok := strings.CutSuffix(path.Base(rel), metadataSuffix); ok && isVersion(v) {
+		name = v + "-" + runID + metadataSuffix
+	}
+	key := name
 	if dir := path.Dir(rel); dir != "." {
 		key = dir + "/" + key
 	}
@@ -299,9 +333,11 @@ func (s *Session) fetchTouched(ctx context.Context, opt Options) error {
 	return s.writeMarker()
 }
 
-func hasTablePlaceholder(ps []string) bool {
+// hasFetchedPlaceholder reports whether one of ps is a part of a table
+// that fetch names: the scratch is then made anew, with them.
+func hasFetchedPlaceholder(ps, fetch []string) bool {
 	for _, p := range ps {
-		if strings.HasPrefix(p, outdir.DirTables+"/") {
+		if strings.HasPrefix(p, outdir.DirTables+"/") && !placeholder(p, fetch) {
 			return true
 		}
 	}
@@ -312,6 +348,9 @@ func hasTablePlaceholder(ps []string) bool {
 // sparse placeholder of its size.
 func (s *Session) materialize(ctx context.Context, f File, hole bool) error {
 	p := filepath.Join(s.Out, filepath.FromSlash(f.Path))
+	if !hole {
+		return s.t.fetch(ctx, f, p, s.base.Number)
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
@@ -320,24 +359,50 @@ func (s *Session) materialize(ctx context.Context, f File, hole bool) error {
 		return err
 	}
 	defer out.Close()
-	if hole {
-		s.mark.Placeholders = append(s.mark.Placeholders, f.Path)
-		return out.Truncate(f.Size)
+	s.mark.Placeholders = append(s.mark.Placeholders, f.Path)
+	return out.Truncate(f.Size)
+}
+
+// fetch writes the object of f, the file of commit num, at the local
+// path p, checked against f's size and SHA-256.
+func (t *Target) fetch(ctx context.Context, f File, p string, num int) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
 	}
-	rc, err := s.t.Store.Get(ctx, s.t.Prefix+f.Key)
+	out, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
-		return fmt.Errorf("%s/%s: %w", s.t.URL, f.Key, err)
+		return err
+	}
+	defer out.Close()
+	rc, err := t.Store.Get(ctx, t.Prefix+f.Key)
+	if err != nil {
+		return fmt.Errorf("%s/%s: %w", t.URL, f.Key, err)
 	}
 	defer rc.Close()
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(out, h), rc)
 	if err != nil {
-		return fmt.Errorf("%s/%s: %w", s.t.URL, f.Key, err)
+		return fmt.Errorf("%s/%s: %w", t.URL, f.Key, err)
 	}
 	if n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.SHA256 {
-		return fmt.Errorf("%s/%s: the object is not what commit %d records (%d bytes, SHA-256 %s; want %d, %s): run convbatch check %s", s.t.URL, f.Key, s.base.Number, n, hex.EncodeToString(h.Sum(nil)), f.Size, f.SHA256, s.t.URL)
+		return fmt.Errorf("%s/%s: the object is not what commit %d records (%d bytes, SHA-256 %s; want %d, %s): run convbatch check %s", t.URL, f.Key, num, n, hex.EncodeToString(h.Sum(nil)), f.Size, f.SHA256, t.URL)
 	}
 	return out.Close()
+}
+
+// Fetch writes into the directory dir, at their paths, the files of
+// commit c for which want is true, each checked against its size and
+// SHA-256: a local copy of part of OUT (its manifests and history, for
+// convbatch check).
+func (t *Target) Fetch(ctx context.Context, c *Commit, dir string, want func(path string) bool) error {
+	for _, f := range c.Files {
+		if want(f.Path) {
+			if err := t.fetch(ctx, f, filepath.Join(dir, filepath.FromSlash(f.Path)), c.Number); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (s *Session) writeMarker() error {
@@ -439,12 +504,21 @@ func (s *Session) Publish(ctx context.Context) (*Commit, error) {
 			files = append(files, pf)
 			return nil
 		}
-		files = append(files, File{Path: rel, Key: runKey(runID, rel), Size: info.Size(), SHA256: sum})
+		files = append(files, File{Path: rel, Key: s.loc.keyFor(rel, runID), Size: info.Size(), SHA256: sum})
 		uploads = append(uploads, len(files)-1)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading the scratch OUT: %w", err)
+	}
+	if s.loc != nil {
+		if err := s.loc.checkLocated(files); err != nil {
+			return nil, fmt.Errorf("nothing was committed: %w", err)
+		}
+	}
+	pending, err := s.pendingCatalog()
+	if err != nil {
+		return nil, err
 	}
 	if err := s.upload(ctx, files, uploads); err != nil {
 		return nil, err
@@ -461,23 +535,25 @@ func (s *Session) Publish(ctx context.Context) (*Commit, error) {
 		num = s.base.Number + 1
 	}
 	c := &Commit{Format: CommitFormat, Number: num, RunID: runID, Run: man.Run,
-		CommittedAt: time.Now().UTC().Format(time.RFC3339Nano), Files: files}
+		CommittedAt: time.Now().UTC().Format(time.RFC3339Nano), Files: files, Catalog: pending}
 	if err := s.t.writeCommit(ctx, c); err != nil {
 		return nil, err
 	}
 	crashpoint.Hit("objout-commit")
 	s.base = c
 	s.afterCommit(c)
-	return c, nil
+	// The record is the commit point; the catalog follows it.
+	return c, s.t.applyCatalog(ctx, s.catalog, c)
 }
 
 // afterCommit makes the scratch OUT that of commit c: its data files
 // placeholders again (their blocks freed), the marker naming c. A
 // failure here only costs the next run a fresh download.
 func (s *Session) afterCommit(c *Commit) {
+	os.Remove(filepath.Join(s.dir, pendingCatalogFile))
 	s.mark = marker{URL: s.t.URL, Commit: c.Number}
 	for _, f := range c.Files {
-		if !placeholder(f.Path, false) {
+		if !placeholder(f.Path, nil) {
 			continue
 		}
 		p := filepath.Join(s.Out, filepath.FromSlash(f.Path))
@@ -541,15 +617,20 @@ func (s *Session) put(ctx context.Context, f File) error {
 	}
 	defer fh.Close()
 	err = s.t.Store.Put(ctx, s.t.Prefix+f.Key, fh, f.Size, true)
-	var r *retried
-	if errors.Is(err, ErrPrecondition) && !errors.As(err, &r) {
-		// The key is this run's: a run killed after uploading it, and
-		// rerun with the staging it left, finds it there.
-		if n, sum, serr := s.t.digest(ctx, f.Key); serr == nil && n == f.Size && sum == f.SHA256 {
-			err = nil
+	if errors.Is(err, ErrPrecondition) {
+		// The key is this run's, which no record names (the run id is
+		// made anew after each commit): an earlier try left it (an
+		// answer lost, a run killed after uploading it and rerun with
+		// its scratch). Kept when it holds these bytes, else replaced:
+		// the rerun published others (a run that is not incremental
+		// redoes its night, a later night goes on from the killed one).
+		var n int64
+		var sum string
+		if n, sum, err = s.t.digest(ctx, f.Key); err == nil && (n != f.Size || sum != f.SHA256) {
+			err = s.t.Store.Put(ctx, s.t.Prefix+f.Key, fh, f.Size, false)
 		}
 	}
-	if err != nil && !errors.As(err, &r) {
+	if err != nil {
 		return fmt.Errorf("%s/%s: %w", s.t.URL, f.Key, err)
 	}
 	crashpoint.Hit("objout-put")
@@ -581,6 +662,39 @@ func newestManifest(dir string) (*outdir.Manifest, string, error) {
 		return nil, "", fmt.Errorf("%s: %w", top, err)
 	}
 	return &m, path.Dir(outdir.ManifestRel(1)) + "/" + top, nil
+}
+
+// metadataSuffix ends an Iceberg metadata file's name.
+const metadataSuffix = ".metadata.json"
+
+// isVersion reports whether v is "v" and a version number (the name of
+// a metadata file, less metadataSuffix).
+func isVersion(v string) bool {
+	n, ok := strings.CutPrefix(v, "v")
+	if !ok || n == "" || n[0] == '0' {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// pathOfKey returns the path of a run-unique key of any run (runKey's
+// inverse); false for another key.
+func pathOfKey(key string) (string, bool) {
+	dir, name := path.Split(key)
+	if len(name) > 17 && name[16] == '.' && isHex(name[:16]) {
+		return dir + name[17:], true
+	}
+	if stem, ok := strings.CutSuffix(name, metadataSuffix); ok {
+		if v, run, ok := strings.Cut(stem, "-"); ok && isVersion(v) && len(run) == 16 && isHex(run) {
+			return dir + v + metadataSuffix, true
+		}
+	}
+	return "", false
 }
 
 // newRunID returns 16 random hex digits.

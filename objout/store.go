@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/convbatch/convbatch/source"
@@ -56,21 +57,44 @@ func isTransient(err error) bool {
 	return errors.As(err, &te)
 }
 
+// DefaultStall is how long a request to the store may go without a
+// byte sent or received (a PUT's body, an answer, a GET's body, a
+// listing's objects) before it is abandoned and tried again, as a
+// stalled read of an input is (docs/SOURCES.md): without it a store that
+// never answers would hold the run for ever.
+const DefaultStall = 60 * time.Second
+
+// ErrStalled is the cause of a try abandoned for a stall.
+var ErrStalled = errors.New("no byte sent or received within the stall timeout")
+
 // retrying is a Store whose calls are tried again on transient errors,
-// with a doubling backoff.
+// with a doubling backoff, each try abandoned when it stalls.
 type retrying struct {
 	Store
 	tries   int
 	backoff time.Duration
+	stall   time.Duration
 }
 
 // Retry wraps s so that each call is tried up to tries times in all,
-// waiting backoff, then twice that, between tries. A Put retried after an
-// answer that never came may find its own object there: a put-if-absent
-// then fails with ErrPrecondition, which the caller tells from a
-// conflict by reading the object back (Target.commit does).
+// waiting backoff, then twice that, between tries; a try that sends and
+// receives nothing for DefaultStall is abandoned as a transient error.
+// A GET's body cut or stalled half way is asked for again and read on
+// from the byte reached (the objects are never rewritten). A Put retried
+// after an answer that never came may find its own object there: a
+// put-if-absent then fails with ErrPrecondition, which the caller tells
+// from a conflict by reading the object back (Target.commit does).
 func Retry(s Store, tries int, backoff time.Duration) Store {
-	return &retrying{Store: s, tries: max(tries, 1), backoff: backoff}
+	return RetryStall(s, tries, backoff, DefaultStall)
+}
+
+// RetryStall is Retry with the stall timeout stall (DefaultStall when 0
+// or less).
+func RetryStall(s Store, tries int, backoff, stall time.Duration) Store {
+	if stall <= 0 {
+		stall = DefaultStall
+	}
+	return &retrying{Store: s, tries: max(tries, 1), backoff: backoff, stall: stall}
 }
 
 func (r *retrying) do(ctx context.Context, f func() error) error {
@@ -92,6 +116,64 @@ func (r *retrying) do(ctx context.Context, f func() error) error {
 	return fmt.Errorf("after %d tries: %w", r.tries, err)
 }
 
+// watchdog cancels a try's context when it makes no progress for the
+// stall timeout.
+type watchdog struct {
+	stall   time.Duration
+	timer   *time.Timer
+	stalled atomic.Bool
+}
+
+// watch returns a context of ctx that the watchdog w cancels after
+// stall without a call of w.progress, and the function that releases
+// it.
+func watch(ctx context.Context, stall time.Duration) (context.Context, *watchdog, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &watchdog{stall: stall}
+	w.timer = time.AfterFunc(stall, func() { w.stalled.Store(true); cancel() })
+	return ctx, w, func() { w.timer.Stop(); cancel() }
+}
+
+func (w *watchdog) progress() { w.timer.Reset(w.stall) }
+
+// cause is err, or the stall when the watchdog ended the try (and not
+// the caller, whose ctx is given).
+func (w *watchdog) cause(ctx context.Context, err error) error {
+	if err != nil && w.stalled.Load() && ctx.Err() == nil {
+		return &transientError{fmt.Errorf("%w (%v)", ErrStalled, w.stall)}
+	}
+	return err
+}
+
+// watched runs f once under a watchdog.
+func (r *retrying) watched(ctx context.Context, f func(ctx context.Context, progress func()) error) error {
+	tctx, w, release := watch(ctx, r.stall)
+	defer release()
+	return w.cause(ctx, f(tctx, w.progress))
+}
+
+// progressReader calls progress on every read of its body.
+type progressReader struct {
+	io.ReadSeeker
+	progress func()
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	p.progress()
+	return p.ReadSeeker.Read(b)
+}
+
+// progressReaderAt is a progressReader whose body reads at offsets too.
+type progressReaderAt struct {
+	progressReader
+	ra io.ReaderAt
+}
+
+func (p *progressReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	p.progress()
+	return p.ra.ReadAt(b, off)
+}
+
 // retried is the error of a put-if-absent refused on a try after the
 // first: the earlier try may have written the object.
 type retried struct{ err error }
@@ -106,7 +188,14 @@ func (r *retrying) Put(ctx context.Context, key string, body io.ReadSeeker, size
 		if _, err := body.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
-		err := r.Store.Put(ctx, key, body, size, ifAbsent)
+		err := r.watched(ctx, func(ctx context.Context, progress func()) error {
+			var pr io.ReadSeeker = &progressReader{body, progress}
+			if ra, ok := body.(io.ReaderAt); ok {
+				// A multipart upload reads its parts at their offsets.
+				pr = &progressReaderAt{progressReader{body, progress}, ra}
+			}
+			return r.Store.Put(ctx, key, pr, size, ifAbsent)
+		})
 		if try > 1 && errors.Is(err, ErrPrecondition) {
 			return &retried{err}
 		}
@@ -115,13 +204,98 @@ func (r *retrying) Put(ctx context.Context, key string, body io.ReadSeeker, size
 }
 
 func (r *retrying) Get(ctx context.Context, key string) (io.ReadCloser, error) {
-	var rc io.ReadCloser
-	err := r.do(ctx, func() error {
-		var err error
-		rc, err = r.Store.Get(ctx, key)
-		return err
-	})
-	return rc, err
+	b := &resumed{r: r, ctx: ctx, key: key}
+	if err := r.do(ctx, b.open); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// resumed is a GET's body that a cut or a stall does not end: the
+// object is asked for again and read on from the byte reached, up to
+// the tries in a row without a byte.
+type resumed struct {
+	r       *retrying
+	ctx     context.Context
+	key     string
+	rc      io.ReadCloser
+	w       *watchdog
+	release func()
+	n       int64 // bytes delivered
+	fails   int   // failed reads since the last byte
+}
+
+// open starts a GET of the object and skips the n bytes delivered.
+func (b *resumed) open() error {
+	b.Close()
+	ctx, w, release := watch(b.ctx, b.r.stall)
+	rc, err := b.r.Store.Get(ctx, b.key)
+	if err == nil && b.n > 0 {
+		if _, err = io.CopyN(io.Discard, &progressBody{rc, w.progress}, b.n); err != nil {
+			rc.Close()
+			err = &transientError{fmt.Errorf("resuming at byte %d: %w", b.n, err)}
+		}
+	}
+	if err != nil {
+		release()
+		return w.cause(b.ctx, err)
+	}
+	b.rc, b.w, b.release = rc, w, release
+	return nil
+}
+
+func (b *resumed) Read(p []byte) (int, error) {
+	for {
+		if b.rc == nil {
+			return 0, errors.New("read of a closed body")
+		}
+		// The stall is timed from the read: a caller that pauses
+		// between reads is no stalled store.
+		b.w.progress()
+		n, err := b.rc.Read(p)
+		if n > 0 {
+			b.w.progress()
+			b.n += int64(n)
+			b.fails = 0
+		}
+		if err == nil || err == io.EOF || b.ctx.Err() != nil {
+			return n, err
+		}
+		err = b.w.cause(b.ctx, err)
+		if b.fails++; b.fails >= b.r.tries {
+			return n, fmt.Errorf("reading at byte %d, after %d tries: %w", b.n, b.fails, err)
+		}
+		if oerr := b.r.do(b.ctx, b.open); oerr != nil {
+			return n, oerr
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+func (b *resumed) Close() error {
+	if b.rc == nil {
+		return nil
+	}
+	err := b.rc.Close()
+	b.release()
+	b.rc = nil
+	return err
+}
+
+// progressBody calls progress on every read.
+type progressBody struct {
+	io.Reader
+	progress func()
+}
+
+func (p *progressBody) Read(b []byte) (int, error) {
+	n, err := p.Reader.Read(b)
+	if n > 0 {
+		p.progress()
+	}
+	return n, err
 }
 
 func (r *retrying) List(ctx context.Context, prefix string, fn func(Object) error) error {
@@ -130,7 +304,9 @@ func (r *retrying) List(ctx context.Context, prefix string, fn func(Object) erro
 	var all []Object
 	err := r.do(ctx, func() error {
 		all = all[:0]
-		return r.Store.List(ctx, prefix, func(o Object) error { all = append(all, o); return nil })
+		return r.watched(ctx, func(ctx context.Context, progress func()) error {
+			return r.Store.List(ctx, prefix, func(o Object) error { progress(); all = append(all, o); return nil })
+		})
 	})
 	if err != nil {
 		return err
@@ -144,7 +320,9 @@ func (r *retrying) List(ctx context.Context, prefix string, fn func(Object) erro
 }
 
 func (r *retrying) Delete(ctx context.Context, key string) error {
-	return r.do(ctx, func() error { return r.Store.Delete(ctx, key) })
+	return r.do(ctx, func() error {
+		return r.watched(ctx, func(ctx context.Context, _ func()) error { return r.Store.Delete(ctx, key) })
+	})
 }
 
 // Target is an OUT on object storage: a bucket and a prefix.
@@ -165,9 +343,26 @@ func IsURL(out string) bool {
 	return strings.HasPrefix(l, "s3://") || strings.HasPrefix(l, "gs://")
 }
 
+// OpenOption sets an option of Open.
+type OpenOption func(*openOptions)
+
+type openOptions struct{ stall time.Duration }
+
+// WithStallTimeout sets how long a request to the store may go without a
+// byte sent or received before it is abandoned and tried again (default
+// DefaultStall).
+func WithStallTimeout(d time.Duration) OpenOption {
+	return func(o *openOptions) { o.stall = d }
+}
+
 // Open opens the OUT at an s3:// or gs:// URL, with credentials as for
-// inputs (package source) and requests tried 5 times.
-func Open(ctx context.Context, out string) (*Target, error) {
+// inputs (package source), requests tried 5 times and each try bounded
+// by the stall timeout (DefaultStall unless WithStallTimeout).
+func Open(ctx context.Context, out string, opts ...OpenOption) (*Target, error) {
+	o := openOptions{stall: DefaultStall}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	loc, err := source.Parse(out)
 	if err != nil {
 		return nil, err
@@ -198,5 +393,5 @@ func Open(ctx context.Context, out string) (*Target, error) {
 	if prefix != "" {
 		u += "/" + strings.TrimSuffix(prefix, "/")
 	}
-	return &Target{URL: u, Store: Retry(s, 5, 200*time.Millisecond), Prefix: prefix}, nil
+	return &Target{URL: u, Store: RetryStall(s, 5, 200*time.Millisecond, o.stall), Prefix: prefix}, nil
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/convbatch/convbatch/icebergout"
+
 	"github.com/convbatch/convbatch/verify"
 
 	"github.com/convbatch/convbatch/parquetout"
@@ -28,8 +30,10 @@ import (
 // keyringSHA256 is the audit keyring's digest; opts the Parquet writer's
 // options (Version set; PartitionBy is taken from OUT's settings);
 // checkpointKey, when set, the note signer key that signs the checkpoint
-// of OUT's history the audit's commit writes (Options.CheckpointKey).
-func OpenAudit(root, keyringSHA256 string, opts parquetout.TableOptions, checkpointKey string) (*Run, error) {
+// of OUT's history the audit's commit writes (Options.CheckpointKey);
+// place, for the local copy of an OUT on object storage, how its Iceberg
+// tables locate their files (Options.IcebergPlace; zero for a local OUT).
+func OpenAudit(root, keyringSHA256 string, opts parquetout.TableOptions, checkpointKey string, place icebergout.Place) (*Run, error) {
 	if rec, _ := ReadRecord(root); rec.LastRun == 0 {
 		return nil, fmt.Errorf("%w: %s: %w", ErrRefused, root, ErrNoRecord)
 	}
@@ -53,7 +57,7 @@ func OpenAudit(root, keyringSHA256 string, opts parquetout.TableOptions, checkpo
 	}
 	r, err := OpenRun(Options{Root: root, Incremental: true, Handlers: s.Handlers, Tables: s.Tables,
 		Archive: s.Archive, TableOptions: opts, TableFormat: format, KeyringSHA256: keyringSHA256, Key: "audit", CheckpointKey: checkpointKey,
-		ReaderChecksReceipts: true})
+		ReaderChecksReceipts: true, IcebergPlace: place})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 
@@ -234,4 +235,12 @@ func (h *History) Extends(kept [][]byte, vkey string) ([]ledger.Proof, error) {
 // commit publishes them anew.
 func dropHistory(removes []string) []string {
 	return slices.DeleteFunc(removes, isHistoryFile)
+}
+
+// IsRecordFile reports whether rel (relative to OUT) is one of the files
+// ReadRecord and ReadHistory read: a run's manifest, or OUT's history
+// (its tree's hashes and its checkpoint). A copy of those alone is enough
+// to check OUT's history (an OUT on object storage: convbatch check).
+func IsRecordFile(rel string) bool {
+	return isHistoryFile(rel) || path.Dir(rel) == StateRel(manifestsDir)
 }

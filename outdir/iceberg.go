@@ -216,7 +216,7 @@ func (p *commitPlan) rewriteData(ctx context.Context, root string) error {
 		if keys == nil && len(dropFile) == 0 {
 			break
 		}
-		current, err := icebergout.CurrentFiles(ctx, root, TableDir(table))
+		current, err := icebergout.CurrentFilesAt(ctx, p.icebergAt(root, table))
 		if err != nil {
 			return err
 		}
@@ -278,6 +278,13 @@ func (p *commitPlan) rewriteData(ctx context.Context, root string) error {
 	return nil
 }
 
+// icebergAt is where the table's files are read from and located.
+func (p *commitPlan) icebergAt(root, table string) icebergout.Place {
+	pl := p.r.opts.IcebergPlace
+	pl.Root, pl.Dir = root, TableDir(table)
+	return pl
+}
+
 // snapshotTables stages one snapshot of every Iceberg table the run
 // writes, adding its new data files and removing the retired ones, and
 // publishes the snapshot's metadata after its data files, its
@@ -304,6 +311,7 @@ func (p *commitPlan) snapshotTables() error {
 			Add:         p.ice.add[name], Remove: p.ice.remove[name],
 			Run:     p.run,
 			Catalog: p.r.opts.Catalog,
+			Locate:  p.r.opts.IcebergPlace.Locate, IO: p.r.opts.IcebergPlace.IO,
 		})
 		if err != nil {
 			return fmt.Errorf("output directory: %w", err)

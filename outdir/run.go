@@ -67,6 +67,11 @@ type Options struct {
 	// metadata location there, after its files and before the report
 	// (docs/TABLES.md, "Iceberg through a catalog").
 	Catalog icebergout.Catalog
+	// IcebergPlace, when its Locate is set, is how the tables' metadata
+	// names OUT's files and reads those Root does not hold: an OUT on
+	// object storage (package objout), whose local copy Root is
+	// (icebergout.Place; its Root and Dir are ignored here).
+	IcebergPlace icebergout.Place
 	// KeyringSHA256 is the digest of the run's keyring (verify.Keyring.
 	// Digest); "" without one.
 	KeyringSHA256 string

@@ -112,6 +112,9 @@ type Config struct {
 	// Catalog, when set (--catalog), registers and commits the Iceberg
 	// tables in an Iceberg catalog (outdir.Options.Catalog).
 	Catalog icebergout.Catalog
+	// IcebergPlace locates the Iceberg tables' files of an OUT on object
+	// storage (outdir.Options.IcebergPlace); zero for a local OUT.
+	IcebergPlace icebergout.Place
 	// Incremental adds to OutDir instead of replacing its contents: the
 	// inputs it already holds with the same fingerprint are skipped, the
 	// others committed beside them as a new run, and receipts resolved
