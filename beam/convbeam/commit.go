@@ -16,6 +16,7 @@ import (
 
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/ledger"
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
@@ -141,8 +142,9 @@ func (f *publishFn) inputs() ([]stream.Input, error) {
 
 // commitOut commits the job's shards, whose files are local, into the
 // local OUT at out (f.S.Output, or the scratch OUT of one on object
-// storage) through package outdir and the pipeline (see above).
-func (f *publishFn) commitOut(ctx context.Context, out string, byInput [][]ShardResult) error {
+// storage, whose Iceberg tables' files place locates) through package
+// outdir and the pipeline (see above).
+func (f *publishFn) commitOut(ctx context.Context, out string, place icebergout.Place, byInput [][]ShardResult) error {
 	inputs, err := f.inputs()
 	if err != nil {
 		return err
@@ -185,7 +187,7 @@ func (f *publishFn) commitOut(ctx context.Context, out string, byInput [][]Shard
 		Tool: "convbeam", Inputs: named, Skipped: skipped, OutDir: out, Archive: sink.ArchiveFormat(f.S.Archive),
 		Workers: 1, MaxDocBytes: f.S.MaxDocBytes, MaxDepth: f.S.MaxDepth, ZstdMaxWindow: f.S.ZstdMaxWindow, Strict: f.S.Strict,
 		Keyring: kr, CheckpointKey: ckey, Now: func() time.Time { return witness },
-		Tables: f.S.Tables, TableFormat: outdir.TableFormat(f.S.TableFormat), Incremental: f.S.Incremental,
+		Tables: f.S.Tables, TableFormat: outdir.TableFormat(f.S.TableFormat), IcebergPlace: place, Incremental: f.S.Incremental,
 		Staged: func(run *outdir.Run) error {
 			if err := f.stage(ctx, run, inputs, byInput); err != nil {
 				return err

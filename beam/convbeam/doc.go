@@ -41,6 +41,7 @@
 //     Only the files that the successful bundles reported are committed
 //     (a retried bundle's files are never reported); the job's temporary
 //     files are removed after the commit. With Settings.TableFormat
-//     "iceberg" (a local OUT only) the tables are Iceberg tables, as
-//     convbatch run --table-format iceberg commits them.
+//     "iceberg" the tables are Iceberg tables, as convbatch run
+//     --table-format iceberg commits them (on object storage, their
+//     metadata naming the objects' keys: objout's locator).
 package convbeam

@@ -2,7 +2,6 @@ package convbeam
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,9 +32,8 @@ var memRuns atomic.Int64
 // snapshot (the job's one, a new table numbered after the metadata
 // versions OUT held) has the same rows, read by iceberg-go's scan, and
 // holds exactly the data files the report lists; on a local output, and
-// on a local output that held an earlier job's tables. On object storage
-// Iceberg tables are refused, as convbatch refuses them
-// (TestIcebergObjectOutRefused).
+// on a local output that held an earlier job's tables. On object storage:
+// TestObjectOut.
 func TestIcebergSameAsConvbatchRun(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -150,29 +148,4 @@ func snapshotFiles(t *testing.T, snap *table.Snapshot, fsys icebergio.IO, root s
 	}
 	slices.Sort(out)
 	return out
-}
-
-// TestIcebergObjectOutRefused: Iceberg tables into an OUT on object
-// storage are refused before a job runs, in convbatch's words (an
-// Iceberg table there goes through a catalog, issue 44 item 2); Parquet
-// there, and Iceberg into a local OUT, are taken.
-func TestIcebergObjectOutRefused(t *testing.T) {
-	for _, tc := range []struct {
-		out, format string
-		refused     bool
-	}{
-		{"s3://b/out", "iceberg", true},
-		{"gs://b/out", "iceberg", true},
-		{"s3://b/out", "parquet", false},
-		{"/tmp/out", "iceberg", false},
-	} {
-		s := &Settings{Output: tc.out, TableFormat: tc.format}
-		err := s.CheckOutput()
-		if refused := errors.Is(err, ErrIcebergObjectOut); refused != tc.refused {
-			t.Errorf("%s %s: %v, want refused %v", tc.out, tc.format, err, tc.refused)
-		}
-		if err != nil && !strings.Contains(err.Error(), "--table_format iceberg with --output "+tc.out+": not supported yet") {
-			t.Errorf("%s: %v", tc.out, err)
-		}
-	}
 }

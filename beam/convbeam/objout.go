@@ -13,10 +13,11 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
-	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // A job into an OUT on object storage (s3://bucket/prefix,
@@ -33,10 +34,6 @@ import (
 // write them, under OUT's prefix at .convbeam/tmp/, which no commit
 // names, and are removed after the commit.
 
-// ErrIcebergObjectOut refuses Iceberg tables on object storage, in the
-// words convbatch run refuses them.
-var ErrIcebergObjectOut = errors.New("not supported yet (Iceberg on object storage goes through a catalog: issue 44 item 2)")
-
 // conflictText opens the message of objout's *ConflictError, which is
 // all of it that a runner carries back from the publishing step.
 const conflictText = "commit conflict: "
@@ -51,31 +48,31 @@ func IsConflict(err error) bool {
 	return err != nil && (errors.As(err, &ce) || strings.Contains(err.Error(), conflictText))
 }
 
-// CheckOutput refuses what a job cannot write into its OUT: Iceberg
-// tables on object storage (ErrIcebergObjectOut).
-func (s *Settings) CheckOutput() error { return CheckOutput(s.Output, s.TableFormat) }
-
-// CheckOutput refuses what a job cannot write into the OUT output with
-// the table format tableFormat (Settings.TableFormat): Iceberg tables on
-// object storage (ErrIcebergObjectOut). convbeam calls it before it
-// opens OUT.
-func CheckOutput(output, tableFormat string) error {
-	if objout.IsURL(output) && tableFormat == string(outdir.FormatIceberg) {
-		return fmt.Errorf("--table_format iceberg with --output %s: %w", source.RedactURL(output), ErrIcebergObjectOut)
-	}
-	return nil
-}
-
 // prepareObject opens the OUT on object storage and makes the scratch
-// OUT of its newest commit (objout.Target.Prepare): empty unless the job
-// is incremental, with the table parts of the committed inputs among
-// inputs that the job reads again.
+// OUT of its newest commit (objout.Target.Prepare), as convbatch run
+// makes it: empty unless the job is incremental, with the table parts of
+// the committed inputs among inputs that the job reads again, and an
+// incremental job's Iceberg tables of receipts (whose parts holding a
+// receipt resolved again the commit rewrites).
 func prepareObject(ctx context.Context, s *Settings, inputs []stream.Input) (*objout.Target, *objout.Session, error) {
 	t, err := objout.Open(ctx, s.Output)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--output: %w", err)
 	}
-	sess, err := t.Prepare(ctx, objout.Options{ScratchRoot: s.ScratchDir, Empty: !s.Incremental, Inputs: inputs})
+	var fetch []string
+	if s.iceberg() {
+		// The tables' metadata names the objects' keys, read and written
+		// through the bucket's store.
+		objout.RegisterIO(t)
+		if s.Incremental {
+			for _, name := range s.Tables {
+				if tabledef.FromReceipts(name) {
+					fetch = append(fetch, name)
+				}
+			}
+		}
+	}
+	sess, err := t.Prepare(ctx, objout.Options{ScratchRoot: s.ScratchDir, Empty: !s.Incremental, Inputs: inputs, FetchTables: fetch})
 	if err != nil {
 		return nil, nil, fmt.Errorf("preparing the scratch OUT of %s: %w; nothing was published", t.URL, err)
 	}
@@ -90,9 +87,6 @@ var beforeObjectCommit func(out string) error
 // publishObject publishes the job into its OUT on object storage (see
 // above).
 func (f *publishFn) publishObject(ctx context.Context, byInput [][]ShardResult) error {
-	if err := f.S.CheckOutput(); err != nil {
-		return err
-	}
 	inputs, err := f.inputs()
 	if err != nil {
 		return err
@@ -116,7 +110,13 @@ func (f *publishFn) publishObject(ctx context.Context, byInput [][]ShardResult) 
 	if err != nil {
 		return err
 	}
-	if err := f.commitOut(ctx, sess.Out, fetched); err != nil {
+	var place icebergout.Place
+	if f.S.iceberg() {
+		// The Iceberg metadata names each file by the key it has, or
+		// will have, in the bucket (objout's locator).
+		place = icebergout.Place{Locate: sess.Locator(), IO: t.IO()}
+	}
+	if err := f.commitOut(ctx, sess.Out, place, fetched); err != nil {
 		return err
 	}
 	if beforeObjectCommit != nil {
@@ -209,3 +209,6 @@ func fetchShards(ctx context.Context, byInput [][]ShardResult, local string) ([]
 	}
 	return out, ctx.Err()
 }
+
+// iceberg reports whether the job writes Iceberg tables.
+func (s *Settings) iceberg() bool { return s.TableFormat == string(outdir.FormatIceberg) }

@@ -414,9 +414,6 @@ func (o *options) preflight(ctx context.Context, stderr io.Writer) (runner strin
 	if err != nil {
 		return failFlag(fmt.Errorf("--table_format: %w", err))
 	}
-	if err := convbeam.CheckOutput(o.output, string(format)); err != nil {
-		return failFlag(err)
-	}
 	newSettings := convbeam.NewSettings
 	if o.incremental {
 		newSettings = convbeam.NewIncrementalSettings

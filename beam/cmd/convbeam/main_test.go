@@ -502,7 +502,6 @@ func TestPreflight(t *testing.T) {
 		{"--verbose with --log", []string{"--verbose", "--log", filepath.Join(dir, "x.log")}, false, "", []string{"--verbose and --log", hint}},
 		{"--log in no directory", []string{"--log", badLog}, false, "", []string{"--log: open " + badLog + ": no such file or directory"}},
 		{"OUT on memfs", []string{"--input", sample, "--output", "memfs://nowhere/out"}, true, "", []string{"--output memfs://nowhere/out: OUT is a local directory, s3://bucket/prefix or gs://bucket/prefix", hint}},
-		{"Iceberg on S3", []string{"--input", sample, "--output", "s3://bucket/out", "--table_format", "iceberg"}, true, "", []string{"--table_format iceberg with --output s3://bucket/out: not supported yet (Iceberg on object storage goes through a catalog: issue 44 item 2)", hint}},
 		{"OUT a file", nil, false, aFile, []string{fmt.Sprintf("--output %q is a file, not a directory", aFile)}},
 		{"OUT below a file", nil, false, filepath.Join(aFile, "out"), []string{fmt.Sprintf("--output %q: %q is a file, not a directory", filepath.Join(aFile, "out"), aFile)}},
 	} {
