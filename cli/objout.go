@@ -61,6 +61,7 @@ func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, 
 	defer sess.Close()
 	local := cfg
 	local.OutDir = sess.Out
+	local.OnStaged = sess.UploadAhead(e.ctx)
 	f.objectOut = t.URL
 	res, err := execute(e, f, local)
 	f.objectOut = ""
