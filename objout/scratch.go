@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -579,42 +578,12 @@ func (s *Session) afterCommit(c *Commit) {
 
 // upload puts files[i] for every i in idx, uploadWorkers at a time.
 func (s *Session) upload(ctx context.Context, files []File, idx []int) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	next := make(chan File)
-	for range min(uploadWorkers, max(len(idx), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for f := range next {
-				if err := s.put(ctx, f); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-						cancel()
-					}
-					mu.Unlock()
-				}
-			}
-		}()
+	if err := forEach(ctx, len(idx), uploadWorkers, func(ctx context.Context, i int) error {
+		return s.put(ctx, files[idx[i]])
+	}); err != nil {
+		return fmt.Errorf("uploading; nothing was committed: %w", err)
 	}
-	for _, i := range idx {
-		select {
-		case next <- files[i]:
-		case <-ctx.Done():
-		}
-	}
-	close(next)
-	wg.Wait()
-	if first != nil {
-		return fmt.Errorf("uploading; nothing was committed: %w", first)
-	}
-	return ctx.Err()
+	return nil
 }
 
 // put uploads one file of the scratch OUT (putFile).
