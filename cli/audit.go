@@ -210,6 +210,11 @@ func runAudit(e *env, o auditOptions) (int, error) {
 	if err != nil {
 		return 0, fatalErr(fmt.Errorf("audit: %w", err))
 	}
+	if tables := outdir.CatalogTables(root); len(tables) > 0 {
+		// Its snapshot would not reach the catalog, whose tables the
+		// next run --catalog would then find moved (a conflict).
+		return 0, usageErr("audit: %s: its Iceberg tables are committed to a catalog (%s), which audit does not take yet; nothing was changed", o.out, strings.Join(tables, ", "))
+	}
 	warnEmptyKeyring(e.stderr, keyringName(o.keyring), kr)
 	digest := kr.Digest()
 	opts := audit.Options{Keyring: kr, SinceMicros: audit.NoSince, WarnExpiry: o.warn, Now: started}

@@ -247,6 +247,14 @@ func TestCatalogNights(t *testing.T) {
 			if r := convbatch(t, nil, "maintain", ice, "--expire-snapshots-older-than", "0"); r.code != 2 || !strings.Contains(r.stderr, "does not take --catalog") {
 				t.Fatalf("maintain of a catalog OUT: exit %d, want 2 and a refusal\n%s", r.code, r.stderr)
 			}
+			// Nor does audit: its snapshot would not reach the catalog.
+			before := treeDigest(t, ice)
+			if r := convbatch(t, nil, "audit", ice, "--keys", keys); r.code != 2 || !strings.Contains(r.stderr, "audit does not take yet") {
+				t.Fatalf("audit of a catalog OUT: exit %d, want 2 and a refusal\n%s", r.code, r.stderr)
+			}
+			if treeDigest(t, ice) != before {
+				t.Fatal("a refused audit changed OUT")
+			}
 			checkCatalog(t, uri, ice, filepath.Join(dir, fmt.Sprintf("one-%d", len(nights))), 1, len(nights))
 		})
 	}

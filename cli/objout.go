@@ -80,6 +80,7 @@ func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, 
 			local.Catalog = sess.DeferCatalog(cat)
 		}
 	}
+	local.OnStaged = sess.UploadAhead(e.ctx)
 	f.objectOut = t.URL
 	res, err := execute(e, f, local)
 	f.objectOut = ""

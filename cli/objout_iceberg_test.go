@@ -272,4 +272,25 @@ func TestObjectOutIceberg(t *testing.T) {
 	if r := convbatch(t, nil, "check", "s3://"+objoutBucket+"/ice"); r.code != 0 {
 		t.Fatalf("check: %d %s %s", r.code, r.stdout, r.stderr)
 	}
+	// A run that is not incremental replaces OUT, and the catalog
+	// tables' contents with one snapshot of its own (their earlier files
+	// read from the bucket: its scratch starts empty): the rows of one
+	// local run over the same nights.
+	run(nil, "s3://"+objoutBucket+"/ice", "--catalog", uri, nights[0], nights[1], nights[2])
+	if r := convbatch(t, nil, "check", "s3://"+objoutBucket+"/ice"); r.code != 0 {
+		t.Fatalf("check after a rebuild: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	once := filepath.Join(dir, "once")
+	run(nil, once, nights[0], nights[1], nights[2])
+	want, got := filepath.Join(dir, "want-once"), filepath.Join(dir, "got-once")
+	localIcebergTables(t, once, want)
+	icebergObjectTables(t, "s3://"+objoutBucket+"/ice", uri, got)
+	for _, name := range tabledef.Names {
+		if a, b := pqtest.LatestRows(t, want, name), pqtest.LatestRows(t, got, name); !slices.Equal(a, b) {
+			t.Errorf("after a rebuild, table %s: %d rows through the catalog, %d in one local run", name, len(b), len(a))
+		}
+	}
+	if got := snapshots(); len(got) != 5 || got[4] != -1 {
+		t.Errorf("after a rebuild: %v, want 4 snapshots, the current one of run 1", got)
+	}
 }

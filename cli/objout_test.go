@@ -52,9 +52,17 @@ func (c *requestCounts) take() map[string]int {
 
 func objoutS3Counted(t *testing.T) (*atomic.Bool, *requestCounts) {
 	t.Helper()
+	return objoutS3Hooked(t, "b", nil)
+}
+
+// objoutS3Hooked is objoutS3Counted with the bucket named bucket and
+// hook, when not nil, called with each request before it is served (it
+// may hold it).
+func objoutS3Hooked(t *testing.T, bucket string, hook func(*http.Request)) (*atomic.Bool, *requestCounts) {
+	t.Helper()
 	be := s3mem.New()
-	// "b", and a name ClickHouse takes (3 to 63 characters).
-	for _, b := range []string{"b", objoutBucket} {
+	// "b", a name ClickHouse takes (3 to 63 characters), and bucket.
+	for _, b := range slices.Compact(slices.Sorted(slices.Values([]string{"b", objoutBucket, bucket}))) {
 		if err := be.CreateBucket(b); err != nil {
 			t.Fatal(err)
 		}
@@ -70,6 +78,9 @@ func objoutS3Counted(t *testing.T) (*atomic.Bool, *requestCounts) {
 		counts.mu.Lock()
 		counts.n[kind]++
 		counts.mu.Unlock()
+		if hook != nil {
+			hook(r)
+		}
 		if refuse.Load() && r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/_commits/") {
 			io.Copy(io.Discard, r.Body)
 			w.WriteHeader(http.StatusPreconditionFailed)

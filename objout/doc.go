@@ -7,8 +7,9 @@
 // the history, the reports, rejects and receipts) are downloaded there and
 // its archives and table parts stand as sparse placeholders of their
 // sizes, so the local OUT code (package outdir) runs unchanged, with every
-// guarantee of its local commit. Then every file that run published is
-// uploaded under a run-unique key with put-if-absent, and the commit is
+// guarantee of its local commit. Every file that run published is
+// uploaded under a run-unique key with put-if-absent, most while that
+// local commit goes on (ahead.go), and the commit is
 // one put-if-absent of the next commit record, _commits/NNNNNNNNNN.json,
 // which names every object of OUT at that night (path, key, size,
 // SHA-256). A reader follows the newest commit and sees one whole night;

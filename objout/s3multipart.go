@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -58,44 +57,13 @@ func (s *s3Store) putMultipart(ctx context.Context, key string, body io.ReaderAt
 	ps := partSize(size)
 	n := int((size + ps - 1) / ps)
 	parts := make([]types.CompletedPart, n)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	next := make(chan int)
-	for range min(partWorkers, n) {
-		wg.Go(func() {
-			for i := range next {
-				off := int64(i) * ps
-				etag, perr := s.uploadPart(ctx, key, id, int32(i+1), io.NewSectionReader(body, off, min(ps, size-off)))
-				if perr != nil {
-					mu.Lock()
-					if first == nil {
-						first = perr
-						cancel()
-					}
-					mu.Unlock()
-					continue
-				}
-				parts[i] = types.CompletedPart{ETag: etag, PartNumber: aws.Int32(int32(i + 1))}
-			}
-		})
-	}
-	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-		}
-	}
-	close(next)
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	if err := ctx.Err(); err != nil {
+	err = forEach(ctx, n, partWorkers, func(ctx context.Context, i int) error {
+		off := int64(i) * ps
+		etag, err := s.uploadPart(ctx, key, id, int32(i+1), io.NewSectionReader(body, off, min(ps, size-off)))
+		parts[i] = types.CompletedPart{ETag: etag, PartNumber: aws.Int32(int32(i + 1))}
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	in := &s3.CompleteMultipartUploadInput{Bucket: &s.bucket, Key: &key, UploadId: id,

@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -90,6 +89,9 @@ type Session struct {
 	empty   bool
 	loc     *locator
 	catalog icebergout.Catalog
+	// ahead is the uploads started while the local run commits
+	// (UploadAhead); nil without.
+	ahead *ahead
 }
 
 // ScratchDir is the scratch directory of the OUT at url under root: one
@@ -252,6 +254,7 @@ func (s *Session) takeLock() error {
 
 // Close releases the scratch directory's lock.
 func (s *Session) Close() error {
+	s.ahead.stop()
 	if s.lock == nil {
 		return nil
 	}
@@ -437,6 +440,9 @@ const uploadWorkers = 8
 // become placeholders again, so scratch keeps the state and one night's
 // small files, not the data.
 func (s *Session) Publish(ctx context.Context) (*Commit, error) {
+	if err := s.ahead.wait(); err != nil {
+		return nil, err
+	}
 	man, manRel, err := newestManifest(s.Out)
 	if err != nil {
 		return nil, err
@@ -505,7 +511,9 @@ func (s *Session) Publish(ctx context.Context) (*Commit, error) {
 			return nil
 		}
 		files = append(files, File{Path: rel, Key: s.loc.keyFor(rel, runID), Size: info.Size(), SHA256: sum})
-		uploads = append(uploads, len(files)-1)
+		if !s.ahead.uploaded(files[len(files)-1]) {
+			uploads = append(uploads, len(files)-1)
+		}
 		return nil
 	})
 	if err != nil {
@@ -570,71 +578,17 @@ func (s *Session) afterCommit(c *Commit) {
 
 // upload puts files[i] for every i in idx, uploadWorkers at a time.
 func (s *Session) upload(ctx context.Context, files []File, idx []int) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	next := make(chan File)
-	for range min(uploadWorkers, max(len(idx), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for f := range next {
-				if err := s.put(ctx, f); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-						cancel()
-					}
-					mu.Unlock()
-				}
-			}
-		}()
+	if err := forEach(ctx, len(idx), uploadWorkers, func(ctx context.Context, i int) error {
+		return s.put(ctx, files[idx[i]])
+	}); err != nil {
+		return fmt.Errorf("uploading; nothing was committed: %w", err)
 	}
-	for _, i := range idx {
-		select {
-		case next <- files[i]:
-		case <-ctx.Done():
-		}
-	}
-	close(next)
-	wg.Wait()
-	if first != nil {
-		return fmt.Errorf("uploading; nothing was committed: %w", first)
-	}
-	return ctx.Err()
+	return nil
 }
 
-// put uploads one file under its run-unique key, put-if-absent: a
-// refusal after a retried PUT is this run's own object.
+// put uploads one file of the scratch OUT (putFile).
 func (s *Session) put(ctx context.Context, f File) error {
-	fh, err := os.Open(filepath.Join(s.Out, filepath.FromSlash(f.Path)))
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	err = s.t.Store.Put(ctx, s.t.Prefix+f.Key, fh, f.Size, true)
-	if errors.Is(err, ErrPrecondition) {
-		// The key is this run's, which no record names (the run id is
-		// made anew after each commit): an earlier try left it (an
-		// answer lost, a run killed after uploading it and rerun with
-		// its scratch). Kept when it holds these bytes, else replaced:
-		// the rerun published others (a run that is not incremental
-		// redoes its night, a later night goes on from the killed one).
-		var n int64
-		var sum string
-		if n, sum, err = s.t.digest(ctx, f.Key); err == nil && (n != f.Size || sum != f.SHA256) {
-			err = s.t.Store.Put(ctx, s.t.Prefix+f.Key, fh, f.Size, false)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("%s/%s: %w", s.t.URL, f.Key, err)
-	}
-	crashpoint.Hit("objout-put")
-	return nil
+	return s.putFile(ctx, f, filepath.Join(s.Out, filepath.FromSlash(f.Path)))
 }
 
 // newestManifest reads the highest-numbered manifest of the OUT at dir.

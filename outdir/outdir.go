@@ -102,6 +102,8 @@ type Dir struct {
 	// catalog is the Iceberg catalog a commit's Catalog steps go to
 	// (--catalog); nil without one.
 	catalog icebergout.Catalog
+	// onStaged is Options.OnStaged.
+	onStaged func(rel, path string, rec FileRecord)
 }
 
 // errCrashed is what apply returns where crashAfter stopped it.
@@ -370,7 +372,17 @@ func (d *Dir) Commit(j *Journal) error {
 	for _, r := range append(j.Renames, Rename{From: j.Report}) {
 		staged = append(staged, filepath.Join(d.Staging(), filepath.FromSlash(r.From)))
 	}
-	records, err := d.syncStaged(staged, j.Manifest != nil)
+	var done func(int, FileRecord)
+	if d.onStaged != nil {
+		done = func(i int, rec FileRecord) {
+			if i < len(j.Renames) {
+				d.onStaged(j.Renames[i].To, staged[i], rec)
+			} else {
+				d.onStaged(ReportFile, staged[i], rec)
+			}
+		}
+	}
+	records, err := d.syncStagedNotify(staged, j.Manifest != nil, done)
 	if err != nil {
 		return fmt.Errorf("commit: %w", describe(err))
 	}
@@ -918,10 +930,20 @@ const manyFiles = 1000
 // their records (see syncFiles): each file synced, or when there are
 // manyFiles or more the file system once after reading them.
 func (d *Dir) syncStaged(paths []string, digest bool) ([]FileRecord, error) {
-	if len(paths) < manyFiles {
-		return syncFiles(paths, digest, true)
+	return d.syncStagedNotify(paths, digest, nil)
+}
+
+// syncStagedNotify is syncStaged that, with digest, calls done (when not
+// nil) with each file's index and record once it is read, before its
+// sync, from several goroutines at once.
+func (d *Dir) syncStagedNotify(paths []string, digest bool, done func(int, FileRecord)) ([]FileRecord, error) {
+	if !digest {
+		done = nil
 	}
-	records, err := syncFiles(paths, digest, false)
+	if len(paths) < manyFiles {
+		return syncFiles(paths, digest, true, done)
+	}
+	records, err := syncFiles(paths, digest, false, done)
 	if err != nil {
 		return nil, err
 	}
@@ -930,7 +952,7 @@ func (d *Dir) syncStaged(paths []string, digest bool) ([]FileRecord, error) {
 		return nil, err
 	}
 	if !ok {
-		return syncFiles(paths, digest, true)
+		return syncFiles(paths, digest, true, nil)
 	}
 	return records, nil
 }
@@ -954,7 +976,7 @@ func (d *Dir) syncFileSystem() (bool, error) {
 // stages many small files, and one fsync waits for the disk. With digest
 // it also reads each file once and returns its size and SHA-256, by
 // position (Path left empty).
-func syncFiles(paths []string, digest, fsync bool) ([]FileRecord, error) {
+func syncFiles(paths []string, digest, fsync bool, done func(int, FileRecord)) ([]FileRecord, error) {
 	const parallel = 16
 	records := make([]FileRecord, len(paths))
 	errs := make(chan error, len(paths))
@@ -963,7 +985,11 @@ func syncFiles(paths []string, digest, fsync bool) ([]FileRecord, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
-			errs <- syncFile(p, digest, fsync, &records[i])
+			errs <- syncFile(p, digest, fsync, &records[i], func() {
+				if done != nil {
+					done(i, records[i])
+				}
+			})
 		}()
 	}
 	for range parallel {
@@ -986,7 +1012,7 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 // the end, fsync, close): an os.File would add a poller registration and
 // a finalizer for each of a commit's thousands of small files. A link
 // planted at p since the commit checked it is refused, not followed.
-func syncFile(p string, digest, fsync bool, rec *FileRecord) error {
+func syncFile(p string, digest, fsync bool, rec *FileRecord, read func()) error {
 	if !digest && !fsync {
 		return nil
 	}
@@ -1016,6 +1042,7 @@ func syncFile(p string, digest, fsync bool, rec *FileRecord) error {
 		}
 		copyBuffers.Put(buf)
 		rec.Size, rec.SHA256 = size, hex.EncodeToString(h.Sum(nil))
+		read()
 	}
 	if !fsync {
 		return nil

@@ -90,6 +90,14 @@ type Options struct {
 	// its own at OpenRun (1 s over 1.4 GB of states). A commit refuses
 	// until every one is checked.
 	ReaderChecksReceipts bool
+	// OnStaged, when set, is called at the commit for each file the run
+	// publishes once its bytes are final and read for the manifest, before
+	// its sync and the journal: rel is its place in OUT, path where it is
+	// staged (the commit renames it to OUT/rel), rec its size and SHA-256.
+	// It is called from several goroutines at once, may be called again
+	// for a file, and must not hold them (package objout starts the
+	// file's upload there, issue 44 item 6).
+	OnStaged func(rel, path string, rec FileRecord)
 }
 
 // Run is one run into OUT, from Open to Commit: OUT's lock, its committed
@@ -156,6 +164,7 @@ func OpenRun(opts Options) (r *Run, err error) {
 	if err != nil {
 		return nil, err
 	}
+	d.onStaged = opts.OnStaged
 	defer func() {
 		if err != nil {
 			d.Close()

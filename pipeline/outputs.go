@@ -31,7 +31,7 @@ func (c *Config) openRun() (*outdir.Run, error) {
 		Incremental: c.Incremental, ReplaceChanged: c.ReplaceChanged, Checksum: c.Checksum,
 		Handlers: c.Registry.Names(), Tables: c.Tables, Archive: c.Archive, TableOptions: c.tableOptions(),
 		TableFormat: c.TableFormat, Catalog: c.Catalog, IcebergPlace: c.IcebergPlace, KeyringSHA256: keyring, Key: string(key),
-		CheckpointKey: c.CheckpointKey,
+		CheckpointKey: c.CheckpointKey, OnStaged: c.OnStaged,
 	})
 }
 

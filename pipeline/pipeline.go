@@ -162,6 +162,10 @@ type Config struct {
 	// sealed inputs: one publish for both commands (issue 44 item 4).
 	// It needs an OutDir.
 	Staged func(*outdir.Run) error
+	// OnStaged is outdir.Options.OnStaged: told of each file the commit
+	// publishes once its bytes are final (an OUT on object storage
+	// uploads it then).
+	OnStaged func(rel, path string, rec outdir.FileRecord)
 	// Tool names the command in report.json ("convbatch" when "").
 	Tool string
 
