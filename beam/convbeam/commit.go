@@ -140,11 +140,20 @@ func (f *publishFn) inputs() ([]stream.Input, error) {
 	return inputs, nil
 }
 
+// objectCommit is what a commit into the scratch OUT of an OUT on object
+// storage tells the local commit (zero for a local OUT): where the
+// Iceberg tables' files are (place), and whom to tell of each file it
+// publishes once final (onStaged: objout uploads it then).
+type objectCommit struct {
+	place    icebergout.Place
+	onStaged func(rel, path string, rec outdir.FileRecord)
+}
+
 // commitOut commits the job's shards, whose files are local, into the
 // local OUT at out (f.S.Output, or the scratch OUT of one on object
-// storage, whose Iceberg tables' files place locates) through package
-// outdir and the pipeline (see above).
-func (f *publishFn) commitOut(ctx context.Context, out string, place icebergout.Place, byInput [][]ShardResult) error {
+// storage, with obj) through package outdir and the pipeline (see
+// above).
+func (f *publishFn) commitOut(ctx context.Context, out string, obj objectCommit, byInput [][]ShardResult) error {
 	inputs, err := f.inputs()
 	if err != nil {
 		return err
@@ -187,7 +196,7 @@ func (f *publishFn) commitOut(ctx context.Context, out string, place icebergout.
 		Tool: "convbeam", Inputs: named, Skipped: skipped, OutDir: out, Archive: sink.ArchiveFormat(f.S.Archive),
 		Workers: 1, MaxDocBytes: f.S.MaxDocBytes, MaxDepth: f.S.MaxDepth, ZstdMaxWindow: f.S.ZstdMaxWindow, Strict: f.S.Strict,
 		Keyring: kr, CheckpointKey: ckey, Now: func() time.Time { return witness },
-		Tables: f.S.Tables, TableFormat: outdir.TableFormat(f.S.TableFormat), IcebergPlace: place, Incremental: f.S.Incremental,
+		Tables: f.S.Tables, TableFormat: outdir.TableFormat(f.S.TableFormat), IcebergPlace: obj.place, OnStaged: obj.onStaged, Incremental: f.S.Incremental,
 		Staged: func(run *outdir.Run) error {
 			if err := f.stage(ctx, run, inputs, byInput); err != nil {
 				return err

@@ -110,13 +110,16 @@ func (f *publishFn) publishObject(ctx context.Context, byInput [][]ShardResult) 
 	if err != nil {
 		return err
 	}
-	var place icebergout.Place
+	var obj objectCommit
 	if f.S.iceberg() {
 		// The Iceberg metadata names each file by the key it has, or
 		// will have, in the bucket (objout's locator).
-		place = icebergout.Place{Locate: sess.Locator(), IO: t.IO()}
+		obj.place = icebergout.Place{Locate: sess.Locator(), IO: t.IO()}
 	}
-	if err := f.commitOut(ctx, sess.Out, place, fetched); err != nil {
+	// Each file the commit publishes is uploaded as soon as it is final,
+	// while the commit goes on, as convbatch run's are.
+	obj.onStaged = sess.UploadAhead(ctx)
+	if err := f.commitOut(ctx, sess.Out, obj, fetched); err != nil {
 		return err
 	}
 	if beforeObjectCommit != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"sort"
 
-	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
@@ -103,7 +102,7 @@ func (f *publishFn) ProcessElement(ctx context.Context, _ []byte, results func(*
 	case isLocal(f.S.Output):
 		// Committed into OUT as convbatch run commits (commit.go); the
 		// receipts are resolved there against every document OUT holds.
-		if err := f.commitOut(ctx, f.S.Output, icebergout.Place{}, byInput); err != nil {
+		if err := f.commitOut(ctx, f.S.Output, objectCommit{}, byInput); err != nil {
 			return err
 		}
 	case objout.IsURL(f.S.Output):
