@@ -3,7 +3,7 @@ package convbeam
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,12 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 
 	"github.com/convbatch/convbatch/beam/internal/beamtest"
 	"github.com/convbatch/convbatch/outdir"
-	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
 )
 
@@ -76,13 +74,16 @@ func TestSixtyFourMiBLine(t *testing.T) {
 	}
 }
 
-// TestMemFS runs the job with its inputs and outputs on Beam's in-memory
-// file system, as a cluster would on gs:// or s3://: the same report as
-// from local files.
+// TestMemFS runs the job with its inputs and keyring on Beam's in-memory
+// file system, as a cluster reads them from one of Beam's file systems:
+// the same report as from local files. An OUT there is refused before a
+// job runs: OUT is a local directory or an OUT on object storage, which
+// package objout commits (objout_test.go).
 func TestMemFS(t *testing.T) {
 	dir := t.TempDir()
 	inputs, keys := beamtest.Nights(t, filepath.Join(dir, "in"))
 	ctx := context.Background()
+	base := fmt.Sprintf("memfs://memfs-%d", memRuns.Add(1))
 	var memInputs []string
 	for _, p := range inputs {
 		rel, _ := filepath.Rel(dir, p)
@@ -90,44 +91,28 @@ func TestMemFS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		memfs.Write("memfs://"+filepath.ToSlash(rel), b)
-		memInputs = append(memInputs, "memfs://"+filepath.ToSlash(rel))
+		memfs.Write(base+"/"+filepath.ToSlash(rel), b)
+		memInputs = append(memInputs, base+"/"+filepath.ToSlash(rel))
 	}
 	kb, _ := os.ReadFile(keys)
-	memfs.Write("memfs://keys.json", kb)
+	memfs.Write(base+"/keys.json", kb)
 	local := filepath.Join(dir, "local")
-	if err := runJob(t, job{globs: []string{filepath.Join(dir, "in", "night-*", "*.json*")}, out: local, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
+	beamtest.ConvbatchRun(t, local, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
+	out := filepath.Join(dir, "out")
+	if err := runJob(t, job{globs: []string{base + "/in/night-*/*.json*"}, out: out, keys: base + "/keys.json", shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	out := fmt.Sprintf("memfs://out-%d", memRuns.Add(1))
-	if err := runJob(t, job{globs: []string{"memfs://in/night-*/*.json*"}, out: out, keys: "memfs://keys.json", shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	fsys := memfs.New(ctx)
-	raw, err := filesystem.Read(ctx, fsys, out+"/report.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gr sink.Report
-	if err := json.Unmarshal(raw, &gr); err != nil {
-		t.Fatal(err)
-	}
-	lr := beamtest.ReadReport(t, local)
+	gr, lr := beamtest.ReadReport(t, out), beamtest.ReadReport(t, local)
 	if !reflect.DeepEqual(lr.Totals, gr.Totals) || !reflect.DeepEqual(lr.Receipts.Reasons, gr.Receipts.Reasons) ||
 		lr.Receipts.Valid != gr.Receipts.Valid || lr.Receipts.Invalid != gr.Receipts.Invalid || !reflect.DeepEqual(lr.Warnings, gr.Warnings) {
-		t.Errorf("memfs report %+v %+v, local %+v %+v", gr.Totals, gr.Receipts, lr.Totals, lr.Receipts)
-	}
-	for _, p := range gr.Outputs.Tables {
-		if _, err := fsys.Size(ctx, out+"/"+p); err != nil {
-			t.Errorf("table part %s: %v", p, err)
-		}
+		t.Errorf("memfs inputs' report %+v %+v, local %+v %+v", gr.Totals, gr.Receipts, lr.Totals, lr.Receipts)
 	}
 	for i, in := range gr.Inputs {
 		if in.Path != memInputs[i] {
 			t.Errorf("input %d: %s, want %s", i, in.Path, memInputs[i])
 		}
 	}
-	if left, _ := fsys.List(ctx, out+"/.convbeam/tmp/*/*/*"); len(left) > 0 {
-		t.Errorf("temporary files left: %v", left)
+	if _, err := NewSettings(ctx, base+"/out", "", "all", "zst"); !errors.Is(err, ErrOutputKind) {
+		t.Errorf("an OUT on memfs: %v, want %v", err, ErrOutputKind)
 	}
 }

@@ -16,7 +16,9 @@ import (
 
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
+	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/ledger"
+	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
@@ -57,19 +59,29 @@ func (s *Settings) runOptions(inputs []stream.Input) outdir.Options {
 		TableFormat: outdir.TableFormat(s.TableFormat)}
 }
 
-// Continue keeps of the plan the inputs that an incremental job into the
-// local OUT commits: those OUT does not hold already with the same
+// Continue keeps of the plan the inputs that an incremental job into
+// OUT commits: those OUT does not hold already with the same
 // fingerprint (convbatch run --incremental's rule, package outdir). It
 // returns ErrUpToDate when none is left, and OUT's refusals (an input
 // changed since it was committed, other settings than OUT's runs).
-func (p *Plan) Continue(s *Settings) error {
+//
+// An OUT on object storage is read as its newest commit, in the scratch
+// OUT that package objout makes of it under Settings.ScratchDir (which
+// the publishing step finds again when it runs on this machine).
+func (p *Plan) Continue(ctx context.Context, s *Settings) error {
 	if !s.Incremental {
 		return nil
 	}
-	if !isLocal(s.Output) {
-		return fmt.Errorf("--incremental: OUT %s is not a local directory (an OUT on object storage is issue 44 item 1)", s.Output)
+	opts := s.runOptions(p.Inputs)
+	if objout.IsURL(s.Output) {
+		_, sess, err := prepareObject(ctx, s, p.Inputs)
+		if err != nil {
+			return err
+		}
+		defer sess.Close()
+		opts.Root = sess.Out
 	}
-	run, err := outdir.OpenRun(s.runOptions(p.Inputs))
+	run, err := outdir.OpenRun(opts)
 	if err != nil {
 		return err
 	}
@@ -116,15 +128,35 @@ func (in *PlannedInput) input() (stream.Input, error) {
 	return out, nil
 }
 
-// commitOut commits the job's shards into the local OUT through package
-// outdir and the pipeline (see above).
-func (f *publishFn) commitOut(ctx context.Context, byInput [][]ShardResult) error {
+// inputs are the job's inputs as stream.Input.
+func (f *publishFn) inputs() ([]stream.Input, error) {
 	inputs := make([]stream.Input, len(f.Inputs))
 	for i := range f.Inputs {
 		var err error
 		if inputs[i], err = f.Inputs[i].input(); err != nil {
-			return err
+			return nil, err
 		}
+	}
+	return inputs, nil
+}
+
+// objectCommit is what a commit into the scratch OUT of an OUT on object
+// storage tells the local commit (zero for a local OUT): where the
+// Iceberg tables' files are (place), and whom to tell of each file it
+// publishes once final (onStaged: objout uploads it then).
+type objectCommit struct {
+	place    icebergout.Place
+	onStaged func(rel, path string, rec outdir.FileRecord)
+}
+
+// commitOut commits the job's shards, whose files are local, into the
+// local OUT at out (f.S.Output, or the scratch OUT of one on object
+// storage, with obj) through package outdir and the pipeline (see
+// above).
+func (f *publishFn) commitOut(ctx context.Context, out string, obj objectCommit, byInput [][]ShardResult) error {
+	inputs, err := f.inputs()
+	if err != nil {
+		return err
 	}
 	// An incremental job names every input to OUT, as convbatch run
 	// --incremental does, so that its report lists those OUT holds
@@ -133,7 +165,6 @@ func (f *publishFn) commitOut(ctx context.Context, byInput [][]ShardResult) erro
 	if f.Named != nil {
 		named = make([]stream.Input, len(f.Named))
 		for i := range f.Named {
-			var err error
 			if named[i], err = f.Named[i].input(); err != nil {
 				return err
 			}
@@ -141,7 +172,6 @@ func (f *publishFn) commitOut(ctx context.Context, byInput [][]ShardResult) erro
 	}
 	var kr *verify.Keyring
 	if f.S.Keys != "" {
-		var err error
 		if kr, err = loadKeyring(ctx, f.S.Keys); err != nil {
 			return err
 		}
@@ -163,10 +193,10 @@ func (f *publishFn) commitOut(ctx context.Context, byInput [][]ShardResult) erro
 	}
 	witness := time.UnixMicro(f.WitnessMicros)
 	cfg := pipeline.Config{
-		Tool: "convbeam", Inputs: named, Skipped: skipped, OutDir: f.S.Output, Archive: sink.ArchiveFormat(f.S.Archive),
+		Tool: "convbeam", Inputs: named, Skipped: skipped, OutDir: out, Archive: sink.ArchiveFormat(f.S.Archive),
 		Workers: 1, MaxDocBytes: f.S.MaxDocBytes, MaxDepth: f.S.MaxDepth, ZstdMaxWindow: f.S.ZstdMaxWindow, Strict: f.S.Strict,
 		Keyring: kr, CheckpointKey: ckey, Now: func() time.Time { return witness },
-		Tables: f.S.Tables, TableFormat: outdir.TableFormat(f.S.TableFormat), Incremental: f.S.Incremental,
+		Tables: f.S.Tables, TableFormat: outdir.TableFormat(f.S.TableFormat), IcebergPlace: obj.place, OnStaged: obj.onStaged, Incremental: f.S.Incremental,
 		Staged: func(run *outdir.Run) error {
 			if err := f.stage(ctx, run, inputs, byInput); err != nil {
 				return err

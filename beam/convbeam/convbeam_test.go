@@ -35,6 +35,8 @@ type job struct {
 	incremental bool
 	// planned, when set, is called between the plan and the job.
 	planned func()
+	// scratch is Settings.ScratchDir (an OUT on object storage).
+	scratch string
 }
 
 // runJob runs convbeam on Prism and returns the pipeline's error.
@@ -60,6 +62,7 @@ func runJobMetrics(t *testing.T, j job) (map[string]int64, error) {
 		t.Fatal(err)
 	}
 	s.TableFormat = j.format
+	s.ScratchDir = j.scratch
 	if j.shardBytes > 0 {
 		s.ShardBytes = j.shardBytes
 	}
@@ -70,7 +73,7 @@ func runJobMetrics(t *testing.T, j job) (map[string]int64, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := plan.Continue(s); err != nil {
+	if err := plan.Continue(ctx, s); err != nil {
 		return nil, err
 	}
 	if j.planned != nil {

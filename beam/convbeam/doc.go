@@ -1,8 +1,10 @@
 // Package convbeam is the convbatch job as an Apache Beam pipeline: the
 // same checks, rejects, receipt verdicts, tables, archives and report as
 // `convbatch run`, on any Beam runner (Prism in tests; Flink, Spark or
-// Dataflow on a cluster), reading and writing through Beam's file systems
-// (local, gs://, s3://, memfs://).
+// Dataflow on a cluster), reading through Beam's file systems (local,
+// gs://, s3://, memfs://) or package source (URLs), the shards writing
+// their temporary files through Beam's, into an OUT that is a local
+// directory or on object storage (s3://, gs://).
 //
 // Its DoFns are thin adapters over convbatch's packages: stream frames a
 // shard's lines, transform runs the handlers, pipeline.Tally and
@@ -28,16 +30,18 @@
 //     (CoGroupByKey): what the documents say about each referenced id
 //     (verify.Evidence) goes to the receipts that reference it; a second
 //     join brings each receipt its evidence, and verify's rules resolve it.
-//  5. One publishing step, after everything above, commits a local OUT
-//     through package outdir and the pipeline, as convbatch run commits
+//  5. One publishing step, after everything above, commits OUT through
+//     package outdir and the pipeline, as convbatch run commits
 //     (commit.go): journal, manifest, state, report, history; so
 //     `convbatch check` and `convbatch run --incremental` take the OUT,
-//     and Settings.Incremental continues one. On another file system it
-//     renames the files that the successful bundles reported into their
-//     final names (a retried bundle's files are never reported, so never
-//     published), writes the receipts outputs and the report, and removes
-//     the job's temporary directory. With Settings.TableFormat "iceberg" the table parts are
-//     each table's data files, and before the report it publishes each
-//     table's Iceberg snapshot, which package icebergout stages
-//     (iceberg.go).
+//     and Settings.Incremental continues one. On object storage (s3://,
+//     gs://) it commits so into the scratch OUT of the newest commit, then
+//     uploads it and writes the next commit record put-if-absent through
+//     package objout, as convbatch run -o s3://… publishes (objout.go).
+//     Only the files that the successful bundles reported are committed
+//     (a retried bundle's files are never reported); the job's temporary
+//     files are removed after the commit. With Settings.TableFormat
+//     "iceberg" the tables are Iceberg tables, as convbatch run
+//     --table-format iceberg commits them (on object storage, their
+//     metadata naming the objects' keys: objout's locator).
 package convbeam

@@ -28,25 +28,6 @@ func join(dir string, names ...string) string {
 // isLocal reports a path without a URL scheme: Beam's local file system.
 func isLocal(p string) bool { return !strings.Contains(p, "://") }
 
-// fileExists reports whether a file is at p.
-func fileExists(ctx context.Context, p string) (bool, error) {
-	fsys, err := filesystem.New(ctx, p)
-	if err != nil {
-		return false, err
-	}
-	defer fsys.Close()
-	files, err := fsys.List(ctx, p)
-	if err != nil {
-		return false, err
-	}
-	for _, f := range files {
-		if f == p {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
 // openShard opens the input of sh for reading from byte off, own being
 // the bytes from off that the reader needs (< 0: all to the end), which
 // the reader may read past: an input by URL with ranged GETs of its own
@@ -212,81 +193,6 @@ func download(ctx context.Context, src, dst string) error {
 		return fmt.Errorf("%s: %w", src, err)
 	}
 	return out.Close()
-}
-
-// rename moves a file within one file system, making the local
-// destination's directory first. A move already made (from is gone, to is
-// there) is not made again: a runner may retry the publishing step after
-// it moved some files.
-func rename(ctx context.Context, from, to string) error {
-	fsys, err := filesystem.New(ctx, to)
-	if err != nil {
-		return err
-	}
-	defer fsys.Close()
-	if moved, err := alreadyMoved(ctx, fsys, from, to); err != nil || moved {
-		return err
-	}
-	if isLocal(to) {
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-			return err
-		}
-	}
-	return filesystem.Rename(ctx, fsys, from, to)
-}
-
-// concat writes the files parts, end to end, to dst, and removes them
-// (only once dst is complete). When the first part is gone and dst is
-// there, a retried publishing step finds the work done.
-func concat(ctx context.Context, parts []string, dst string) error {
-	if len(parts) == 1 {
-		return rename(ctx, parts[0], dst)
-	}
-	fsys, err := filesystem.New(ctx, dst)
-	if err != nil {
-		return err
-	}
-	defer fsys.Close()
-	if moved, err := alreadyMoved(ctx, fsys, parts[0], dst); err != nil || moved {
-		return err
-	}
-	w, err := fsys.OpenWrite(ctx, dst)
-	if err != nil {
-		return err
-	}
-	for _, p := range parts {
-		r, err := fsys.OpenRead(ctx, p)
-		if err != nil {
-			w.Close()
-			return err
-		}
-		_, err = io.Copy(w, r)
-		r.Close()
-		if err != nil {
-			w.Close()
-			return fmt.Errorf("%s: %w", p, err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	for _, p := range parts {
-		if err := remove(ctx, p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// alreadyMoved reports whether from is gone and to is there.
-func alreadyMoved(ctx context.Context, fsys filesystem.Interface, from, to string) (bool, error) {
-	if _, err := fsys.Size(ctx, from); err == nil {
-		return false, nil
-	}
-	if _, err := fsys.Size(ctx, to); err != nil {
-		return false, fmt.Errorf("%s: neither it nor %s is there: %w", from, to, err)
-	}
-	return true, nil
 }
 
 // remove removes one file; one that is not there is no error.

@@ -12,20 +12,18 @@ import (
 	"sync/atomic"
 	"testing"
 
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/convbatch/convbatch/beam/internal/beamtest"
 	"github.com/convbatch/convbatch/icebergout"
-	"github.com/convbatch/convbatch/internal/testkit/s3test"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/tabledef"
 )
 
-// memRuns numbers the memfs outputs of TestIcebergSameAsConvbatchRun and
-// TestMemFS: Beam's memfs lives as long as the process, so each run of a
-// test (go test -count=N) writes to an OUT of its own.
+// memRuns numbers the memfs directories of TestMemFS and TestFetchShards:
+// Beam's memfs lives as long as the process, so each run of a test (go
+// test -count=N) writes to a directory of its own.
 var memRuns atomic.Int64
 
 // TestIcebergSameAsConvbatchRun checks convbeam --table_format iceberg
@@ -33,10 +31,9 @@ var memRuns atomic.Int64
 // table an Iceberg table that iceberg-go reads by path, whose current
 // snapshot (the job's one, a new table numbered after the metadata
 // versions OUT held) has the same rows, read by iceberg-go's scan, and
-// holds exactly the data files the report lists; on a local output, on
-// Beam's memfs and on S3 (the test's S3 server, through Beam's s3 file
-// system: the locations are URLs, the metadata is read through the Beam
-// file system), and on a local output that held an earlier job's tables.
+// holds exactly the data files the report lists; on a local output, and
+// on a local output that held an earlier job's tables. On object storage:
+// TestObjectOut.
 func TestIcebergSameAsConvbatchRun(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -56,11 +53,6 @@ func TestIcebergSameAsConvbatchRun(t *testing.T) {
 	}
 	globs := []string{filepath.Join(dir, "in", "night-*", "*.json*")}
 
-	s3Bucket := func(t *testing.T) string {
-		store := s3test.Start(t)
-		store.Bucket(t, "convbeam-iceberg")
-		return "s3://convbeam-iceberg/out"
-	}
 	for _, tc := range []struct {
 		name string
 		out  func(t *testing.T) string
@@ -69,8 +61,6 @@ func TestIcebergSameAsConvbatchRun(t *testing.T) {
 		earlier int
 	}{
 		{"local", func(*testing.T) string { return filepath.Join(dir, "local") }, 0},
-		{"memfs", func(*testing.T) string { return fmt.Sprintf("memfs://iceberg-out-%d", memRuns.Add(1)) }, 0},
-		{"s3", s3Bucket, 0},
 		{"local, over an earlier job's tables", func(*testing.T) string { return filepath.Join(dir, "again") }, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,12 +80,8 @@ func TestIcebergSameAsConvbatchRun(t *testing.T) {
 			if rep.Settings.TableFormat != string(outdir.FormatIceberg) || !rep.AccountingOK {
 				t.Errorf("report: table_format %q, accounting_ok %v", rep.Settings.TableFormat, rep.AccountingOK)
 			}
-			var fsys icebergio.IO = &beamIO{ctx: ctx}
-			root := out
-			if isLocal(out) {
-				fsys = icebergio.LocalFS{}
-				root = icebergout.Location(out, "")
-			}
+			var fsys icebergio.IO = icebergio.LocalFS{}
+			root := icebergout.Location(out, "")
 			version := tc.earlier + 1
 			for _, name := range tabledef.Names {
 				tbl := beamtest.IcebergTable(t, icebergout.BaseLocation(root, outdir.TableDir(name)), version, fsys)
@@ -132,7 +118,7 @@ func TestIcebergSameAsConvbatchRun(t *testing.T) {
 					t.Errorf("table %s: version hint %q (%v), want %d", name, hint, err, version)
 				}
 			}
-			if isLocal(out) && tc.earlier == 0 {
+			if tc.earlier == 0 {
 				beamtest.CompareOutputs(t, want, out)
 			}
 		})

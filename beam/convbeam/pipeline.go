@@ -38,7 +38,7 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	if plan.Named != nil {
 		named = planned(plan.Named)
 	}
-	publish := &publishFn{S: *s, Fault: fault, Inputs: inputs, Named: named, Skipped: skipped, Started: time.Now().UTC().Format(time.RFC3339Nano), WitnessMicros: witness}
+	publish := &publishFn{S: *s, Fault: fault, Inputs: inputs, Named: named, Skipped: skipped, WitnessMicros: witness}
 	beam.ParDo0(scope.Scope("publish"), publish, beam.Impulse(scope),
 		beam.SideInput{Input: results}, beam.SideInput{Input: resolved}, beam.SideInput{Input: stats})
 }

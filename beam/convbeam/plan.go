@@ -6,10 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/source"
@@ -25,8 +28,14 @@ const DefaultShardBytes = 64 << 20
 var ErrNoInput = errors.New("no input")
 
 // ErrOutputExists is returned when the output directory already holds a
-// report: convbeam writes into a new directory, it does not replace one.
+// report (on object storage: a commit): convbeam writes into a new
+// directory, it does not replace one, unless it adds to it
+// (NewIncrementalSettings).
 var ErrOutputExists = errors.New("output directory holds a report already")
+
+// ErrOutputKind is returned for an output that is neither a local
+// directory nor an OUT on object storage (s3://, gs://).
+var ErrOutputKind = errors.New("OUT is a local directory, s3://bucket/prefix or gs://bucket/prefix")
 
 // Plan is what the job reads: the inputs, sorted by path, their shards and
 // the files the globs matched that are not inputs.
@@ -73,13 +82,13 @@ func MakePlan(ctx context.Context, globs []string, shardBytes int64) (*Plan, err
 			p.Skipped = append(p.Skipped, passed...)
 			continue
 		}
-		fs, err := filesystem.New(ctx, glob)
+		fsys, err := filesystem.New(ctx, glob)
 		if err != nil {
 			return nil, fmt.Errorf("input %q: %w", glob, err)
 		}
-		files, err := fs.List(ctx, glob)
+		files, err := fsys.List(ctx, glob)
 		if err != nil {
-			fs.Close()
+			fsys.Close()
 			return nil, fmt.Errorf("input %q: %w", glob, err)
 		}
 		sort.Strings(files)
@@ -89,9 +98,9 @@ func MakePlan(ctx context.Context, globs []string, shardBytes int64) (*Plan, err
 				continue
 			}
 			seen[f] = true
-			size, err := fs.Size(ctx, f)
+			size, err := fsys.Size(ctx, f)
 			if err != nil {
-				fs.Close()
+				fsys.Close()
 				return nil, fmt.Errorf("input %q: %w", f, err)
 			}
 			in, skipped, ok := stream.MatchInput(f, size)
@@ -102,7 +111,7 @@ func MakePlan(ctx context.Context, globs []string, shardBytes int64) (*Plan, err
 			p.Inputs = append(p.Inputs, in)
 			n++
 		}
-		fs.Close()
+		fsys.Close()
 		if n == 0 {
 			return nil, fmt.Errorf("input %q: %w: the pattern matches no .jsonl, .jsonl.zst, .jsonl.gz or .json file", glob, ErrNoInput)
 		}
@@ -139,9 +148,9 @@ func NewSettings(ctx context.Context, output, keys, tables, archive string) (*Se
 	return newSettings(ctx, output, keys, tables, archive, false)
 }
 
-// NewIncrementalSettings is NewSettings for a job that adds to the local
-// OUT (Settings.Incremental, convbatch run --incremental's meaning): OUT
-// may hold a report.
+// NewIncrementalSettings is NewSettings for a job that adds to OUT, local
+// or on object storage (Settings.Incremental, convbatch run
+// --incremental's meaning): OUT may hold a report.
 func NewIncrementalSettings(ctx context.Context, output, keys, tables, archive string) (*Settings, error) {
 	return newSettings(ctx, output, keys, tables, archive, true)
 }
@@ -159,13 +168,30 @@ func newSettings(ctx context.Context, output, keys, tables, archive string, incr
 		return nil, err
 	}
 	output = strings.TrimSuffix(output, "/")
-	if incremental && !isLocal(output) {
-		return nil, fmt.Errorf("--incremental: OUT %s is not a local directory (an OUT on object storage is issue 44 item 1)", output)
+	exists := false
+	switch {
+	case isLocal(output):
+		// A path that cannot hold a report (below a file) is refused by
+		// the command's check of OUT, which names the file.
+		_, err := os.Stat(filepath.Join(output, outdir.ReportFile))
+		exists = err == nil
+	case objout.IsURL(output):
+		// An OUT on object storage holds a report once it holds a
+		// commit (objout): the newest commit names it.
+		t, err := objout.Open(ctx, output)
+		if err != nil {
+			return nil, fmt.Errorf("--output: %w", err)
+		}
+		c, err := t.Latest(ctx)
+		if err != nil {
+			return nil, err
+		}
+		exists = c != nil
+	default:
+		return nil, fmt.Errorf("--output %s: %w", source.RedactURL(output), ErrOutputKind)
 	}
-	if exists, err := fileExists(ctx, join(output, outdir.ReportFile)); err != nil {
-		return nil, err
-	} else if exists && !incremental {
-		return nil, fmt.Errorf("%s: %w", output, ErrOutputExists)
+	if exists && !incremental {
+		return nil, fmt.Errorf("%s: %w", source.RedactURL(output), ErrOutputExists)
 	}
 	var id [8]byte
 	rand.Read(id[:])

@@ -14,7 +14,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
-	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
@@ -325,32 +324,23 @@ func (f *readFn) uploadFiles(ctx context.Context, sh Shard, r *shardRead) ([]Tem
 		// path as a URL, so a "%2F" of sink.FlatName would come back a
 		// "/" and the file lie deeper than removeTemporary looks.
 		tmp := join(dir, fmt.Sprintf("file-%04d", i))
-		err := upload(ctx, r.txn.Path(rel), tmp)
-		if err != nil {
+		if err := upload(ctx, r.txn.Path(rel), tmp); err != nil {
 			return nil, err
 		}
-		tf := TempFile{Rel: rel, Temp: tmp, Table: table[rel], Rows: rows[rel]}
-		if tf.Table != "" && f.S.iceberg() {
-			if tf.Footer, tf.Size, err = icebergout.ReadFooter(r.txn.Path(rel)); err != nil {
-				return nil, err
-			}
-		}
-		files = append(files, tf)
+		files = append(files, TempFile{Rel: rel, Temp: tmp, Table: table[rel], Rows: rows[rel]})
 	}
-	if isLocal(f.S.Output) {
-		// The segment of the input holds them in OUT's staging (commit.go).
-		pending := filepath.Join(filepath.Dir(r.docs.Name()), "receipts.jsonl")
-		if err := writePending(pending, r.receipts); err != nil {
+	// The segment of the input holds them in OUT's staging (commit.go).
+	pending := filepath.Join(filepath.Dir(r.docs.Name()), "receipts.jsonl")
+	if err := writePending(pending, r.receipts); err != nil {
+		return nil, err
+	}
+	for i, tf := range []TempFile{{Rel: shardDocsRel, Temp: r.docs.Name()}, {Rel: shardReceiptsRel, Temp: pending}} {
+		tmp := join(dir, fmt.Sprintf("state-%04d", i))
+		if err := upload(ctx, tf.Temp, tmp); err != nil {
 			return nil, err
 		}
-		for i, tf := range []TempFile{{Rel: shardDocsRel, Temp: r.docs.Name()}, {Rel: shardReceiptsRel, Temp: pending}} {
-			tmp := join(dir, fmt.Sprintf("state-%04d", i))
-			if err := upload(ctx, tf.Temp, tmp); err != nil {
-				return nil, err
-			}
-			tf.Temp = tmp
-			files = append(files, tf)
-		}
+		tf.Temp = tmp
+		files = append(files, tf)
 	}
 	return files, nil
 }

@@ -16,8 +16,9 @@ import (
 // Settings are the job's choices, carried by every DoFn that needs them
 // (Beam serializes a DoFn's exported fields as JSON).
 type Settings struct {
-	// Output is the output directory (a local path or a Beam file system
-	// URL such as gs://bucket/dir).
+	// Output is OUT: a local directory, or an OUT on object storage
+	// (s3://bucket/prefix, gs://bucket/prefix) that package objout
+	// commits to, as convbatch run -o s3://… does.
 	Output string
 	// Keys is the keyring file, "" for none.
 	Keys string
@@ -53,6 +54,12 @@ type Settings struct {
 	// the checkpoint of OUT's history at the commit (convbatch run
 	// --checkpoint-key); read by the publishing step, never carried.
 	CheckpointKeyFile string
+	// ScratchDir is, for an OUT on object storage (s3://, gs://), the
+	// local directory under which the publishing step makes the scratch
+	// OUT of the newest commit and downloads the shards' files (convbatch
+	// run --scratch-dir); "" for the system's temporary directory of the
+	// machine it runs on.
+	ScratchDir string
 }
 
 // DefaultIDBuckets is the number of id buckets of the receipt pass: each
@@ -185,11 +192,6 @@ type TempFile struct {
 	Temp  string
 	Table string
 	Rows  int64
-	// Footer and Size are, for a part of an Iceberg table, its Parquet
-	// footer and size (icebergout.ReadFooter), which its snapshot's
-	// manifest describes it by.
-	Footer []byte
-	Size   int64
 }
 
 // ShardResult is what one shard's read produced: its counts and counters,

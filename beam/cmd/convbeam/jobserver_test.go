@@ -347,8 +347,9 @@ func TestJobServer(t *testing.T) {
 		}
 		return args
 	}
-	// published checks that OUT on S3 equals convbatch run's and holds no
-	// temporary files.
+	// published checks that OUT on S3, as its newest commit names it
+	// (package objout, as convbatch run -o s3://… commits), equals
+	// convbatch run's, and holds no temporary files.
 	published := func(t *testing.T, out string) {
 		t.Helper()
 		for _, k := range s3.Keys(t, bucket, out+"/") {
@@ -356,7 +357,11 @@ func TestJobServer(t *testing.T) {
 				t.Errorf("temporary file left: %s", k)
 			}
 		}
-		beamtest.CompareOutputs(t, want, s3.Download(t, bucket, out+"/", filepath.Join(t.TempDir(), "out")))
+		got := filepath.Join(t.TempDir(), "out")
+		if c := beamtest.DownloadCommit(t, "s3://"+bucket+"/"+out, got); c.Number != 1 {
+			t.Errorf("commit %d, want 1", c.Number)
+		}
+		beamtest.CompareOutputs(t, want, got)
 	}
 
 	// The three cases are jobs on the one job server at once (a job server

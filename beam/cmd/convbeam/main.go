@@ -2,7 +2,7 @@
 // Prism (in-process, the default), Flink, Spark or Dataflow: see
 // docs/SCALE-OUT.md.
 //
-//	convbeam --input GLOB[,GLOB...] --output DIR [--keys FILE] [--tables LIST]
+//	convbeam --input GLOB[,GLOB...] --output OUT [--keys FILE] [--tables LIST]
 //	         [--table_format parquet|iceberg] [--archive zst|jsonl|none]
 //	         [--shard_bytes N] [--max_doc_bytes N] [--strict]
 //	         [--runner prism|flink|spark|dataflow] [runner flags]
@@ -60,6 +60,7 @@ type options struct {
 	shardBytes, maxDoc             int64
 	strict, verbose, incremental   bool
 	cpuprofile, log, checkpointKey string
+	scratchDir                     string
 }
 
 // onceFlag is a string flag that may be given once: it keeps every value
@@ -93,14 +94,17 @@ func (f *onceFlag) checkOnce(name string) error {
 // define defines convbeam's flags on fs, bound to o, at their defaults.
 func (o *options) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.input, "input", "", "input files: comma-separated globs (local paths, s3://, gs://, https://, http://)")
-	fs.StringVar(&o.output, "output", "", "output directory (local path, gs://, s3://); must hold no report.json")
+	fs.StringVar(&o.output, "output", "", "OUT: a local directory, or s3://bucket/prefix or gs://bucket/prefix, committed as convbatch run -o commits (docs/FORMAT.md, \"OUT on object storage\"); must hold no report (no commit) unless --incremental")
 	fs.Var(&o.keys, "keys", "keyring file (JSON) for the receipts' signatures, checked before the job is submitted; given once (a second --keys is refused)")
 	fs.StringVar(&o.tables, "tables", "all", "tables to write: all, none, or a comma-separated list of usage, conversations, tool_calls, receipts, transcripts, receipt_statements")
 	fs.StringVar(&o.tableFormat, "table_format", "parquet", "parquet (directories of Parquet parts), or iceberg: Apache Iceberg tables OUT/tables/NAME/{metadata,data}/, one snapshot per job, as convbatch run --table-format (see docs/SCALE-OUT.md)")
 	fs.StringVar(&o.archive, "archive", "zst", "archive write-back format: zst, jsonl or none")
 	fs.Int64Var(&o.shardBytes, "shard_bytes", convbeam.DefaultShardBytes, "byte-range shard size of a plain .jsonl input")
 	fs.Int64Var(&o.maxDoc, "max_doc_bytes", stream.DefaultMaxDocBytes, "size cap of one line, as convbatch run --max-doc-bytes")
-	fs.BoolVar(&o.incremental, "incremental", false, "add to the local OUT instead of writing a new one, as convbatch run --incremental: skip the inputs OUT already holds, commit the others as a new run, resolve receipts against every document OUT holds; OUT may be one convbatch run wrote")
+	fs.BoolVar(&o.incremental, "incremental", false, "add to OUT (local, s3:// or gs://) instead of writing a new one, as convbatch run --incremental: skip the inputs OUT already holds, commit the others as a new run, resolve receipts against every document OUT holds; OUT may be one convbatch run wrote")
+	scratch := "with --output s3://… or gs://…: the local directory under which the publishing step works (the scratch OUT of the newest commit, the shards' files; see docs/FORMAT.md, \"OUT on object storage\"), on the machine it runs on; default the system's temporary directory"
+	fs.StringVar(&o.scratchDir, "scratch_dir", "", scratch)
+	fs.StringVar(&o.scratchDir, "scratch-dir", "", "the same as --scratch_dir, as convbatch spells it")
 	fs.StringVar(&o.checkpointKey, "checkpoint_key", "", "sign the checkpoint of the local OUT's history with this note signer key FILE, as convbatch run --checkpoint-key")
 	fs.BoolVar(&o.strict, "strict", false, "reject a byte-order mark instead of dropping it, as convbatch run --strict")
 	fs.BoolVar(&o.verbose, "verbose", false, "show the runner's logs (Beam's and Prism's, INFO and above) on standard error instead of writing them to the log file")
@@ -119,10 +123,10 @@ const help = `convbeam runs the convbatch job as an Apache Beam pipeline, on Pri
 (in-process, the default), Flink, Spark or Dataflow: see docs/SCALE-OUT.md.
 
 Usage:
-  convbeam --input GLOB[,GLOB...] --output DIR [--keys FILE] [--tables LIST]
+  convbeam --input GLOB[,GLOB...] --output OUT [--keys FILE] [--tables LIST]
            [--table_format parquet|iceberg] [--archive zst|jsonl|none]
            [--shard_bytes N] [--max_doc_bytes N] [--strict]
-           [--incremental] [--checkpoint_key FILE]
+           [--incremental] [--checkpoint_key FILE] [--scratch_dir DIR]
            [--runner prism|flink|spark|dataflow] [runner flags]
 
 ` + exitcode.Summary + `
@@ -326,6 +330,12 @@ func (o *options) job(ctx context.Context, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "convbeam: interrupted before the job ended (on a cluster it may still be running): %s%s\n", cause, where)
 			return exitcode.Fatal
 		}
+		if msg, ok := conflict(err); ok {
+			// Exit 3 as convbatch's for a commit conflict (objout),
+			// naming the commit record another run wrote first.
+			fmt.Fprintf(stderr, "convbeam: %s (with --incremental to add to what that run committed)%s\n", msg, where)
+			return exitcode.Fatal
+		}
 		fmt.Fprintf(stderr, "convbeam: the job failed, nothing was published: %s%s\n", cause, where)
 		return exitcode.Fatal
 	}
@@ -344,6 +354,24 @@ func (o *options) job(ctx context.Context, stderr io.Writer) int {
 		return exitcode.Findings
 	}
 	return exitcode.OK
+}
+
+// conflict returns, for a job whose publishing step's commit was refused
+// (convbeam.IsConflict), the refusal's one line, which names the commit
+// record another run wrote first: "commit conflict: s3://b/out/_commits/
+// 0000000002.json was written by another run first …".
+func conflict(err error) (string, bool) {
+	if !convbeam.IsConflict(err) {
+		return "", false
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "commit conflict: "); i >= 0 {
+		msg = msg[i:]
+	}
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return oneLine(strings.TrimSpace(msg)), true
 }
 
 // preflight checks every choice and input of the job that can be checked
@@ -398,6 +426,11 @@ func (o *options) preflight(ctx context.Context, stderr io.Writer) (runner strin
 	}
 	s.ShardBytes, s.MaxDocBytes, s.Strict = o.shardBytes, o.maxDoc, o.strict
 	s.TableFormat = string(format)
+	if o.scratchDir != "" {
+		if s.ScratchDir, err = filepath.Abs(o.scratchDir); err != nil {
+			return failFlag(fmt.Errorf("--scratch_dir: %w", err))
+		}
+	}
 	if o.checkpointKey != "" {
 		if s.CheckpointKeyFile, err = checkpointKeyFile(o.checkpointKey, s.Output); err != nil {
 			return failFlag(err)
@@ -427,7 +460,7 @@ func (o *options) preflight(ctx context.Context, stderr io.Writer) (runner strin
 		return fail(err)
 	}
 	// An incremental job reads only the inputs OUT does not hold yet.
-	if err := plan.Continue(s); errors.Is(err, convbeam.ErrUpToDate) {
+	if err := plan.Continue(ctx, s); errors.Is(err, convbeam.ErrUpToDate) {
 		fmt.Fprintf(stderr, "convbeam: %s holds every input already (%d); nothing to do\n", s.Output, len(plan.Named))
 		return "", nil, nil, exitcode.OK, false
 	} else if err != nil {
@@ -673,7 +706,7 @@ func (l *runnerLog) close(published bool) string {
 // which the publishing step reads; it signs a local OUT's checkpoint only.
 func checkpointKeyFile(file, output string) (string, error) {
 	if strings.Contains(output, "://") {
-		return "", fmt.Errorf("--checkpoint_key: OUT %s is not a local directory (an OUT on object storage is issue 44 item 1)", output)
+		return "", fmt.Errorf("--checkpoint_key: OUT %s is on object storage: not supported yet (the publishing step reads the key file on the machine it runs on)", source.RedactURL(output))
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {

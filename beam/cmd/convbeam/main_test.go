@@ -25,6 +25,7 @@ import (
 	"github.com/convbatch/convbatch/beam/convbeam"
 	"github.com/convbatch/convbatch/cli"
 	"github.com/convbatch/convbatch/internal/exitcode"
+	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/sink"
 )
 
@@ -500,6 +501,7 @@ func TestPreflight(t *testing.T) {
 		{"bad --max_doc_bytes", []string{"--max_doc_bytes", "-1"}, false, "", []string{"--max_doc_bytes -1: ", hint}},
 		{"--verbose with --log", []string{"--verbose", "--log", filepath.Join(dir, "x.log")}, false, "", []string{"--verbose and --log", hint}},
 		{"--log in no directory", []string{"--log", badLog}, false, "", []string{"--log: open " + badLog + ": no such file or directory"}},
+		{"OUT on memfs", []string{"--input", sample, "--output", "memfs://nowhere/out"}, true, "", []string{"--output memfs://nowhere/out: OUT is a local directory, s3://bucket/prefix or gs://bucket/prefix", hint}},
 		{"OUT a file", nil, false, aFile, []string{fmt.Sprintf("--output %q is a file, not a directory", aFile)}},
 		{"OUT below a file", nil, false, filepath.Join(aFile, "out"), []string{fmt.Sprintf("--output %q: %q is a file, not a directory", filepath.Join(aFile, "out"), aFile)}},
 	} {
@@ -601,5 +603,27 @@ func TestRunnerLog(t *testing.T) {
 	b, err := os.ReadFile(logFile)
 	if err != nil || !strings.Contains(string(b), "level=INFO") || !strings.Contains(string(b), "Job") {
 		t.Errorf("--log %s: want Prism's INFO records: %v\n%s", logFile, err, b)
+	}
+}
+
+// TestConflictLine: a job whose commit was refused ends with the
+// refusal's one line, naming the commit record another run wrote first,
+// however the runner wrapped the publishing step's error; another failure
+// is not a conflict.
+func TestConflictLine(t *testing.T) {
+	ce := &objout.ConflictError{URL: "s3://b/out/_commits/0000000002.json", Number: 2}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{ce, ce.Error()},
+		{fmt.Errorf("publish: %w", ce), ce.Error()},
+		{errors.New("job failed:\nbundle inst003 stage-009 failed: publish: " + ce.Error() + "\n\tgoroutine 7 [running]"), ce.Error()},
+		{errors.New("uploading; nothing was committed: 503 Slow Down"), ""},
+	} {
+		got, ok := conflict(tc.err)
+		if ok != (tc.want != "") || got != tc.want {
+			t.Errorf("conflict(%q) = %q, %v; want %q", tc.err, got, ok, tc.want)
+		}
 	}
 }
