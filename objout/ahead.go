@@ -177,7 +177,7 @@ func (s *Session) putFile(ctx context.Context, f File, paths ...string) error {
 	}
 	defer fh.Close()
 	key := s.t.Prefix + f.Key
-	err = s.t.Store.Put(ctx, key, fh, f.Size, true)
+	err = s.t.Store.Put(withDigest(ctx, f.SHA256), key, fh, f.Size, true)
 	var r *retried
 	if errors.Is(err, ErrPrecondition) && !errors.As(err, &r) {
 		n, sum, serr := s.t.digest(ctx, f.Key)
@@ -187,7 +187,7 @@ func (s *Session) putFile(ctx context.Context, f File, paths ...string) error {
 		case serr == nil && f.Key == s.Key(f.Path):
 			if err = s.t.Store.Delete(ctx, key); err == nil {
 				if _, err = fh.Seek(0, io.SeekStart); err == nil {
-					err = s.t.Store.Put(ctx, key, fh, f.Size, true)
+					err = s.t.Store.Put(withDigest(ctx, f.SHA256), key, fh, f.Size, true)
 				}
 			}
 		}

@@ -2,13 +2,18 @@ package objout
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/convbatch/convbatch/source"
@@ -62,7 +67,20 @@ func (s *s3Store) Put(ctx context.Context, key string, body io.ReadSeeker, size 
 	if ifAbsent {
 		in.IfNoneMatch = aws.String("*")
 	}
-	_, err := s.client.PutObject(ctx, in)
+	var opts []func(*s3.Options)
+	if sum := digestOf(ctx); sum != "" {
+		// The body's SHA-256 is known (the manifest's): S3 checks the
+		// bytes it receives against it (x-amz-checksum-sha256), and the
+		// SDK signs it as the payload hash instead of reading the body
+		// once more to compute it.
+		b, err := hex.DecodeString(sum)
+		if err != nil || len(b) != sha256.Size {
+			return fmt.Errorf("put %s: bad SHA-256 %q", key, sum)
+		}
+		in.ChecksumSHA256 = aws.String(base64.StdEncoding.EncodeToString(b))
+		opts = append(opts, withPayloadHash(sum))
+	}
+	_, err := s.client.PutObject(ctx, in, opts...)
 	return s3Err(err)
 }
 
@@ -100,4 +118,18 @@ func (s *s3Store) Delete(ctx context.Context, key string) error {
 		return nil
 	}
 	return err
+}
+
+// withPayloadHash makes the request's signed payload hash sum, so that
+// the SDK's ComputePayloadSHA256 step, which reads the whole body, is
+// skipped.
+func withPayloadHash(sum string) func(*s3.Options) {
+	return func(o *s3.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Finalize.Insert(middleware.FinalizeMiddlewareFunc("convbatchPayloadHash",
+				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+					return next.HandleFinalize(v4.SetPayloadHash(ctx, sum), in)
+				}), "ComputePayloadHash", middleware.Before)
+		})
+	}
 }
