@@ -152,11 +152,7 @@ func TestUploadAheadFails(t *testing.T) {
 	tg := openT(t)
 	ctx := context.Background()
 	scratch := t.TempDir()
-	s, err := tg.Prepare(ctx, Options{ScratchRoot: scratch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeNight(t, s.Out, 1, "n1")
+	s := preparedNight(t, tg, scratch, 1, "n1")
 	f.setFail(status(func(r *http.Request) int {
 		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/archive/") {
 			return http.StatusInternalServerError

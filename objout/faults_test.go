@@ -60,14 +60,10 @@ func TestRerunPublishesOtherBytes(t *testing.T) {
 	tg := openT(t)
 	ctx := context.Background()
 	scratch := t.TempDir()
-	s, err := tg.Prepare(ctx, Options{ScratchRoot: scratch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeNight(t, s.Out, 1, "n1")
+	s := preparedNight(t, tg, scratch, 1, "n1")
 	killed := errors.New("killed")
 	beforeCommit = func() error { return killed }
-	_, err = s.Publish(ctx)
+	_, err := s.Publish(ctx)
 	beforeCommit = nil
 	s.Close()
 	if !errors.Is(err, killed) {

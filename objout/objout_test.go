@@ -98,6 +98,18 @@ func openT(t *testing.T) *Target {
 	return tg
 }
 
+// preparedNight prepares tg's scratch OUT under scratch (failing t if
+// it cannot) and writes run's night into it (writeNight).
+func preparedNight(t *testing.T, tg *Target, scratch string, run int, tag string) *Session {
+	t.Helper()
+	s, err := tg.Prepare(context.Background(), Options{ScratchRoot: scratch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeNight(t, s.Out, run, tag)
+	return s
+}
+
 // writeNight writes into a scratch OUT what a local run of run number
 // run would publish: an archive, a table part, report.json and the
 // manifest naming them.
@@ -179,11 +191,7 @@ func TestTwoNightsAndCheck(t *testing.T) {
 	tg := openT(t)
 	ctx := context.Background()
 	scratch := t.TempDir()
-	s, err := tg.Prepare(ctx, Options{ScratchRoot: scratch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeNight(t, s.Out, 1, "n1")
+	s := preparedNight(t, tg, scratch, 1, "n1")
 	c1, err := s.Publish(ctx)
 	if err != nil || c1 == nil || c1.Number != 1 {
 		t.Fatalf("night 1: %+v, %v", c1, err)

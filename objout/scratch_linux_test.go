@@ -19,11 +19,7 @@ func TestScratchBound(t *testing.T) {
 	tg := openT(t)
 	ctx := context.Background()
 	scratch := t.TempDir()
-	s, err := tg.Prepare(ctx, Options{ScratchRoot: scratch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeNight(t, s.Out, 1, "n1")
+	s := preparedNight(t, tg, scratch, 1, "n1")
 	// A part big enough to hold blocks.
 	big := filepath.Join(s.Out, "tables", "usage", "part-n1.parquet")
 	if err := os.WriteFile(big, []byte(strings.Repeat("x", 1<<20)), 0o644); err != nil {
