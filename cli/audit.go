@@ -171,40 +171,12 @@ func runAudit(e *env, o auditOptions) (int, error) {
 	if err != nil {
 		return 0, keyringErr(e, keyringName(o.keyring), err)
 	}
-	var sess *objout.Session
-	var place icebergout.Place
-	root := o.out
-	if objout.IsURL(o.out) {
-		// The audit runs in the scratch OUT of the newest commit, then
-		// its run is uploaded and committed as a run's is.
-		t, err := openObjectOut(e, o.out)
-		if err != nil {
-			return 0, err
-		}
-		// An audit rewrites the parts of an Iceberg table of receipts
-		// that hold a re-judged receipt: those are downloaded.
-		var fetch []string
-		if c, err := t.Latest(e.ctx); err != nil {
-			return 0, fatalErr(fmt.Errorf("audit: %w; nothing was published", err))
-		} else if c != nil && c.HoldsIceberg() {
-			for _, n := range tabledef.Names {
-				if tabledef.FromReceipts(n) {
-					fetch = append(fetch, n)
-				}
-			}
-		}
-		if sess, err = t.Prepare(e.ctx, objout.Options{ScratchRoot: o.scratchDir, FetchTables: fetch}); err != nil {
-			return 0, fatalErr(fmt.Errorf("audit: preparing the scratch OUT of %s: %w; nothing was published", t.URL, err))
-		}
+	root, sess, place, err := auditRoot(e, o)
+	if err != nil {
+		return 0, err
+	}
+	if sess != nil {
 		defer sess.Close()
-		if b := sess.Base(); b == nil {
-			return 0, usageErr("audit: %s holds no commit (%s): not the -o of a convbatch run", t.URL, objout.CommitsDir)
-		} else if len(b.Catalog) > 0 {
-			return 0, usageErr("audit: %s: its Iceberg tables are committed to a catalog (--catalog), which audit does not take yet; nothing was changed", t.URL)
-		}
-		root, place = sess.Out, icebergout.Place{Locate: sess.Locator(), IO: t.IO()}
-	} else if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
-		return 0, usageErr("audit: %s: not a directory; pass the -o directory of convbatch run or extract", o.out)
 	}
 	root, err = filepath.Abs(root)
 	if err != nil {
@@ -283,6 +255,45 @@ func runAudit(e *env, o auditOptions) (int, error) {
 		printAuditSummary(e.stderr, o, h, res)
 	}
 	return code, nil
+}
+
+// auditRoot returns the directory the audit of o.out works in: o.out,
+// or for an OUT on object storage the scratch OUT of its newest commit
+// (sess, to publish the audit's run; place locates its Iceberg tables'
+// objects), prepared with the tables of receipts downloaded when they
+// are Iceberg tables (the audit rewrites their parts).
+func auditRoot(e *env, o auditOptions) (root string, sess *objout.Session, place icebergout.Place, err error) {
+	if !objout.IsURL(o.out) {
+		if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
+			return "", nil, place, usageErr("audit: %s: not a directory; pass the -o directory of convbatch run or extract", o.out)
+		}
+		return o.out, nil, place, nil
+	}
+	t, err := openObjectOut(e, o.out)
+	if err != nil {
+		return "", nil, place, err
+	}
+	var fetch []string
+	if c, err := t.Latest(e.ctx); err != nil {
+		return "", nil, place, fatalErr(fmt.Errorf("audit: %w; nothing was published", err))
+	} else if c != nil && c.HoldsIceberg() {
+		for _, n := range tabledef.Names {
+			if tabledef.FromReceipts(n) {
+				fetch = append(fetch, n)
+			}
+		}
+	}
+	if sess, err = t.Prepare(e.ctx, objout.Options{ScratchRoot: o.scratchDir, FetchTables: fetch}); err != nil {
+		return "", nil, place, fatalErr(fmt.Errorf("audit: preparing the scratch OUT of %s: %w; nothing was published", t.URL, err))
+	}
+	if b := sess.Base(); b == nil {
+		sess.Close()
+		return "", nil, place, usageErr("audit: %s holds no commit (%s): not the -o of a convbatch run", t.URL, objout.CommitsDir)
+	} else if len(b.Catalog) > 0 {
+		sess.Close()
+		return "", nil, place, usageErr("audit: %s: its Iceberg tables are committed to a catalog (--catalog), which audit does not take yet; nothing was changed", t.URL)
+	}
+	return sess.Out, sess, icebergout.Place{Locate: sess.Locator(), IO: t.IO()}, nil
 }
 
 // publishAudit uploads and commits the audit's run from the scratch OUT

@@ -108,12 +108,7 @@ func chSameRows(t *testing.T, dir, table, a, b string) {
 func readerNights(t *testing.T, url string) (dir, local1, local2 string, night2 []string) {
 	t.Helper()
 	dir = t.TempDir()
-	set := filepath.Join(dir, "nights")
-	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", "2", "--conversations", "50", "--progress", "never"); r.code != 0 {
-		t.Fatalf("gen: %d %s", r.code, r.stderr)
-	}
-	keys := filepath.Join(set, "keys.json")
-	n1, n2 := filepath.Join(set, "night-1"), filepath.Join(set, "night-2")
+	keys, n1, n2 := genTwoNights(t, dir, 2)
 	scratch := filepath.Join(dir, "scratch")
 	local1, local2 = "local1", "local2"
 	for _, run := range [][]string{

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,12 +153,7 @@ func downloadOut(t *testing.T, url, dir string) *objout.Commit {
 func TestObjectOutTwoNights(t *testing.T) {
 	refuse, counts := objoutS3Counted(t)
 	dir := t.TempDir()
-	set := filepath.Join(dir, "nights")
-	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", "2", "--conversations", "50", "--progress", "never"); r.code != 0 {
-		t.Fatalf("gen: %d %s", r.code, r.stderr)
-	}
-	keys := filepath.Join(set, "keys.json")
-	n1, n2 := filepath.Join(set, "night-1"), filepath.Join(set, "night-2")
+	keys, n1, n2 := genTwoNights(t, dir, 2)
 	local, url, scratch := filepath.Join(dir, "local"), "s3://b/nightly/out", filepath.Join(dir, "scratch")
 	var all strings.Builder
 	step := func(want int, args ...string) result {
@@ -260,12 +256,7 @@ func TestObjectOutTwoNights(t *testing.T) {
 func TestObjectOutCrash(t *testing.T) {
 	objoutS3(t)
 	dir := t.TempDir()
-	set := filepath.Join(dir, "nights")
-	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", "2", "--conversations", "50", "--progress", "never"); r.code != 0 {
-		t.Fatalf("gen: %d %s", r.code, r.stderr)
-	}
-	keys := filepath.Join(set, "keys.json")
-	n1, n2 := filepath.Join(set, "night-1"), filepath.Join(set, "night-2")
+	keys, n1, n2 := genTwoNights(t, dir, 2)
 	local := filepath.Join(dir, "local")
 	for _, args := range [][]string{{n1}, {"--incremental", n1, n2}} {
 		if r := convbatch(t, nil, append([]string{"run", "--progress", "never", "--keys", keys, "-o", local}, args...)...); r.code != 0 {
@@ -309,16 +300,25 @@ func TestObjectOutCrash(t *testing.T) {
 	}
 }
 
+// genTwoNights writes two nights of gen (files inputs a night, 50
+// conversations each) under dir/nights and returns its keyring and the
+// nights' directories.
+func genTwoNights(t *testing.T, dir string, files int) (keys, n1, n2 string) {
+	t.Helper()
+	set := filepath.Join(dir, "nights")
+	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", strconv.Itoa(files), "--conversations", "50", "--progress", "never"); r.code != 0 {
+		t.Fatalf("gen: %d %s", r.code, r.stderr)
+	}
+	return filepath.Join(set, "keys.json"), filepath.Join(set, "night-1"), filepath.Join(set, "night-2")
+}
+
 // replaceChangedInputs makes, under dir, two nights of gen and an
 // input directory of two small .jsonl inputs of night 1 (small inputs
 // share one segment, so their parts are shared); change makes its
 // b.jsonl night 2's a.jsonl, for a --replace-changed night.
 func replaceChangedInputs(t *testing.T, dir string) (keys, in string, change func()) {
 	t.Helper()
-	set := filepath.Join(dir, "nights")
-	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", "2", "--conversations", "50", "--progress", "never"); r.code != 0 {
-		t.Fatalf("gen: %d %s", r.code, r.stderr)
-	}
+	keys, n1, n2 := genTwoNights(t, dir, 2)
 	in = filepath.Join(dir, "in")
 	os.MkdirAll(in, 0o755)
 	cp := func(from, to string) {
@@ -328,10 +328,10 @@ func replaceChangedInputs(t *testing.T, dir string) (keys, in string, change fun
 			t.Fatal(err)
 		}
 	}
-	cp(filepath.Join(set, "night-1", "a.jsonl.zst"), filepath.Join(in, "a.jsonl"))
-	cp(filepath.Join(set, "night-1", "b.jsonl.zst"), filepath.Join(in, "b.jsonl"))
-	return filepath.Join(set, "keys.json"), in, func() {
-		cp(filepath.Join(set, "night-2", "a.jsonl.zst"), filepath.Join(in, "b.jsonl"))
+	cp(filepath.Join(n1, "a.jsonl.zst"), filepath.Join(in, "a.jsonl"))
+	cp(filepath.Join(n1, "b.jsonl.zst"), filepath.Join(in, "b.jsonl"))
+	return keys, in, func() {
+		cp(filepath.Join(n2, "a.jsonl.zst"), filepath.Join(in, "b.jsonl"))
 	}
 }
 
@@ -376,12 +376,7 @@ func TestObjectOutReplaceChanged(t *testing.T) {
 func TestObjectOutGCS(t *testing.T) {
 	gcstest.Start(t).Bucket(t, "g")
 	dir := t.TempDir()
-	set := filepath.Join(dir, "nights")
-	if r := convbatch(t, nil, "gen", "-o", set, "--nights", "2", "--files-per-night", "1", "--conversations", "50", "--progress", "never"); r.code != 0 {
-		t.Fatalf("gen: %d %s", r.code, r.stderr)
-	}
-	keys := filepath.Join(set, "keys.json")
-	n1, n2 := filepath.Join(set, "night-1"), filepath.Join(set, "night-2")
+	keys, n1, n2 := genTwoNights(t, dir, 1)
 	local, url := filepath.Join(dir, "local"), "gs://g/out"
 	for _, out := range []string{local, url} {
 		for _, args := range [][]string{{n1}, {"--incremental", n1, n2}} {

@@ -78,17 +78,9 @@ func reportCommand() *command {
 				if len(args) != 1 {
 					return 0, usageErr("report: want exactly one OUT directory (the -o of convbatch run), got %s", plural(int64(len(args)), "argument", "arguments"))
 				}
-				groupBy, err := costreport.ParseKeys(by)
+				groupBy, err := groupKeys(by)
 				if err != nil {
-					return 0, usageErr("report --by: %v", err)
-				}
-				// ParseKeys drops a repeated key; a repeat is a typo to show.
-				seen := map[string]bool{}
-				for _, k := range strings.Split(by, ",") {
-					if k = strings.TrimSpace(k); k != "" && seen[k] {
-						return 0, usageErr("report --by %q: %s is given twice; give each key once", by, k)
-					}
-					seen[k] = true
+					return 0, err
 				}
 				write := map[string]func(*costreport.Report) error{
 					"table": func(r *costreport.Report) error { return r.WriteTable(e.stdout) },
@@ -102,37 +94,21 @@ func reportCommand() *command {
 				if top < 0 {
 					return 0, usageErr("report --top %d: want a number of groups, at least 1 (0 for all)", top)
 				}
-				var bounds [2]time.Time
-				for i, v := range []struct{ flag, value string }{{"since", since}, {"until", until}} {
-					if v.value == "" {
-						continue
-					}
-					d, err := time.Parse(time.DateOnly, v.value)
-					if err != nil {
-						return 0, usageErr("report --%s %q: want a UTC day, YYYY-MM-DD", v.flag, v.value)
-					}
-					bounds[i] = d
-				}
-				if since != "" && until != "" && bounds[0].After(bounds[1]) {
-					return 0, usageErr("report --since %s is after --until %s", since, until)
-				}
-				out := args[0]
-				if objout.IsURL(out) {
-					tmp, err := fetchUsage(e, out)
-					if err != nil {
-						return 0, err
-					}
-					defer os.RemoveAll(tmp)
-					out = filepath.Join(tmp, "out")
-				} else if err := checkReportDir(out); err != nil {
+				rangeOpt, err := dateRange(since, until)
+				if err != nil {
 					return 0, err
 				}
+				out, cleanup, err := reportDir(e, args[0])
+				if err != nil {
+					return 0, err
+				}
+				defer cleanup()
 				var opts []costreport.Option
 				if format == "html" {
 					opts = append(opts, costreport.WithOverview())
 				}
-				if since != "" || until != "" {
-					opts = append(opts, costreport.WithDateRange(bounds[0], bounds[1]))
+				if rangeOpt != nil {
+					opts = append(opts, rangeOpt)
 				}
 				rep, err := costreport.Aggregate(e.ctx, out, groupBy, opts...)
 				if err != nil {
@@ -152,6 +128,60 @@ func reportCommand() *command {
 			}
 		},
 	}
+}
+
+// groupKeys parses --by; a key given twice is refused (ParseKeys drops a
+// repeat, which is a typo to show).
+func groupKeys(by string) ([]costreport.Key, error) {
+	groupBy, err := costreport.ParseKeys(by)
+	if err != nil {
+		return nil, usageErr("report --by: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, k := range strings.Split(by, ",") {
+		if k = strings.TrimSpace(k); k != "" && seen[k] {
+			return nil, usageErr("report --by %q: %s is given twice; give each key once", by, k)
+		}
+		seen[k] = true
+	}
+	return groupBy, nil
+}
+
+// dateRange is the costreport option of --since and --until (UTC days,
+// inclusive; either may be ""), nil when neither is given.
+func dateRange(since, until string) (costreport.Option, error) {
+	if since == "" && until == "" {
+		return nil, nil
+	}
+	var bounds [2]time.Time
+	for i, v := range []struct{ flag, value string }{{"since", since}, {"until", until}} {
+		if v.value == "" {
+			continue
+		}
+		d, err := time.Parse(time.DateOnly, v.value)
+		if err != nil {
+			return nil, usageErr("report --%s %q: want a UTC day, YYYY-MM-DD", v.flag, v.value)
+		}
+		bounds[i] = d
+	}
+	if since != "" && until != "" && bounds[0].After(bounds[1]) {
+		return nil, usageErr("report --since %s is after --until %s", since, until)
+	}
+	return costreport.WithDateRange(bounds[0], bounds[1]), nil
+}
+
+// reportDir returns the local OUT report reads for out: out itself
+// (checkReportDir), or for an OUT on object storage a temporary copy of
+// its report.json and usage table (fetchUsage), which cleanup removes.
+func reportDir(e *env, out string) (dir string, cleanup func(), err error) {
+	if !objout.IsURL(out) {
+		return out, func() {}, checkReportDir(out)
+	}
+	tmp, err := fetchUsage(e, out)
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(tmp, "out"), func() { os.RemoveAll(tmp) }, nil
 }
 
 // checkReportDir refuses, as usage errors that say what to pass instead, an
