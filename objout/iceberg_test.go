@@ -186,3 +186,23 @@ func catalogCommit(table string, id int64) icebergout.CatalogCommit {
 	return icebergout.CatalogCommit{Table: table, Namespace: icebergout.DefaultNamespace, SnapshotID: id,
 		Requirements: []byte("[]"), Updates: []byte("[]")}
 }
+
+// FuzzPathOfKey: pathOfKey never panics on a key listed from the store,
+// and inverts runKey: a path's run-unique key gives the path back.
+func FuzzPathOfKey(f *testing.F) {
+	for _, s := range []string{"tables/usage/metadata/v2.metadata.json", "archive/a.jsonl.zst", "report.json",
+		"tables/usage/data/part-v000001-00000.parquet", "x/v0.metadata.json", "v12-0011223344556677.metadata.json"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, rel string) {
+		pathOfKey(rel)
+		if !cleanRel(rel) {
+			return
+		}
+		const run = "0123456789abcdef"
+		key := runKey(run, rel)
+		if got, ok := pathOfKey(key); !ok || got != rel {
+			t.Fatalf("pathOfKey(runKey(%q)) = %q %v", rel, got, ok)
+		}
+	})
+}
