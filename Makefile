@@ -12,6 +12,11 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSIO
 # (=== Skipped), then "DONE N tests, N skipped": no skip goes unseen.
 GOTESTSUM_VERSION := v1.13.0
 GOTESTSUM ?= $(GO) run gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
+# go test's flags in make test and make test-beam: every test run again
+# (-count=1), test binaries linked without DWARF (-ldflags=-w: a quarter
+# less of the linker's CPU for each of some 35 binaries of 100-150 MB;
+# stack traces keep their names and lines, debuggers lose variables).
+TESTFLAGS ?= -count=1 -ldflags=-w
 
 .PHONY: build pgo build-beam test test-beam lint lint-beam run fuzz fuzz-short bench bench-audit sample clean
 
@@ -44,15 +49,15 @@ lint-beam:
 # The Beam module's tests, on Prism (in-process; needs loopback). Prism logs
 # at INFO to stderr; the tests' own output is in go test's.
 test-beam: lint-beam
-	cd beam && $(GOTESTSUM) --format pkgname -- -count=1 ./...
+	cd beam && $(GOTESTSUM) --format pkgname -- $(TESTFLAGS) ./...
 
 # The test command of the README and of CI: vet, staticcheck, every test
 # (each fuzz target's seed corpus among them), listing every skip with its
-# reason; then the same for the Beam module. Fuzzing proper is make fuzz
-# (CI runs it for 4s a target after make test).
+# reason; then the same for the Beam module; temporary files on /dev/shm
+# where there is room (scripts/test.sh says why; TEST_TMPDIR= for /tmp).
+# Fuzzing proper is make fuzz (CI runs it for 4s a target before make test).
 test: lint
-	$(GOTESTSUM) --format pkgname -- -count=1 ./...
-	$(MAKE) --no-print-directory test-beam
+	@GO=$(GO) GOTESTSUM="$(GOTESTSUM)" TESTFLAGS="$(TESTFLAGS)" MAKE="$(MAKE)" bash scripts/test.sh
 
 # The main job on the bundled sample archive.
 run: build
