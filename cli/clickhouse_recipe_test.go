@@ -150,9 +150,17 @@ func TestClickHouseRecipe(t *testing.T) {
 	}
 	stmts[2] = strings.ReplaceAll(stmts[2], recipeDay, "'"+busiest+"'")
 
-	// The defaults fail on the null partition: the reason for the SET.
-	if _, err := chdbtest.QueryErr(t, dir, stmts[1]); err == nil || !strings.Contains(err.Error(), "__HIVE_DEFAULT_PARTITION__") {
-		t.Errorf("count() with ClickHouse's default settings: error %v, want one on __HIVE_DEFAULT_PARTITION__ (if ClickHouse reads it now, simplify the recipe)", err)
+	// The defaults fail on the null partition, the reason for the SET,
+	// when ClickHouse lists a dated directory first: the glob of the
+	// recipe's count() lists them in the file system's order (on tmpfs
+	// the null partition, made last, comes first and the guess is a
+	// string), so the same count() names the busiest day first.
+	dated := strings.Replace(stmts[1], "/*/*.parquet", "/{day="+busiest+",day=__HIVE_DEFAULT_PARTITION__}/*.parquet", 1)
+	if dated == stmts[1] {
+		t.Fatalf("the recipe's count() reads no /*/*.parquet glob: %s", stmts[1])
+	}
+	if _, err := chdbtest.QueryErr(t, dir, dated); err == nil || !strings.Contains(err.Error(), "__HIVE_DEFAULT_PARTITION__") {
+		t.Errorf("%s with ClickHouse's default settings: error %v, want one on __HIVE_DEFAULT_PARTITION__ (if ClickHouse reads it now, simplify the recipe)", dated, err)
 	}
 
 	res := chdbtest.Query(t, dir, stmts...)
