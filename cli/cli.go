@@ -56,7 +56,9 @@ type command struct {
 	summary string
 	usage   string
 	// checks says what the command checks and computes, for --help.
-	checks  string
+	checks string
+	// tables lists the tables the command writes (--tables), for --help.
+	tables  string
 	example string
 	flags   func(fs *pflag.FlagSet) func(e *env, args []string) (int, error)
 }
@@ -155,6 +157,9 @@ func newFlagSet(c *command, out io.Writer) *pflag.FlagSet {
 		fmt.Fprintf(out, "%s\n\nUsage:\n  %s\n", c.summary, c.usage)
 		if c.checks != "" {
 			fmt.Fprintf(out, "\nChecks:\n%s\n", c.checks)
+		}
+		if c.tables != "" {
+			fmt.Fprintf(out, "\nTables:\n%s", c.tables)
 		}
 		if fs.HasFlags() {
 			fmt.Fprintf(out, "\nFlags:\n%s", fs.FlagUsages())

@@ -121,13 +121,7 @@ func fetchTables(cfg pipeline.Config) []string {
 	if cfg.TableFormat != outdir.FormatIceberg || !cfg.Incremental {
 		return nil
 	}
-	var names []string
-	for _, t := range cfg.Tables {
-		if tabledef.FromReceipts(t) {
-			names = append(names, t)
-		}
-	}
-	return names
+	return tabledef.Select(cfg.Tables, tabledef.FromResolvedReceipts)
 }
 
 // gcCommand is `convbatch gc OUT`: the objects of an OUT on object

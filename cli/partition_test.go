@@ -64,11 +64,15 @@ func TestPartitionByDay(t *testing.T) {
 	dayOf := func(name string) string {
 		return "read_parquet(" + duckdbtest.Literal(filepath.Join(day, "tables", name, "*", "*.parquet")) + ", hive_partitioning = true)"
 	}
-	// The time each table is partitioned by (docs/TABLES.md); tool_calls
-	// and transcripts by their document's created_at.
-	times := map[string]string{
-		tabledef.Usage: "p.created_at", tabledef.Conversations: "p.created_at", tabledef.Receipts: "p.signed_at",
-		tabledef.ToolCalls: "c.created_at", tabledef.Transcripts: "c.created_at", tabledef.ReceiptStatements: "p.signed_at",
+	// The time each table is partitioned by (its declared partition
+	// column, held to docs/TABLES.md by package tabledef's test); the
+	// tables without one (tool_calls, transcripts) by their document's
+	// created_at.
+	timeOf := func(name string) string {
+		if col := tabledef.MustLookup(name).PartitionColumn; col != "" {
+			return "p." + col
+		}
+		return "c.created_at"
 	}
 	sqls := []string{"SET TimeZone = 'UTC'"}
 	for _, name := range tabledef.Names {
@@ -84,7 +88,7 @@ func TestPartitionByDay(t *testing.T) {
 				" (select count(*) from (select * "+except+" from "+flatOf(name)+" except all select * "+exceptDay+" from "+dayOf(name)+")) as missing,"+
 				" (select any_value(typeof(day)) from "+dayOf(name)+") as type",
 			// each row in its day's directory; the null partition is NULL
-			"select count(*) as n, count(*) filter (where p.day is distinct from cast("+times[name]+" as date)) as misplaced,"+
+			"select count(*) as n, count(*) filter (where p.day is distinct from cast("+timeOf(name)+" as date)) as misplaced,"+
 				" count(*) filter (where p.day is null) as nulls"+
 				" from "+dayOf(name)+" p left join "+flatOf(tabledef.Conversations)+" c using (source_file, source_line)",
 		)

@@ -78,7 +78,7 @@ type runFlags struct {
 func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
 	fs.StringVarP(&f.out, "out", "o", "", "output directory (required): archive/, rejects/, receipts/, report.json")
 	fs.StringVar(&f.archive, "archive", "zst", "write-back format, in any case: zst (.jsonl.zst; zstd is the same), jsonl, or none")
-	fs.StringVar(&f.tables, "tables", "all", "tables to write as Parquet under OUT/tables, in any case: all, none, or a list of usage,conversations,tool_calls,receipts,transcripts,receipt_statements")
+	fs.StringVar(&f.tables, "tables", "all", "tables to write as Parquet under OUT/tables, in any case: all, none, or a list of "+tabledef.List(","))
 	fs.BoolVar(&f.incremental, "incremental", false, "add to OUT instead of replacing it: skip the inputs OUT already holds (same path, size and time, or same SHA-256 under any path), commit the others as a new run, resolve receipts against every document OUT holds")
 	fs.BoolVar(&f.checksum, "checksum", false, "with --incremental: read every input OUT holds under its path and compare its SHA-256, instead of trusting the same size and modification time (rsync's --checksum)")
 	fs.BoolVar(&f.replaceChanged, "replace-changed", false, "with --incremental: take an input whose bytes changed since OUT committed it, retiring its earlier rows and archive (without it such an input is refused, exit 2)")
@@ -303,6 +303,7 @@ func extractCommand() *command {
 		name:    "extract",
 		summary: "write the tables only, computing only what they need",
 		usage:   "convbatch extract -o OUT [flags] INPUT...",
+		tables:  tabledef.Summaries(),
 		checks: joinLines(
 			"  Every line gets the core checks, as in run: a line run rejects is rejected",
 			"  with the same reason. The extension warnings (usage-metadata, tool-linkage,",
@@ -320,7 +321,7 @@ func extractCommand() *command {
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVarP(&f.out, "out", "o", "", "output directory (required): tables/, rejects/, receipts/, report.json")
-			fs.StringVar(&f.tables, "tables", "all", "tables to write, in any case: all, or a list of usage,conversations,tool_calls,receipts,transcripts,receipt_statements")
+			fs.StringVar(&f.tables, "tables", "all", "tables to write, in any case: all, or a list of "+tabledef.List(","))
 			f.registerPartition(fs)
 			f.registerScratch(fs)
 			f.register(fs, true)
@@ -355,6 +356,7 @@ func runCommand() *command {
 		name:    "run",
 		summary: "the nightly job: check every line, write the archives back, rejects and report.json",
 		usage:   "convbatch run -o OUT [flags] INPUT...",
+		tables:  tabledef.Summaries(),
 		checks: joinLines(
 			"  Everything, whatever --tables says: the core checks on every line (a line",
 			"  that fails is a reject), the extension checks (warnings), every document's",

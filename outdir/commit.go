@@ -67,10 +67,10 @@ type commitPlan struct {
 	segs []*SealedSegment
 	// ice gathers the Iceberg tables' snapshots (FormatIceberg).
 	ice iceberg
-	// statements counts the statements of this run's receipts by their
-	// source_file, the rows of receipt_statements each input holds (nil
-	// until inputRows needs it).
-	statements map[string]int64
+	// receiptRows are, for each table of receipts written, the rows of
+	// this run's receipts by their source_file: those each input holds
+	// (nil until inputRows needs them).
+	receiptRows map[string]map[string]int64
 	// streamed is set once Reresolve's rows are written (the receipts
 	// tables, the run's receipts file, the receipts state), rerKeys
 	// their source_file and source_line (FormatIceberg).
@@ -81,13 +81,7 @@ type commitPlan struct {
 // receiptTables are the tables asked for that are written from the
 // resolved receipts (tabledef.FromReceipts), in the order asked.
 func (r *Run) receiptTables() []string {
-	var out []string
-	for _, name := range r.opts.Tables {
-		if tabledef.FromReceipts(name) {
-			out = append(out, name)
-		}
-	}
-	return out
+	return tabledef.Select(r.opts.Tables, tabledef.FromResolvedReceipts)
 }
 
 // segments returns the sealed segments that hold the seals, in order.
@@ -299,38 +293,30 @@ func (p *commitPlan) placeTables() error {
 }
 
 // inputRows returns the rows of the sealed input s by table, for the
-// state: its document tables' and, when the run writes the receipts
-// table, one row per receipt, and when it writes receipt_statements, one
-// row per statement of its receipts.
+// state: its document tables' and, for each table of receipts the run
+// writes, the rows its receipts give (parquetout.ReceiptRows).
 func (p *commitPlan) inputRows(s *Seal) map[string]int64 {
-	var rows map[string]int64
+	rows := map[string]int64{}
 	for name, n := range s.Rows {
 		if n > 0 && slices.Contains(p.r.opts.Tables, name) {
-			if rows == nil {
-				rows = map[string]int64{}
-			}
 			rows[name] = n
 		}
 	}
-	if s.Receipts > 0 && p.r.wantsReceiptsTable() {
-		if rows == nil {
-			rows = map[string]int64{}
+	if s.Receipts > 0 {
+		if p.receiptRows == nil {
+			p.receiptRows = map[string]map[string]int64{}
+			for _, name := range p.r.receiptTables() {
+				p.receiptRows[name] = parquetout.ReceiptRows(name, p.c.Receipts)
+			}
 		}
-		rows[tabledef.Receipts] = int64(s.Receipts)
+		for name, byFile := range p.receiptRows {
+			if n := byFile[s.Report.Path]; n > 0 {
+				rows[name] = n
+			}
+		}
 	}
-	if s.Receipts > 0 && slices.Contains(p.r.opts.Tables, tabledef.ReceiptStatements) {
-		if p.statements == nil {
-			p.statements = map[string]int64{}
-			for i := range p.c.Receipts {
-				p.statements[p.c.Receipts[i].File] += int64(len(p.c.Receipts[i].Statements))
-			}
-		}
-		if n := p.statements[s.Report.Path]; n > 0 {
-			if rows == nil {
-				rows = map[string]int64{}
-			}
-			rows[tabledef.ReceiptStatements] = n
-		}
+	if len(rows) == 0 {
+		return nil
 	}
 	return rows
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
-	"github.com/convbatch/convbatch/tabledef"
 )
 
 // ErrChanged marks an incremental run refused because an input that OUT
@@ -655,9 +654,6 @@ func (r *Run) stagingKey() (string, error) {
 // Resumed returns the seal of input idx when the run resumes it (a killed
 // run sealed it, and the input is unchanged since); nil otherwise.
 func (r *Run) Resumed(idx int) *Seal { return r.seals[idx] }
-
-// wantsReceiptsTable reports whether the receipts table was asked for.
-func (r *Run) wantsReceiptsTable() bool { return slices.Contains(r.opts.Tables, tabledef.Receipts) }
 
 // UpToDate returns OUT's report.json, the last committed run's, when an
 // incremental run has nothing to commit: every input is in OUT with the

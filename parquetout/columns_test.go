@@ -86,7 +86,7 @@ func TestDeclare(t *testing.T) {
 // document's time besides.
 func TestDeclarePartitionColumn(t *testing.T) {
 	cols := getters[usageRow]{}
-	for _, c := range usageTable.columns {
+	for _, c := range tables[tabledef.Usage].(docBinding[usageRow]).columns {
 		cols[c.field.Name] = c
 	}
 	tb, err := declare(tabledef.Usage, cols, nil)

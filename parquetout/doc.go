@@ -3,11 +3,14 @@
 // day with --partition-by day, zstd-compressed, through a sink.Txn.
 //
 // Each table is the one declared in package tabledef: its Arrow schema is
-// derived from the declaration, and table_<name>.go binds the getters
-// that read a row's values to the declared columns by name (declare),
-// refusing a column declared without a getter or a getter for a column
-// that is not declared. Rows are appended by the caller (the pipeline's
-// ordered writer, convbeam's DoFns) with AddDocument and AddReceipts;
+// derived from the declaration, and table_<name>.go is its one row
+// builder: it binds the getters that read a row's values to the declared
+// columns by name (declare), refusing a column declared without a getter
+// or a getter for a column that is not declared, and registers how a
+// document's or a resolved receipt's rows are made (fromDocuments,
+// fromReceipts); no other file of the package names a table. Rows are
+// appended by the caller (the pipeline's ordered writer, convbeam's DoFns)
+// with AddDocument and AddReceipts;
 // each table is encoded and compressed on a goroutine of its own, and the
 // bytes written depend only on the rows and the options, never on the
 // goroutines' timing.

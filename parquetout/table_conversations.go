@@ -5,9 +5,9 @@ import (
 	"github.com/convbatch/convbatch/transform"
 )
 
-// conversationsTable binds the conversations table (docs/TABLES.md,
+// The row builder of the conversations table (docs/TABLES.md,
 // "conversations"): one row per document.
-var conversationsTable = mustDeclare(tabledef.Conversations, getters[*docRow]{
+var _ = fromDocuments(mustDeclare(tabledef.Conversations, getters[*docRow]{
 	tabledef.ColConversationID: utf8Col(func(d *docRow) string { return d.ID }),
 	tabledef.ColTitle:          optUTF8Col(func(d *docRow) transform.Opt[string] { return d.Rows.Conversation.Title }),
 	tabledef.ColCreatedAt:      optTimestampCol(docCreatedAt),
@@ -32,7 +32,7 @@ var conversationsTable = mustDeclare(tabledef.Conversations, getters[*docRow]{
 	tabledef.ColTranscriptSHA256:  sha256Col(),
 	tabledef.ColSourceFile:        utf8Col(func(d *docRow) string { return d.File }),
 	tabledef.ColSourceLine:        int64Col(func(d *docRow) int64 { return d.Line }),
-}, nil)
+}, nil), func(d *docRow, w *rowWriter[*docRow]) error { return w.add(d) })
 
 // docCreatedAt is the document's created_at, the partition time of the
 // tables of documents: conversations (its created_at column), and

@@ -18,11 +18,11 @@ func optString(s string) transform.Opt[string] {
 	return transform.Opt[string]{V: s, Valid: s != ""}
 }
 
-// receiptStatementsTable binds the receipt_statements table
+// The row builder of the receipt_statements table
 // (docs/TABLES.md, "receipt_statements"): one row per statement of a
 // resolved receipt (verify.ReceiptResult.Statements), partitioned as its
 // receipt, by signed_at.
-var receiptStatementsTable = mustDeclare(tabledef.ReceiptStatements, getters[statementRow]{
+var _ = fromReceipts(mustDeclare(tabledef.ReceiptStatements, getters[statementRow]{
 	tabledef.ColConversationID: utf8Col(func(r statementRow) string { return r.r.ConversationID }),
 	tabledef.ColStatementIndex: int32Col(func(r statementRow) int32 { return int32(r.s.Index) }),
 	tabledef.ColAgentID:        optUTF8Col(func(r statementRow) transform.Opt[string] { return optString(r.s.AgentID) }),
@@ -38,7 +38,14 @@ var receiptStatementsTable = mustDeclare(tabledef.ReceiptStatements, getters[sta
 	tabledef.ColReresolvesRun: optInt32Col(func(r statementRow) transform.Opt[int32] {
 		return transform.Opt[int32]{V: int32(r.r.ReresolvesRun), Valid: r.r.ReresolvesRun > 0}
 	}),
-}, nil)
+}, nil), func(r *verify.ReceiptResult, w *rowWriter[statementRow]) error {
+	for j := range r.Statements {
+		if err := w.add(statementRow{r, &r.Statements[j]}); err != nil {
+			return err
+		}
+	}
+	return nil
+})
 
 // statementKeyStatus is the statement's key status, unknown when the
 // checker left it unset.

@@ -6,9 +6,9 @@ import (
 	"github.com/convbatch/convbatch/verify"
 )
 
-// receiptsTable binds the receipts table (docs/TABLES.md, "receipts"):
+// The row builder of the receipts table (docs/TABLES.md, "receipts"):
 // one row per resolved receipt.
-var receiptsTable = mustDeclare(tabledef.Receipts, getters[*verify.ReceiptResult]{
+var _ = fromReceipts(mustDeclare(tabledef.Receipts, getters[*verify.ReceiptResult]{
 	tabledef.ColConversationID: utf8Col(func(r *verify.ReceiptResult) string { return r.ConversationID }),
 	tabledef.ColAlgorithm: optUTF8Col(func(r *verify.ReceiptResult) transform.Opt[string] {
 		return transform.Opt[string]{V: r.Algorithm, Valid: r.Algorithm != ""}
@@ -41,7 +41,7 @@ var receiptsTable = mustDeclare(tabledef.Receipts, getters[*verify.ReceiptResult
 	tabledef.ColFirstCommittedAt: optTimestampCol(func(r *verify.ReceiptResult) transform.Opt[int64] {
 		return transform.Opt[int64]{V: r.FirstCommittedAtMicros, Valid: r.FirstRun > 0}
 	}),
-}, nil)
+}, nil), func(r *verify.ReceiptResult, w *rowWriter[*verify.ReceiptResult]) error { return w.add(r) })
 
 // receiptSignedAt is the receipt's signed_at, its column and its partition
 // time.

@@ -12,9 +12,9 @@ type toolCallRow struct {
 	row *transform.ToolCallRow
 }
 
-// toolCallsTable binds the tool_calls table (docs/TABLES.md,
+// The row builder of the tool_calls table (docs/TABLES.md,
 // "tool_calls"), partitioned by its document's created_at.
-var toolCallsTable = mustDeclare(tabledef.ToolCalls, getters[toolCallRow]{
+var _ = fromDocuments(mustDeclare(tabledef.ToolCalls, getters[toolCallRow]{
 	tabledef.ColConversationID:     utf8Col(func(r toolCallRow) string { return r.doc.ID }),
 	tabledef.ColMessageIndex:       int32Col(func(r toolCallRow) int32 { return r.row.MessageIndex }),
 	tabledef.ColCallID:             optUTF8Col(func(r toolCallRow) transform.Opt[string] { return r.row.CallID }),
@@ -24,4 +24,11 @@ var toolCallsTable = mustDeclare(tabledef.ToolCalls, getters[toolCallRow]{
 	tabledef.ColAnswered:           boolCol(func(r toolCallRow) bool { return r.row.Answered }),
 	tabledef.ColSourceFile:         utf8Col(func(r toolCallRow) string { return r.doc.File }),
 	tabledef.ColSourceLine:         int64Col(func(r toolCallRow) int64 { return r.doc.Line }),
-}, func(r toolCallRow) transform.Opt[int64] { return docCreatedAt(r.doc) })
+}, func(r toolCallRow) transform.Opt[int64] { return docCreatedAt(r.doc) }), func(d *docRow, w *rowWriter[toolCallRow]) error {
+	for i := range d.Rows.ToolCalls {
+		if err := w.add(toolCallRow{d, &d.Rows.ToolCalls[i]}); err != nil {
+			return err
+		}
+	}
+	return nil
+})

@@ -5,9 +5,9 @@ import (
 	"github.com/convbatch/convbatch/transform"
 )
 
-// transcriptsTable binds the transcripts table (docs/TABLES.md,
+// The row builder of the transcripts table (docs/TABLES.md,
 // "transcripts"): one row per document, partitioned by its created_at.
-var transcriptsTable = mustDeclare(tabledef.Transcripts, getters[*docRow]{
+var _ = fromDocuments(mustDeclare(tabledef.Transcripts, getters[*docRow]{
 	tabledef.ColConversationID: utf8Col(func(d *docRow) string { return d.ID }),
 	tabledef.ColSHA256:         sha256Col(),
 	tabledef.ColCanonicalBytes: optInt64Col(func(d *docRow) transform.Opt[int64] {
@@ -15,4 +15,4 @@ var transcriptsTable = mustDeclare(tabledef.Transcripts, getters[*docRow]{
 	}),
 	tabledef.ColSourceFile: utf8Col(func(d *docRow) string { return d.File }),
 	tabledef.ColSourceLine: int64Col(func(d *docRow) int64 { return d.Line }),
-}, docCreatedAt)
+}, docCreatedAt), func(d *docRow, w *rowWriter[*docRow]) error { return w.add(d) })

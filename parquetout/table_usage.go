@@ -12,8 +12,8 @@ type usageRow struct {
 	row *transform.UsageRow
 }
 
-// usageTable binds the usage table (docs/TABLES.md, "usage").
-var usageTable = mustDeclare(tabledef.Usage, getters[usageRow]{
+// The row builder of the usage table (docs/TABLES.md, "usage").
+var _ = fromDocuments(mustDeclare(tabledef.Usage, getters[usageRow]{
 	tabledef.ColConversationID: utf8Col(func(r usageRow) string { return r.doc.ID }),
 	tabledef.ColMessageIndex:   int32Col(func(r usageRow) int32 { return r.row.MessageIndex }),
 	tabledef.ColMessageID:      optUTF8Col(func(r usageRow) transform.Opt[string] { return r.row.MessageID }),
@@ -30,4 +30,12 @@ var usageTable = mustDeclare(tabledef.Usage, getters[usageRow]{
 	tabledef.ColCreatedAt:  optTimestampCol(func(r usageRow) transform.Opt[int64] { return r.row.CreatedAt }),
 	tabledef.ColSourceFile: utf8Col(func(r usageRow) string { return r.doc.File }),
 	tabledef.ColSourceLine: int64Col(func(r usageRow) int64 { return r.doc.Line }),
-}, nil)
+}, nil), func(d *docRow, w *rowWriter[usageRow]) error {
+	// A row per message with usage.
+	for i := range d.Rows.Usage {
+		if err := w.add(usageRow{d, &d.Rows.Usage[i]}); err != nil {
+			return err
+		}
+	}
+	return nil
+})

@@ -16,23 +16,6 @@ import (
 	"github.com/convbatch/convbatch/verify"
 )
 
-// tableInfo is what the writer needs of a table's declaration, whatever
-// the type of its rows.
-type tableInfo interface {
-	tableName() string
-	tableSchema() *arrow.Schema
-	dictionaryColumns() []string
-}
-
-// tables are the declarations of every table, by the name each declares.
-var tables = func() map[string]tableInfo {
-	m := map[string]tableInfo{}
-	for _, t := range []tableInfo{usageTable, conversationsTable, toolCallsTable, receiptsTable, transcriptsTable, receiptStatementsTable} {
-		m[t.tableName()] = t
-	}
-	return m
-}()
-
 // Schema returns the Arrow schema of the named table (docs/TABLES.md
 // describes every column), or nil for an unknown name. The schema is
 // derived from the table's declaration (package tabledef), to whose
@@ -131,13 +114,12 @@ type Tables struct {
 	// enc is how the tables' records are encoded.
 	enc encoderConfig
 
-	// The tables being written, nil for the others.
-	usage         *rowWriter[usageRow]
-	conversations *rowWriter[*docRow]
-	toolCalls     *rowWriter[toolCallRow]
-	receipts      *rowWriter[*verify.ReceiptResult]
-	transcripts   *rowWriter[*docRow]
-	statements    *rowWriter[statementRow]
+	// rows are the row appenders of the tables being written, by name;
+	// docs and receipts the same, those written from documents and from
+	// resolved receipts, in the order of the declarations.
+	rows     map[string]tableRows
+	docs     []documentRows
+	receipts []receiptRows
 
 	// doc is AddDocument's copy of its document, so that the caller's
 	// does not escape to the heap through the appenders.
@@ -145,19 +127,29 @@ type Tables struct {
 }
 
 // docRow is a document as its rows see it: the Doc and its transcript hash
-// in hex, encoded once for the two tables that hold it.
+// in hex, encoded once for the tables that hold it.
 type docRow struct {
 	Doc
-	// sha256 is Hash in hex when Hashed, kept as bytes and appended as
+	// sha256 is Hash in hex once hexed, kept as bytes and appended as
 	// such: a string per document was a twentieth of the writer's garbage
 	// on tiny documents.
 	sha256 [64]byte
+	hexed  bool
 }
 
 // sha256Col is the nullable utf8 column of the document's transcript hash
 // in hex, null when the document has none.
 func sha256Col() column[*docRow] {
-	return optBytesCol(func(d *docRow) ([]byte, bool) { return d.sha256[:], d.Hashed })
+	return optBytesCol(func(d *docRow) ([]byte, bool) {
+		if !d.Hashed {
+			return nil, false
+		}
+		if !d.hexed {
+			hex.Encode(d.sha256[:], d.Hash[:])
+			d.hexed = true
+		}
+		return d.sha256[:], true
+	})
 }
 
 // NewTables starts the named tables in txn. An unknown opts.PartitionBy
@@ -188,34 +180,37 @@ var defaultEncoderConfig = encoderConfig{depth: 1}
 // newTables is NewTables with the encoding set by enc.
 func newTables(txn *sink.Txn, names []string, opts TableOptions, enc encoderConfig) *Tables {
 	opts.defaults()
-	t := &Tables{txn: txn, opts: opts, writers: map[string]*tableWriter{}, parts: map[string]*partitions{}, names: names, enc: enc}
+	t := &Tables{txn: txn, opts: opts, writers: map[string]*tableWriter{}, parts: map[string]*partitions{}, names: names, enc: enc,
+		rows: map[string]tableRows{}}
 	if _, err := ParsePartitioning(string(opts.PartitionBy)); err != nil {
 		t.err = fmt.Errorf("tables: %w", err)
 		return t
 	}
 	for _, name := range names {
+		b := tables[name]
+		if b == nil {
+			t.err = fmt.Errorf("tables: unknown table %q (tables: %s)", name, tabledef.List(", "))
+			return t
+		}
 		var w *tableWriter
 		var p *partitions
 		if opts.PartitionBy == PartitionDay {
-			p = newPartitions(name, txn, opts, tables[name], enc)
+			p = newPartitions(name, txn, opts, b, enc)
 			t.parts[name] = p
 		} else {
-			w = &tableWriter{name: name, txn: txn, opts: opts, info: tables[name], enc: enc}
+			w = &tableWriter{name: name, txn: txn, opts: opts, info: b, enc: enc}
 			t.writers[name] = w
 		}
-		switch name {
-		case tabledef.Usage:
-			t.usage = newRowWriter(w, p, usageTable)
-		case tabledef.Conversations:
-			t.conversations = newRowWriter(w, p, conversationsTable)
-		case tabledef.ToolCalls:
-			t.toolCalls = newRowWriter(w, p, toolCallsTable)
-		case tabledef.Receipts:
-			t.receipts = newRowWriter(w, p, receiptsTable)
-		case tabledef.Transcripts:
-			t.transcripts = newRowWriter(w, p, transcriptsTable)
-		case tabledef.ReceiptStatements:
-			t.statements = newRowWriter(w, p, receiptStatementsTable)
+		t.rows[name] = b.open(w, p)
+	}
+	// The appenders in the order of the declarations, whatever that of
+	// names.
+	for _, name := range tabledef.Names {
+		switch r := t.rows[name].(type) {
+		case documentRows:
+			t.docs = append(t.docs, r)
+		case receiptRows:
+			t.receipts = append(t.receipts, r)
 		}
 	}
 	return t
@@ -254,31 +249,8 @@ func (t *Tables) AddDocument(d *Doc) error {
 
 func (t *Tables) addDocument(d *Doc) error {
 	t.doc = docRow{Doc: *d}
-	doc := &t.doc
-	if d.Hashed && (t.conversations != nil || t.transcripts != nil) {
-		hex.Encode(doc.sha256[:], d.Hash[:])
-	}
-	if w := t.usage; w != nil {
-		for i := range doc.Rows.Usage {
-			if err := w.add(usageRow{doc, &doc.Rows.Usage[i]}); err != nil {
-				return err
-			}
-		}
-	}
-	if w := t.conversations; w != nil {
-		if err := w.add(doc); err != nil {
-			return err
-		}
-	}
-	if w := t.toolCalls; w != nil {
-		for i := range doc.Rows.ToolCalls {
-			if err := w.add(toolCallRow{doc, &doc.Rows.ToolCalls[i]}); err != nil {
-				return err
-			}
-		}
-	}
-	if w := t.transcripts; w != nil {
-		if err := w.add(doc); err != nil {
+	for _, r := range t.docs {
+		if err := r.addDocument(&t.doc); err != nil {
 			return err
 		}
 	}
@@ -303,17 +275,9 @@ func (t *Tables) AddReceipts(results []verify.ReceiptResult) error {
 
 func (t *Tables) addReceipts(results []verify.ReceiptResult) error {
 	for i := range results {
-		r := &results[i]
-		if w := t.receipts; w != nil {
-			if err := w.add(r); err != nil {
+		for _, r := range t.receipts {
+			if err := r.addReceipt(&results[i]); err != nil {
 				return err
-			}
-		}
-		if w := t.statements; w != nil {
-			for j := range r.Statements {
-				if err := w.add(statementRow{r, &r.Statements[j]}); err != nil {
-					return err
-				}
 			}
 		}
 	}
@@ -411,29 +375,10 @@ func (t *Tables) Counts() map[string]sink.TableCounts {
 // writes several inputs into one Tables takes each input's rows as the
 // difference between two calls.
 func (t *Tables) Rows(name string) int64 {
-	switch name {
-	case tabledef.Usage:
-		return added(t.usage)
-	case tabledef.Conversations:
-		return added(t.conversations)
-	case tabledef.ToolCalls:
-		return added(t.toolCalls)
-	case tabledef.Receipts:
-		return added(t.receipts)
-	case tabledef.Transcripts:
-		return added(t.transcripts)
-	case tabledef.ReceiptStatements:
-		return added(t.statements)
+	if r := t.rows[name]; r != nil {
+		return r.rows()
 	}
 	return 0
-}
-
-// added is the rows rw appended; 0 when rw is nil.
-func added[R any](rw *rowWriter[R]) int64 {
-	if rw == nil {
-		return 0
-	}
-	return rw.added
 }
 
 // Abort releases memory after a failure and stops the tables' encoders,
@@ -772,7 +717,8 @@ type rowWriter[R any] struct {
 }
 
 // newRowWriter returns the row writer of a table written by w, or when
-// partitioned (w nil) into set's partitions.
+// partitioned (w nil) into set's partitions; with neither, it only counts
+// the rows.
 func newRowWriter[R any](w *tableWriter, set *partitions, t *table[R]) *rowWriter[R] {
 	return &rowWriter[R]{w: w, set: set, table: t}
 }
@@ -787,6 +733,12 @@ func (rw *rowWriter[R]) add(r R) error {
 		rw.added++
 		t := rw.table.partitionTime(r)
 		return rw.set.rowAdded(dayOf(t.V, t.Valid))
+	}
+	if rw.w == nil {
+		// Neither writer nor partitions: the rows are only counted
+		// (ReceiptRows).
+		rw.added++
+		return nil
 	}
 	if rb := rw.w.builder(); rb != rw.bound {
 		rw.columns, rw.bound = rw.table.bind(rb), rb

@@ -44,21 +44,11 @@ func (c *Config) tableOptions() parquetout.TableOptions {
 	return opts
 }
 
-// docTables are the tables written per document: every table asked for
-// but those of receipts (receipts, receipt_statements), which are written
-// when the run resolves them.
-func docTables(tables []string) []string {
-	var out []string
-	for _, t := range tables {
-		if !tabledef.FromReceipts(t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // stage is the per-input stage of the run (Stage).
 func (c *Config) stage() *Stage {
 	return &Stage{MaxDocBytes: c.MaxDocBytes, ZstdMaxWindow: c.ZstdMaxWindow, Strict: c.Strict, BatchBytes: c.BatchBytes,
-		Tables: docTables(c.Tables), TableOptions: c.tableOptions(), Archive: c.Archive, ZstdLevel: c.ZstdLevel, ZstdWorkers: c.Workers}
+		// The tables written per document; those of receipts
+		// (receipts, receipt_statements) are written when the run
+		// resolves them.
+		Tables: tabledef.Select(c.Tables, tabledef.FromDocument), TableOptions: c.tableOptions(), Archive: c.Archive, ZstdLevel: c.ZstdLevel, ZstdWorkers: c.Workers}
 }

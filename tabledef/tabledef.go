@@ -64,12 +64,37 @@ type Column struct {
 	// of ids, hashes, counts and times as a third of the writer's live
 	// heap, for values that rarely repeat).
 	Dictionary bool
+	// Handlers names the handlers of package transform that compute the
+	// column's values (transform.Needed runs them for a table asked
+	// for); none for a column that comes from the record alone
+	// (source_file, source_line). A handler's own requirements are not
+	// repeated here: the registry adds them. Shared between the tables'
+	// declarations: read it, do not change it.
+	Handlers []string
 }
 
-// Table is the declaration of one table.
+// Source is where a table's rows come from.
+type Source uint8
+
+const (
+	// FromDocument tables get their rows from each document as it is
+	// read (usage, conversations, tool_calls, transcripts).
+	FromDocument Source = iota
+	// FromResolvedReceipts tables get theirs from the receipts resolved
+	// at the end of a run (receipts, receipt_statements).
+	FromResolvedReceipts
+)
+
+// Table is the declaration of one table: everything the handlers, the
+// writers, the Iceberg schema, the commands' help and convbeam know of it
+// but how its rows are built (package parquetout, table_<name>.go).
 type Table struct {
 	// Name is the table's name, one of Names.
 	Name string
+	// Summary says in a few words what a row is, for help texts.
+	Summary string
+	// Source is where the table's rows come from.
+	Source Source
 	// Columns are the table's columns, in their order in the files.
 	Columns []Column
 	// PartitionColumn is the Timestamp column whose UTC day is a row's
@@ -100,24 +125,80 @@ func (t Table) ColumnNames() []string {
 	return out
 }
 
-// Names lists every table in the order docs/TABLES.md describes them.
-var Names = []string{Usage, Conversations, ToolCalls, Receipts, Transcripts, ReceiptStatements}
+// Names lists every table in the order docs/TABLES.md describes them: the
+// order of their declarations.
+var Names = func() []string {
+	out := make([]string, len(declared))
+	for i, t := range declared {
+		out[i] = t.Name
+	}
+	return out
+}()
 
 // FromReceipts reports whether the named table is written from the
-// resolved receipts at the end of a run (receipts, receipt_statements),
-// not from each document as it is read.
-func FromReceipts(name string) bool { return name == Receipts || name == ReceiptStatements }
+// resolved receipts at the end of a run (Source FromResolvedReceipts:
+// receipts, receipt_statements), not from each document as it is read.
+func FromReceipts(name string) bool {
+	t, ok := lookup(name)
+	return ok && t.Source == FromResolvedReceipts
+}
+
+// Select returns the tables of names whose rows come from src, in the
+// order of names; names that are not declared are left out.
+func Select(names []string, src Source) []string {
+	var out []string
+	for _, name := range names {
+		if t, ok := lookup(name); ok && t.Source == src {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// List is the tables' names joined by sep, in the order of Names: for
+// help texts and errors.
+func List(sep string) string { return strings.Join(Names, sep) }
+
+// Summaries is one line per table, "name: summary", in the order of
+// Names: for help texts.
+func Summaries() string {
+	var b strings.Builder
+	for _, t := range declared {
+		fmt.Fprintf(&b, "  %-*s %s\n", width()+1, t.Name+":", t.Summary)
+	}
+	return b.String()
+}
+
+// width is the length of the longest table name.
+func width() int {
+	n := 0
+	for _, t := range declared {
+		n = max(n, len(t.Name))
+	}
+	return n
+}
+
+// lookup returns the declaration of the named table, shared: not to be
+// changed.
+func lookup(name string) (*Table, bool) {
+	for i := range declared {
+		if declared[i].Name == name {
+			return &declared[i], true
+		}
+	}
+	return nil, false
+}
 
 // Lookup returns the declaration of the named table (a copy: changing it
 // changes no other caller's).
 func Lookup(name string) (Table, bool) {
-	for _, t := range declared {
-		if t.Name == name {
-			t.Columns = slices.Clone(t.Columns)
-			return t, true
-		}
+	t, ok := lookup(name)
+	if !ok {
+		return Table{}, false
 	}
-	return Table{}, false
+	c := *t
+	c.Columns = slices.Clone(t.Columns)
+	return c, true
 }
 
 // MustLookup is Lookup for a name known to be declared, such as one of
@@ -144,7 +225,7 @@ func Parse(s string) ([]string, error) {
 	for _, name := range strings.Split(s, ",") {
 		name = strings.TrimSpace(name)
 		if !slices.Contains(Names, name) {
-			return nil, fmt.Errorf("unknown table %q (tables: %s, or all, none)", name, strings.Join(Names, ", "))
+			return nil, fmt.Errorf("unknown table %q (tables: %s, or all, none)", name, List(", "))
 		}
 		if !slices.Contains(out, name) {
 			out = append(out, name)

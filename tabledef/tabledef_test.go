@@ -266,3 +266,54 @@ func TestFromReceipts(t *testing.T) {
 		t.Error("FromReceipts(bogus) = true")
 	}
 }
+
+func TestSelect(t *testing.T) {
+	var docs []string
+	for _, name := range tabledef.Names {
+		if !tabledef.FromReceipts(name) {
+			docs = append(docs, name)
+		}
+	}
+	for _, tc := range []struct {
+		names []string
+		src   tabledef.Source
+		want  string
+	}{
+		{tabledef.Names, tabledef.FromDocument, strings.Join(docs, ",")},
+		{tabledef.Names, tabledef.FromResolvedReceipts, "receipts,receipt_statements"},
+		{[]string{"receipt_statements", "bogus", "usage", "receipts"}, tabledef.FromResolvedReceipts, "receipt_statements,receipts"},
+		{[]string{"receipt_statements", "bogus", "usage"}, tabledef.FromDocument, "usage"},
+		{nil, tabledef.FromDocument, ""},
+	} {
+		if got := strings.Join(tabledef.Select(tc.names, tc.src), ","); got != tc.want {
+			t.Errorf("Select(%v, %d) = %s, want %s", tc.names, tc.src, got, tc.want)
+		}
+	}
+	if !slices.Contains(docs, tabledef.Usage) || !slices.Contains(docs, tabledef.Transcripts) {
+		t.Errorf("tables of documents %v", docs)
+	}
+}
+
+// TestHelpTexts: List and Summaries name every table, in the order of
+// Names, a summary each.
+func TestHelpTexts(t *testing.T) {
+	if got := tabledef.List(", "); got != strings.Join(tabledef.Names, ", ") || !strings.HasPrefix(got, "usage, conversations, tool_calls, receipts") {
+		t.Errorf("List = %s", got)
+	}
+	lines := strings.Split(strings.TrimSuffix(tabledef.Summaries(), "\n"), "\n")
+	if len(lines) != len(tabledef.Names) {
+		t.Fatalf("Summaries has %d lines, want %d:\n%s", len(lines), len(tabledef.Names), tabledef.Summaries())
+	}
+	col := -1
+	for i, name := range tabledef.Names {
+		rest, ok := strings.CutPrefix(lines[i], "  "+name+":")
+		summary := strings.TrimLeft(rest, " ")
+		at := len(lines[i]) - len(summary)
+		if col < 0 {
+			col = at
+		}
+		if !ok || summary == "" || at != col {
+			t.Errorf("Summaries line %d %q: want %q, a summary at column %d", i, lines[i], name+":", col)
+		}
+	}
+}

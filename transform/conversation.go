@@ -3,7 +3,7 @@ package transform
 // ConversationExtract completes the conversations row from the core members
 // and the image counts of images-inline (it requires no other handler: the
 // other columns are filled by the handlers that compute them, see
-// ColumnHandlers). It is registered only when extracting, after every other
+// tabledef.Column.Handlers). It is registered only when extracting, after every other
 // handler.
 type ConversationExtract struct{}
 

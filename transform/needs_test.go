@@ -4,8 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/convbatch/convbatch/tabledef"
 )
 
 // TestStandardMinimal pins, for each set of checks and tables, the exact
@@ -116,49 +114,5 @@ func TestRegistrySelect(t *testing.T) {
 	bad.Register(fake{name: "a"})
 	if _, err := bad.Select("a"); err == nil {
 		t.Error("Select on a registry with a duplicate succeeded")
-	}
-}
-
-// TestColumnHandlersChecked: Needed's check of a table's ColumnHandlers
-// entry against its declaration refuses a missing table, a declared column
-// without an entry and an entry for a column that is not declared.
-func TestColumnHandlersChecked(t *testing.T) {
-	full := func() map[string][]string {
-		m := map[string][]string{}
-		for _, c := range tabledef.MustLookup(tabledef.Transcripts).Columns {
-			m[c.Name] = nil
-		}
-		return m
-	}
-	missing, extra, renamed := full(), full(), full()
-	delete(missing, tabledef.ColSHA256)
-	extra["sha512"] = []string{HandlerTranscriptHash}
-	delete(renamed, tabledef.ColCanonicalBytes)
-	renamed["canonical_size"] = nil
-	for _, tc := range []struct {
-		name    string
-		table   string
-		byTable map[string]map[string][]string
-		errHas  string
-	}{
-		{"complete", tabledef.Transcripts, map[string]map[string][]string{tabledef.Transcripts: full()}, ""},
-		{"undeclared table", "nope", map[string]map[string][]string{"nope": full()}, `unknown table "nope"`},
-		{"no entry", tabledef.Transcripts, map[string]map[string][]string{}, `table "transcripts" has no column handlers`},
-		{"declared column missing", tabledef.Transcripts, map[string]map[string][]string{tabledef.Transcripts: missing}, "column transcripts.sha256 names no handlers"},
-		{"undeclared column", tabledef.Transcripts, map[string]map[string][]string{tabledef.Transcripts: extra}, "transcripts.sha512, which is not declared"},
-		{"renamed column", tabledef.Transcripts, map[string]map[string][]string{tabledef.Transcripts: renamed}, "column transcripts.canonical_bytes names no handlers"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cols, err := columnHandlers(tc.table, tc.byTable)
-			if tc.errHas == "" {
-				if err != nil || len(cols) != len(tabledef.MustLookup(tc.table).Columns) {
-					t.Fatalf("columnHandlers = %v, %v; want every column", cols, err)
-				}
-				return
-			}
-			if err == nil || !errors.Is(err, ErrRegistry) || !strings.Contains(err.Error(), tc.errHas) {
-				t.Fatalf("columnHandlers = %v, %v; want an ErrRegistry with %q", cols, err, tc.errHas)
-			}
-		})
 	}
 }

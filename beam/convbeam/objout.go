@@ -65,11 +65,7 @@ func prepareObject(ctx context.Context, s *Settings, inputs []stream.Input) (*ob
 		// through the bucket's store.
 		objout.RegisterIO(t)
 		if s.Incremental {
-			for _, name := range s.Tables {
-				if tabledef.FromReceipts(name) {
-					fetch = append(fetch, name)
-				}
-			}
+			fetch = tabledef.Select(s.Tables, tabledef.FromResolvedReceipts)
 		}
 	}
 	sess, err := t.Prepare(ctx, objout.Options{ScratchRoot: s.ScratchDir, Empty: !s.Incremental, Inputs: inputs, FetchTables: fetch})

@@ -77,15 +77,7 @@ func (s *Settings) buckets() int {
 // docTables are the tables written from documents (every table but those
 // of receipts, receipts and receipt_statements, written when receipts are
 // resolved).
-func (s *Settings) docTables() []string {
-	var out []string
-	for _, t := range s.Tables {
-		if !tabledef.FromReceipts(t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
+func (s *Settings) docTables() []string { return tabledef.Select(s.Tables, tabledef.FromDocument) }
 
 // Shard is one unit of reading: a whole input, or a byte range of a plain
 // JSONL input that frames the lines beginning in it.

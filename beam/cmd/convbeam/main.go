@@ -48,6 +48,7 @@ import (
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/verify"
 )
 
@@ -96,7 +97,7 @@ func (o *options) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.input, "input", "", "input files: comma-separated globs (local paths, s3://, gs://, https://, http://)")
 	fs.StringVar(&o.output, "output", "", "OUT: a local directory, or s3://bucket/prefix or gs://bucket/prefix, committed as convbatch run -o commits (docs/FORMAT.md, \"OUT on object storage\"); must hold no report (no commit) unless --incremental")
 	fs.Var(&o.keys, "keys", "keyring file (JSON) for the receipts' signatures, checked before the job is submitted; given once (a second --keys is refused)")
-	fs.StringVar(&o.tables, "tables", "all", "tables to write: all, none, or a comma-separated list of usage, conversations, tool_calls, receipts, transcripts, receipt_statements")
+	fs.StringVar(&o.tables, "tables", "all", "tables to write: all, none, or a comma-separated list of "+tabledef.List(", "))
 	fs.StringVar(&o.tableFormat, "table_format", "parquet", "parquet (directories of Parquet parts), or iceberg: Apache Iceberg tables OUT/tables/NAME/{metadata,data}/, one snapshot per job, as convbatch run --table-format (see docs/SCALE-OUT.md)")
 	fs.StringVar(&o.archive, "archive", "zst", "archive write-back format: zst, jsonl or none")
 	fs.Int64Var(&o.shardBytes, "shard_bytes", convbeam.DefaultShardBytes, "byte-range shard size of a plain .jsonl input")
