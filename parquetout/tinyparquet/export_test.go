@@ -7,4 +7,6 @@ var (
 	TestProps    = testProps
 	RandomRecord = randomRecord
 	WritePqarrow = writePqarrow
+	FileProps    = fileProps
+	WriteBoth    = writeBoth
 )
