@@ -173,6 +173,11 @@ type column struct {
 	// dictUncompressed is the dictionary page's size, header included,
 	// uncompressed.
 	dictUncompressed int64
+	// last is the last value looked up in the dictionary, lastID its
+	// index; lastOK tells there is one.
+	last   []byte
+	lastID uint32
+	lastOK bool
 
 	body, comp []byte
 	hdr        compactWriter
@@ -237,6 +242,12 @@ func (c *column) bool(v bool) {
 func (c *column) bytes(v []byte) {
 	switch c.pageEncoding() {
 	case encDict:
+		// The last value's index first: dictionary columns repeat
+		// (a run's source file, a conversation's role and agent).
+		if c.lastOK && string(v) == string(c.last) {
+			c.idx = append(c.idx, c.lastID)
+			break
+		}
 		id, ok := c.dict[string(v)]
 		if !ok {
 			id = uint32(c.dictN)
@@ -246,6 +257,7 @@ func (c *column) bytes(v []byte) {
 			c.dictN++
 		}
 		c.idx = append(c.idx, id)
+		c.last, c.lastID, c.lastOK = append(c.last[:0], v...), id, true
 	case encDeltaLength:
 		c.delta.add(int64(len(v)))
 		c.raw = append(c.raw, v...)
@@ -363,6 +375,6 @@ func (c *column) resetChunk() {
 	c.cst.reset()
 	if c.enc == encDict {
 		clear(c.dict)
-		c.dictPlain, c.dictN, c.fallback = c.dictPlain[:0], 0, false
+		c.dictPlain, c.dictN, c.fallback, c.lastOK = c.dictPlain[:0], 0, false, false
 	}
 }

@@ -472,12 +472,12 @@ func (c *column) writeChunkMeta(w *compactWriter, at, dictAt, dataAt, size, unco
 	w.endStruct()
 }
 
-// encodings are the encodings of the chunk's pages: its values' first,
-// then the levels'.
+// encodings are the encodings of the chunk's pages, in pqarrow's order:
+// its values' first, then the levels'.
 func (c *column) encodings() []int32 {
 	switch c.enc {
 	case encDict:
-		return []int32{encodingPlain, encodingRLE, encodingRLEDictionary}
+		return []int32{encodingRLEDictionary, encodingPlain, encodingRLE}
 	case encDelta:
 		return []int32{encodingDeltaBinaryPacked, encodingRLE}
 	case encDeltaLength:
