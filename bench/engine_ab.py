@@ -95,9 +95,10 @@ def times(tsv, case, base):
             runs.setdefault(e, {})[int(i)] = (float(wall), float(u) + float(s), int(rss) / 1024)
     for e, rs in runs.items():
         r = list(rs.values())
-        ratio = st.median(rs[i][1] / runs[base][i][1] for i in rs if i in runs[base])
+        ratios = [rs[i][1] / runs[base][i][1] for i in rs if i in runs[base]]
+        ratio = f"{st.median(ratios):.3f} ({min(ratios):.2f}-{max(ratios):.2f})"
         print(f"TIME\t{case}\t{e}\t{st.median(x[0] for x in r):.2f}\t{st.median(x[1] for x in r):.2f}"
-              f"\t{st.median(x[2] for x in r):.0f}\t{ratio:.3f}\t{len(r)}")
+              f"\t{st.median(x[2] for x in r):.0f}\t{ratio}\t{len(r)}")
 
 
 def table(summary, n):
@@ -109,7 +110,7 @@ def table(summary, n):
             order.append((f[1], f[2]))
         elif f[0] == "TIME":
             time[(f[1], f[2])] = f[3:]
-    print(f"\n| case | engine | CPU-s | CPU-ns / column value | CPU ×pqarrow (paired median of {n}) | wall s | peak RSS MiB | file bytes | bytes ×pqarrow |")
+    print(f"\n| case | engine | CPU-s | CPU-ns / column value | CPU ×pqarrow (paired median of {n}, range) | wall s | peak RSS MiB | file bytes | bytes ×pqarrow |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for case, e in order:
         wall, cpu, rss, ratio, _ = time[(case, e)]
