@@ -9,4 +9,5 @@ var (
 	WritePqarrow = writePqarrow
 	FileProps    = fileProps
 	WriteBoth    = writeBoth
+	NullRecord   = nullRecord
 )

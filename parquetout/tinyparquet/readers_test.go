@@ -46,18 +46,18 @@ func TestIndependentReaders(t *testing.T) {
 
 // TestFileIndependentReaders writes records with a File and with pqarrow
 // under the same properties (dictionaries with a PLAIN fallback, delta
-// encodings, pages of 256 bytes, several row groups) and has DuckDB,
+// encodings, pages of 256 bytes, several row groups, one with its
+// nullable columns all null) and has DuckDB,
 // hyparquet and ClickHouse (chDB) read both: the same rows and cells.
 func TestFileIndependentReaders(t *testing.T) {
 	dir := t.TempDir()
 	var tiny, ref []string
 	for seed := range uint64(3) {
 		rng := rand.New(rand.NewPCG(seed, 17))
-		var recs []arrow.RecordBatch
-		for _, n := range []int{700, 1, 1200} {
-			recs = append(recs, tinyparquet.RandomRecord(rng, n+int(seed)))
-		}
-		got, want := tinyparquet.WriteBoth(t, tinyparquet.FileProps(256, 40), recs, func(i int) bool { return i == 2 })
+		// The second row group's nullable columns are all null.
+		recs := []arrow.RecordBatch{tinyparquet.RandomRecord(rng, 700+int(seed)), tinyparquet.NullRecord(1 + int(seed)),
+			tinyparquet.RandomRecord(rng, 1200+int(seed))}
+		got, want := tinyparquet.WriteBoth(t, tinyparquet.FileProps(256, 40), recs, func(i int) bool { return i > 0 })
 		tp, rp := writeTwo(t, dir, seed, got, want)
 		tiny, ref = append(tiny, tp), append(ref, rp)
 		for _, r := range recs {
