@@ -170,7 +170,8 @@ func (f *File) Written() int64 { return f.n }
 const batchRows = 1024
 
 // Write adds the rows of rec, which must have the Table's schema, to the
-// row group being built.
+// row group being built. After an error in its rows (a null where the
+// schema has none) every later call returns that error.
 func (f *File) Write(rec arrow.RecordBatch) error {
 	if f.err != nil {
 		return f.err
@@ -184,7 +185,9 @@ func (f *File) Write(rec arrow.RecordBatch) error {
 		for lo := 0; lo < n; lo += batchRows {
 			hi := min(lo+batchRows, n)
 			if err := f.addRows(p, col, lo, hi); err != nil {
-				return fmt.Errorf("tinyparquet: column %s: %w", f.t.schema.Field(i).Name, err)
+				// The columns no longer agree: the file is not finished.
+				f.err = fmt.Errorf("tinyparquet: column %s: %w", f.t.schema.Field(i).Name, err)
+				return f.err
 			}
 			for _, li := range p.leaves {
 				f.cols[li].check()

@@ -3,6 +3,7 @@ package tinyparquet
 import (
 	"bytes"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -239,4 +240,28 @@ func TestFileNullRowGroup(t *testing.T) {
 	}
 	got, want := writeBoth(t, fileProps(256, 1<<20), recs, func(i int) bool { return true })
 	checkSame(t, got, want)
+}
+
+// TestFileRefusesNulls checks that a null in a required column is an
+// error naming the column, which Close then returns too.
+func TestFileRefusesNulls(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.BinaryTypes.String}}, nil)
+	tbl, err := NewTable(sc, fileProps(1<<10, 1<<10), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Field(0).(*array.StringBuilder).Append("a")
+	b.Field(0).AppendNull()
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	f := tbl.NewFile(&buf)
+	if err := f.Write(rec); err == nil || !strings.Contains(err.Error(), "column id") {
+		t.Fatalf("Write: %v, want an error naming column id", err)
+	}
+	if err := f.Close(); err == nil {
+		t.Fatal("Close after a failed Write: no error")
+	}
 }
