@@ -151,12 +151,43 @@ func engineCases() []engineCase {
 			}
 		}
 	}
+	tq := func(props func(*engineRecs) *parquet.WriterProperties, cut bool) func(testing.TB, *engineRecs, io.Writer) {
+		return func(tb testing.TB, e *engineRecs, out io.Writer) {
+			p := props(e)
+			level := p.CompressionLevel()
+			t, err := tinyparquet.NewTable(e.info.tableSchema(), p, arrowWriterProperties(), tinyparquet.Options{
+				Compress: func(dst, src []byte) []byte { return zstdEncoder(level).EncodeAll(src, dst) },
+			})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			w := tinyPart{t.NewFile(out)}
+			var rg int64
+			for i, rec := range e.recs {
+				if cut && rg >= opts.RowGroupBytes {
+					if err := w.newRowGroup(); err != nil {
+						tb.Fatal(err)
+					}
+					rg = 0
+				}
+				if err := w.write(rec); err != nil {
+					tb.Fatal(err)
+				}
+				rg += e.sizes[i]
+			}
+			if err := w.close(); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
 	plain := func(*engineRecs) *parquet.WriterProperties { return plainProps(opts) }
 	return []engineCase{
 		{EnginePqarrow, pq(todays, true)},
 		{EngineParquetGo, pg(todays, true)},
+		{EngineTiny, tq(todays, true)},
 		{EnginePqarrow + "-plain", pq(plain, false)},
 		{EngineParquetGo + "-plain", pg(plain, false)},
+		{EngineTiny + "-plain", tq(plain, false)},
 		{"tinyparquet", func(tb testing.TB, e *engineRecs, out io.Writer) {
 			w, err := tinyparquet.New(e.info.tableSchema(), plainProps(opts), arrowWriterProperties())
 			if err != nil {

@@ -29,6 +29,8 @@ import (
 //     column from the same Arrow records (pgoWriter), with the same
 //     Parquet schema, encodings, dictionaries, page size, row groups, zstd
 //     codec and key-value metadata (the stored Arrow schema) as pqarrow.
+//   - EngineTiny: package tinyparquet's File (engine_tiny.go), from the
+//     same Arrow records, with the same layout.
 //
 // The environment variable CONVBATCH_PARQUET_ENGINE picks one for the
 // process (unset: pqarrow), so that the whole pipeline can be measured
@@ -49,10 +51,10 @@ func engineFromEnv() (string, error) {
 	switch v := os.Getenv(EngineEnv); v {
 	case "", EnginePqarrow:
 		return EnginePqarrow, nil
-	case EngineParquetGo:
-		return EngineParquetGo, nil
+	case EngineParquetGo, EngineTiny:
+		return v, nil
 	default:
-		return "", fmt.Errorf("%s=%q: the engine is %s or %s", EngineEnv, v, EnginePqarrow, EngineParquetGo)
+		return "", fmt.Errorf("%s=%q: the engine is %s, %s or %s", EngineEnv, v, EnginePqarrow, EngineParquetGo, EngineTiny)
 	}
 }
 

@@ -21,38 +21,46 @@ import (
 
 // engineOutputs runs the pipeline twice on one gen archive with faults and
 // tampered receipts (every table with rows; nulls, maps, lists and
-// timestamps), once per engine, with small row groups, parts and batches
-// so that both cross row group and part boundaries, and returns the two
-// output directories: pqarrow's and parquet-go's.
-func engineOutputs(t *testing.T) (string, string) {
+// timestamps), with pqarrow and with engine, with small row groups, parts
+// and batches so that both cross row group and part boundaries, and
+// returns the two output directories: pqarrow's and engine's.
+func engineOutputs(t *testing.T, engine string) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := genConfig(t, dir, "faulty.jsonl.zst", gen.Options{Conversations: 400, Seed: 13, Faults: 0.05, Tamper: 0.3, MaxDocBytes: 1 << 20})
 	opts := parquetout.TableOptions{RowGroupBytes: 16 << 10, PartBytes: 64 << 10, BatchRows: 64}
 	outs := map[string]string{}
-	for _, engine := range []string{parquetout.EnginePqarrow, parquetout.EngineParquetGo} {
-		t.Setenv(parquetout.EngineEnv, engine)
-		outs[engine] = filepath.Join(dir, "out-"+engine)
-		runTables(t, cfg, outs[engine], opts)
+	for _, e := range []string{parquetout.EnginePqarrow, engine} {
+		t.Setenv(parquetout.EngineEnv, e)
+		outs[e] = filepath.Join(dir, "out-"+e)
+		runTables(t, cfg, outs[e], opts)
 	}
-	return outs[parquetout.EnginePqarrow], outs[parquetout.EngineParquetGo]
+	return outs[parquetout.EnginePqarrow], outs[engine]
 }
 
-// TestEngineParquetGo checks the parquet-go engine against pqarrow's
-// parts of the same run, table by table: read back by pqarrow, the same
-// Arrow schema, the same cells in the same rows, the same parts and row
-// groups, and the same Parquet schema (names, types, repetitions, field
-// ids) and key-value metadata; hyparquet reads every cell of the
-// parquet-go parts as pqarrow does; DuckDB and ClickHouse (chDB) find the
-// two engines' tables equal (EXCEPT ALL both ways over every column).
-func TestEngineParquetGo(t *testing.T) {
-	base, pgo := engineOutputs(t)
+// TestEngineParquetGo checks the parquet-go engine against pqarrow (see
+// checkEngine).
+func TestEngineParquetGo(t *testing.T) { checkEngine(t, parquetout.EngineParquetGo) }
+
+// TestEngineTiny checks the tinyparquet engine against pqarrow (see
+// checkEngine).
+func TestEngineTiny(t *testing.T) { checkEngine(t, parquetout.EngineTiny) }
+
+// checkEngine checks engine against pqarrow's parts of the same run,
+// table by table: read back by pqarrow, the same Arrow schema, the same
+// cells in the same rows, the same parts and row groups, and the same
+// Parquet schema (names, types, repetitions, field ids) and key-value
+// metadata; hyparquet reads every cell of the engine's parts as pqarrow
+// does; DuckDB and ClickHouse (chDB) find the two engines' tables equal
+// (EXCEPT ALL both ways over every column).
+func checkEngine(t *testing.T, engine string) {
+	base, pgo := engineOutputs(t, engine)
 	for _, name := range tabledef.Names {
 		want, got := pqtest.ReadTable(t, base, name), pqtest.ReadTable(t, pgo, name)
 		pqtest.CheckSchema(t, got)
 		pqtest.CheckCellTypes(t, got)
 		if !pqtest.SameFields(got.Schema, want.Schema) {
-			t.Errorf("table %s: parquet-go schema\n%v\npqarrow\n%v", name, got.Schema, want.Schema)
+			t.Errorf("table %s: engine schema\n%v\npqarrow\n%v", name, got.Schema, want.Schema)
 		}
 		if len(want.Rows) == 0 {
 			t.Errorf("table %s: no rows to compare", name)
@@ -62,7 +70,7 @@ func TestEngineParquetGo(t *testing.T) {
 		}
 		for r := range min(len(got.Rows), len(want.Rows)) {
 			if !reflect.DeepEqual(got.Rows[r], want.Rows[r]) {
-				t.Errorf("table %s row %d:\nparquet-go %v\npqarrow    %v", name, r, got.Rows[r], want.Rows[r])
+				t.Errorf("table %s row %d:\n%s %v\npqarrow    %v", name, r, engine, got.Rows[r], want.Rows[r])
 				break
 			}
 		}
@@ -100,13 +108,13 @@ func TestEngineParquetGo(t *testing.T) {
 	for i, res := range duckdbtest.QueryAll(t, sqls...) {
 		r := res.Rows[0]
 		if duckdbtest.Int(t, r["n"]) == 0 || duckdbtest.Int(t, r["a_b"]) != 0 || duckdbtest.Int(t, r["b_a"]) != 0 {
-			t.Errorf("DuckDB, table %s: %v rows, %v only in pqarrow's, %v only in parquet-go's", tabledef.Names[i], r["n"], r["a_b"], r["b_a"])
+			t.Errorf("DuckDB, table %s: %v rows, %v only in pqarrow's, %v only in %s's", tabledef.Names[i], r["n"], r["a_b"], r["b_a"], engine)
 		}
 	}
 	var ch []string
 	for _, name := range tabledef.Names {
 		a := chdbtest.Literal(filepath.Join("out-"+parquetout.EnginePqarrow, "tables", name, "*.parquet"))
-		b := chdbtest.Literal(filepath.Join("out-"+parquetout.EngineParquetGo, "tables", name, "*.parquet"))
+		b := chdbtest.Literal(filepath.Join("out-"+engine, "tables", name, "*.parquet"))
 		ch = append(ch, fmt.Sprintf(`select (select count() from file(%s, Parquet)) as n,
 			(select count() from (select * from file(%s, Parquet) except all select * from file(%s, Parquet))) as a_b,
 			(select count() from (select * from file(%s, Parquet) except all select * from file(%s, Parquet))) as b_a`, a, a, b, b, a))
@@ -114,7 +122,7 @@ func TestEngineParquetGo(t *testing.T) {
 	for i, rows := range chdbtest.Query(t, filepath.Dir(base), ch...) {
 		r := rows[0]
 		if chdbtest.Int(t, r["n"]) == 0 || chdbtest.Int(t, r["a_b"]) != 0 || chdbtest.Int(t, r["b_a"]) != 0 {
-			t.Errorf("ClickHouse, table %s: %v rows, %v only in pqarrow's, %v only in parquet-go's", tabledef.Names[i], r["n"], r["a_b"], r["b_a"])
+			t.Errorf("ClickHouse, table %s: %v rows, %v only in pqarrow's, %v only in %s's", tabledef.Names[i], r["n"], r["a_b"], r["b_a"], engine)
 		}
 	}
 }

@@ -123,10 +123,12 @@ type encoder struct {
 	file *sink.File
 	out  *countingWriter
 	fw   *pqarrow.FileWriter
-	// pgoT is the table's parquet-go plan, made on the first part when
-	// cfg.engine is EngineParquetGo; pw then writes the part (fw nil).
-	pgoT *pgoTable
-	pw   *pgoWriter
+	// pgoT and tinyT are the table's parquet-go and tinyparquet plans,
+	// made on the first part when cfg.engine is EngineParquetGo or
+	// EngineTiny; pw then writes the part (fw nil). See newEnginePart.
+	pgoT  *pgoTable
+	tinyT *tinyparquet.Table
+	pw    partWriter
 }
 
 // countingWriter buffers writes to a part file and counts them.
@@ -327,16 +329,13 @@ func (e *encoder) open(rel string) error {
 	}
 	e.out.bw.Reset(f)
 	e.out.n = 0
-	if e.cfg.engine == EngineParquetGo {
-		if e.pgoT == nil {
-			t, err := newPgoTable(e.schema, e.props, arrowWriterProperties())
-			if err != nil {
-				f.Close()
-				return err
-			}
-			e.pgoT = t
-		}
-		e.file, e.pw = f, newPgoWriter(e.pgoT, e.out)
+	pw, err := e.newEnginePart(e.out)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	if pw != nil {
+		e.file, e.pw = f, pw
 		return nil
 	}
 	fw, err := pqarrow.NewFileWriter(e.schema, e.out, e.props, arrowWriterProperties())

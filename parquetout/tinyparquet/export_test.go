@@ -7,4 +7,7 @@ var (
 	TestProps    = testProps
 	RandomRecord = randomRecord
 	WritePqarrow = writePqarrow
+	FileProps    = fileProps
+	WriteBoth    = writeBoth
+	NullRecord   = nullRecord
 )

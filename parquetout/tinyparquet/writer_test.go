@@ -266,7 +266,14 @@ func kv(m *metadata.FileMetaData) string {
 // row groups.
 func compareStats(t *testing.T, got, want *metadata.FileMetaData) {
 	t.Helper()
-	g, w := got.RowGroup(0), want.RowGroup(0)
+	compareRowGroupStats(t, got, want, 0)
+}
+
+// compareRowGroupStats compares the statistics of every column chunk of
+// row group rg.
+func compareRowGroupStats(t *testing.T, got, want *metadata.FileMetaData, rg int) {
+	t.Helper()
+	g, w := got.RowGroup(rg), want.RowGroup(rg)
 	for i := range w.NumColumns() {
 		gc, err := g.ColumnChunk(i)
 		if err != nil {
