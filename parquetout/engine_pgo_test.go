@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,7 +49,8 @@ func TestEngineTiny(t *testing.T) { checkEngine(t, parquetout.EngineTiny) }
 
 // checkEngine checks engine against pqarrow's parts of the same run,
 // table by table: read back by pqarrow, the same Arrow schema, the same
-// cells in the same rows, the same parts and row groups, and the same
+// cells in the same rows, the same row groups (parts as near as their
+// encoded sizes allow), and the same
 // Parquet schema (names, types, repetitions, field ids) and key-value
 // metadata; hyparquet reads every cell of the engine's parts as pqarrow
 // does; DuckDB and ClickHouse (chDB) find the two engines' tables equal
@@ -74,15 +76,21 @@ func checkEngine(t *testing.T, engine string) {
 				break
 			}
 		}
-		if len(got.Parts) != len(want.Parts) {
+		// Row groups are cut by the rows' Arrow size, the same for every
+		// engine; a part ends with the row group that takes its bytes on
+		// disk past PartBytes, and each engine encodes to its own size (a
+		// few percent apart), so the part a row group falls in may differ:
+		// the row groups in order are the same, the parts one apart at
+		// most (the test's paths, whose length follows TMPDIR's, move the
+		// boundaries).
+		if g, w := allRowGroups(got.Parts), allRowGroups(want.Parts); !slices.Equal(g, w) {
+			t.Errorf("table %s: row groups %v, pqarrow %v", name, g, w)
+		}
+		if d := len(got.Parts) - len(want.Parts); d < -1 || d > 1 {
 			t.Errorf("table %s: %d parts, pqarrow %d", name, len(got.Parts), len(want.Parts))
-			continue
 		}
 		for i := range got.Parts {
-			g, w := got.Parts[i], want.Parts[i]
-			if !reflect.DeepEqual(g.RGRows, w.RGRows) {
-				t.Errorf("table %s part %d: row groups %v, pqarrow %v", name, i, g.RGRows, w.RGRows)
-			}
+			g, w := got.Parts[i], want.Parts[min(i, len(want.Parts)-1)]
 			if !g.Parquet.Equals(w.Parquet) {
 				t.Errorf("table %s part %d: Parquet schema\n%s\npqarrow\n%s", name, i, schemaString(g), schemaString(w))
 			}
@@ -157,6 +165,16 @@ func keyValues(t *testing.T, path string) map[string]string {
 	out := map[string]string{}
 	for i := range md.Len() {
 		out[md.Keys()[i]] = md.Values()[i]
+	}
+	return out
+}
+
+// allRowGroups returns the row counts of the parts' row groups, part
+// after part.
+func allRowGroups(parts []pqtest.Part) []int64 {
+	var out []int64
+	for _, p := range parts {
+		out = append(out, p.RGRows...)
 	}
 	return out
 }
