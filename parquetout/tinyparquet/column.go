@@ -18,19 +18,17 @@ const (
 	codecZstd                    = 6
 )
 
-// stats are the statistics of a page's or a column chunk's values.
-type stats struct {
-	// has tells there is a min and max (NaN is no value of them).
+// numStats are the minimum and maximum of numeric values: integers and
+// booleans in minI and maxI, floats in minF and maxF; has tells there is
+// a min and max (NaN is no value of them). A File's stats and a Writer's
+// leaf share them.
+type numStats struct {
 	has        bool
-	nulls      int64
 	minI, maxI int64
 	minF, maxF float64
-	minB, maxB []byte
 }
 
-func (s *stats) reset() { s.has, s.nulls = false, 0 }
-
-func (s *stats) int(v int64) {
+func (s *numStats) int(v int64) {
 	if !s.has {
 		s.minI, s.maxI, s.has = v, v, true
 		return
@@ -38,7 +36,7 @@ func (s *stats) int(v int64) {
 	s.minI, s.maxI = min(s.minI, v), max(s.maxI, v)
 }
 
-func (s *stats) float(v float64) {
+func (s *numStats) float(v float64) {
 	if math.IsNaN(v) {
 		return
 	}
@@ -48,6 +46,16 @@ func (s *stats) float(v float64) {
 	}
 	s.minF, s.maxF = math.Min(s.minF, v), math.Max(s.maxF, v)
 }
+
+// stats are the statistics of a page's or a column chunk's values: those
+// of numStats, the nulls, and byte arrays' min and max in minB and maxB.
+type stats struct {
+	numStats
+	nulls      int64
+	minB, maxB []byte
+}
+
+func (s *stats) reset() { s.has, s.nulls = false, 0 }
 
 func (s *stats) bytes(v []byte) {
 	if !s.has {

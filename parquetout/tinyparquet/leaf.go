@@ -35,13 +35,10 @@ type leaf struct {
 	vals  []byte
 	bools int
 
-	// The statistics of the values: has tells there is a min and max
-	// (NaN is no value of them). Integers and booleans use minI and maxI,
-	// floats minF and maxF, byte arrays minAt/maxAt, each the offset of a
-	// value's length prefix in vals.
-	has          bool
-	minI, maxI   int64
-	minF, maxF   float64
+	// The statistics of the values: numbers in numStats, byte arrays in
+	// numStats.has and minAt/maxAt, each the offset of a value's length
+	// prefix in vals.
+	numStats
 	minAt, maxAt int
 
 	// offset and size are where the leaf's column chunk is in the file.
@@ -143,25 +140,6 @@ func (l *leaf) add(a arrow.Array, i int, def, rep int16) error {
 		return fmt.Errorf("unexpected array %T", a)
 	}
 	return nil
-}
-
-func (l *leaf) int(v int64) {
-	if !l.has {
-		l.minI, l.maxI, l.has = v, v, true
-		return
-	}
-	l.minI, l.maxI = min(l.minI, v), max(l.maxI, v)
-}
-
-func (l *leaf) float(v float64) {
-	if math.IsNaN(v) {
-		return
-	}
-	if !l.has {
-		l.minF, l.maxF, l.has = v, v, true
-		return
-	}
-	l.minF, l.maxF = math.Min(l.minF, v), math.Max(l.maxF, v)
 }
 
 func (l *leaf) bytes(s string) {
