@@ -133,22 +133,7 @@ func engineCases() []engineCase {
 				tb.Fatal(err)
 			}
 			w := newPgoWriter(t, out)
-			var rg int64
-			for i, rec := range e.recs {
-				if cut && rg >= opts.RowGroupBytes {
-					if err := w.newRowGroup(); err != nil {
-						tb.Fatal(err)
-					}
-					rg = 0
-				}
-				if err := w.write(rec); err != nil {
-					tb.Fatal(err)
-				}
-				rg += e.sizes[i]
-			}
-			if err := w.close(); err != nil {
-				tb.Fatal(err)
-			}
+			writeRecs(tb, w, e, cut, opts.RowGroupBytes)
 		}
 	}
 	tq := func(props func(*engineRecs) *parquet.WriterProperties, cut bool) func(testing.TB, *engineRecs, io.Writer) {
@@ -162,22 +147,7 @@ func engineCases() []engineCase {
 				tb.Fatal(err)
 			}
 			w := tinyPart{t.NewFile(out)}
-			var rg int64
-			for i, rec := range e.recs {
-				if cut && rg >= opts.RowGroupBytes {
-					if err := w.newRowGroup(); err != nil {
-						tb.Fatal(err)
-					}
-					rg = 0
-				}
-				if err := w.write(rec); err != nil {
-					tb.Fatal(err)
-				}
-				rg += e.sizes[i]
-			}
-			if err := w.close(); err != nil {
-				tb.Fatal(err)
-			}
+			writeRecs(tb, w, e, cut, opts.RowGroupBytes)
 		}
 	}
 	plain := func(*engineRecs) *parquet.WriterProperties { return plainProps(opts) }
@@ -282,5 +252,26 @@ func TestEnginesReadBack(t *testing.T) {
 		}
 		want.Release()
 		recs.release()
+	}
+}
+
+// writeRecs writes e's records with w, a row group cut once the records'
+// Arrow size reaches rowGroupBytes when cut, and closes it.
+func writeRecs(tb testing.TB, w partWriter, e *engineRecs, cut bool, rowGroupBytes int64) {
+	var rg int64
+	for i, rec := range e.recs {
+		if cut && rg >= rowGroupBytes {
+			if err := w.newRowGroup(); err != nil {
+				tb.Fatal(err)
+			}
+			rg = 0
+		}
+		if err := w.write(rec); err != nil {
+			tb.Fatal(err)
+		}
+		rg += e.sizes[i]
+	}
+	if err := w.close(); err != nil {
+		tb.Fatal(err)
 	}
 }
