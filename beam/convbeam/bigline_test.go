@@ -99,7 +99,7 @@ func TestMemFS(t *testing.T) {
 	local := filepath.Join(dir, "local")
 	beamtest.ConvbatchRun(t, local, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
 	out := filepath.Join(dir, "out")
-	if err := runJob(t, job{globs: []string{base + "/in/night-*/*.json*"}, out: out, keys: base + "/keys.json", shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
+	if err := runJob(t, job{globs: []string{base + "/in/night-*/*.json*"}, out: out, keys: base + "/keys.json", shardBytes: 64 << 10, maxDoc: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	gr, lr := beamtest.ReadReport(t, out), beamtest.ReadReport(t, local)

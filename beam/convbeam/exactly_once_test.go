@@ -42,7 +42,7 @@ func TestAbandonedAttemptNeverPublished(t *testing.T) {
 				t.Fatalf("no shard %s in the plan", victim)
 			}
 			got := filepath.Join(dir, "convbeam-"+victim)
-			counters, err := runJobMetrics(t, job{globs: globs, out: got, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20, fault: "orphan:" + victim})
+			counters, err := runJobMetrics(t, job{globs: globs, out: got, keys: keys, shardBytes: 64 << 10, maxDoc: 1 << 20, fault: "orphan:" + victim})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +68,7 @@ func TestFailedJobPublishesNothing(t *testing.T) {
 	beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
 	globs := []string{filepath.Join(dir, "in", "night-*", "*.json*")}
 	got := filepath.Join(dir, "convbeam")
-	j := job{globs: globs, out: got, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20, fault: "fail:i000001-s000000"}
+	j := job{globs: globs, out: got, keys: keys, shardBytes: 64 << 10, maxDoc: 1 << 20, fault: "fail:i000001-s000000"}
 	// The job fails; the error is the shard's, or the publishing step's
 	// refusal to publish an incomplete job when the runner ran it anyway.
 	err := runJob(t, j)
@@ -106,7 +106,7 @@ func TestRetriedPublishResumesStaged(t *testing.T) {
 	want := filepath.Join(dir, "convbatch")
 	beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, inputs...)...)
 	got := filepath.Join(dir, "convbeam")
-	j := job{globs: inputs, out: got, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20, fault: "publish:staged"}
+	j := job{globs: inputs, out: got, keys: keys, shardBytes: 64 << 10, maxDoc: 1 << 20, fault: "publish:staged"}
 	if err := runJob(t, j); err == nil || !strings.Contains(err.Error(), "failing on purpose after staging") {
 		t.Fatalf("job whose publishing step fails: %v", err)
 	}

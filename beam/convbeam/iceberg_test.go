@@ -70,7 +70,7 @@ func TestIcebergSameAsConvbatchRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := runJob(t, job{globs: globs, out: out, keys: keys, format: "iceberg", shardBytes: 16 << 10, maxDoc: 1 << 20}); err != nil {
+			if err := runJob(t, job{globs: globs, out: out, keys: keys, format: "iceberg", shardBytes: 64 << 10, maxDoc: 1 << 20}); err != nil {
 				t.Fatal(err)
 			}
 			rep, err := ReadReport(ctx, out)

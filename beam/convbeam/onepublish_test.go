@@ -65,7 +65,7 @@ func TestIncrementalBothWays(t *testing.T) {
 		}
 	}
 	convbeamNight := func(t *testing.T, out string, incremental bool, nightInputs []string) {
-		if err := runJob(t, job{globs: nightInputs, out: out, keys: keys, shardBytes: 16 << 10, maxDoc: 1 << 20, incremental: incremental}); err != nil {
+		if err := runJob(t, job{globs: nightInputs, out: out, keys: keys, shardBytes: 64 << 10, maxDoc: 1 << 20, incremental: incremental}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -60,7 +60,7 @@ func TestInputsFromBuckets(t *testing.T) {
 			want := filepath.Join(dir, "convbatch")
 			beamtest.ConvbatchRun(t, want, append([]string{"--keys", keys, "--max-doc-bytes", "1MiB"}, urls...)...)
 
-			const shardBytes = 16 << 10
+			const shardBytes = 64 << 10
 			before := store.Gets()
 			store.CutNextGets(3000, 10) // ten bodies cut short, whichever they are (those of fewer bytes not)
 			got := filepath.Join(dir, "convbeam")

@@ -341,7 +341,7 @@ func TestJobServer(t *testing.T) {
 	job := func(out, env string, pool *workerPool) []string {
 		args := []string{"--runner", "universal", "--endpoint", endpoint, "--environment_type", env, "--worker_binary", bin.convbeam,
 			"--input", "s3://" + bucket + "/night-*/*.json*", "--output", "s3://" + bucket + "/" + out,
-			"--keys", "s3://" + bucket + "/keys.json", "--shard_bytes", "16384", "--max_doc_bytes", "1048576"}
+			"--keys", "s3://" + bucket + "/keys.json", "--shard_bytes", "65536", "--max_doc_bytes", "1048576"}
 		if env == "EXTERNAL" {
 			args = append(args, "--environment_config", pool.addr)
 		}
