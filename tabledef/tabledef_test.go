@@ -317,3 +317,36 @@ func TestHelpTexts(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsListEveryTable: where the README and docs/SCALE-OUT.md list the
+// tables by name (the --tables flag, OUT's layout), they list every
+// declared table, in the declared order, and no other (issue 46 item 1:
+// the declarations are the one list; this keeps the prose in step).
+func TestDocsListEveryTable(t *testing.T) {
+	comma, spaced := tabledef.List(","), tabledef.List(", ")
+	for _, tc := range []struct {
+		file, line, want string
+	}{
+		{"README.md", "| `--tables LIST` |", "`" + comma + "`"},
+		{"README.md", "  tables/<name>/part-NNNNN.parquet ", "part-NNNNN.parquet " + spaced + " ("},
+		{"docs/SCALE-OUT.md", "| `--tables` |", "`" + comma + "`"},
+	} {
+		b, err := os.ReadFile(filepath.Join("..", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for l := range strings.Lines(string(b)) {
+			if !strings.HasPrefix(l, tc.line) {
+				continue
+			}
+			found = true
+			if !strings.Contains(l, tc.want) {
+				t.Errorf("%s: the line %q does not list the tables as %q", tc.file, strings.TrimSpace(l), tc.want)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no line begins with %q", tc.file, tc.line)
+		}
+	}
+}
