@@ -440,13 +440,16 @@ func appendPgoValues(vals []pgo.Value, arr arrow.Array, nullable bool, base, col
 	null := pgo.NullValue().Level(0, base, col)
 	switch a := arr.(type) {
 	case *array.String:
+		// ValueBytes begins at the array's first value, ValueOffsets are
+		// into the whole buffer: a sliced array's first offset is not 0.
 		offs, data := a.ValueOffsets(), a.ValueBytes()
+		base := offs[0]
 		for i := range n {
 			if nulls && a.IsNull(i) {
 				vals = append(vals, null)
 				continue
 			}
-			vals = append(vals, pgo.ByteArrayValue(data[offs[i]:offs[i+1]]).Level(0, def, col))
+			vals = append(vals, pgo.ByteArrayValue(data[offs[i]-base:offs[i+1]-base]).Level(0, def, col))
 		}
 	case *array.Int32:
 		vals = appendPgoFixed(vals, a.Int32Values(), a, nulls, null, def, col, pgo.Int32Value)
@@ -496,8 +499,8 @@ func pgoItem(arr arrow.Array, i int, nullable bool, rep, def, col int) pgo.Value
 	}
 	switch a := arr.(type) {
 	case *array.String:
-		offs := a.ValueOffsets()
-		return pgo.ByteArrayValue(a.ValueBytes()[offs[i]:offs[i+1]]).Level(rep, def, col)
+		offs := a.ValueOffsets() // into the whole buffer, as appendPgoValues says
+		return pgo.ByteArrayValue(a.ValueBytes()[offs[i]-offs[0]:offs[i+1]-offs[0]]).Level(rep, def, col)
 	case *array.Int64:
 		return pgo.Int64Value(a.Value(i)).Level(rep, def, col)
 	}
