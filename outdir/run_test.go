@@ -21,7 +21,7 @@ import (
 func TestSettingsError(t *testing.T) {
 	every := []string{"core", "usage-metadata", "transcript-hash", "consensus-receipt"}
 	base := Options{Handlers: every, Tables: []string{"usage"}, Archive: sink.ArchiveZstd,
-		TableOptions: parquetout.TableOptions{PartitionBy: parquetout.PartitionNone}, TableFormat: FormatParquet}
+		TableWork: parquetout.Work{PartitionBy: parquetout.PartitionNone}, TableFormat: FormatParquet}
 	flags := []string{SettingCommand, SettingTables, SettingPartitionBy, SettingArchive, SettingTableFormat}
 	for _, tc := range []struct {
 		name string
@@ -43,7 +43,7 @@ func TestSettingsError(t *testing.T) {
 			want: map[string]string{SettingTables: "--tables: OUT holds usage, this run asks for usage,conversations (adds conversations)"}},
 		{name: "tables none", change: func(o *Options) { o.Tables = nil },
 			want: map[string]string{SettingTables: "--tables: OUT holds usage, this run asks for none"}},
-		{name: "partition-by", change: func(o *Options) { o.TableOptions.PartitionBy = parquetout.PartitionDay },
+		{name: "partition-by", change: func(o *Options) { o.TableWork = parquetout.Work{PartitionBy: parquetout.PartitionDay} },
 			want: map[string]string{SettingPartitionBy: "--partition-by: OUT holds unpartitioned tables (none), this run asks for tables partitioned by day"}},
 		{name: "archive", change: func(o *Options) { o.Archive = sink.ArchiveJSONL },
 			want: map[string]string{SettingArchive: "--archive: OUT holds zst archives, this run asks for jsonl archives"}},
