@@ -163,6 +163,9 @@ func (r *Run) CommittedAt(run int) (micros int64, ok bool) {
 // sealed segments to resume from. Its refusals wrap ErrRefused,
 // ErrChanged or ErrSettingsChanged.
 func OpenRun(opts Options) (r *Run, err error) {
+	if len(opts.Tables) > 0 && opts.TableWork == nil {
+		return nil, fmt.Errorf("output directory: tables %s asked for without the tables' work (Options.TableWork)", strings.Join(opts.Tables, ","))
+	}
 	d, err := open(opts.Root, !opts.Incremental, opts.Catalog)
 	if err != nil {
 		return nil, err
@@ -173,9 +176,6 @@ func OpenRun(opts Options) (r *Run, err error) {
 			d.Close()
 		}
 	}()
-	if len(opts.Tables) > 0 && opts.TableWork == nil {
-		return nil, fmt.Errorf("output directory: tables %s asked for without the tables' work (Options.TableWork)", strings.Join(opts.Tables, ","))
-	}
 	r = &Run{dir: d, opts: opts, run: 1, reread: map[*committedInput]bool{}, verified: map[string]bool{}}
 	r.opts.Inputs = slices.Clone(opts.Inputs)
 	if opts.Incremental {

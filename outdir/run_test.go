@@ -3,6 +3,7 @@ package outdir
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,38 @@ func TestSettingsUnreadable(t *testing.T) {
 		if strings.Contains(err.Error(), "secret") && !strings.Contains(err.Error(), "secret_field") {
 			t.Errorf("%q: quotes the file: %v", was, err)
 		}
+	}
+}
+
+// TestOpenRunNeedsTableWork: a run that writes tables is refused without
+// the table work that writes the commit's tables (Options.TableWork),
+// before OUT is made; one without tables needs none.
+func TestOpenRunNeedsTableWork(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+		ok   bool
+	}{
+		{name: "tables, no work", opts: Options{Tables: []string{"usage"}, Archive: sink.ArchiveNone}},
+		{name: "tables and work", opts: Options{Tables: []string{"usage"}, Archive: sink.ArchiveNone, TableWork: parquetout.Work{Version: "test"}}, ok: true},
+		{name: "no tables", opts: Options{Archive: sink.ArchiveNone}, ok: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.Root = filepath.Join(t.TempDir(), "out")
+			r, err := OpenRun(tc.opts)
+			if tc.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Close()
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "Options.TableWork") {
+				t.Fatalf("OpenRun = %v, want a refusal naming Options.TableWork", err)
+			}
+			if _, serr := os.Stat(tc.opts.Root); !errors.Is(serr, fs.ErrNotExist) {
+				t.Errorf("refused run wrote OUT (%v)", serr)
+			}
+		})
 	}
 }
