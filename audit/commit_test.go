@@ -22,8 +22,14 @@ import (
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
+	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/verify"
 )
+
+// testTables is the audit's table work (outdir.OpenAudit) in these tests.
+func testTables(by tabledef.Partitioning) outdir.TableWork {
+	return parquetout.Work{Version: "test", PartitionBy: by}
+}
 
 // files reads every regular file under dir by relative path.
 func files(t testing.TB, dir string) map[string][]byte {
@@ -52,7 +58,7 @@ func audited(t testing.TB, root, keys string, n int, started time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := outdir.OpenAudit(root, kr.Digest(), parquetout.TableOptions{Version: "test"}, "", icebergout.Place{})
+	r, err := outdir.OpenAudit(root, kr.Digest(), testTables, "", icebergout.Place{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +211,7 @@ func TestCommitRefusesUncheckedStates(t *testing.T) {
 		}
 	}
 	before := files(t, out)
-	r, err := outdir.OpenAudit(out, "k", parquetout.TableOptions{Version: "test"}, "", icebergout.Place{})
+	r, err := outdir.OpenAudit(out, "k", testTables, "", icebergout.Place{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
-	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/verify"
@@ -202,7 +201,7 @@ func runAudit(e *env, o auditOptions) (int, error) {
 			return 0, usageErr("audit: --since %q: want a run number or a date (YYYY-MM-DD or RFC 3339, UTC)", o.since)
 		}
 	}
-	r, err := outdir.OpenAudit(root, digest, parquetout.TableOptions{Version: pipeline.Version}, o.checkpointKey, place)
+	r, err := outdir.OpenAudit(root, digest, pipeline.TableWork, o.checkpointKey, place)
 	if err != nil {
 		if errors.Is(err, outdir.ErrBusy) || errors.Is(err, outdir.ErrRefused) || errors.Is(err, outdir.ErrSettingsChanged) {
 			return 0, usageErr("audit: %v", err)

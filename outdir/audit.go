@@ -10,11 +10,9 @@ import (
 	"path/filepath"
 
 	"github.com/convbatch/convbatch/icebergout"
-
-	"github.com/convbatch/convbatch/verify"
-
-	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
+	"github.com/convbatch/convbatch/verify"
 )
 
 // OpenAudit opens OUT for `convbatch audit` (docs/FORMAT.md, "Auditing
@@ -27,13 +25,14 @@ import (
 // (ErrRefused) before anything is written. The receipts states' SHA-256
 // are the audit's to check as it reads them (CheckReceiptsState): its
 // commit is refused until it has.
-// keyringSHA256 is the audit keyring's digest; opts the Parquet writer's
-// options (Version set; PartitionBy is taken from OUT's settings);
+// keyringSHA256 is the audit keyring's digest; tables gives the table
+// work (Options.TableWork: parquetout.Work, Version set) for the
+// partitioning OUT's settings hold ("" for none);
 // checkpointKey, when set, the note signer key that signs the checkpoint
 // of OUT's history the audit's commit writes (Options.CheckpointKey);
 // place, for the local copy of an OUT on object storage, how its Iceberg
 // tables locate their files (Options.IcebergPlace; zero for a local OUT).
-func OpenAudit(root, keyringSHA256 string, opts parquetout.TableOptions, checkpointKey string, place icebergout.Place) (*Run, error) {
+func OpenAudit(root, keyringSHA256 string, tables func(partitionBy tabledef.Partitioning) TableWork, checkpointKey string, place icebergout.Place) (*Run, error) {
 	if rec, _ := ReadRecord(root); rec.LastRun == 0 {
 		return nil, fmt.Errorf("%w: %s: %w", ErrRefused, root, ErrNoRecord)
 	}
@@ -47,16 +46,16 @@ func OpenAudit(root, keyringSHA256 string, opts parquetout.TableOptions, checkpo
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%w: %s is not parseable (%v): rerun without --incremental to rebuild OUT", ErrRefused, StatePath(root, stateSettings), err)
 	}
-	opts.PartitionBy = s.PartitionBy
-	if opts.PartitionBy == parquetout.PartitionNone {
-		opts.PartitionBy = ""
+	partitionBy := s.PartitionBy
+	if partitionBy == tabledef.PartitionNone {
+		partitionBy = ""
 	}
 	format := FormatParquet
 	if s.TableFormat == FormatIceberg {
 		format = FormatIceberg
 	}
 	r, err := OpenRun(Options{Root: root, Incremental: true, Handlers: s.Handlers, Tables: s.Tables,
-		Archive: s.Archive, TableOptions: opts, TableFormat: format, KeyringSHA256: keyringSHA256, Key: "audit", CheckpointKey: checkpointKey,
+		Archive: s.Archive, TableWork: tables(partitionBy), TableFormat: format, KeyringSHA256: keyringSHA256, Key: "audit", CheckpointKey: checkpointKey,
 		ReaderChecksReceipts: true, IcebergPlace: place})
 	if err != nil {
 		return nil, err
@@ -212,37 +211,35 @@ func (r *Run) CommitAudit(c *Commit, settings json.RawMessage) error {
 
 // streamReresolved writes the rows Reresolve gives, one batch at a time:
 // into the named tables of receipts under staging/reresolved (whose parts
-// it returns, as writeReceiptsTable does), the run's receipts file and its
+// it returns, as writeReceiptTables does), the run's receipts file and its
 // receipts state (staged in the commit's transaction, where stageRunFiles
 // and stageState would write them, with the same bytes). It keeps their
 // source_file and source_line for an Iceberg OUT's rewrite.
-func (p *commitPlan) streamReresolved(names []string) (parts map[string][]sink.PartCounts, err error) {
+func (p *commitPlan) streamReresolved(names []string) (map[string][]sink.PartCounts, error) {
+	if p.r.opts.TableFormat == FormatIceberg {
+		p.rerKeys = map[rowKey]bool{}
+	}
+	var parts map[string][]sink.PartCounts
+	var err error
+	if len(names) > 0 {
+		parts, err = p.r.writeReceiptTables(filepath.Join(p.staging, "reresolved"), names, p.writeReresolved)
+	} else {
+		err = p.writeReresolved(func([]verify.ReceiptResult) error { return nil })
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.streamed = true
+	return parts, nil
+}
+
+// writeReresolved writes the rows Reresolve gives into the run's
+// receipts file and its receipts state, and hands each batch to add (the
+// tables of receipts).
+func (p *commitPlan) writeReresolved(add func([]verify.ReceiptResult) error) (err error) {
 	rcpts := ReceiptsFile
 	if p.r.opts.Incremental {
 		rcpts = RunFile(rcpts, p.run)
-	}
-	var tables *parquetout.Tables
-	var ttxn *sink.Txn
-	if len(names) > 0 {
-		dir := filepath.Join(p.staging, "reresolved")
-		if err := os.RemoveAll(dir); err != nil {
-			return nil, err
-		}
-		if ttxn, err = sink.NewFlatTxn(dir); err != nil {
-			return nil, err
-		}
-		opts := p.r.opts.TableOptions
-		opts.NoEmptyPart = true
-		tables = parquetout.NewTables(ttxn, names, opts)
-		defer func() {
-			if err != nil {
-				tables.Abort()
-				ttxn.Abort()
-			}
-		}()
-	}
-	if p.r.opts.TableFormat == FormatIceberg {
-		p.rerKeys = map[rowKey]bool{}
 	}
 	files := map[string]string{}
 	type out struct {
@@ -255,7 +252,7 @@ func (p *commitPlan) streamReresolved(names []string) (parts map[string][]sink.P
 	for _, rel := range []string{rcpts, StateRel(stateReceiptsFile(p.run))} {
 		f, err := p.txn.Create(rel)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		o := &out{rel: rel, f: f, bw: bufio.NewWriterSize(f, 64<<10)}
 		o.enc = json.NewEncoder(o.bw)
@@ -282,10 +279,8 @@ func (p *commitPlan) streamReresolved(names []string) (parts map[string][]sink.P
 				return fmt.Errorf("output %s: %w", state.rel, err)
 			}
 		}
-		if tables != nil {
-			if err := tables.AddReceipts(rows); err != nil {
-				return err
-			}
+		if err := add(rows); err != nil {
+			return err
 		}
 		if p.rerKeys != nil {
 			for i := range rows {
@@ -313,18 +308,5 @@ func (p *commitPlan) streamReresolved(names []string) (parts map[string][]sink.P
 	if err == nil && n != p.c.ReresolvedCount {
 		err = fmt.Errorf("output directory: the audit gave %d receipts, not %d", n, p.c.ReresolvedCount)
 	}
-	if err != nil {
-		return nil, err
-	}
-	p.streamed = true
-	if tables == nil {
-		return nil, nil
-	}
-	if err = tables.Close(); err != nil {
-		return nil, err
-	}
-	if err = ttxn.Commit(); err != nil {
-		return nil, err
-	}
-	return keepNonEmptyParts(ttxn, tables.Counts())
+	return err
 }

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/verify"
@@ -168,7 +167,7 @@ func (p *commitPlan) stageReceiptsTables() ([]map[string][]sink.PartCounts, map[
 			continue
 		}
 		dir := filepath.Join(segDir(p.staging, g.First), segReceiptsTable)
-		parts, err := writeReceiptsTable(dir, receipts[next:next+n], names, p.r.opts.TableOptions)
+		parts, err := p.r.writeReceiptTables(dir, names, addAll(receipts[next:next+n]))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -178,7 +177,7 @@ func (p *commitPlan) stageReceiptsTables() ([]map[string][]sink.PartCounts, map[
 	if len(reresolved) == 0 {
 		return resolved, nil, nil
 	}
-	rer, err := writeReceiptsTable(filepath.Join(p.staging, "reresolved"), reresolved, names, p.r.opts.TableOptions)
+	rer, err := p.r.writeReceiptTables(filepath.Join(p.staging, "reresolved"), names, addAll(reresolved))
 	return resolved, rer, err
 }
 
@@ -189,7 +188,7 @@ func (p *commitPlan) holders(g *SealedSegment, file string) ([]int, error) {
 	if len(g.Inputs) == 1 {
 		return []int{g.Inputs[0].Index}, nil
 	}
-	files, err := parquetout.SourceFiles(filepath.Join(p.staging, filepath.FromSlash(file)))
+	files, err := p.r.opts.TableWork.SourceFiles(filepath.Join(p.staging, filepath.FromSlash(file)))
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +276,7 @@ func (p *commitPlan) placeTables() error {
 		}
 		// An Iceberg table's schema is in its metadata: it needs no empty part.
 		if len(tc.Parts) == 0 && !p.icebergFormat() && (!cfg.Incremental || !hasFiles(filepath.Join(cfg.Root, DirTables, name))) {
-			empty, err := writeEmptyTable(p.txn, name, p.r.opts.TableOptions)
+			empty, err := p.r.opts.TableWork.EmptyTable(p.txn, name)
 			if err != nil {
 				return err
 			}
@@ -294,7 +293,7 @@ func (p *commitPlan) placeTables() error {
 
 // inputRows returns the rows of the sealed input s by table, for the
 // state: its document tables' and, for each table of receipts the run
-// writes, the rows its receipts give (parquetout.ReceiptRows).
+// writes, the rows its receipts give (TableWork.ReceiptRows).
 func (p *commitPlan) inputRows(s *Seal) map[string]int64 {
 	rows := map[string]int64{}
 	for name, n := range s.Rows {
@@ -306,7 +305,7 @@ func (p *commitPlan) inputRows(s *Seal) map[string]int64 {
 		if p.receiptRows == nil {
 			p.receiptRows = map[string]map[string]int64{}
 			for _, name := range p.r.receiptTables() {
-				p.receiptRows[name] = parquetout.ReceiptRows(name, p.c.Receipts)
+				p.receiptRows[name] = p.r.opts.TableWork.ReceiptRows(name, p.c.Receipts)
 			}
 		}
 		for name, byFile := range p.receiptRows {
@@ -502,7 +501,7 @@ func (p *commitPlan) retire() error {
 	for _, f := range rewrite {
 		table, _ := TableOf(f)
 		src := filepath.Join(p.r.opts.Root, filepath.FromSlash(f))
-		rows, err := parquetout.Rewrite(p.txn, f, src, table, p.r.opts.TableOptions, func(file string) bool { return drop[file] })
+		rows, err := p.r.opts.TableWork.Rewrite(p.txn, f, src, table, func(file string) bool { return drop[file] })
 		if err != nil {
 			return fmt.Errorf("output directory: retire the replaced inputs' rows of %s: %w", f, err)
 		}
@@ -682,10 +681,11 @@ func (p *commitPlan) stageState() error {
 	return nil
 }
 
-// writeReceiptsTable writes rows as the parts of the named tables of
-// receipts (receipts, receipt_statements) under dir and returns them by
-// table, paths relative to dir.
-func writeReceiptsTable(dir string, rows []verify.ReceiptResult, names []string, opts parquetout.TableOptions) (map[string][]sink.PartCounts, error) {
+// writeReceiptTables has the table work write the named tables of
+// receipts (receipts, receipt_statements) under dir, from the rows
+// produce hands to add (TableWork.WriteReceipts), and returns their parts
+// by table, paths relative to dir.
+func (r *Run) writeReceiptTables(dir string, names []string, produce func(add func([]verify.ReceiptResult) error) error) (map[string][]sink.PartCounts, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
@@ -693,31 +693,20 @@ func writeReceiptsTable(dir string, rows []verify.ReceiptResult, names []string,
 	if err != nil {
 		return nil, err
 	}
-	opts.NoEmptyPart = true
-	t := parquetout.NewTables(txn, names, opts)
-	err = t.AddReceipts(rows)
-	if cerr := t.Close(); err == nil {
-		err = cerr
-	}
+	counts, err := r.opts.TableWork.WriteReceipts(txn, names, produce)
 	if err == nil {
 		err = txn.Commit()
 	}
 	if err != nil {
-		t.Abort()
 		txn.Abort()
 		return nil, err
 	}
-	return keepNonEmptyParts(txn, t.Counts())
+	return keepNonEmptyParts(txn, counts)
 }
 
-// writeEmptyTable writes the named table's one empty part in txn.
-func writeEmptyTable(txn *sink.Txn, name string, opts parquetout.TableOptions) ([]sink.PartCounts, error) {
-	t := parquetout.NewTables(txn, []string{name}, opts)
-	if err := t.Close(); err != nil {
-		t.Abort()
-		return nil, err
-	}
-	return t.Counts()[name].Parts, nil
+// addAll is a producer of WriteReceipts that hands it rows in one batch.
+func addAll(rows []verify.ReceiptResult) func(add func([]verify.ReceiptResult) error) error {
+	return func(add func([]verify.ReceiptResult) error) error { return add(rows) }
 }
 
 // hasFiles reports whether dir holds a regular file, at any depth.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/internal/crashpoint"
-	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/tabledef"
 )
 
@@ -98,7 +97,7 @@ func (p *commitPlan) icebergPlace(table, partition string) (string, error) {
 // published at to, staged at from (relative to the staging directory).
 func (p *commitPlan) icebergAdd(table, from, to string) error {
 	f := icebergout.DataFile{Rel: to, Local: filepath.Join(p.staging, filepath.FromSlash(from))}
-	if p.r.opts.TableOptions.PartitionBy == parquetout.PartitionDay {
+	if p.r.partitionBy() == tabledef.PartitionDay {
 		day, err := partitionDay(to)
 		if err != nil {
 			return err
@@ -114,11 +113,11 @@ func (p *commitPlan) icebergAdd(table, from, to string) error {
 // partition.
 func partitionDay(rel string) (*int32, error) {
 	for _, el := range strings.Split(path.Dir(rel), "/") {
-		v, ok := strings.CutPrefix(el, parquetout.PartitionColumn+"=")
+		v, ok := strings.CutPrefix(el, tabledef.PartitionKey+"=")
 		if !ok {
 			continue
 		}
-		if v == parquetout.NullPartition {
+		if v == tabledef.NullPartition {
 			return nil, nil
 		}
 		t, err := time.Parse(time.DateOnly, v)
@@ -135,7 +134,7 @@ func partitionDay(rel string) (*int32, error) {
 // (relative to OUT), "" when it is in none.
 func partitionOf(rel string) string {
 	el := path.Base(path.Dir(rel))
-	if strings.HasPrefix(el, parquetout.PartitionColumn+"=") {
+	if strings.HasPrefix(el, tabledef.PartitionKey+"=") {
 		return el
 	}
 	return ""
@@ -159,7 +158,7 @@ func (p *commitPlan) icebergRewrite(table, f string, drop func(string, int64) bo
 		return "", err
 	}
 	src := filepath.Join(p.r.opts.Root, filepath.FromSlash(f))
-	rows, err := parquetout.RewriteRows(p.txn, to, src, table, p.r.opts.TableOptions, drop)
+	rows, err := p.r.opts.TableWork.RewriteRows(p.txn, to, src, table, drop)
 	if err != nil {
 		return "", fmt.Errorf("output directory: rewrite %s without retired rows: %w", f, err)
 	}
@@ -231,7 +230,7 @@ func (p *commitPlan) rewriteData(ctx context.Context, root string) error {
 			if err := p.r.verify(f); err != nil {
 				return err
 			}
-			held, err := parquetout.HasRows(filepath.Join(root, filepath.FromSlash(f)), drop)
+			held, err := p.r.opts.TableWork.HasRows(filepath.Join(root, filepath.FromSlash(f)), drop)
 			if err != nil {
 				return fmt.Errorf("output directory: %w", err)
 			}
@@ -306,7 +305,7 @@ func (p *commitPlan) snapshotTables() error {
 	for _, name := range p.r.opts.Tables {
 		st, err := icebergout.Stage(ctx, p.txn, icebergout.Snapshot{
 			Root: root, Table: name, Dir: TableDir(name),
-			Partitioned: p.r.opts.TableOptions.PartitionBy == parquetout.PartitionDay,
+			Partitioned: p.r.partitionBy() == tabledef.PartitionDay,
 			Fresh:       !p.r.opts.Incremental,
 			Add:         p.ice.add[name], Remove: p.ice.remove[name],
 			Run:     p.run,

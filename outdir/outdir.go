@@ -8,6 +8,12 @@
 // as a sequence of named steps (commit.go). No other package builds a path
 // inside OUT.
 //
+// outdir keeps OUT and assembles no table: what it asks of the tables
+// (the tables of the resolved receipts and a table's empty part written
+// at the commit, a part rewritten without retired rows, the inputs a part
+// holds rows of) is the TableWork its caller hands it (parquetout.Work),
+// which writes them as staged files in the transaction outdir gives it.
+//
 // OUT stays consistent across crashes: one run at a time writes it (a
 // lock), everything a run writes is staged under OUT/.convbatch/staging,
 // outside the dataset directories, and a commit publishes the staged files

@@ -15,9 +15,9 @@ import (
 	"strings"
 
 	"github.com/convbatch/convbatch/icebergout"
-	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
 // ErrChanged marks an incremental run refused because an input that OUT
@@ -56,8 +56,12 @@ type Options struct {
 	Handlers []string
 	Tables   []string
 	Archive  sink.ArchiveFormat
-	// TableOptions are the Parquet writer's options (Version set).
-	TableOptions parquetout.TableOptions
+	// TableWork is the tables' package's work (parquetout.Work, with
+	// the writer's options, Version set): the tables of the resolved
+	// receipts and a table's empty part written at the commit, a part
+	// that a replaced input shares rewritten without its rows. A run
+	// with Tables needs it.
+	TableWork TableWork
 	// TableFormat lays the tables out as Parquet datasets (FormatParquet,
 	// the default) or Iceberg tables (FormatIceberg).
 	TableFormat TableFormat
@@ -159,6 +163,9 @@ func (r *Run) CommittedAt(run int) (micros int64, ok bool) {
 // sealed segments to resume from. Its refusals wrap ErrRefused,
 // ErrChanged or ErrSettingsChanged.
 func OpenRun(opts Options) (r *Run, err error) {
+	if len(opts.Tables) > 0 && opts.TableWork == nil {
+		return nil, fmt.Errorf("output directory: tables %s asked for without the tables' work (Options.TableWork)", strings.Join(opts.Tables, ","))
+	}
 	d, err := open(opts.Root, !opts.Incremental, opts.Catalog)
 	if err != nil {
 		return nil, err
@@ -287,20 +294,26 @@ func (r *Run) Close() error { return r.dir.Close() }
 // that its datasets and its documents' index records mean the same thing
 // from run to run (the keyring may change: it only decides verdicts).
 type runSettings struct {
-	Handlers    []string                `json:"handlers"`
-	Tables      []string                `json:"tables"`
-	PartitionBy parquetout.Partitioning `json:"partition_by"`
-	Archive     sink.ArchiveFormat      `json:"archive"`
+	Handlers    []string              `json:"handlers"`
+	Tables      []string              `json:"tables"`
+	PartitionBy tabledef.Partitioning `json:"partition_by"`
+	Archive     sink.ArchiveFormat    `json:"archive"`
 	// TableFormat is "" for FormatParquet, so that the settings of the
 	// OUTs written before there was a choice still match.
 	TableFormat TableFormat `json:"table_format,omitempty"`
 }
 
-func (r *Run) settings() runSettings {
-	s := runSettings{Handlers: r.opts.Handlers, Tables: r.opts.Tables, PartitionBy: r.opts.TableOptions.PartitionBy, Archive: r.opts.Archive}
-	if s.PartitionBy == "" {
-		s.PartitionBy = parquetout.PartitionNone
+// partitionBy is how the run's tables are partitioned (TableWork; "" for
+// none).
+func (r *Run) partitionBy() tabledef.Partitioning {
+	if r.opts.TableWork == nil {
+		return ""
 	}
+	return r.opts.TableWork.Partitioning()
+}
+
+func (r *Run) settings() runSettings {
+	s := runSettings{Handlers: r.opts.Handlers, Tables: r.opts.Tables, PartitionBy: cmp.Or(r.partitionBy(), tabledef.PartitionNone), Archive: r.opts.Archive}
 	if r.opts.TableFormat == FormatIceberg {
 		s.TableFormat = FormatIceberg
 	}
@@ -354,7 +367,7 @@ func settingsDiff(was, now runSettings) []SettingDifference {
 	if !slices.Equal(was.Tables, now.Tables) {
 		diffs = append(diffs, SettingDifference{Setting: SettingTables, Was: tableList(was.Tables), Now: tableList(now.Tables)})
 	}
-	wasPart, nowPart := cmp.Or(was.PartitionBy, parquetout.PartitionNone), cmp.Or(now.PartitionBy, parquetout.PartitionNone)
+	wasPart, nowPart := cmp.Or(was.PartitionBy, tabledef.PartitionNone), cmp.Or(now.PartitionBy, tabledef.PartitionNone)
 	if wasPart != nowPart {
 		diffs = append(diffs, SettingDifference{Setting: SettingPartitionBy, Was: string(wasPart), Now: string(nowPart)})
 	}
@@ -458,7 +471,7 @@ func missing(a, b []string) []string {
 // partitionWords says a --partition-by value: "tables partitioned by day
 // (day)", "unpartitioned tables (none)".
 func partitionWords(v string) string {
-	if v == string(parquetout.PartitionNone) {
+	if v == string(tabledef.PartitionNone) {
 		return "unpartitioned tables (none)"
 	}
 	return fmt.Sprintf("tables partitioned by %s", v)
@@ -644,10 +657,12 @@ func (r *Run) stagingKey() (string, error) {
 		Incremental, ReplaceChanged bool
 		Archive                     sink.ArchiveFormat
 		Tables                      []string
-		TableOptions                parquetout.TableOptions
-		Handlers                    []string
-		Inputs                      [][2]string
-	}{o.Key, o.KeyringSHA256, r.run, o.Incremental, o.ReplaceChanged, o.Archive, o.Tables, o.TableOptions, o.Handlers, inputs})
+		// TableOptions is the table work, by the name its options had
+		// here, so that the key stays what it was.
+		TableOptions TableWork
+		Handlers     []string
+		Inputs       [][2]string
+	}{o.Key, o.KeyringSHA256, r.run, o.Incremental, o.ReplaceChanged, o.Archive, o.Tables, o.TableWork, o.Handlers, inputs})
 	return string(b) + "\n", err
 }
 

@@ -3,6 +3,7 @@ package outdir
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ import (
 func TestSettingsError(t *testing.T) {
 	every := []string{"core", "usage-metadata", "transcript-hash", "consensus-receipt"}
 	base := Options{Handlers: every, Tables: []string{"usage"}, Archive: sink.ArchiveZstd,
-		TableOptions: parquetout.TableOptions{PartitionBy: parquetout.PartitionNone}, TableFormat: FormatParquet}
+		TableWork: parquetout.Work{PartitionBy: parquetout.PartitionNone}, TableFormat: FormatParquet}
 	flags := []string{SettingCommand, SettingTables, SettingPartitionBy, SettingArchive, SettingTableFormat}
 	for _, tc := range []struct {
 		name string
@@ -43,7 +44,7 @@ func TestSettingsError(t *testing.T) {
 			want: map[string]string{SettingTables: "--tables: OUT holds usage, this run asks for usage,conversations (adds conversations)"}},
 		{name: "tables none", change: func(o *Options) { o.Tables = nil },
 			want: map[string]string{SettingTables: "--tables: OUT holds usage, this run asks for none"}},
-		{name: "partition-by", change: func(o *Options) { o.TableOptions.PartitionBy = parquetout.PartitionDay },
+		{name: "partition-by", change: func(o *Options) { o.TableWork = parquetout.Work{PartitionBy: parquetout.PartitionDay} },
 			want: map[string]string{SettingPartitionBy: "--partition-by: OUT holds unpartitioned tables (none), this run asks for tables partitioned by day"}},
 		{name: "archive", change: func(o *Options) { o.Archive = sink.ArchiveJSONL },
 			want: map[string]string{SettingArchive: "--archive: OUT holds zst archives, this run asks for jsonl archives"}},
@@ -137,5 +138,38 @@ func TestSettingsUnreadable(t *testing.T) {
 		if strings.Contains(err.Error(), "secret") && !strings.Contains(err.Error(), "secret_field") {
 			t.Errorf("%q: quotes the file: %v", was, err)
 		}
+	}
+}
+
+// TestOpenRunNeedsTableWork: a run that writes tables is refused without
+// the table work that writes the commit's tables (Options.TableWork),
+// before OUT is made; one without tables needs none.
+func TestOpenRunNeedsTableWork(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+		ok   bool
+	}{
+		{name: "tables, no work", opts: Options{Tables: []string{"usage"}, Archive: sink.ArchiveNone}},
+		{name: "tables and work", opts: Options{Tables: []string{"usage"}, Archive: sink.ArchiveNone, TableWork: parquetout.Work{Version: "test"}}, ok: true},
+		{name: "no tables", opts: Options{Archive: sink.ArchiveNone}, ok: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.Root = filepath.Join(t.TempDir(), "out")
+			r, err := OpenRun(tc.opts)
+			if tc.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.Close()
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "Options.TableWork") {
+				t.Fatalf("OpenRun = %v, want a refusal naming Options.TableWork", err)
+			}
+			if _, serr := os.Stat(tc.opts.Root); !errors.Is(serr, fs.ErrNotExist) {
+				t.Errorf("refused run wrote OUT (%v)", serr)
+			}
+		})
 	}
 }

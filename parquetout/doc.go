@@ -16,9 +16,11 @@
 // goroutines' timing.
 //
 // The parts are named within the tables' directory (PartName); package
-// outdir places them in OUT. A part shared by several inputs is read back
-// by its source_file column: SourceFiles lists the inputs it holds rows
-// of, Rewrite copies it without the rows of some of them, as the table's
+// outdir places them in OUT, and asks for the table work it needs at a
+// commit through Work (outdir.TableWork; outdir does not import this
+// package). A part shared by several inputs is read back by its
+// source_file column: SourceFiles lists the inputs it holds rows of,
+// Rewrite copies it without the rows of some of them, as the table's
 // writer would have written it, one row group at a time. The rows'
 // accounting for report.json is sink.TableCounts; archives, rejects and
 // the report itself are package sink's.

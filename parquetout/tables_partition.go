@@ -15,37 +15,26 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/tabledef"
 )
 
-// Partitioning is how the tables are split into Hive-style partitions
-// (docs/TABLES.md, "Partitioned datasets").
-type Partitioning string
+// Partitioning is how the tables are split into Hive-style partitions:
+// tabledef.Partitioning, declared there since it is part of OUT's layout
+// (package outdir reads it too).
+type Partitioning = tabledef.Partitioning
 
+// The partitionings, NullPartition and PartitionColumn are tabledef's
+// (PartitionNone, PartitionDay, NullPartition, PartitionKey).
 const (
-	// PartitionNone writes each table as one directory of parts,
-	// OUT/tables/<name>/part-NNNNN.parquet. The zero value means the same.
-	PartitionNone Partitioning = "none"
-	// PartitionDay writes each table's rows into one directory per UTC
-	// day of its partition time, OUT/tables/<name>/day=YYYY-MM-DD/.
-	PartitionDay Partitioning = "day"
+	PartitionNone   = tabledef.PartitionNone
+	PartitionDay    = tabledef.PartitionDay
+	NullPartition   = tabledef.NullPartition
+	PartitionColumn = tabledef.PartitionKey
 )
 
-// ParsePartitioning parses the --partition-by flag: "none" or "day".
-func ParsePartitioning(s string) (Partitioning, error) {
-	switch p := Partitioning(s); p {
-	case PartitionNone, PartitionDay:
-		return p, nil
-	}
-	return "", fmt.Errorf("unknown partitioning %q (want none or day)", s)
-}
-
-// NullPartition is the value, in a partition directory's name, of the rows
-// whose partition time is null: Hive's default partition, which DuckDB,
-// Spark, pyarrow and Polars read back as NULL (and DuckDB writes itself).
-const NullPartition = "__HIVE_DEFAULT_PARTITION__"
-
-// PartitionColumn is the name of the partition key in the directory names.
-const PartitionColumn = "day"
+// ParsePartitioning parses the --partition-by flag: "none" or "day"
+// (tabledef.ParsePartitioning).
+func ParsePartitioning(s string) (Partitioning, error) { return tabledef.ParsePartitioning(s) }
 
 // DefaultMaxOpenPartitions is the default of TableOptions.MaxOpenPartitions,
 // which is unused (kept for the callers that set it).

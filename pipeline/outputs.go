@@ -29,10 +29,18 @@ func (c *Config) openRun() (*outdir.Run, error) {
 	return outdir.OpenRun(outdir.Options{
 		Root: c.OutDir, Inputs: c.Inputs,
 		Incremental: c.Incremental, ReplaceChanged: c.ReplaceChanged, Checksum: c.Checksum,
-		Handlers: c.Registry.Names(), Tables: c.Tables, Archive: c.Archive, TableOptions: c.tableOptions(),
+		Handlers: c.Registry.Names(), Tables: c.Tables, Archive: c.Archive, TableWork: parquetout.Work(c.tableOptions()),
 		TableFormat: c.TableFormat, Catalog: c.Catalog, IcebergPlace: c.IcebergPlace, KeyringSHA256: keyring, Key: string(key),
 		CheckpointKey: c.CheckpointKey, OnStaged: c.OnStaged,
 	})
+}
+
+// TableWork is the table work outdir is handed for tables partitioned
+// so ("" for none), as `convbatch audit` and convbeam's commit hand it
+// (outdir.OpenAudit, outdir.Options.TableWork): package parquetout's,
+// with convbatch's Version.
+func TableWork(partitionBy tabledef.Partitioning) outdir.TableWork {
+	return parquetout.Work{Version: Version, PartitionBy: partitionBy}
 }
 
 // tableOptions are Config.TableOptions with the version set.

@@ -20,7 +20,6 @@ import (
 	"github.com/convbatch/convbatch/ledger"
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
-	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
 	"github.com/convbatch/convbatch/stream"
@@ -55,7 +54,7 @@ var ErrUpToDate = errors.New("OUT holds every input already: nothing to do")
 // tells it (pipeline's Config.openRun).
 func (s *Settings) runOptions(inputs []stream.Input) outdir.Options {
 	return outdir.Options{Root: s.Output, Inputs: inputs, Incremental: s.Incremental, Handlers: s.Handlers,
-		Tables: s.Tables, Archive: sink.ArchiveFormat(s.Archive), TableOptions: parquetout.TableOptions{Version: pipeline.Version},
+		Tables: s.Tables, Archive: sink.ArchiveFormat(s.Archive), TableWork: pipeline.TableWork(""),
 		TableFormat: outdir.TableFormat(s.TableFormat)}
 }
 
