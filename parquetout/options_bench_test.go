@@ -45,14 +45,13 @@ import (
 // round, in one process (the inputs are parsed once). Per variant: the
 // process's CPU time (user + sys, getrusage: the encoders run on their
 // own goroutines) from the first AddDocument to Close, per column value;
-// the files' bytes; the peak live heap above the live heap before the
-// write (what the last garbage collection found live, sampled every 5 ms:
-// what the writer holds, the parsed documents left out) and the peak RSS
-// above the RSS before the write (VmHWM, reset through
-// /proc/self/clear_refs after returning the free heap to the OS; with the
-// parsed documents live, the collector lets garbage grow to their size, so
-// this is mostly garbage); and a reader's CPU: pqarrow reading every part
-// whole.
+// the files' bytes; in the warm-up round, run at GOGC=10 (sweepMemGC),
+// the peak live heap above the live heap before the write (what the last
+// garbage collection found live, sampled every 5 ms: what the writer
+// holds, the parsed documents left out) and the peak RSS above the RSS
+// before the write (VmHWM, reset through /proc/self/clear_refs after
+// returning the free heap to the OS); and a reader's CPU: pqarrow reading
+// every part whole.
 
 // sweepVariant is one set of options.
 type sweepVariant struct {
@@ -149,9 +148,18 @@ func loadDocs(tb testing.TB, path string, limit int, tables []string) []*Doc {
 	return docs
 }
 
+// sweepMemGC is the GOGC of the warm-up round, whose memory is reported:
+// with the parsed documents live, the collector at the default GOGC lets
+// garbage grow to their size and may not collect at all during a write,
+// so neither the live heap it reports nor the RSS would show what the
+// writer holds; at 10 it collects every 10% of growth (the CPU of that
+// round is not reported).
+const sweepMemGC = 10
+
 // sweepResult is one variant's measurement in one round.
 type sweepResult struct {
 	cpu, readCPU   time.Duration
+	gcCPU          time.Duration // the collector's share of cpu
 	values, bytes  int64
 	rssKiB, heapMB int64
 }
@@ -161,6 +169,14 @@ func liveHeap() uint64 {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+// gcCPU is the CPU time the garbage collector has spent (as the runtime
+// estimates it, updated at each collection).
+func gcCPU() time.Duration {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return time.Duration(s[0].Value.Float64() * 1e9)
 }
 
 // cpuTime is the process's user + system time.
@@ -185,7 +201,8 @@ func procStatusKiB(field string) int64 {
 // sweepWrite writes docs to tables names with engine and opts into a
 // fresh directory, and measures it.
 // With keep set, the files are written there and kept.
-func sweepWrite(tb testing.TB, docs []*Doc, names []string, engine string, opts TableOptions, keep string) sweepResult {
+// With gcPercent above 0 the write runs at that GOGC (the memory round).
+func sweepWrite(tb testing.TB, docs []*Doc, names []string, engine string, opts TableOptions, keep string, gcPercent int) sweepResult {
 	dir := keep
 	if dir == "" {
 		dir = tb.TempDir()
@@ -201,6 +218,9 @@ func sweepWrite(tb testing.TB, docs []*Doc, names []string, engine string, opts 
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 	rss0 := procStatusKiB("VmRSS")
 	live0 := liveHeap()
+	if gcPercent > 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
+	}
 	stop, peak := make(chan struct{}), make(chan uint64)
 	go func() {
 		var top uint64
@@ -216,7 +236,7 @@ func sweepWrite(tb testing.TB, docs []*Doc, names []string, engine string, opts 
 			}
 		}
 	}()
-	c0 := cpuTime()
+	c0, g0 := cpuTime(), gcCPU()
 	tables := newTables(txn, names, opts, encoderConfig{depth: 1, engine: engine})
 	for _, d := range docs {
 		if err := tables.AddDocument(d); err != nil {
@@ -226,7 +246,7 @@ func sweepWrite(tb testing.TB, docs []*Doc, names []string, engine string, opts 
 	if err := tables.Close(); err != nil {
 		tb.Fatal(err)
 	}
-	res := sweepResult{cpu: cpuTime() - c0}
+	res := sweepResult{cpu: cpuTime() - c0, gcCPU: gcCPU() - g0}
 	close(stop)
 	pk := <-peak
 	res.heapMB = int64(pk-min(live0, pk)) >> 20
@@ -318,7 +338,7 @@ func BenchmarkWriterOptions(b *testing.B) {
 			}
 			docs := loadDocs(b, inputs[c], limits[c], names)
 			fmt.Printf("sweep: case %s: %d documents of %s, load %s\n", c, len(docs), inputs[c], loadAvg())
-			all := map[string][]sweepResult{}
+			all, warm := map[string][]sweepResult{}, map[string]sweepResult{}
 			k := len(engines) * len(variants)
 			for r := 0; r <= rounds; r++ { // round 0 warms up
 				for j := range k {
@@ -331,19 +351,25 @@ func BenchmarkWriterOptions(b *testing.B) {
 					if k := os.Getenv("CONVBATCH_SWEEP_KEEP"); k != "" && r == rounds {
 						keep = filepath.Join(k, c, e+"-"+v.name)
 					}
-					res := sweepWrite(b, docs, names, e, opts, keep)
-					fmt.Printf("sweep\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", c, r, e, v.name, res.cpu.Nanoseconds(),
-						res.readCPU.Nanoseconds(), res.values, res.bytes, res.rssKiB, res.heapMB)
-					if r > 0 {
+					gc := 0
+					if r == 0 {
+						gc = sweepMemGC
+					}
+					res := sweepWrite(b, docs, names, e, opts, keep, gc)
+					fmt.Printf("sweep\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", c, r, e, v.name, res.cpu.Nanoseconds(),
+						res.readCPU.Nanoseconds(), res.values, res.bytes, res.rssKiB, res.heapMB, res.gcCPU.Nanoseconds())
+					if r == 0 {
+						warm[e+"/"+v.name] = res
+					} else {
 						all[e+"/"+v.name] = append(all[e+"/"+v.name], res)
 					}
 				}
 			}
 			fmt.Printf("sweep: case %s done, load %s\n", c, loadAvg())
-			table = append(table, sweepTable(c, engines, variants, all)...)
+			table = append(table, sweepTable(c, engines, variants, all, warm)...)
 		}
-		fmt.Println("| case | engine | variant | write CPU-ns / value | write CPU ×today (paired median, range) | file bytes | bytes ×today | peak RSS +MiB | peak live heap +MiB | read CPU-ns / value | read CPU ×today (paired median, range) |")
-		fmt.Println("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Println("| case | engine | variant | write CPU-ns / value | write CPU ×today (paired median, range) | GC share of write CPU | file bytes | bytes ×today | peak RSS +MiB (GOGC=10) | peak live heap +MiB (GOGC=10) | read CPU-ns / value | read CPU ×today (paired median, range) |")
+		fmt.Println("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, l := range table {
 			fmt.Println(l)
 		}
@@ -357,25 +383,33 @@ func loadAvg() string {
 
 // sweepTable is the Markdown rows of one case: per engine and variant,
 // medians, and ratios to the same engine's today in the same round.
-func sweepTable(c string, engines []string, variants []sweepVariant, all map[string][]sweepResult) []string {
+// The memory columns are the warm-up round's (see sweepMemGC); with no
+// other round, the other columns are the warm-up round's too.
+func sweepTable(c string, engines []string, variants []sweepVariant, all map[string][]sweepResult, warm map[string]sweepResult) []string {
 	var out []string
 	for _, e := range engines {
 		base := all[e+"/today"]
+		if len(base) == 0 {
+			base = []sweepResult{warm[e+"/today"]}
+		}
 		for _, v := range variants {
 			rs := all[e+"/"+v.name]
-			var cpu, rd, ratio, rratio, rss, heap []float64
+			if len(rs) == 0 {
+				rs = []sweepResult{warm[e+"/"+v.name]}
+			}
+			mem := warm[e+"/"+v.name]
+			var cpu, rd, ratio, rratio, gc []float64
 			for i, r := range rs {
 				cpu = append(cpu, float64(r.cpu.Nanoseconds())/float64(r.values))
 				rd = append(rd, float64(r.readCPU.Nanoseconds())/float64(r.values))
 				ratio = append(ratio, float64(r.cpu)/float64(base[i].cpu))
 				rratio = append(rratio, float64(r.readCPU)/float64(base[i].readCPU))
-				rss = append(rss, float64(r.rssKiB)/1024)
-				heap = append(heap, float64(r.heapMB))
+				gc = append(gc, float64(r.gcCPU)/float64(r.cpu))
 			}
 			last := rs[len(rs)-1]
-			out = append(out, fmt.Sprintf("| %s | %s | %s | %.1f | %s | %d | %.3f | %.0f | %.0f | %.1f | %s |", c, e, v.name,
-				median(cpu), ratioRange(ratio), last.bytes, float64(last.bytes)/float64(base[len(base)-1].bytes),
-				median(rss), median(heap), median(rd), ratioRange(rratio)))
+			out = append(out, fmt.Sprintf("| %s | %s | %s | %.1f | %s | %.2f | %d | %.3f | %.0f | %.0f | %.1f | %s |", c, e, v.name,
+				median(cpu), ratioRange(ratio), median(gc), last.bytes, float64(last.bytes)/float64(base[len(base)-1].bytes),
+				float64(mem.rssKiB)/1024, float64(mem.heapMB), median(rd), ratioRange(rratio)))
 		}
 	}
 	return out
