@@ -71,6 +71,13 @@ type TableOptions struct {
 	// one dataset from several Tables, such as the pipeline's per-input
 	// segments, and writes the dataset's empty part itself when needed.
 	NoEmptyPart bool
+
+	// zstdLevel is the zstd level of the pages (0: the default, zstd's
+	// fastest; see zstdEncoder) and noDictionary writes the declared
+	// dictionary columns like the others: knobs of the writer options'
+	// sweep (options_bench_test.go, issue 46 item 2), not of the pipeline.
+	zstdLevel    int
+	noDictionary bool
 }
 
 func (o *TableOptions) defaults() {
@@ -559,10 +566,17 @@ func writerProperties(info tableInfo, opts TableOptions) []parquet.WriterPropert
 		// the Parquet spec and made hyparquet misread every table.
 		parquet.WithRootRepetition(parquet.Repetitions.Required),
 	}
-	for _, col := range info.dictionaryColumns() {
+	if opts.zstdLevel != 0 {
+		props = append(props, parquet.WithCompressionLevel(opts.zstdLevel))
+	}
+	dict := info.dictionaryColumns()
+	if opts.noDictionary {
+		dict = nil
+	}
+	for _, col := range dict {
 		props = append(props, parquet.WithDictionaryFor(col, true))
 	}
-	return append(props, encodingProperties(info.tableSchema(), info.dictionaryColumns())...)
+	return append(props, encodingProperties(info.tableSchema(), dict)...)
 }
 
 // flush hands the built rows to the encoder and cuts row groups and parts
