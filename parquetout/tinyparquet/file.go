@@ -144,7 +144,10 @@ type File struct {
 	err    error
 }
 
-// NewFile starts a file on out, writing its magic.
+// NewFile starts a file on out, writing its magic. Its columns, and
+// their buffers, are those of a File of the Table closed without error
+// before, if the Table keeps one (issue 46 item 2: no buffers grown anew
+// for every file).
 func (t *Table) NewFile(out io.Writer) *File {
 	f := &File{t: t, out: out, cols: t.takeColumns()}
 	if f.cols != nil {
