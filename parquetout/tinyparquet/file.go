@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -44,7 +45,15 @@ type Table struct {
 	cfg    fileConfig
 	// head and tail are as the Writer's.
 	head, tail []rawField
+	// idle are the columns of closed Files, their buffers kept for the
+	// next NewFile (at most maxIdle sets), under mu: a Table's Files may
+	// be on several goroutines.
+	mu   sync.Mutex
+	idle [][]*column
 }
+
+// maxIdle is how many closed Files' columns a Table keeps for reuse.
+const maxIdle = 4
 
 // NewTable returns the plan of files with the Parquet schema, key-value
 // metadata and created_by that pqarrow.NewFileWriter(sc, w, props,
@@ -135,9 +144,16 @@ type File struct {
 	err    error
 }
 
-// NewFile starts a file on out, writing its magic.
+// NewFile starts a file on out, writing its magic. Its columns, and
+// their buffers, are those of a File of the Table closed without error
+// before, if the Table keeps one (issue 46 item 2: no buffers grown anew
+// for every file).
 func (t *Table) NewFile(out io.Writer) *File {
-	f := &File{t: t, out: out}
+	f := &File{t: t, out: out, cols: t.takeColumns()}
+	if f.cols != nil {
+		f.emit([]byte(magic))
+		return f
+	}
 	for i, l := range t.leaves {
 		c := &column{leaf: l, enc: t.encs[i], cfg: &t.cfg, statsOn: t.stats[i], statsLimit: t.limits[i]}
 		if c.enc == encDict {
@@ -147,6 +163,32 @@ func (t *Table) NewFile(out io.Writer) *File {
 	}
 	f.emit([]byte(magic))
 	return f
+}
+
+// takeColumns returns the columns of a closed File, reset, or nil if the
+// Table keeps none.
+func (t *Table) takeColumns() []*column {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(t.idle)
+	if n == 0 {
+		return nil
+	}
+	cols := t.idle[n-1]
+	t.idle[n-1] = nil
+	t.idle = t.idle[:n-1]
+	return cols
+}
+
+// putColumns keeps the columns of a File closed without error (every
+// page flushed and every chunk reset by its last NewRowGroup) for the
+// next NewFile, their buffers already grown to the Table's row groups.
+func (t *Table) putColumns(cols []*column) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.idle) < maxIdle {
+		t.idle = append(t.idle, cols)
+	}
 }
 
 // emit writes b to the file, keeping the first error.
@@ -363,22 +405,26 @@ func (f *File) NewRowGroup() error {
 		return f.err
 	}
 	start := f.n
-	f.buf = f.buf[:0]
 	rg := &compactWriter{}
 	rg.beginStruct(0) // RowGroup
 	rg.listHeader(1, ctStruct, len(f.cols))
+	// Each chunk is written out as it is, the dictionary page before it,
+	// rather than copied into one buffer of the row group: the offsets
+	// count the bytes handed to out, written or not (an error stops the
+	// file, kept in f.err).
+	at := start
 	var total, compressed int64
 	for _, c := range f.cols {
 		c.flushPage()
-		at := start + int64(len(f.buf))
-		dictAt := int64(-1)
+		dictAt, dataAt := int64(-1), at
 		if c.enc == encDict {
 			dictAt = at
-			f.buf = c.appendDictPage(f.buf)
+			f.buf = c.appendDictPage(f.buf[:0])
+			f.emit(f.buf)
+			dataAt += int64(len(f.buf))
 		}
-		dataAt := start + int64(len(f.buf))
-		f.buf = append(f.buf, c.chunk...)
-		size := start + int64(len(f.buf)) - at
+		f.emit(c.chunk)
+		size := dataAt + int64(len(c.chunk)) - at
 		uncompressed := c.uncompressed
 		if dictAt >= 0 {
 			uncompressed += c.dictUncompressed
@@ -386,6 +432,7 @@ func (f *File) NewRowGroup() error {
 		c.writeChunkMeta(rg, at, dictAt, dataAt, size, uncompressed)
 		total += uncompressed
 		compressed += size
+		at += size
 		c.resetChunk()
 	}
 	rg.i64(2, total)
@@ -398,7 +445,6 @@ func (f *File) NewRowGroup() error {
 	f.rgs = append(f.rgs, rg.buf)
 	f.rows += f.rgRows
 	f.rgRows = 0
-	f.emit(f.buf)
 	return f.err
 }
 
@@ -515,6 +561,8 @@ func (f *File) Close() error {
 	f.rgs = nil
 	if f.err == nil {
 		f.err = errClosed
+		f.t.putColumns(f.cols)
+		f.cols = nil
 	}
 	if f.err == errClosed {
 		return nil

@@ -2,6 +2,7 @@ package tinyparquet
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -264,4 +265,131 @@ func TestFileRefusesNulls(t *testing.T) {
 	if err := f.Close(); err == nil {
 		t.Fatal("Close after a failed Write: no error")
 	}
+}
+
+// writeFile writes recs as one file of tbl, a new row group before record
+// i where cut(i), and returns its bytes.
+func writeFile(t testing.TB, tbl *Table, recs []arrow.RecordBatch, cut func(int) bool) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	f := tbl.NewFile(&buf)
+	for i, r := range recs {
+		if i > 0 && cut(i) {
+			if err := f.NewRowGroup(); err != nil {
+				t.Error(err)
+			}
+		}
+		if err := f.Write(r); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Error(err)
+	}
+	return buf.Bytes()
+}
+
+// TestFileReuse writes files of different shapes one after another, and
+// concurrently, with one Table (whose Files reuse the columns, and their
+// buffers, of the Files closed before them), and checks each byte for
+// byte against the same file of a fresh Table: a large file whose
+// dictionaries fall back to PLAIN, then small ones, one after a File that
+// failed.
+func TestFileReuse(t *testing.T) {
+	props := fileProps(300, 200)
+	aprops := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+	newTable := func() *Table {
+		tbl, err := NewTable(testSchema, props, aprops, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tbl
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	var files [][]arrow.RecordBatch
+	for _, sizes := range [][]int{{2000, 700, 900}, {3}, {1}, {40, 0, 500}, {1200}} {
+		var recs []arrow.RecordBatch
+		for _, n := range sizes {
+			r := randomRecord(rng, n)
+			defer r.Release()
+			recs = append(recs, r)
+		}
+		files = append(files, recs)
+	}
+	cut := func(i int) bool { return i%2 == 1 }
+	want := make([][]byte, len(files))
+	for i, recs := range files {
+		want[i] = writeFile(t, newTable(), recs, cut)
+	}
+	tbl := newTable()
+	for i, recs := range files {
+		if i == 3 {
+			// A File whose writer fails in its first row group, its
+			// columns left half written: they are not reused.
+			f := tbl.NewFile(&failWriter{after: 1})
+			if err := f.Write(files[0][0]); err != nil {
+				t.Fatal(err)
+			}
+			if f.NewRowGroup() == nil || f.Close() == nil {
+				t.Fatal("no error from a failing writer")
+			}
+			// A File that fails on a null in a required column (i32)
+			// after rows of the columns before it: not reused.
+			bad := badRecord(3)
+			defer bad.Release()
+			f = tbl.NewFile(&bytes.Buffer{})
+			if err := f.Write(files[0][0]); err != nil {
+				t.Fatal(err)
+			}
+			if f.Write(bad) == nil || f.Close() == nil {
+				t.Fatal("no error for a null in a required column")
+			}
+		}
+		if got := writeFile(t, tbl, recs, cut); !bytes.Equal(got, want[i]) {
+			t.Errorf("file %d: %d bytes differ from a fresh Table's %d", i, len(got), len(want[i]))
+		}
+	}
+	done := make(chan struct{})
+	for g := range 3 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for k := range 2 * len(files) {
+				i := (g + k) % len(files)
+				if got := writeFile(t, tbl, files[i], cut); !bytes.Equal(got, want[i]) {
+					t.Errorf("goroutine %d, file %d: bytes differ from a fresh Table's", g, i)
+				}
+			}
+		}()
+	}
+	for range 3 {
+		<-done
+	}
+}
+
+// failWriter fails every Write after its first after ones.
+type failWriter struct{ after int }
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if w.after == 0 {
+		return 0, errors.New("disk full")
+	}
+	w.after--
+	return len(p), nil
+}
+
+// badRecord is a record of n rows of testSchema, empty values but for
+// i32, required, all null.
+func badRecord(n int) arrow.RecordBatch {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, testSchema)
+	defer b.Release()
+	for i, f := range testSchema.Fields() {
+		for range n {
+			if f.Name == "i32" {
+				b.Field(i).AppendNull()
+			} else {
+				b.Field(i).AppendEmptyValue()
+			}
+		}
+	}
+	return b.NewRecordBatch()
 }
