@@ -17,7 +17,8 @@
 # --profile short if missing; TINY_DOCS default 500000) and
 # bench/data/bench-1GiB.jsonl.zst (make bench's; GEN_INPUT overrides).
 # CONVBATCH_SWEEP_ENGINES, CONVBATCH_SWEEP_CASES ("tiny gen") and
-# CONVBATCH_SWEEP_VARIANTS narrow it (see the benchmark's doc comment).
+# CONVBATCH_SWEEP_VARIANTS narrow it (lists, by commas or spaces; see the
+# benchmark's doc comment).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-5}; BIN=${BIN:-bin/convbatch}; TINY_DOCS=${TINY_DOCS:-500000}

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -78,6 +79,12 @@ func sweepEnv(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// sweepList returns the list in the environment variable key or def,
+// separated by commas or spaces.
+func sweepList(key, def string) []string {
+	return strings.FieldsFunc(sweepEnv(key, def), func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 }
 
 func sweepInt(tb testing.TB, key string, def int) int {
@@ -314,10 +321,14 @@ func sweepRead(tb testing.TB, dir string) int64 {
 // paired medians as a Markdown table.
 func BenchmarkWriterOptions(b *testing.B) {
 	rounds := sweepInt(b, "CONVBATCH_SWEEP_ROUNDS", 5)
-	engines := strings.Fields(sweepEnv("CONVBATCH_SWEEP_ENGINES", EnginePqarrow+" "+EngineTiny))
+	engines := sweepList("CONVBATCH_SWEEP_ENGINES", EnginePqarrow+" "+EngineTiny)
 	variants := sweepVariants
-	if v := os.Getenv("CONVBATCH_SWEEP_VARIANTS"); v != "" {
-		want := strings.Fields(v)
+	if want := sweepList("CONVBATCH_SWEEP_VARIANTS", ""); len(want) > 0 {
+		for _, w := range want {
+			if !slices.ContainsFunc(variants, func(s sweepVariant) bool { return s.name == w }) {
+				b.Fatalf("CONVBATCH_SWEEP_VARIANTS: no variant %q", w)
+			}
+		}
 		variants = slices.DeleteFunc(slices.Clone(variants), func(s sweepVariant) bool {
 			return s.name != "today" && !slices.Contains(want, s.name)
 		})
@@ -331,7 +342,7 @@ func BenchmarkWriterOptions(b *testing.B) {
 		"gen": sweepInt(b, "CONVBATCH_SWEEP_GEN_DOCS", 1<<40)}
 	for i := 0; i < b.N; i++ {
 		var table []string
-		for _, c := range strings.Fields(sweepEnv("CONVBATCH_SWEEP_CASES", "tiny gen")) {
+		for _, c := range sweepList("CONVBATCH_SWEEP_CASES", "tiny gen") {
 			if _, err := os.Stat(inputs[c]); err != nil {
 				b.Logf("sweep: case %s skipped: %v", c, err)
 				continue
