@@ -13,7 +13,10 @@
 // with AddDocument and AddReceipts;
 // each table is encoded and compressed on a goroutine of its own, and the
 // bytes written depend only on the rows and the options, never on the
-// goroutines' timing.
+// goroutines' timing. The Parquet writer is package tinyparquet's File
+// (the tiny engine, chosen by measurement: bench/RESULTS.md "Parquet
+// engines II"); CONVBATCH_PARQUET_ENGINE=pqarrow or parquet-go writes
+// the same layout with arrow-go's pqarrow or parquet-go (EngineEnv).
 //
 // The parts are named within the tables' directory (PartName); package
 // outdir places them in OUT, and asks for the table work it needs at a

@@ -261,9 +261,14 @@ func rewriteParts(txn *sink.Txn, rel string, srcs []string, table string, opts T
 	}
 	opts.defaults()
 	defer recoverPanic(&err)
+	// The copy is written with the engine of the tables' parts.
+	enc, err := withEngine(defaultEncoderConfig)
+	if err != nil {
+		return 0, err
+	}
 	schema := info.tableSchema()
 	props := parquet.NewWriterProperties(writerProperties(info, opts)...)
-	w := &rewriter{table: table, schema: schema, opts: opts, rel: rel, enc: newEncoder(table, txn, schema, props, defaultEncoderConfig)}
+	w := &rewriter{table: table, schema: schema, opts: opts, rel: rel, enc: newEncoder(table, txn, schema, props, enc)}
 	if opts.PartitionBy == PartitionDay {
 		// A partition's part, written as the table's writer writes it:
 		// whole by tinyparquet while its rows are few.

@@ -165,15 +165,11 @@ func sha256Col() column[*docRow] {
 // Each table's records are encoded and compressed on a goroutine of its
 // own (see tableWriter); Close waits for them all, as does Abort.
 //
-// The Parquet engine is pqarrow unless the environment variable
-// CONVBATCH_PARQUET_ENGINE names another (EngineEnv); an unknown name is
-// an error that every later call returns.
+// The Parquet engine is the tiny engine (EngineDefault) unless the
+// environment variable CONVBATCH_PARQUET_ENGINE names another
+// (EngineEnv); an unknown name is an error that every later call returns.
 func NewTables(txn *sink.Txn, names []string, opts TableOptions) *Tables {
-	enc := defaultEncoderConfig
-	engine, err := engineFromEnv()
-	if enc.engine == "" {
-		enc.engine = engine
-	}
+	enc, err := withEngine(defaultEncoderConfig)
 	t := newTables(txn, names, opts, enc)
 	if err != nil && t.err == nil {
 		t.err = fmt.Errorf("tables: %w", err)
@@ -407,7 +403,8 @@ func (t *Tables) Abort() {
 // Two goroutines share the work. The caller's (the pipeline's ordered
 // writer) appends the rows and every BatchRows rows builds them into an
 // arrow.Record, which it queues to the table's encoder (see encoder): a
-// goroutine of its own that owns the pqarrow FileWriter and the part file,
+// goroutine of its own that owns the part's Parquet writer (the engine's:
+// tinyparquet's File by default) and the part file,
 // and encodes and compresses the record into the row group while the
 // caller goes on appending. The queue is bounded (encoderConfig.depth, one
 // record queued while one is encoded), so a table holds at most two

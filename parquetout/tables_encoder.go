@@ -31,12 +31,14 @@ type encoderConfig struct {
 	// returns becomes the operation's. Tests use it to delay the encoder
 	// or make it fail.
 	before func(kind string) error
-	// noTiny writes every partition with pqarrow, however small (no
-	// tinyparquet part): for tests of the pqarrow path on few rows.
+	// noTiny writes every partition with the engine, however small (no
+	// whole-file tinyparquet part): for tests of the engine's path on
+	// few rows.
 	noTiny bool
-	// engine is the Parquet engine of the parts (EnginePqarrow when
-	// empty; see engine_pgo.go). The small partitions' parts are
-	// tinyparquet's whatever the engine.
+	// engine is the Parquet engine of the parts (see engine_pgo.go;
+	// NewTables and the rewrites set it with withEngine, and an empty
+	// one, left by tests that call newTables, is pqarrow). The small
+	// partitions' parts are tinyparquet's whatever the engine.
 	engine string
 }
 

@@ -40,7 +40,8 @@ type EncoderConfig struct {
 	Depth int
 	// Before is called before each operation of an encoder.
 	Before func(kind string) error
-	// NoTiny writes every partition with pqarrow, however small.
+	// NoTiny writes every partition with the engine, however small (no
+	// whole-file tinyparquet part).
 	NoTiny bool
 }
 
@@ -48,9 +49,13 @@ func (c EncoderConfig) config() encoderConfig {
 	return encoderConfig{serial: c.Serial, depth: c.Depth, before: c.Before, noTiny: c.NoTiny}
 }
 
-// NewTablesWith is NewTables encoding as c says.
+// NewTablesWith is NewTables encoding as c says, with NewTables' engine.
 func NewTablesWith(txn *sink.Txn, names []string, opts TableOptions, c EncoderConfig) *Tables {
-	return newTables(txn, names, opts, c.config())
+	enc, err := withEngine(c.config())
+	if err != nil {
+		panic(err)
+	}
+	return newTables(txn, names, opts, enc)
 }
 
 // SetDefaultEncoding makes NewTables encode as c says, for runs of the
