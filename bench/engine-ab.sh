@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A/B/C of the Parquet engines (issue 46 item 2) in the real pipeline: one
 # convbatch binary, `extract` with CONVBATCH_PARQUET_ENGINE=pqarrow (the
-# default), parquet-go and tiny (parquetout/tinyparquet's File), N
+# reference, the default until issue 46 chose tiny), parquet-go and tiny
+# (parquetout/tinyparquet's File, the default), N
 # interleaved rounds after one warm-up round (each round runs every engine
 # once, the order rotated round by round), under /usr/bin/time. Per case
 # and engine: medians of wall, CPU (user + sys) and peak RSS, CPU-ns per
