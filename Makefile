@@ -68,11 +68,14 @@ run: build
 fuzz:
 	@GO=$(GO) bash scripts/fuzz.sh $(FUZZTIME)
 
-# Whole-corpus benchmark: see bench/README.md. Then the auditor's bench
-# (bench/audit.sh: audit against a full rerun over 30 nights, 1M receipts),
-# alone with make bench-audit.
+# Whole-corpus benchmark: see bench/README.md. Then the targets against
+# ClickHouse (CASES=perf: issue 28's and 46's, 5 interleaved rounds, into
+# bench/work/RESULTS-perf.md) and the auditor's bench (bench/audit.sh:
+# audit against a full rerun over 30 nights, 1M receipts), alone with
+# make bench-audit.
 bench: build
 	bash bench/run.sh
+	CASES=perf RUNS=$${PERF_RUNS:-5} bash bench/run.sh
 	bash bench/audit.sh
 
 bench-audit: build

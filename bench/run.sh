@@ -57,7 +57,9 @@
 #    documents, both tables, against both ClickHouse queries; the full run
 #    on the largest size; RUNS times interleaved; the rows compared
 #    (peer_compare.sql); then bench/floor's single-core stage times on the
-#    largest archive, the full run's floor (bench/perf.py).
+#    largest archive and on the tiny documents, the full run's floor and
+#    each case's (bench/perf.py). make bench runs it after the other cases,
+#    for issue 46's targets (ratios: the median of the rounds' own).
 # Everything lands in bench/RESULTS.md (RESULTS overrides the path).
 # CASES=many runs case 7 alone (no peers installed, no archive generated) and
 # writes bench/work/RESULTS-many.md unless RESULTS is set; CASES=iceberg runs
@@ -411,12 +413,14 @@ if [ "$CASES" = perf ]; then
   log "perf: bench/floor on $big"
   go build -pgo=cmd/convbatch/default.pgo -o "$WORK/floor" ./bench/floor
   "$WORK/floor" -in "$DATA/bench-$big.jsonl.zst" -keys "$DATA/bench-$big.jsonl.keys.json" -rounds 3 -json "$WORK/floor.json" > "$WORK/floor.txt"
+  log "perf: bench/floor on the $PERF_TINY tiny documents"
+  "$WORK/floor" -in "$DATA/short-$PERF_TINY.jsonl" -keys "$DATA/short-$PERF_TINY.jsonl.keys.json" -rounds 3 -json "$WORK/floor-tiny.json" > "$WORK/floor-tiny.txt"
   size_bytes=()
   for s in $PERF_SIZES; do size_bytes+=("$s=$(stat -c %s "$DATA/bench-$s.jsonl")"); done
   mkdir -p "$(dirname "$RESULTS")"
   python3 bench/perf.py report --tsv "$perf_tsv" --runs "$RUNS" --sizes "$PERF_SIZES" --bytes "${size_bytes[@]}" \
     --tiny "$PERF_TINY" --tiny-bytes "$(stat -c %s "$DATA/short-$PERF_TINY.jsonl")" --full-size "$big" \
-    --floor "$WORK/floor.json" --rows "$perf_rows" --commands "$perf_cmds" --standalone > "$RESULTS"
+    --floor "$WORK/floor.json" --floor-tiny "$WORK/floor-tiny.json" --rows "$perf_rows" --commands "$perf_cmds" --standalone > "$RESULTS"
   for name in "${perf_order[@]}"; do rm -rf "$WORK/out-$name"; done
   log "wrote $RESULTS"
   cat "$RESULTS"
