@@ -168,7 +168,7 @@ type column struct {
 
 	// The chunk: its data pages (headers and bodies), statistics and
 	// sizes.
-	chunk               []byte
+	chunk               chunkBuf
 	cst                 stats
 	values              int64
 	uncompressed        int64
@@ -356,8 +356,8 @@ func (c *column) flushPage() {
 	}
 	h.endStruct()
 	h.buf = append(h.buf, ctStop)
-	c.chunk = append(c.chunk, h.buf...)
-	c.chunk = append(c.chunk, data...)
+	c.chunk.write(h.buf)
+	c.chunk.write(data)
 	c.uncompressed += int64(len(h.buf) + len(b))
 	c.values += int64(c.levels)
 	c.cst.merge(&c.pst, c.phys)
@@ -378,7 +378,8 @@ func (c *column) compress(b []byte) []byte {
 
 // resetChunk starts the next column chunk.
 func (c *column) resetChunk() {
-	c.chunk, c.values, c.uncompressed = c.chunk[:0], 0, 0
+	c.chunk.reset()
+	c.values, c.uncompressed = 0, 0
 	c.dictPages, c.plainPgs = 0, 0
 	c.cst.reset()
 	if c.enc == encDict {
