@@ -6,12 +6,16 @@ import (
 )
 
 // hybridRuns takes a page's levels or dictionary indices one at a time
-// and keeps them as the runs appendHybrid would make of them, so that
+// and keeps them as the runs of Parquet's RLE/bit-packing hybrid that
+// the File writes (the runs pqarrow makes: a run of 8 or more equal
+// values, or the last values when they are all equal, is an RLE run;
+// other values are bit-packed in groups of 8, at most hybridMaxGroups
+// groups a run, a run ending before a group of 8 equal values), so that
 // runs of equal values take no room (issue 46 item 2): a column whose
-// values stay few (nulls, one dictionary value) has its pages cut at
-// the page size only after hundreds of thousands of rows, up to the
-// whole row group, and a slice of every level grew with it, four bytes a
-// row, copied as append grew it. The runs do not depend on the bit width,
+// values stay few (nulls, one dictionary value) has its pages cut at the
+// page size only after hundreds of thousands of rows, up to the whole
+// row group, and a slice of every level grew with it, four bytes a row,
+// copied as append grew it. The runs do not depend on the bit width,
 // which a dictionary page learns only at its end: encode packs them.
 //
 // The runs are kept in toks: an RLE run as count<<1 then its value; a
@@ -86,7 +90,7 @@ func (h *hybridRuns) add(v uint32) {
 
 // addPacked adds v to the group being filled of a bit-packed run; a full
 // group of 8 equal values (not its first) ends the run before it and
-// starts an RLE run, as appendHybrid's runAt does.
+// starts an RLE run.
 func (h *hybridRuns) addPacked(v uint32) {
 	h.grp[h.gn] = v
 	h.gn++
@@ -134,8 +138,9 @@ func (h *hybridRuns) reset() {
 }
 
 // encode finishes the runs and appends them in the RLE/bit-packing
-// hybrid at width bits a value: the bytes appendHybrid appends for the
-// values added.
+// hybrid at width bits a value (without a length before them): the
+// bytes the File wrote from a slice of the values before (appendHybrid,
+// now the tests' reference in hybrid_ref_test.go).
 func (h *hybridRuns) encode(b []byte, width int) []byte {
 	h.finish()
 	byteWidth := (width + 7) / 8
