@@ -27,29 +27,37 @@ func runsValues(rng *rand.Rand, n, width int) []uint32 {
 	return vals
 }
 
-// checkRuns checks that hybridRuns encodes vals as appendHybrid does,
-// twice (after a reset).
+// runsLimits are the pending values hybridRuns is tested with: its own
+// (pages of at most hybridPend values encoded from the values), and
+// limits that make every value, or a few at a time, into runs.
+var runsLimits = []int{0, 1, 3, 8, 13, 64, 509}
+
+// checkRuns checks that hybridRuns encodes vals as appendHybrid does, at
+// every limit, twice (after a reset).
 func checkRuns(t *testing.T, vals []uint32, width int) {
 	t.Helper()
-	var h hybridRuns
-	for range 2 {
-		for _, v := range vals {
-			h.add(v)
+	want := appendHybrid([]byte{9}, vals, width)
+	for _, limit := range runsLimits {
+		h := hybridRuns{limit: limit}
+		for range 2 {
+			for _, v := range vals {
+				h.add(v)
+			}
+			if h.Len() != len(vals) {
+				t.Fatalf("limit %d: Len %d, added %d", limit, h.Len(), len(vals))
+			}
+			if got := h.encode([]byte{9}, width); !bytes.Equal(got, want) {
+				t.Fatalf("limit %d, width %d, values %v:\ngot  %x\nwant %x", limit, width, vals, got, want)
+			}
+			h.reset()
 		}
-		if h.Len() != len(vals) {
-			t.Fatalf("Len %d, added %d", h.Len(), len(vals))
-		}
-		got, want := h.encode([]byte{9}, width), appendHybrid([]byte{9}, vals, width)
-		if !bytes.Equal(got, want) {
-			t.Fatalf("width %d, values %v:\ngot  %x\nwant %x", width, vals, got, want)
-		}
-		h.reset()
 	}
 }
 
 // TestHybridRuns checks hybridRuns against appendHybrid: every short
-// sequence of two values, and random runs at every width, long enough
-// for bit-packed runs of hybridMaxGroups groups.
+// sequence of two values, random runs at every width, long enough for
+// bit-packed runs of hybridMaxGroups groups, and pages longer than
+// hybridPend.
 func TestHybridRuns(t *testing.T) {
 	for n := range 13 {
 		for mask := range 1 << n {
@@ -71,6 +79,9 @@ func TestHybridRuns(t *testing.T) {
 		}
 		checkRuns(t, vals, width) // no runs: bit-packed runs of 63 groups
 	}
+	// Past hybridPend values at hybridRuns' own limit.
+	checkRuns(t, runsValues(rng, 3*hybridPend+5, 2), 2)
+	checkRuns(t, make([]uint32, 2*hybridPend+1), 1)
 }
 
 // FuzzHybridRuns checks hybridRuns against appendHybrid on values made
