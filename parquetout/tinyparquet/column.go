@@ -156,19 +156,20 @@ type column struct {
 	statsLimit int
 
 	// The page being built: levels (rows counts those at repetition 0)
-	// and values.
-	def, rep     []uint32
+	// and values, the levels and dictionary indices as their runs (see
+	// hybridRuns).
+	def, rep     hybridRuns
 	levels, rows int
 	plain        []byte
 	bools        int
-	idx          []uint32
+	idx          hybridRuns
 	delta        deltaInts
 	raw          []byte
 	pst          stats
 
 	// The chunk: its data pages (headers and bodies), statistics and
 	// sizes.
-	chunk               []byte
+	chunk               chunkBuf
 	cst                 stats
 	values              int64
 	uncompressed        int64
@@ -203,10 +204,10 @@ func (c *column) pageEncoding() valueEncoding {
 // level adds a level; null is true when it has no value.
 func (c *column) level(def, rep int16, null bool) {
 	if c.maxDef > 0 {
-		c.def = append(c.def, uint32(def))
+		c.def.add(uint32(def))
 	}
 	if c.maxRep > 0 {
-		c.rep = append(c.rep, uint32(rep))
+		c.rep.add(uint32(rep))
 	}
 	if rep == 0 {
 		c.rows++
@@ -253,7 +254,7 @@ func (c *column) bytes(v []byte) {
 		// The last value's index first: dictionary columns repeat
 		// (a run's source file, a conversation's role and agent).
 		if c.lastOK && string(v) == string(c.last) {
-			c.idx = append(c.idx, c.lastID)
+			c.idx.add(c.lastID)
 			break
 		}
 		id, ok := c.dict[string(v)]
@@ -264,7 +265,7 @@ func (c *column) bytes(v []byte) {
 			c.dictPlain = append(c.dictPlain, v...)
 			c.dictN++
 		}
-		c.idx = append(c.idx, id)
+		c.idx.add(id)
 		c.last, c.lastID, c.lastOK = append(c.last[:0], v...), id, true
 	case encDeltaLength:
 		c.delta.add(int64(len(v)))
@@ -286,7 +287,7 @@ func (c *column) pageSize() int {
 	case encDeltaLength:
 		return c.delta.size() + len(c.raw)
 	case encDict:
-		return 1 + len(c.idx)*bits.Len(uint(c.dictN))/8
+		return 1 + c.idx.Len()*bits.Len(uint(c.dictN))/8
 	}
 	return len(c.plain)
 }
@@ -313,10 +314,10 @@ func (c *column) flushPage() {
 	enc := c.pageEncoding()
 	b := c.body[:0]
 	if c.maxRep > 0 {
-		b = appendHybridLevels(b, c.rep, c.maxRep)
+		b = c.rep.encodeLevels(b, c.maxRep)
 	}
 	if c.maxDef > 0 {
-		b = appendHybridLevels(b, c.def, c.maxDef)
+		b = c.def.encodeLevels(b, c.maxDef)
 	}
 	code := int32(encodingPlain)
 	switch enc {
@@ -335,7 +336,7 @@ func (c *column) flushPage() {
 	case encDict:
 		w := bits.Len(uint(max(c.dictN-1, 0)))
 		b = append(b, byte(w))
-		b = appendHybrid(b, c.idx, w)
+		b = c.idx.encode(b, w)
 		code = encodingRLEDictionary
 		c.dictPages++
 	}
@@ -356,12 +357,15 @@ func (c *column) flushPage() {
 	}
 	h.endStruct()
 	h.buf = append(h.buf, ctStop)
-	c.chunk = append(c.chunk, h.buf...)
-	c.chunk = append(c.chunk, data...)
+	c.chunk.write(h.buf)
+	c.chunk.write(data)
 	c.uncompressed += int64(len(h.buf) + len(b))
 	c.values += int64(c.levels)
 	c.cst.merge(&c.pst, c.phys)
-	c.def, c.rep, c.plain, c.idx, c.raw = c.def[:0], c.rep[:0], c.plain[:0], c.idx[:0], c.raw[:0]
+	c.def.reset()
+	c.rep.reset()
+	c.idx.reset()
+	c.plain, c.raw = c.plain[:0], c.raw[:0]
 	c.levels, c.rows, c.bools = 0, 0, 0
 	c.delta.reset()
 	c.pst.reset()
@@ -378,7 +382,8 @@ func (c *column) compress(b []byte) []byte {
 
 // resetChunk starts the next column chunk.
 func (c *column) resetChunk() {
-	c.chunk, c.values, c.uncompressed = c.chunk[:0], 0, 0
+	c.chunk.reset()
+	c.values, c.uncompressed = 0, 0
 	c.dictPages, c.plainPgs = 0, 0
 	c.cst.reset()
 	if c.enc == encDict {

@@ -111,16 +111,6 @@ func appendPacked64(b []byte, vals []uint64, width int) []byte {
 	return b
 }
 
-// appendHybridLevels appends levels, whose largest is maxLevel, in the
-// hybrid after their length in 4 bytes (data page v1).
-func appendHybridLevels(b []byte, levels []uint32, maxLevel int16) []byte {
-	at := len(b)
-	b = append(b, 0, 0, 0, 0)
-	b = appendHybrid(b, levels, bits.Len16(uint16(maxLevel)))
-	binary.LittleEndian.PutUint32(b[at:], uint32(len(b)-at-4))
-	return b
-}
-
 // DELTA_BINARY_PACKED's block: 128 values in 4 miniblocks of 32.
 const (
 	deltaBlock      = 128

@@ -423,8 +423,8 @@ func (f *File) NewRowGroup() error {
 			f.emit(f.buf)
 			dataAt += int64(len(f.buf))
 		}
-		f.emit(c.chunk)
-		size := dataAt + int64(len(c.chunk)) - at
+		c.chunk.each(f.emit)
+		size := dataAt + int64(c.chunk.Len()) - at
 		uncompressed := c.uncompressed
 		if dictAt >= 0 {
 			uncompressed += c.dictUncompressed
