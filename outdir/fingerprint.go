@@ -57,7 +57,14 @@ func StatInput(in stream.Input) (fp Fingerprint, ok bool, err error) {
 
 // InputSHA256 returns the SHA-256 of input in's bytes, lowercase hex: a
 // local file's (FileSHA256), or an object's, read whole as a stream.
-func InputSHA256(in stream.Input) (string, error) {
+func InputSHA256(in stream.Input) (string, error) { return inputSHA256(nil, in) }
+
+// inputSHA256 is InputSHA256 reading an object with c (nil:
+// source.Default()).
+func inputSHA256(c *source.Client, in stream.Input) (string, error) {
+	if c == nil {
+		c = source.Default()
+	}
 	if in.URL == "" {
 		return FileSHA256(in.Path)
 	}
@@ -65,7 +72,7 @@ func InputSHA256(in stream.Input) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rd, err := source.Open(context.Background(), loc)
+	rd, err := c.Open(context.Background(), loc)
 	if err != nil {
 		return "", err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/tabledef"
 )
@@ -51,6 +52,10 @@ type Options struct {
 	// refusing it, and Checksum decides by every input's digest instead
 	// of its size and modification time.
 	Incremental, ReplaceChanged, Checksum bool
+	// Source reads the digest of an input given by URL that an
+	// incremental run must compare (its retries and backoff); nil is
+	// source.Default().
+	Source *source.Client
 	// Handlers are the names of the run's handlers, Tables the tables it
 	// writes, Archive its archive format.
 	Handlers []string
@@ -571,7 +576,7 @@ func (r *Run) classify() error {
 			keep = append(keep, in)
 			continue
 		}
-		if fp.SHA256, err = InputSHA256(in); err != nil {
+		if fp.SHA256, err = inputSHA256(r.opts.Source, in); err != nil {
 			// Its digest unreadable (an outage), it is never matched by
 			// digest. Held at its path in another version (its size,
 			// modification time or version differ), it is a changed

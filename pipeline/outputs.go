@@ -28,7 +28,7 @@ func (c *Config) openRun() (*outdir.Run, error) {
 	}
 	return outdir.OpenRun(outdir.Options{
 		Root: c.OutDir, Inputs: c.Inputs,
-		Incremental: c.Incremental, ReplaceChanged: c.ReplaceChanged, Checksum: c.Checksum,
+		Incremental: c.Incremental, ReplaceChanged: c.ReplaceChanged, Checksum: c.Checksum, Source: c.Source,
 		Handlers: c.Registry.Names(), Tables: c.Tables, Archive: c.Archive, TableWork: parquetout.Work(c.tableOptions()),
 		TableFormat: c.TableFormat, Catalog: c.Catalog, IcebergPlace: c.IcebergPlace, KeyringSHA256: keyring, Key: string(key),
 		CheckpointKey: c.CheckpointKey, OnStaged: c.OnStaged,

@@ -22,6 +22,7 @@ import (
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/transform"
@@ -42,6 +43,10 @@ type Config struct {
 	Skipped []stream.Skipped
 	// Stdin is read for the input "-".
 	Stdin io.Reader
+	// Source reads the inputs given by URL (stream.Input.URL): its
+	// retries, backoff and stall timeout (source.NewClient's options).
+	// Nil is source.Default().
+	Source *source.Client
 	// OutDir receives archives, rejects and report.json; "" writes nothing
 	// (the report is only returned).
 	OutDir string
@@ -315,6 +320,9 @@ func (c *Config) defaults() {
 	}
 	if c.Stdin == nil {
 		c.Stdin = os.Stdin
+	}
+	if c.Source == nil {
+		c.Source = source.Default()
 	}
 }
 

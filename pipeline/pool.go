@@ -365,7 +365,7 @@ func openInput(ctx context.Context, cfg *Config, in stream.Input) (src io.Reader
 	}
 	var rc io.ReadCloser
 	if in.URL != "" {
-		rc, size, err = openObject(ctx, in)
+		rc, size, err = openObject(ctx, cfg.Source, in)
 	} else {
 		var file *os.File
 		if file, err = os.Open(in.Path); err == nil {
@@ -399,8 +399,8 @@ const parallelObjectBytes = 64 << 20
 // the server did not say). Its first request is made here (see
 // firstRequest), so that an object gone or refused since it was listed
 // is an open-error naming the status.
-func openObject(ctx context.Context, in stream.Input) (io.ReadCloser, int64, error) {
-	rd, size, err := openObjectReader(ctx, in)
+func openObject(ctx context.Context, c *source.Client, in stream.Input) (io.ReadCloser, int64, error) {
+	rd, size, err := openObjectReader(ctx, c, in)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -449,8 +449,8 @@ type errReader struct{ err error }
 
 func (r *errReader) Read([]byte) (int, error) { return 0, r.err }
 
-// openObjectReader makes the reader of openObject.
-func openObjectReader(ctx context.Context, in stream.Input) (io.ReadCloser, int64, error) {
+// openObjectReader makes the reader of openObject, with c.
+func openObjectReader(ctx context.Context, c *source.Client, in stream.Input) (io.ReadCloser, int64, error) {
 	loc, err := source.Parse(in.URL)
 	if err != nil {
 		return nil, 0, err
@@ -460,20 +460,20 @@ func openObjectReader(ctx context.Context, in stream.Input) (io.ReadCloser, int6
 		if in.Object != nil {
 			opts = append(opts, source.WithVersion(*in.Object))
 		}
-		rd, err := source.NewParallelReader(ctx, loc, opts...)
+		rd, err := c.NewParallelReader(ctx, loc, opts...)
 		if err != nil {
 			return nil, 0, err
 		}
 		return rd, rd.Info().Size, nil
 	}
 	if in.Object != nil {
-		rd, err := source.OpenVersion(ctx, *in.Object, 0, -1)
+		rd, err := c.OpenVersion(ctx, *in.Object, 0, -1)
 		if err != nil {
 			return nil, 0, err
 		}
 		return rd, in.Object.Size, nil
 	}
-	rd, err := source.Open(ctx, loc)
+	rd, err := c.Open(ctx, loc)
 	if err != nil {
 		return nil, 0, err
 	}

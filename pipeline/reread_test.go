@@ -95,9 +95,10 @@ func TestOutageIsNotHeld(t *testing.T) {
 				t.Fatal(err)
 			}
 			prefix := st.scheme + "://" + bucket + "/n/"
+			quick := quickRetries(t)
 			night := func() *Result {
 				t.Helper()
-				res, err := Run(context.Background(), Config{Inputs: expand(t, prefix+"*"), OutDir: filepath.Join(dir, "out"), Workers: 2, Tables: tabledef.Names, Incremental: true})
+				res, err := Run(context.Background(), Config{Inputs: expand(t, prefix+"*"), OutDir: filepath.Join(dir, "out"), Workers: 2, Tables: tabledef.Names, Incremental: true, Source: quick})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -238,9 +239,10 @@ func TestChangedInOutage(t *testing.T) {
 				put("b.jsonl", 32)
 				prefix := st.scheme + "://" + bucket + "/n/"
 				out := filepath.Join(dir, "out")
+				quick := quickRetries(t)
 				night := func(replace bool) (*Result, error) {
 					t.Helper()
-					return Run(context.Background(), Config{Inputs: expand(t, prefix+"*"), OutDir: out, Workers: 2, Tables: tabledef.Names, Incremental: true, ReplaceChanged: replace})
+					return Run(context.Background(), Config{Inputs: expand(t, prefix+"*"), OutDir: out, Workers: 2, Tables: tabledef.Names, Incremental: true, ReplaceChanged: replace, Source: quick})
 				}
 				checked := func(n int) {
 					t.Helper()

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,6 +115,19 @@ var objectStores = []struct {
 }{
 	{"s3", func(t testing.TB) objectStore { return s3test.Start(t) }},
 	{"gs", func(t testing.TB) objectStore { return gcstest.Start(t) }},
+}
+
+// quickRetries is a source client that gives up a fault as the default
+// does (5 tries in a row) but backs off milliseconds instead of 200 ms
+// doubling (3 s for each object that fails every try): the outage tests
+// wait for no clock, only for the tries.
+func quickRetries(t testing.TB) *source.Client {
+	t.Helper()
+	c, err := source.NewClient(source.WithRetry(5, time.Millisecond, 4*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // TestInputsByURL: a glob over an S3 or a Cloud Storage listing reads
@@ -373,4 +387,35 @@ func TestResumeObjects(t *testing.T) {
 		t.Errorf("resumed %d objects with %d GETs of bodies; want 3 resumed, only the fourth read", res.Resumed, s3.Gets()-before)
 	}
 	sameSnapshots(t, snapshot(t, out), snapshot(t, ref))
+}
+
+// TestConfigSource: the inputs by URL are read with Config.Source, its
+// retries and not the default client's: a web server whose GETs answer
+// 503 is asked twice by a client that tries twice (the default tries 5
+// times), and the input is a fault of the run, not held.
+func TestConfigSource(t *testing.T) {
+	var gets atomic.Int64
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			w.Header().Set("Content-Length", "3")
+			return
+		}
+		gets.Add(1)
+		http.Error(w, "busy", http.StatusServiceUnavailable)
+	}))
+	defer web.Close()
+	c, err := source.NewClient(source.WithRetry(2, time.Millisecond, time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Config{Inputs: expand(t, web.URL+"/busy.jsonl"), OutDir: t.TempDir(), Workers: 2, Source: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := gets.Load(); n != 2 {
+		t.Errorf("%d GETs of a store that answers 503; want 2, the tries of Config.Source", n)
+	}
+	if len(res.Report.Inputs) != 1 || res.Report.Inputs[0].Error == nil {
+		t.Errorf("report inputs %+v; want the input's fault", res.Report.Inputs)
+	}
 }
