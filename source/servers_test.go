@@ -353,7 +353,13 @@ func randomBytes(n int, seed uint64) []byte {
 // testClient is a Client with quick retries and a short stall timeout.
 func testClient(t testing.TB) *Client {
 	t.Helper()
-	c, err := NewClient(WithRetry(4, time.Millisecond, 10*time.Millisecond), WithStallTimeout(300*time.Millisecond))
+	return stallClient(t, 300*time.Millisecond)
+}
+
+// stallClient is testClient with another stall timeout.
+func stallClient(t testing.TB, stall time.Duration) *Client {
+	t.Helper()
+	c, err := NewClient(WithRetry(4, time.Millisecond, 10*time.Millisecond), WithStallTimeout(stall))
 	if err != nil {
 		t.Fatal(err)
 	}
