@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -45,9 +47,28 @@ func Chromium(t testing.TB) string {
 
 // Run runs headless Chromium on url with extra flags and returns its
 // standard output. It fetches nothing: networking features are off, and
-// the pages it is given name no URL.
+// the pages it is given name no URL. A Chromium killed by a signal is run
+// once more (logged): it crashed once in hundreds of runs on a loaded
+// machine (SIGSEGV), which says nothing of the page it was given.
 func Run(t testing.TB, bin, url string, flags ...string) []byte {
 	t.Helper()
+	out, err := run(t, bin, url, flags)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ProcessState.Sys() != nil {
+		if ws, ok := exit.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			t.Logf("chromium %v died of %v; running it once more", flags, ws.Signal())
+			out, err = run(t, bin, url, flags)
+		}
+	}
+	if err != nil {
+		t.Fatalf("chromium %v: %v", flags, err)
+	}
+	return out
+}
+
+// run is one run of Run: its standard output, or its error with its
+// standard error.
+func run(t testing.TB, bin, url string, flags []string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -58,10 +79,24 @@ func Run(t testing.TB, bin, url string, flags ...string) []byte {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("chromium %v: %v\n%s", flags, err, stderr.String())
+		if ctx.Err() != nil {
+			// Killed for its time, not crashed: not run again.
+			return nil, fmt.Errorf("%w (after %v)\n%s", ctx.Err(), 2*time.Minute, stderr.String())
+		}
+		return nil, &runError{err: err, stderr: stderr.String()}
 	}
-	return stdout.Bytes()
+	return stdout.Bytes(), nil
 }
+
+// runError is a failed Chromium run: its exit error and standard error.
+type runError struct {
+	err    error
+	stderr string
+}
+
+func (e *runError) Error() string { return e.err.Error() + "\n" + e.stderr }
+
+func (e *runError) Unwrap() error { return e.err }
 
 // Box is a rectangle in CSS pixels of the page, as getBoundingClientRect
 // gives it.
