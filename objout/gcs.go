@@ -56,7 +56,7 @@ func (g *gcsStore) do(ctx context.Context, method, u string, body io.Reader, siz
 		req.ContentLength = size
 		req.Header.Set("Content-Type", "application/octet-stream")
 	}
-	resp, err := g.client.Do(req)
+	resp, err := progressHTTP{g.client}.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -36,6 +36,9 @@ type faultyS3 struct {
 	// returns true when it did).
 	fail atomic.Pointer[func(http.ResponseWriter, *http.Request) bool]
 	puts atomic.Int64
+	// inner is gofakes3's server, for a fault that answers late what it
+	// answers.
+	inner http.Handler
 }
 
 func newS3(t *testing.T) (*faultyS3, string) {
@@ -44,8 +47,8 @@ func newS3(t *testing.T) (*faultyS3, string) {
 	if err := be.CreateBucket("b"); err != nil {
 		t.Fatal(err)
 	}
-	f := &faultyS3{backend: be}
 	inner := gofakes3.New(be).Server()
+	f := &faultyS3{backend: be, inner: inner}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut {
 			f.puts.Add(1)

@@ -30,6 +30,8 @@ func newS3Store(ctx context.Context, bucket string) (*s3Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The same client, its answers counted as progress by the watchdog.
+	c = s3.New(c.Options(), func(o *s3.Options) { o.HTTPClient = progressHTTP{o.HTTPClient} })
 	return &s3Store{client: c, bucket: bucket}, nil
 }
 

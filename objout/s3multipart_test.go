@@ -7,12 +7,14 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestMultipart: an object above multipartThreshold goes up in parts
@@ -124,5 +126,79 @@ func TestPartSize(t *testing.T) {
 		if got := partSize(size); got != want || (size+got-1)/got > maxParts {
 			t.Errorf("partSize(%d) = %d, want %d", size, got, want)
 		}
+	}
+}
+
+// TestMultipartSlowCompletion: S3 answers a CompleteMultipartUpload with
+// 200 at once, then spaces every few seconds while it assembles the
+// object, then the result. Such a completion, lasting several stall
+// timeouts, is progress, not a stall: the object goes up once, with one
+// upload. A completion that answers 200 and then nothing is a stall all
+// the same, given up after the tries. Before, the watchdog counted only
+// the bytes sent, abandoned the talking completion and uploaded the
+// whole object again.
+func TestMultipartSlowCompletion(t *testing.T) {
+	const stall = 300 * time.Millisecond
+	f, _ := newS3(t)
+	tg := openT(t)
+	tg.Store = RetryStall(tg.Store.(*retrying).Store, 2, time.Millisecond, stall)
+	defer func(th, ps int64) { multipartThreshold, minPartSize = th, ps }(multipartThreshold, minPartSize)
+	multipartThreshold, minPartSize = 1<<20, 5<<20
+	data := make([]byte, 7<<20)
+	rand.Read(data)
+	p := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var creates atomic.Int64
+	var silent atomic.Bool
+	f.setFail(func(w http.ResponseWriter, r *http.Request) bool {
+		q := r.URL.Query()
+		switch {
+		case r.Method == http.MethodPost && q.Has("uploads"):
+			creates.Add(1)
+		case r.Method == http.MethodPost && q.Has("uploadId"):
+			rec := httptest.NewRecorder()
+			f.inner.ServeHTTP(rec, r)
+			if rec.Code != http.StatusOK {
+				return false // not a completion to slow down
+			}
+			w.Header().Set("Content-Type", rec.Header().Get("Content-Type"))
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			if silent.Load() {
+				<-r.Context().Done()
+				return true
+			}
+			for range 12 { // 4 stall timeouts
+				time.Sleep(stall / 3)
+				w.Write([]byte(" "))
+				w.(http.Flusher).Flush()
+			}
+			w.Write(rec.Body.Bytes())
+			return true
+		}
+		return false
+	})
+	put := func(key string) error {
+		fh, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		return tg.Store.Put(context.Background(), tg.Prefix+key, fh, int64(len(data)), true)
+	}
+	if err := put("slow"); err != nil {
+		t.Fatalf("put with a completion that talks for 4 stall timeouts: %v", err)
+	}
+	if n := creates.Load(); n != 1 {
+		t.Errorf("%d multipart uploads, want 1", n)
+	}
+	if got := getObject(t, tg, "slow"); !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes, other than the %d put", len(got), len(data))
+	}
+	silent.Store(true)
+	if err := put("silent"); !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "after 2 tries") {
+		t.Errorf("put with a completion that answers 200 and then nothing: %v, want the stall after 2 tries", err)
 	}
 }

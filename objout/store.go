@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -126,12 +127,55 @@ type watchdog struct {
 
 // watch returns a context of ctx that the watchdog w cancels after
 // stall without a call of w.progress, and the function that releases
-// it.
+// it. The context carries w.progress for the stores' HTTP clients
+// (answered): every byte the store answers is progress too.
 func watch(ctx context.Context, stall time.Duration) (context.Context, *watchdog, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &watchdog{stall: stall}
 	w.timer = time.AfterFunc(stall, func() { w.stalled.Store(true); cancel() })
-	return ctx, w, func() { w.timer.Stop(); cancel() }
+	return context.WithValue(ctx, progressKey{}, w.progress), w, func() { w.timer.Stop(); cancel() }
+}
+
+// progressKey is the context key of a watched try's progress function.
+type progressKey struct{}
+
+// answered is resp, a store's answer to req, whose arrival and every
+// byte of whose body are progress of the try that req's context watches
+// (watch). A store that is slow to finish but keeps talking is no
+// stalled store: S3 answers a CompleteMultipartUpload with 200 at once
+// and then spaces, every few seconds, for as long as it takes to
+// assemble the object (minutes for a large one), and a watchdog that
+// counted only the bytes sent took that for a stall and uploaded the
+// whole object again.
+func answered(req *http.Request, resp *http.Response) *http.Response {
+	progress, _ := req.Context().Value(progressKey{}).(func())
+	if progress == nil || resp == nil {
+		return resp
+	}
+	progress()
+	if resp.Body != nil {
+		resp.Body = progressReadCloser{&progressBody{resp.Body, progress}, resp.Body}
+	}
+	return resp
+}
+
+// progressReadCloser is a response body read through a progressBody.
+type progressReadCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// progressHTTP is an HTTP client whose answers are progress (answered).
+type progressHTTP struct {
+	c interface {
+		Do(*http.Request) (*http.Response, error)
+	}
+}
+
+// Do sends req with the client it wraps.
+func (p progressHTTP) Do(req *http.Request) (*http.Response, error) {
+	resp, err := p.c.Do(req)
+	return answered(req, resp), err
 }
 
 func (w *watchdog) progress() { w.timer.Reset(w.stall) }
