@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convbatch/convbatch/icebergout"
 	"github.com/convbatch/convbatch/internal/testkit/fstree"
 
 	"github.com/convbatch/convbatch/audit"
@@ -58,7 +57,7 @@ func audited(t testing.TB, root, keys string, n int, started time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := outdir.OpenAudit(root, kr.Digest(), testTables, "", icebergout.Place{})
+	r, err := outdir.OpenAudit(root, outdir.AuditOptions{KeyringSHA256: kr.Digest(), Tables: testTables})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +210,7 @@ func TestCommitRefusesUncheckedStates(t *testing.T) {
 		}
 	}
 	before := files(t, out)
-	r, err := outdir.OpenAudit(out, "k", testTables, "", icebergout.Place{})
+	r, err := outdir.OpenAudit(out, outdir.AuditOptions{KeyringSHA256: "k", Tables: testTables})
 	if err != nil {
 		t.Fatal(err)
 	}

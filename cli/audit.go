@@ -17,6 +17,7 @@ import (
 	"github.com/convbatch/convbatch/audit"
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
@@ -32,11 +33,11 @@ func auditCommand() *command {
 	var since, format, warnExpiry, maxKeyring string
 	var quiet, asJSON bool
 	var findingsExit int
-	var checkpointKey, cpuProfile, scratchDir string
+	var checkpointKey, cpuProfile, scratchDir, catalog, catalogNamespace string
 	return &command{
 		name:    "audit",
 		summary: "re-judge every receipt OUT holds under a keyring, without reading the archives; commit the verdicts that changed",
-		usage:   "convbatch audit OUT --keys KEYRING [--since RUN|DATE] [--format table|json|html] [--warn-expiry DURATION]\n       convbatch audit prove [--json] [--line] OUT RECEIPT",
+		usage:   "convbatch audit OUT --keys KEYRING [--since RUN|DATE] [--format table|json|html] [--warn-expiry DURATION] [--catalog URI]\n       convbatch audit prove [--json] [--line] OUT RECEIPT",
 		checks: joinLines(
 			"  OUT's record first, as an incremental run does (every recorded file at its",
 			"  size; report.json, the state and every run's receipts state at their",
@@ -75,6 +76,8 @@ func auditCommand() *command {
 			registerCheckpointKey(fs, &checkpointKey)
 			fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the audit to this file")
 			fs.StringVar(&scratchDir, "scratch-dir", "", "with an s3:// or gs:// OUT: the local directory under which the audit works (docs/FORMAT.md, \"OUT on object storage\"); default the system's temporary directory")
+			fs.StringVar(&catalog, "catalog", "", "the Iceberg SQL catalog OUT's tables are committed to (the --catalog of its runs): the audit's snapshot of each table is committed there too; required for such an OUT")
+			fs.StringVar(&catalogNamespace, "catalog-namespace", icebergout.DefaultNamespace, "with --catalog: the catalog namespace of the tables (the --catalog-namespace of its runs)")
 			fs.IntVar(&findingsExit, "findings-exit-code", ExitFindings, "exit code when a verdict changed or a key expires within --warn-expiry, 0 to 255; usage (2) and fatal (3) errors keep theirs")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
@@ -117,7 +120,8 @@ func auditCommand() *command {
 					return 0, err
 				}
 				o := auditOptions{out: args[0], keyring: kp, checkpointKey: skey, since: since, format: format, warnExpiry: warnExpiry, warn: warn,
-					quiet: quiet, asJSON: asJSON, findingsExit: findingsExit, maxKeyring: maxBytes, scratchDir: scratchDir}
+					quiet: quiet, asJSON: asJSON, findingsExit: findingsExit, maxKeyring: maxBytes, scratchDir: scratchDir,
+					catalog: catalog, catalogNamespace: catalogNamespace}
 				if cpuProfile != "" {
 					pf, err := os.Create(cpuProfile)
 					if err != nil {
@@ -146,6 +150,8 @@ type auditOptions struct {
 	maxKeyring    int64
 	// scratchDir is --scratch-dir, for an OUT on object storage.
 	scratchDir string
+	// catalog and catalogNamespace are --catalog and --catalog-namespace.
+	catalog, catalogNamespace string
 }
 
 // runAudit reads the keyring, opens OUT, audits, commits the changed
@@ -170,21 +176,32 @@ func runAudit(e *env, o auditOptions) (int, error) {
 	if err != nil {
 		return 0, keyringErr(e, keyringName(o.keyring), err)
 	}
-	root, sess, place, err := auditRoot(e, o)
+	var cat icebergout.Catalog
+	if o.catalog != "" {
+		sc, err := sqlcatalog.Open(e.ctx, o.catalog, o.catalogNamespace)
+		if err != nil {
+			return 0, fatalErr(fmt.Errorf("audit: %w", err))
+		}
+		defer sc.Close()
+		cat = sc
+	}
+	root, sess, place, err := auditRoot(e, o, cat)
 	if err != nil {
 		return 0, err
 	}
 	if sess != nil {
 		defer sess.Close()
+		if cat != nil {
+			// Committed to the catalog when the audit's run is, by
+			// Publish.
+			cat = sess.DeferCatalog(cat)
+		}
+	} else if err := auditCatalogMatches(o, outdir.CatalogTables(root)); err != nil {
+		return 0, err
 	}
 	root, err = filepath.Abs(root)
 	if err != nil {
 		return 0, fatalErr(fmt.Errorf("audit: %w", err))
-	}
-	if tables := outdir.CatalogTables(root); len(tables) > 0 {
-		// Its snapshot would not reach the catalog, whose tables the
-		// next run --catalog would then find moved (a conflict).
-		return 0, usageErr("audit: %s: its Iceberg tables are committed to a catalog (%s), which audit does not take yet; nothing was changed", o.out, strings.Join(tables, ", "))
 	}
 	warnEmptyKeyring(e.stderr, keyringName(o.keyring), kr)
 	digest := kr.Digest()
@@ -201,7 +218,8 @@ func runAudit(e *env, o auditOptions) (int, error) {
 			return 0, usageErr("audit: --since %q: want a run number or a date (YYYY-MM-DD or RFC 3339, UTC)", o.since)
 		}
 	}
-	r, err := outdir.OpenAudit(root, digest, pipeline.TableWork, o.checkpointKey, place)
+	r, err := outdir.OpenAudit(root, outdir.AuditOptions{KeyringSHA256: digest, Tables: pipeline.TableWork,
+		CheckpointKey: o.checkpointKey, IcebergPlace: place, Catalog: cat})
 	if err != nil {
 		if errors.Is(err, outdir.ErrBusy) || errors.Is(err, outdir.ErrRefused) || errors.Is(err, outdir.ErrSettingsChanged) {
 			return 0, usageErr("audit: %v", err)
@@ -261,7 +279,7 @@ func runAudit(e *env, o auditOptions) (int, error) {
 // (sess, to publish the audit's run; place locates its Iceberg tables'
 // objects), prepared with the tables of receipts downloaded when they
 // are Iceberg tables (the audit rewrites their parts).
-func auditRoot(e *env, o auditOptions) (root string, sess *objout.Session, place icebergout.Place, err error) {
+func auditRoot(e *env, o auditOptions, cat icebergout.Catalog) (root string, sess *objout.Session, place icebergout.Place, err error) {
 	if !objout.IsURL(o.out) {
 		if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
 			return "", nil, place, usageErr("audit: %s: not a directory; pass the -o directory of convbatch run or extract", o.out)
@@ -282,17 +300,43 @@ func auditRoot(e *env, o auditOptions) (root string, sess *objout.Session, place
 			}
 		}
 	}
-	if sess, err = t.Prepare(e.ctx, objout.Options{ScratchRoot: o.scratchDir, FetchTables: fetch}); err != nil {
+	if cat != nil {
+		// The tables' metadata names the objects' keys; the catalog
+		// reads it in the bucket through the same store.
+		objout.RegisterIO(t)
+	}
+	if sess, err = t.Prepare(e.ctx, objout.Options{ScratchRoot: o.scratchDir, FetchTables: fetch, Catalog: cat}); err != nil {
 		return "", nil, place, fatalErr(fmt.Errorf("audit: preparing the scratch OUT of %s: %w; nothing was published", t.URL, err))
 	}
 	if b := sess.Base(); b == nil {
 		sess.Close()
 		return "", nil, place, usageErr("audit: %s holds no commit (%s): not the -o of a convbatch run", t.URL, objout.CommitsDir)
-	} else if len(b.Catalog) > 0 {
-		sess.Close()
-		return "", nil, place, usageErr("audit: %s: its Iceberg tables are committed to a catalog (--catalog), which audit does not take yet; nothing was changed", t.URL)
+	} else {
+		var tables []string
+		for _, cc := range b.Catalog {
+			tables = append(tables, cc.Table)
+		}
+		if err := auditCatalogMatches(o, tables); err != nil {
+			sess.Close()
+			return "", nil, place, err
+		}
 	}
 	return sess.Out, sess, icebergout.Place{Locate: sess.Locator(), IO: t.IO()}, nil
+}
+
+// auditCatalogMatches refuses an audit whose --catalog does not match
+// OUT: an OUT whose tables (the names in tables) a catalog holds needs
+// the catalog, whose tables would otherwise be left at the snapshot
+// before the audit's (and the next run --catalog would find them moved);
+// and --catalog is refused for an OUT whose tables no catalog holds.
+func auditCatalogMatches(o auditOptions, tables []string) error {
+	switch {
+	case len(tables) > 0 && o.catalog == "":
+		return usageErr("audit: %s: its Iceberg tables are committed to a catalog (%s): pass the --catalog (and --catalog-namespace) of its runs; nothing was changed", o.out, strings.Join(tables, ", "))
+	case len(tables) == 0 && o.catalog != "":
+		return usageErr("audit: --catalog: %s: no table of it is committed to a catalog (a run with --catalog registers them); nothing was changed", o.out)
+	}
+	return nil
 }
 
 // publishAudit uploads and commits the audit's run from the scratch OUT

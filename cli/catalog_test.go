@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -247,16 +248,106 @@ func TestCatalogNights(t *testing.T) {
 			if r := convbatch(t, nil, "maintain", ice, "--expire-snapshots-older-than", "0"); r.code != 2 || !strings.Contains(r.stderr, "does not take --catalog") {
 				t.Fatalf("maintain of a catalog OUT: exit %d, want 2 and a refusal\n%s", r.code, r.stderr)
 			}
-			// Nor does audit: its snapshot would not reach the catalog.
+			// audit needs the runs' catalog: without it, it refuses and
+			// changes nothing (its snapshot would not reach the catalog).
 			before := treeDigest(t, ice)
-			if r := convbatch(t, nil, "audit", ice, "--keys", keys); r.code != 2 || !strings.Contains(r.stderr, "audit does not take yet") {
-				t.Fatalf("audit of a catalog OUT: exit %d, want 2 and a refusal\n%s", r.code, r.stderr)
+			if r := convbatch(t, nil, "audit", ice, "--keys", keys); r.code != 2 || !strings.Contains(r.stderr, "pass the --catalog") {
+				t.Fatalf("audit of a catalog OUT without --catalog: exit %d, want 2 and a refusal\n%s", r.code, r.stderr)
 			}
 			if treeDigest(t, ice) != before {
 				t.Fatal("a refused audit changed OUT")
 			}
-			checkCatalog(t, uri, ice, filepath.Join(dir, fmt.Sprintf("one-%d", len(nights))), 1, len(nights))
+			auditCatalog(t, uri, ice, keys, len(nights))
 		})
+	}
+}
+
+// firstAgent is the first agent, by name, of the keyring at keys.
+func firstAgent(t *testing.T, keys string) string {
+	t.Helper()
+	var kr struct {
+		Agents map[string]any `json:"agents"`
+	}
+	readJSON(t, keys, &kr)
+	names := slices.Sorted(maps.Keys(kr.Agents))
+	if len(names) == 0 {
+		t.Fatalf("%s: no agent", keys)
+	}
+	return names[0]
+}
+
+// auditCatalog audits the Iceberg OUT ice, committed to the catalog at
+// uri by runs 1..n, with --catalog under a keyring that revokes a key:
+// the audit's run n+1 changes verdicts, and in the catalog every table's
+// current snapshot is then OUT's own newest, one of run n+1 where OUT's
+// table has one; check passes; a second audit under the same keyring
+// changes nothing and moves nothing; the run after it commits to the
+// catalog with no conflict. --catalog is refused for an OUT no catalog
+// holds.
+func auditCatalog(t *testing.T, uri, ice, keys string, n int) {
+	t.Helper()
+	// Every key revoked from before night 1: every verdict changes.
+	revoked := revokeAgentKey(t, keys, firstAgent(t, keys), committedAt(t, ice, 1).Add(-time.Hour))
+	r := convbatch(t, nil, "audit", ice, "--keys", revoked, "--catalog", uri)
+	if r.code != ExitFindings {
+		t.Fatalf("audit --catalog under a revoking keyring: exit %d, want %d (findings)\n%s", r.code, ExitFindings, r.stderr)
+	}
+	checkOK(t, "after the audit", ice)
+	current := func() map[string]string {
+		t.Helper()
+		ctx := context.Background()
+		cat, err := sqlcatalog.Open(ctx, uri, icebergout.DefaultNamespace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cat.Close()
+		locs := map[string]string{}
+		audited := 0
+		for _, name := range tabledef.Names {
+			tbl, err := cat.LoadTable(ctx, name)
+			if err != nil {
+				t.Fatalf("table %s: %v", name, err)
+			}
+			own := snapshotsByRun(t, filepath.Join(ice, "tables", name))
+			newest := 0
+			for run := range own {
+				newest = max(newest, run)
+			}
+			if cur := tbl.CurrentSnapshot(); cur == nil || cur.SnapshotID != own[newest] {
+				t.Fatalf("table %s: catalog's current snapshot %v, OUT's newest is run %d's, %d", name, cur, newest, own[newest])
+			}
+			if newest == n+1 {
+				audited++
+			}
+			locs[name] = tbl.MetadataLocation()
+		}
+		if audited == 0 {
+			t.Fatalf("no table has a snapshot of the audit's run %d", n+1)
+		}
+		return locs
+	}
+	after := current()
+	before := treeDigest(t, ice)
+	if r := convbatch(t, nil, "audit", ice, "--keys", revoked, "--catalog", uri); r.code != ExitOK {
+		t.Fatalf("second audit --catalog: exit %d, want 0 (nothing changed)\n%s", r.code, r.stderr)
+	}
+	if treeDigest(t, ice) != before || !maps.Equal(current(), after) {
+		t.Error("an audit that changed no verdict moved OUT or the catalog")
+	}
+	// The next night (night 1's files again, under another name) finds
+	// the catalog where OUT's record says.
+	again := filepath.Join(t.TempDir(), "night-again")
+	if err := os.CopyFS(again, os.DirFS(filepath.Join(filepath.Dir(keys), "night-1"))); err != nil {
+		t.Fatal(err)
+	}
+	runOK(t, "run", "-q", "-o", ice, "--keys", revoked, "--incremental", "--table-format", "iceberg", "--catalog", uri, again)
+	checkOK(t, "after a run after the audit", ice)
+	current()
+	// A Parquet OUT has no catalog.
+	pq := filepath.Join(t.TempDir(), "pq")
+	runOK(t, "run", "-q", "-o", pq, "--keys", keys, filepath.Join(filepath.Dir(keys), "night-1"))
+	if r := convbatch(t, nil, "audit", pq, "--keys", revoked, "--catalog", uri); r.code != 2 || !strings.Contains(r.stderr, "no table of it is committed to a catalog") {
+		t.Errorf("audit --catalog of a Parquet OUT: exit %d, want 2\n%s", r.code, r.stderr)
 	}
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/convbatch/convbatch/gen"
+	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
 	"github.com/convbatch/convbatch/tabledef"
 )
 
@@ -18,8 +21,9 @@ import (
 // the changed verdicts as the next commit record, the same as the audit
 // of a local OUT of the same nights (the tables of receipts, their
 // latest verdicts); check passes; an audit that changes nothing commits
-// nothing; an OUT whose tables are committed to a catalog is refused,
-// changing nothing.
+// nothing; an OUT whose tables are committed to a catalog is refused
+// without --catalog, changing nothing, and audited with it, the catalog
+// then at the audit's snapshots.
 func TestObjectOutAudit(t *testing.T) {
 	objoutS3(t)
 	dir := t.TempDir()
@@ -68,13 +72,37 @@ func TestObjectOutAudit(t *testing.T) {
 			sameTables(t, want, got, tabledef.Receipts, tabledef.ReceiptStatements)
 		})
 	}
-	// A catalog's OUT: refused, nothing changed.
-	cat := "s3://b/audit-catalog"
-	runOK(t, "run", "-q", "--progress", "never", "--table-format", "iceberg", "--catalog", catalogURI(t, "sqlite", dir), "--keys", keys, "--scratch-dir", scratch, "-o", cat, n1)
-	if r := convbatch(t, nil, "audit", cat, "--keys", revoked, "--scratch-dir", scratch); r.code != ExitUsage || !strings.Contains(r.stderr, "catalog") {
-		t.Errorf("audit of a catalog's OUT: exit %d, %s", r.code, r.stderr)
+	// A catalog's OUT: refused without its catalog, nothing changed;
+	// with it, the audit's run is committed to OUT and each table's
+	// snapshot of it to the catalog.
+	cat, uri := "s3://b/audit-catalog", catalogURI(t, "sqlite", dir)
+	runOK(t, "run", "-q", "--progress", "never", "--table-format", "iceberg", "--catalog", uri, "--keys", keys, "--scratch-dir", scratch, "-o", cat, n1)
+	if r := convbatch(t, nil, "audit", cat, "--keys", revoked, "--scratch-dir", scratch); r.code != ExitUsage || !strings.Contains(r.stderr, "pass the --catalog") {
+		t.Errorf("audit of a catalog's OUT without --catalog: exit %d, %s", r.code, r.stderr)
 	}
 	if r := convbatch(t, nil, "check", cat); r.code != 0 || !strings.Contains(r.stderr, "commit 1 (run 1)") {
 		t.Errorf("check after a refused audit: exit %d, %s", r.code, r.stderr)
+	}
+	r := convbatch(t, nil, "audit", cat, "--keys", revoked, "--scratch-dir", scratch, "--catalog", uri)
+	if r.code != ExitFindings || !strings.Contains(r.stderr, "committed "+cat+"/_commits/0000000002.json: run 2") {
+		t.Fatalf("audit --catalog of a catalog's OUT: exit %d, %s", r.code, r.stderr)
+	}
+	if r := convbatch(t, nil, "check", cat); r.code != 0 || !strings.Contains(r.stderr, "commit 2 (run 2)") {
+		t.Errorf("check after the audit: exit %d, %s", r.code, r.stderr)
+	}
+	icebergObjectTables(t, cat, uri, filepath.Join(dir, "got-catalog"))
+	sc, err := sqlcatalog.Open(context.Background(), uri, icebergout.DefaultNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	for _, name := range tabledef.Names {
+		tbl, err := sc.LoadTable(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur := tbl.CurrentSnapshot(); cur == nil || cur.Summary.Properties[icebergout.RunProperty] != "2" {
+			t.Errorf("catalog table %s: current snapshot %v, want the audit's (run 2)", name, cur)
+		}
 	}
 }

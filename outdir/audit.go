@@ -15,6 +15,30 @@ import (
 	"github.com/convbatch/convbatch/verify"
 )
 
+// AuditOptions are OpenAudit's settings.
+type AuditOptions struct {
+	// KeyringSHA256 is the audit keyring's digest.
+	KeyringSHA256 string
+	// Tables gives the table work (Options.TableWork: parquetout.Work,
+	// Version set) for the partitioning OUT's settings hold ("" for
+	// none).
+	Tables func(partitionBy tabledef.Partitioning) TableWork
+	// CheckpointKey, when set, is the note signer key that signs the
+	// checkpoint of OUT's history the audit's commit writes
+	// (Options.CheckpointKey).
+	CheckpointKey string
+	// IcebergPlace, for the local copy of an OUT on object storage, is
+	// how its Iceberg tables locate their files (Options.IcebergPlace;
+	// zero for a local OUT).
+	IcebergPlace icebergout.Place
+	// Catalog, when set, is the Iceberg catalog OUT's tables are
+	// committed to (a run's --catalog): the audit's snapshot of each
+	// table is committed there too (Options.Catalog). Without it, the
+	// caller should refuse an OUT whose tables a catalog holds
+	// (CatalogTables), whose catalog would be left behind.
+	Catalog icebergout.Catalog
+}
+
 // OpenAudit opens OUT for `convbatch audit` (docs/FORMAT.md, "Auditing
 // OUT"): an incremental run with no input, under the settings OUT's state
 // holds, so that its commit carries only re-judged receipts. It takes the
@@ -25,14 +49,7 @@ import (
 // (ErrRefused) before anything is written. The receipts states' SHA-256
 // are the audit's to check as it reads them (CheckReceiptsState): its
 // commit is refused until it has.
-// keyringSHA256 is the audit keyring's digest; tables gives the table
-// work (Options.TableWork: parquetout.Work, Version set) for the
-// partitioning OUT's settings hold ("" for none);
-// checkpointKey, when set, the note signer key that signs the checkpoint
-// of OUT's history the audit's commit writes (Options.CheckpointKey);
-// place, for the local copy of an OUT on object storage, how its Iceberg
-// tables locate their files (Options.IcebergPlace; zero for a local OUT).
-func OpenAudit(root, keyringSHA256 string, tables func(partitionBy tabledef.Partitioning) TableWork, checkpointKey string, place icebergout.Place) (*Run, error) {
+func OpenAudit(root string, o AuditOptions) (*Run, error) {
 	if rec, _ := ReadRecord(root); rec.LastRun == 0 {
 		return nil, fmt.Errorf("%w: %s: %w", ErrRefused, root, ErrNoRecord)
 	}
@@ -54,9 +71,12 @@ func OpenAudit(root, keyringSHA256 string, tables func(partitionBy tabledef.Part
 	if s.TableFormat == FormatIceberg {
 		format = FormatIceberg
 	}
+	if o.Catalog != nil && format != FormatIceberg {
+		return nil, fmt.Errorf("%w: %s: a catalog holds Iceberg tables, and OUT's tables are Parquet datasets", ErrRefused, root)
+	}
 	r, err := OpenRun(Options{Root: root, Incremental: true, Handlers: s.Handlers, Tables: s.Tables,
-		Archive: s.Archive, TableWork: tables(partitionBy), TableFormat: format, KeyringSHA256: keyringSHA256, Key: "audit", CheckpointKey: checkpointKey,
-		ReaderChecksReceipts: true, IcebergPlace: place})
+		Archive: s.Archive, TableWork: o.Tables(partitionBy), TableFormat: format, KeyringSHA256: o.KeyringSHA256, Key: "audit", CheckpointKey: o.CheckpointKey,
+		ReaderChecksReceipts: true, IcebergPlace: o.IcebergPlace, Catalog: o.Catalog})
 	if err != nil {
 		return nil, err
 	}
