@@ -170,8 +170,8 @@ func TestMultipartSlowCompletion(t *testing.T) {
 				<-r.Context().Done()
 				return true
 			}
-			for range 12 { // 4 stall timeouts
-				time.Sleep(stall / 3)
+			for range 24 { // 4 stall timeouts, a space every sixth of one
+				time.Sleep(stall / 6)
 				w.Write([]byte(" "))
 				w.(http.Flusher).Flush()
 			}
