@@ -243,10 +243,11 @@ func TestCatalogNights(t *testing.T) {
 				checkCatalog(t, uri, ice, ref, 1, n)
 				checkOK(t, fmt.Sprintf("after night %d", n), ice)
 			}
-			// maintain does not take --catalog yet: it refuses, changing
-			// nothing, rather than move the tables away from the catalog.
-			if r := convbatch(t, nil, "maintain", ice, "--expire-snapshots-older-than", "0"); r.code != 2 || !strings.Contains(r.stderr, "does not take --catalog") {
-				t.Fatalf("maintain of a catalog OUT: exit %d, want 2 and a refusal\n%s", r.code, r.stderr)
+			// maintain needs the runs' catalog too: without it, it
+			// refuses, changing nothing, rather than move the tables
+			// away from the catalog.
+			if r := convbatch(t, nil, "maintain", ice, "--expire-snapshots-older-than", "0"); r.code != 2 || !strings.Contains(r.stderr, "pass the --catalog") {
+				t.Fatalf("maintain of a catalog OUT without --catalog: exit %d, want 2 and a refusal\n%s", r.code, r.stderr)
 			}
 			// audit needs the runs' catalog: without it, it refuses and
 			// changes nothing (its snapshot would not reach the catalog).
@@ -257,9 +258,112 @@ func TestCatalogNights(t *testing.T) {
 			if treeDigest(t, ice) != before {
 				t.Fatal("a refused audit changed OUT")
 			}
-			auditCatalog(t, uri, ice, keys, len(nights))
+			revoked := auditCatalog(t, uri, ice, keys, len(nights))
+			maintainCatalog(t, uri, ice, revoked)
 		})
 	}
+}
+
+// sameSnapshots fails unless every table of the catalog at uri holds
+// exactly the snapshots of OUT ice's own metadata, at its current one, and
+// returns each table's metadata location in the catalog.
+func sameSnapshots(t *testing.T, what, uri, ice string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	cat, err := sqlcatalog.Open(ctx, uri, icebergout.DefaultNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	locs := map[string]string{}
+	for _, name := range tabledef.Names {
+		tbl, err := cat.LoadTable(ctx, name)
+		if err != nil {
+			t.Fatalf("%s: table %s: %v", what, name, err)
+		}
+		own := snapshotsByRun(t, filepath.Join(ice, "tables", name))
+		var want, got []int64
+		for _, id := range own {
+			want = append(want, id)
+		}
+		for _, s := range tbl.Metadata().Snapshots() {
+			got = append(got, s.SnapshotID)
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		newest := 0
+		for run := range own {
+			newest = max(newest, run)
+		}
+		if cur := tbl.CurrentSnapshot(); !slices.Equal(got, want) || cur == nil || cur.SnapshotID != own[newest] {
+			t.Fatalf("%s: table %s: the catalog holds snapshots %v (current %v), OUT's metadata %v (current run %d's)", what, name, got, cur, want, newest)
+		}
+		locs[name] = tbl.MetadataLocation()
+	}
+	return locs
+}
+
+// maintainCatalog maintains the Iceberg OUT ice, committed to the catalog
+// at uri, with --catalog: the small files rewritten, then every snapshot
+// but the current one expired; after each, the catalog holds exactly
+// OUT's snapshots (none of the expired), check passes and the rows are
+// those before; a maintenance with nothing to do moves nothing; the
+// next run commits to the catalog with no conflict.
+func maintainCatalog(t *testing.T, uri, ice, keys string) {
+	t.Helper()
+	// The rows of each table's current snapshot, read through the
+	// catalog with iceberg-go.
+	rows := func() map[string]int64 {
+		t.Helper()
+		ctx := context.Background()
+		cat, err := sqlcatalog.Open(ctx, uri, icebergout.DefaultNamespace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cat.Close()
+		n := map[string]int64{}
+		for _, name := range tabledef.Names {
+			tbl, err := cat.LoadTable(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tasks, err := tbl.Scan().PlanFiles(ctx)
+			if err != nil {
+				t.Fatalf("table %s: iceberg-go scan plan: %v", name, err)
+			}
+			for _, task := range tasks {
+				n[name] += task.File.Count()
+			}
+		}
+		return n
+	}
+	before := rows()
+	runOK(t, "maintain", ice, "--rewrite-small-files", "--catalog", uri)
+	checkOK(t, "after the rewrite of small files", ice)
+	sameSnapshots(t, "after the rewrite of small files", uri, ice)
+	runOK(t, "maintain", ice, "--expire-snapshots-older-than", "0", "--catalog", uri)
+	checkOK(t, "after the expiry", ice)
+	locs := sameSnapshots(t, "after the expiry", uri, ice)
+	for _, name := range tabledef.Names {
+		if own := snapshotsByRun(t, filepath.Join(ice, "tables", name)); len(own) != 1 {
+			t.Errorf("table %s: %d snapshots after expiring all but the current one", name, len(own))
+		}
+	}
+	if got := rows(); !maps.Equal(got, before) {
+		t.Errorf("rows by table %v after the maintenance, %v before", got, before)
+	}
+	digest := treeDigest(t, ice)
+	r := runOK(t, "maintain", ice, "--expire-snapshots-older-than", "0", "--catalog", uri)
+	if !strings.Contains(r.stderr, "nothing to do") || treeDigest(t, ice) != digest || !maps.Equal(sameSnapshots(t, "after nothing to do", uri, ice), locs) {
+		t.Errorf("a maintenance with nothing to do moved OUT or the catalog: %s", r.stderr)
+	}
+	again := filepath.Join(t.TempDir(), "night-after")
+	if err := os.CopyFS(again, os.DirFS(filepath.Join(filepath.Dir(ice), "set", "night-2"))); err != nil {
+		t.Fatal(err)
+	}
+	runOK(t, "run", "-q", "-o", ice, "--keys", keys, "--incremental", "--table-format", "iceberg", "--catalog", uri, again)
+	checkOK(t, "after a run after the maintenance", ice)
+	sameSnapshots(t, "after a run after the maintenance", uri, ice)
 }
 
 // firstAgent is the first agent, by name, of the keyring at keys.
@@ -284,10 +388,10 @@ func firstAgent(t *testing.T, keys string) string {
 // changes nothing and moves nothing; the run after it commits to the
 // catalog with no conflict. --catalog is refused for an OUT no catalog
 // holds.
-func auditCatalog(t *testing.T, uri, ice, keys string, n int) {
+func auditCatalog(t *testing.T, uri, ice, keys string, n int) (revoked string) {
 	t.Helper()
 	// Every key revoked from before night 1: every verdict changes.
-	revoked := revokeAgentKey(t, keys, firstAgent(t, keys), committedAt(t, ice, 1).Add(-time.Hour))
+	revoked = revokeAgentKey(t, keys, firstAgent(t, keys), committedAt(t, ice, 1).Add(-time.Hour))
 	r := convbatch(t, nil, "audit", ice, "--keys", revoked, "--catalog", uri)
 	if r.code != ExitFindings {
 		t.Fatalf("audit --catalog under a revoking keyring: exit %d, want %d (findings)\n%s", r.code, ExitFindings, r.stderr)
@@ -349,6 +453,7 @@ func auditCatalog(t *testing.T, uri, ice, keys string, n int) {
 	if r := convbatch(t, nil, "audit", pq, "--keys", revoked, "--catalog", uri); r.code != 2 || !strings.Contains(r.stderr, "no table of it is committed to a catalog") {
 		t.Errorf("audit --catalog of a Parquet OUT: exit %d, want 2\n%s", r.code, r.stderr)
 	}
+	return revoked
 }
 
 // TestCatalogConflict: another writer commits a snapshot to a table in

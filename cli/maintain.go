@@ -16,6 +16,7 @@ import (
 
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
@@ -31,13 +32,13 @@ const maintainStaging = "maintain"
 // old snapshots and remove the files no kept snapshot references, as one
 // commit through OUT's journal.
 func maintainCommand() *command {
-	var olderThan, targetSize, checkpointKey string
+	var olderThan, targetSize, checkpointKey, catalog, catalogNamespace string
 	var retainLast int
 	var rewriteSmall bool
 	return &command{
 		name:    "maintain",
 		summary: "expire old snapshots of OUT's Iceberg tables, rewrite their small data files, and remove the files no kept snapshot references",
-		usage:   "convbatch maintain OUT [--rewrite-small-files [--target-file-size SIZE]] [--expire-snapshots-older-than DURATION [--retain-last N]]",
+		usage:   "convbatch maintain OUT [--rewrite-small-files [--target-file-size SIZE]] [--expire-snapshots-older-than DURATION [--retain-last N]] [--catalog URI]",
 		checks: joinLines(
 			"  OUT's record (its manifests) first, as an incremental run does: every",
 			"  recorded file at its size, each table's metadata at its SHA-256.",
@@ -72,6 +73,8 @@ func maintainCommand() *command {
 			fs.BoolVar(&rewriteSmall, "rewrite-small-files", false, "merge, in each partition, the data files smaller than --target-file-size into larger ones (a replace snapshot)")
 			fs.StringVar(&targetSize, "target-file-size", "128MiB", "with --rewrite-small-files: the size under which a data file is merged, and that of the merged files at most (e.g. 64MiB, 1GiB)")
 			registerCheckpointKey(fs, &checkpointKey)
+			fs.StringVar(&catalog, "catalog", "", "the Iceberg SQL catalog OUT's tables are committed to (the --catalog of its runs): the maintenance is committed there too; required for such an OUT")
+			fs.StringVar(&catalogNamespace, "catalog-namespace", icebergout.DefaultNamespace, "with --catalog: the catalog namespace of the tables (the --catalog-namespace of its runs)")
 			fs.IntVar(&retainLast, "retain-last", 1, "keep at least the N latest snapshots of each table, whatever their age (at least 1: the current one)")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
@@ -108,7 +111,8 @@ func maintainCommand() *command {
 				if err != nil {
 					return 0, err
 				}
-				return maintain(e, args[0], maintainOptions{expire: expire, age: age, retainLast: retainLast, target: target, checkpointKey: skey})
+				return maintain(e, args[0], maintainOptions{expire: expire, age: age, retainLast: retainLast, target: target, checkpointKey: skey,
+					catalog: catalog, catalogNamespace: catalogNamespace})
 			}
 		},
 	}
@@ -150,6 +154,8 @@ type maintainOptions struct {
 	target     int64
 	// checkpointKey signs the checkpoint of OUT's history ("" unsigned).
 	checkpointKey string
+	// catalog and catalogNamespace are --catalog and --catalog-namespace.
+	catalog, catalogNamespace string
 }
 
 // maintain runs the maintenance of OUT (dir) and commits it: each
@@ -166,10 +172,23 @@ func maintain(e *env, dir string, o maintainOptions) (int, error) {
 	if rec, _ := outdir.ReadRecord(root); rec.LastRun == 0 {
 		return 0, usageErr("maintain: %s: %v", dir, outdir.ErrNoRecord)
 	}
-	if tables := outdir.CatalogTables(root); len(tables) > 0 {
-		return 0, usageErr("maintain: %s: its Iceberg tables %s are committed to an Iceberg catalog (run --catalog), and maintain does not take --catalog yet: the snapshots it makes or expires would differ from the catalog's (docs/TABLES.md, \"Iceberg through a catalog\"); nothing was changed", dir, strings.Join(tables, ", "))
+	tables := outdir.CatalogTables(root)
+	switch {
+	case len(tables) > 0 && o.catalog == "":
+		return 0, usageErr("maintain: %s: its Iceberg tables %s are committed to an Iceberg catalog (run --catalog): pass the --catalog (and --catalog-namespace) of its runs, or the snapshots maintain makes or expires would differ from the catalog's (docs/TABLES.md, \"Iceberg through a catalog\"); nothing was changed", dir, strings.Join(tables, ", "))
+	case len(tables) == 0 && o.catalog != "":
+		return 0, usageErr("maintain: --catalog: %s: no table of it is committed to a catalog (a run with --catalog registers them); nothing was changed", dir)
 	}
-	d, err := outdir.Open(root)
+	var cat icebergout.Catalog
+	if o.catalog != "" {
+		sc, err := sqlcatalog.Open(e.ctx, o.catalog, o.catalogNamespace)
+		if err != nil {
+			return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+		}
+		defer sc.Close()
+		cat = sc
+	}
+	d, err := outdir.OpenCatalog(root, cat)
 	if errors.Is(err, outdir.ErrBusy) || errors.Is(err, outdir.ErrRefused) {
 		return 0, usageErr("maintain: %v", err)
 	}
@@ -194,7 +213,7 @@ func maintain(e *env, dir string, o maintainOptions) (int, error) {
 		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
 	}
 	defer txn.Abort()
-	m := &maintenance{e: e, root: root, dir: dir, o: o, start: start, d: d, rec: rec, txn: txn,
+	m := &maintenance{e: e, root: root, dir: dir, o: o, start: start, d: d, rec: rec, txn: txn, cat: cat,
 		j: &outdir.Journal{Run: rec.LastRun + 1, Removes: []string{}}, renamed: map[string]string{}}
 	for _, name := range tabledef.Names {
 		if err := m.table(name); err != nil {
@@ -229,7 +248,10 @@ type maintenance struct {
 	d         *outdir.Dir
 	rec       *outdir.Record
 	txn       *sink.Txn
-	j         *outdir.Journal
+	// cat is the catalog OUT's tables are committed to (--catalog), nil
+	// without.
+	cat icebergout.Catalog
+	j   *outdir.Journal
 	// lines are the summary's lines, a table's or more each.
 	lines        []string
 	removedBytes int64
@@ -272,7 +294,7 @@ func (m *maintenance) table(name string) error {
 	mt, err := icebergout.Maintain(m.e.ctx, m.txn, icebergout.Maintenance{
 		Root: root, Table: name, Dir: tdir,
 		Expire: m.o.expire, OlderThan: m.o.age, RetainLast: m.o.retainLast, Before: m.start,
-		TargetFileSize: m.o.target, Merge: merge, Run: j.Run,
+		TargetFileSize: m.o.target, Merge: merge, Run: j.Run, Catalog: m.cat,
 	})
 	var re *outdir.RecordError
 	if errors.As(err, &re) {
@@ -304,6 +326,9 @@ func (m *maintenance) table(name string) error {
 		j.Renames = append(j.Renames, outdir.Rename{From: path.Join(maintainStaging, f), To: f})
 	}
 	j.Removes = append(j.Removes, mt.Remove...)
+	if mt.Catalog != nil {
+		j.Catalog = append(j.Catalog, *mt.Catalog)
+	}
 	m.removedBytes += mt.RemoveBytes
 	line := fmt.Sprintf("table %s: %s expired, %d kept; %s removed (%s)", name,
 		plural(int64(len(mt.Expired)), "snapshot", "snapshots"), len(mt.Kept), plural(int64(len(mt.Remove)), "file", "files"), bytesize.Format(mt.RemoveBytes))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -41,8 +42,8 @@ type Catalog interface {
 	// its table is neither at cc's snapshot nor where cc's requirements
 	// want it.
 	Check(ctx context.Context, cc CatalogCommit) error
-	// Commit applies cc (CatalogCommit), unless the table is at its
-	// snapshot already; a refused compare-and-swap is
+	// Commit applies cc (CatalogCommit), unless the table is at it
+	// already (CatalogCommit.Applied); a refused compare-and-swap is
 	// ErrCatalogConflict.
 	Commit(ctx context.Context, cc CatalogCommit) error
 }
@@ -65,6 +66,41 @@ type CatalogCommit struct {
 	// protocol's JSON (table.Requirements, table.Updates).
 	Requirements json.RawMessage `json:"requirements"`
 	Updates      json.RawMessage `json:"updates"`
+	// Expired are the snapshots the commit removes (a maintenance that
+	// expires snapshots, Maintenance.Catalog). Such a commit may leave
+	// the current snapshot as it was, so it is applied (Applied) only
+	// once the table holds none of them.
+	Expired []int64 `json:"expired,omitempty"`
+}
+
+// catalogMetadataName is the name of a metadata file that an Iceberg
+// catalog's commit writes itself (--catalog), NNNNN-<uuid>.metadata.json,
+// beside the table's own vN.metadata.json.
+var catalogMetadataName = regexp.MustCompile(`^[0-9]{5,}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.metadata\.json$`)
+
+// IsCatalogMetadata reports whether a file named name in a table's
+// metadata directory is one a catalog wrote when it committed the table
+// (NNNNN-<uuid>.metadata.json): no record of OUT names it, and only the
+// catalog may remove it.
+func IsCatalogMetadata(name string) bool { return catalogMetadataName.MatchString(name) }
+
+// Applied reports whether a catalog table with metadata m is at cc
+// already: its current snapshot is cc's and it holds none of the
+// snapshots cc expires. A commit that is applied is skipped, so that a
+// recovery commits each table once.
+func (cc CatalogCommit) Applied(m table.Metadata) bool {
+	if m == nil {
+		return false
+	}
+	if s := m.CurrentSnapshot(); s == nil || s.SnapshotID != cc.SnapshotID {
+		return false
+	}
+	for _, id := range cc.Expired {
+		if m.SnapshotByID(id) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // catalogCommit is the commit to the catalog of the snapshot a Stage

@@ -56,6 +56,10 @@ type Maintenance struct {
 	Merge func(to string, from []string, partitioned bool) (rows int64, err error)
 	// Run is the number of the commit that publishes the maintenance.
 	Run int
+	// Catalog, when set, is the Iceberg catalog the table is committed
+	// to (a run's --catalog): Maintained.Catalog is then the commit of
+	// the new metadata to it, for OUT's journal.
+	Catalog Catalog
 }
 
 // Merged is one data file that Maintain merged from smaller ones.
@@ -95,6 +99,9 @@ type Maintained struct {
 	// Merged are the data files rewritten from small ones (the staged
 	// ones, first in Files), in the order of their names.
 	Merged []Merged
+	// Catalog is the commit of the new metadata to Maintenance.Catalog
+	// (nil without a catalog or a new metadata file).
+	Catalog *CatalogCommit
 	// Moved tells that the table's metadata names another location (OUT
 	// was moved or copied since): its small files are not rewritten, as
 	// a snapshot mixing two locations is misread; the next run starts
@@ -189,6 +196,16 @@ func maintain(ctx context.Context, txn *sink.Txn, m Maintenance) (*Maintained, e
 			out.Expired = append(out.Expired, s.SnapshotID)
 		}
 	}
+	if m.Catalog != nil && cat.staged != "" {
+		var id int64
+		if s := tbl.CurrentSnapshot(); s != nil {
+			id = s.SnapshotID
+		}
+		if out.Catalog, err = catalogCommit(m.Catalog, m.Table, id, cat.reqs, cat.updates); err != nil {
+			return nil, err
+		}
+		out.Catalog.Expired = out.Expired
+	}
 	refs, err := referenced(tbl, sfs)
 	if err != nil {
 		return nil, err
@@ -210,7 +227,9 @@ func maintain(ctx context.Context, txn *sink.Txn, m Maintenance) (*Maintained, e
 			return err
 		}
 		rel := filepath.ToSlash(r)
-		if refs[rel] {
+		if refs[rel] || IsCatalogMetadata(e.Name()) {
+			// A catalog's own metadata files are the catalog's: the
+			// newest is its table's current one.
 			return nil
 		}
 		info, err := e.Info()

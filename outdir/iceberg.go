@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -359,18 +358,13 @@ func (d *Dir) catalogStep(j *Journal) error {
 	return nil
 }
 
-// catalogMetadataName is the name of a metadata file that an Iceberg
-// catalog's commit writes itself (--catalog), NNNNN-<uuid>.metadata.json,
-// beside the table's own vN.metadata.json.
-var catalogMetadataName = regexp.MustCompile(`^[0-9]{5,}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.metadata\.json$`)
-
 // isCatalogMetadata reports whether rel (relative to OUT) is a metadata
 // file of a table that the catalog wrote when it committed it: no run's
 // manifest lists it (the catalog names it, not OUT's record), so check
 // does not count it unexpected.
 func isCatalogMetadata(rel string) bool {
 	dir, name := path.Split(rel)
-	return catalogMetadataName.MatchString(name) && strings.HasPrefix(dir, DirTables+"/") && path.Base(dir) == icebergout.MetadataDir
+	return icebergout.IsCatalogMetadata(name) && strings.HasPrefix(dir, DirTables+"/") && path.Base(dir) == icebergout.MetadataDir
 }
 
 // checkCatalog returns ErrCatalogConflict (wrapped) when one of the
@@ -392,14 +386,14 @@ func (d *Dir) checkCatalog(j *Journal) error {
 
 // CatalogTables returns the tables of OUT (root) whose metadata
 // directory holds a metadata file an Iceberg catalog wrote
-// (isCatalogMetadata): tables a run committed with --catalog, which
-// convbatch maintain does not yet keep in step with the catalog.
+// (isCatalogMetadata): tables a run committed with --catalog, whose
+// later commits (audit, maintain) must go to the catalog too.
 func CatalogTables(root string) []string {
 	var out []string
 	for _, name := range tabledef.Names {
 		ents, _ := os.ReadDir(filepath.Join(root, filepath.FromSlash(TableDir(name)), icebergout.MetadataDir))
 		for _, e := range ents {
-			if catalogMetadataName.MatchString(e.Name()) {
+			if icebergout.IsCatalogMetadata(e.Name()) {
 				out = append(out, name)
 				break
 			}

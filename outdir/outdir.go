@@ -134,6 +134,13 @@ func Open(root string) (*Dir, error) {
 	return open(root, false, nil)
 }
 
+// OpenCatalog is Open for a command whose commit carries catalog commits
+// (Journal.Catalog): OUT's Iceberg tables are committed to cat, and an
+// interrupted commit that carries some is finished with it.
+func OpenCatalog(root string, cat icebergout.Catalog) (*Dir, error) {
+	return open(root, false, cat)
+}
+
 // open is Open; with rebuild (a run that replaces OUT's contents, which
 // needs nothing of them) a journal that no commit can carry out
 // (errInTheWay) is discarded with the staging directory instead of

@@ -163,10 +163,8 @@ func (c *Catalog) Commit(ctx context.Context, cc icebergout.CatalogCommit) error
 	if err != nil {
 		return err
 	}
-	if cur != nil {
-		if s := cur.CurrentSnapshot(); s != nil && s.SnapshotID == cc.SnapshotID {
-			return nil
-		}
+	if cur != nil && cc.Applied(cur.Metadata()) {
+		return nil
 	}
 	var reqs table.Requirements
 	if err := json.Unmarshal(cc.Requirements, &reqs); err != nil {
@@ -205,7 +203,7 @@ func (c *Catalog) Check(ctx context.Context, cc icebergout.CatalogCommit) error 
 	}
 	var meta table.Metadata
 	if cur != nil {
-		if s := cur.CurrentSnapshot(); s != nil && s.SnapshotID == cc.SnapshotID {
+		if cc.Applied(cur.Metadata()) {
 			return nil
 		}
 		meta = cur.Metadata()
