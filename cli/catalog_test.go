@@ -578,6 +578,66 @@ func TestCatalogCrash(t *testing.T) {
 	}
 }
 
+// TestCatalogMaintainCrash: maintain --catalog (small files rewritten and
+// snapshots expired, or an expiry alone) killed at its journal, after its
+// first catalog commit, in the middle or after its last leaves OUT
+// commit-pending; maintain without --catalog refuses to finish it; maintain
+// with it finishes the commit, after which the catalog holds exactly OUT's
+// snapshots (the expired ones gone from both) and check passes.
+func TestCatalogMaintainCrash(t *testing.T) {
+	dir := t.TempDir()
+	keys, nights := catalogNights(t, dir)
+	for _, tc := range []struct {
+		crash   string
+		rewrite bool // also rewrite small files (a new current snapshot)
+	}{
+		{"journal:1", true}, {"catalog:1", true}, {fmt.Sprintf("catalog:%d", len(tabledef.Names)), true},
+		// An expiry alone leaves the current snapshot: the recovery
+		// knows the tables done by their expired snapshots.
+		{"catalog:1", false}, {"catalog:3", false},
+	} {
+		crash := tc.crash
+		name := crash
+		if !tc.rewrite {
+			name += "/expire-only"
+		}
+		t.Run(name, func(t *testing.T) {
+			sub := filepath.Join(dir, strings.NewReplacer(":", "-", "/", "-").Replace(name))
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			uri := catalogURI(t, "sqlite", sub)
+			ice := filepath.Join(sub, "ice")
+			for n := 1; n <= 2; n++ {
+				runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--keys", keys, "--incremental", "--table-format", "iceberg", "--catalog", uri}, nights[:n])...)
+			}
+			args := []string{"maintain", ice, "--expire-snapshots-older-than", "0", "--catalog", uri}
+			if tc.rewrite {
+				args = append(args, "--rewrite-small-files")
+			}
+			cmd := processCommand(t, args...)
+			cmd.Env = append(cmd.Env, "CONVBATCH_CRASH="+crash)
+			if err := cmd.Run(); err == nil {
+				t.Fatalf("the crash at %s did not happen", crash)
+			}
+			if r := convbatch(t, nil, "check", ice); r.code != 1 || !strings.Contains(r.stdout, "commit-pending") {
+				t.Fatalf("check after the kill: exit %d, want 1 and commit-pending\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if r := convbatch(t, nil, "maintain", ice, "--expire-snapshots-older-than", "0"); r.code == 0 || !strings.Contains(r.stderr, "--catalog") {
+				t.Fatalf("maintain without --catalog over the killed commit: exit %d, want a refusal naming --catalog\n%s", r.code, r.stderr)
+			}
+			runOK(t, args...)
+			checkOK(t, "after the recovery", ice)
+			sameSnapshots(t, "after the recovery", uri, ice)
+			for _, name := range tabledef.Names {
+				if own := snapshotsByRun(t, filepath.Join(ice, "tables", name)); len(own) != 1 {
+					t.Errorf("table %s: %d snapshots after the recovered maintenance, want the current one", name, len(own))
+				}
+			}
+		})
+	}
+}
+
 // TestCatalogOverExisting: the first run with --catalog over an
 // incremental Iceberg OUT that two nights wrote without one registers
 // every table, whose history in the catalog starts with that run's
