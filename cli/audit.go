@@ -17,7 +17,6 @@ import (
 	"github.com/convbatch/convbatch/audit"
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/icebergout"
-	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
@@ -176,15 +175,11 @@ func runAudit(e *env, o auditOptions) (int, error) {
 	if err != nil {
 		return 0, keyringErr(e, keyringName(o.keyring), err)
 	}
-	var cat icebergout.Catalog
-	if o.catalog != "" {
-		sc, err := sqlcatalog.Open(e.ctx, o.catalog, o.catalogNamespace)
-		if err != nil {
-			return 0, fatalErr(fmt.Errorf("audit: %w", err))
-		}
-		defer sc.Close()
-		cat = sc
+	cat, closeCat, err := openCatalog(e, "audit", o.catalog, o.catalogNamespace)
+	if err != nil {
+		return 0, err
 	}
+	defer closeCat()
 	root, sess, place, err := auditRoot(e, o, cat)
 	if err != nil {
 		return 0, err
@@ -196,7 +191,7 @@ func runAudit(e *env, o auditOptions) (int, error) {
 			// Publish.
 			cat = sess.DeferCatalog(cat)
 		}
-	} else if err := auditCatalogMatches(o, outdir.CatalogTables(root)); err != nil {
+	} else if err := catalogMatches("audit", o.out, o.catalog, outdir.CatalogTables(root)); err != nil {
 		return 0, err
 	}
 	root, err = filepath.Abs(root)
@@ -316,27 +311,12 @@ func auditRoot(e *env, o auditOptions, cat icebergout.Catalog) (root string, ses
 		for _, cc := range b.Catalog {
 			tables = append(tables, cc.Table)
 		}
-		if err := auditCatalogMatches(o, tables); err != nil {
+		if err := catalogMatches("audit", o.out, o.catalog, tables); err != nil {
 			sess.Close()
 			return "", nil, place, err
 		}
 	}
 	return sess.Out, sess, icebergout.Place{Locate: sess.Locator(), IO: t.IO()}, nil
-}
-
-// auditCatalogMatches refuses an audit whose --catalog does not match
-// OUT: an OUT whose tables (the names in tables) a catalog holds needs
-// the catalog, whose tables would otherwise be left at the snapshot
-// before the audit's (and the next run --catalog would find them moved);
-// and --catalog is refused for an OUT whose tables no catalog holds.
-func auditCatalogMatches(o auditOptions, tables []string) error {
-	switch {
-	case len(tables) > 0 && o.catalog == "":
-		return usageErr("audit: %s: its Iceberg tables are committed to a catalog (%s): pass the --catalog (and --catalog-namespace) of its runs; nothing was changed", o.out, strings.Join(tables, ", "))
-	case len(tables) == 0 && o.catalog != "":
-		return usageErr("audit: --catalog: %s: no table of it is committed to a catalog (a run with --catalog registers them); nothing was changed", o.out)
-	}
-	return nil
 }
 
 // publishAudit uploads and commits the audit's run from the scratch OUT

@@ -145,10 +145,7 @@ func catalogNights(t *testing.T, dir string) (keys string, nights []string) {
 func checkCatalog(t *testing.T, uri, ice, ref string, first, n int) {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := sqlcatalog.Open(ctx, uri, icebergout.DefaultNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := testCatalog(t, uri)
 	defer cat.Close()
 	rows, err := cat.DB().QueryContext(ctx, "SELECT catalog_name, table_namespace, table_name, metadata_location FROM iceberg_tables ORDER BY table_name")
 	if err != nil {
@@ -264,16 +261,24 @@ func TestCatalogNights(t *testing.T) {
 	}
 }
 
+// testCatalog opens the catalog at uri in convbatch's namespace, for the
+// caller to close.
+func testCatalog(t *testing.T, uri string) *sqlcatalog.Catalog {
+	t.Helper()
+	cat, err := sqlcatalog.Open(context.Background(), uri, icebergout.DefaultNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
 // sameSnapshots fails unless every table of the catalog at uri holds
 // exactly the snapshots of OUT ice's own metadata, at its current one, and
 // returns each table's metadata location in the catalog.
 func sameSnapshots(t *testing.T, what, uri, ice string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
-	cat, err := sqlcatalog.Open(ctx, uri, icebergout.DefaultNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := testCatalog(t, uri)
 	defer cat.Close()
 	locs := map[string]string{}
 	for _, name := range tabledef.Names {
@@ -316,10 +321,7 @@ func maintainCatalog(t *testing.T, uri, ice, keys string) {
 	rows := func() map[string]int64 {
 		t.Helper()
 		ctx := context.Background()
-		cat, err := sqlcatalog.Open(ctx, uri, icebergout.DefaultNamespace)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cat := testCatalog(t, uri)
 		defer cat.Close()
 		n := map[string]int64{}
 		for _, name := range tabledef.Names {
@@ -400,10 +402,7 @@ func auditCatalog(t *testing.T, uri, ice, keys string, n int) (revoked string) {
 	current := func() map[string]string {
 		t.Helper()
 		ctx := context.Background()
-		cat, err := sqlcatalog.Open(ctx, uri, icebergout.DefaultNamespace)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cat := testCatalog(t, uri)
 		defer cat.Close()
 		locs := map[string]string{}
 		audited := 0

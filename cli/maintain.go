@@ -16,7 +16,6 @@ import (
 
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/icebergout"
-	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
@@ -172,22 +171,14 @@ func maintain(e *env, dir string, o maintainOptions) (int, error) {
 	if rec, _ := outdir.ReadRecord(root); rec.LastRun == 0 {
 		return 0, usageErr("maintain: %s: %v", dir, outdir.ErrNoRecord)
 	}
-	tables := outdir.CatalogTables(root)
-	switch {
-	case len(tables) > 0 && o.catalog == "":
-		return 0, usageErr("maintain: %s: its Iceberg tables %s are committed to an Iceberg catalog (run --catalog): pass the --catalog (and --catalog-namespace) of its runs, or the snapshots maintain makes or expires would differ from the catalog's (docs/TABLES.md, \"Iceberg through a catalog\"); nothing was changed", dir, strings.Join(tables, ", "))
-	case len(tables) == 0 && o.catalog != "":
-		return 0, usageErr("maintain: --catalog: %s: no table of it is committed to a catalog (a run with --catalog registers them); nothing was changed", dir)
+	if err := catalogMatches("maintain", dir, o.catalog, outdir.CatalogTables(root)); err != nil {
+		return 0, err
 	}
-	var cat icebergout.Catalog
-	if o.catalog != "" {
-		sc, err := sqlcatalog.Open(e.ctx, o.catalog, o.catalogNamespace)
-		if err != nil {
-			return 0, fatalErr(fmt.Errorf("maintain: %w", err))
-		}
-		defer sc.Close()
-		cat = sc
+	cat, closeCat, err := openCatalog(e, "maintain", o.catalog, o.catalogNamespace)
+	if err != nil {
+		return 0, err
 	}
+	defer closeCat()
 	d, err := outdir.OpenCatalog(root, cat)
 	if errors.Is(err, outdir.ErrBusy) || errors.Is(err, outdir.ErrRefused) {
 		return 0, usageErr("maintain: %v", err)

@@ -28,6 +28,36 @@ func (f *runFlags) registerScratch(fs *pflag.FlagSet) {
 	fs.StringVar(&f.scratchDir, "scratch-dir", "", "with -o s3://… or gs://…: the local directory under which the run works (its state, one night's outputs, its staging; see docs/FORMAT.md, \"OUT on object storage\"); default the system's temporary directory")
 }
 
+// openCatalog opens the Iceberg catalog of --catalog uri (namespace
+// --catalog-namespace) for command cmd and returns the function that
+// closes it: no catalog, and a close that does nothing, when uri is "".
+func openCatalog(e *env, cmd, uri, namespace string) (icebergout.Catalog, func(), error) {
+	if uri == "" {
+		return nil, func() {}, nil
+	}
+	sc, err := sqlcatalog.Open(e.ctx, uri, namespace)
+	if err != nil {
+		return nil, nil, fatalErr(fmt.Errorf("%s: %w", cmd, err))
+	}
+	return sc, func() { sc.Close() }, nil
+}
+
+// catalogMatches refuses command cmd (audit, maintain) over OUT out when
+// its --catalog (uri) does not match OUT: an OUT whose tables (the
+// names in tables) a catalog holds needs the catalog, whose tables
+// would otherwise be left at the snapshots before the command's (and
+// the next run --catalog would find them moved); --catalog is refused
+// for an OUT whose tables no catalog holds.
+func catalogMatches(cmd, out, uri string, tables []string) error {
+	switch {
+	case len(tables) > 0 && uri == "":
+		return usageErr("%s: %s: its Iceberg tables %s are committed to an Iceberg catalog (run --catalog): pass the --catalog (and --catalog-namespace) of its runs, or the catalog would be left behind (docs/TABLES.md, \"Iceberg through a catalog\"); nothing was changed", cmd, out, strings.Join(tables, ", "))
+	case len(tables) == 0 && uri != "":
+		return usageErr("%s: --catalog: %s: no table of it is committed to a catalog (a run with --catalog registers them); nothing was changed", cmd, out)
+	}
+	return nil
+}
+
 // openObjectOut opens the OUT at an s3:// or gs:// URL: a malformed URL or
 // missing credentials is a usage error (exit 2), as for inputs.
 func openObjectOut(e *env, out string) (*objout.Target, error) {

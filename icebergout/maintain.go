@@ -89,7 +89,8 @@ type Maintained struct {
 	// that no kept snapshot references: the manifest lists, manifests
 	// and data files of the expired snapshots, the earlier metadata
 	// files that name an expired snapshot, and any file no snapshot ever
-	// referenced. RemoveBytes is
+	// referenced, but a catalog's own metadata files (IsCatalogMetadata:
+	// the newest is the catalog's current one). RemoveBytes is
 	// their size.
 	Remove      []string
 	RemoveBytes int64
@@ -196,15 +197,8 @@ func maintain(ctx context.Context, txn *sink.Txn, m Maintenance) (*Maintained, e
 			out.Expired = append(out.Expired, s.SnapshotID)
 		}
 	}
-	if m.Catalog != nil && cat.staged != "" {
-		var id int64
-		if s := tbl.CurrentSnapshot(); s != nil {
-			id = s.SnapshotID
-		}
-		if out.Catalog, err = catalogCommit(m.Catalog, m.Table, id, cat.reqs, cat.updates); err != nil {
-			return nil, err
-		}
-		out.Catalog.Expired = out.Expired
+	if out.Catalog, err = maintenanceCommit(m, tbl, cat, out.Expired); err != nil {
+		return nil, err
 	}
 	refs, err := referenced(tbl, sfs)
 	if err != nil {
@@ -228,8 +222,6 @@ func maintain(ctx context.Context, txn *sink.Txn, m Maintenance) (*Maintained, e
 		}
 		rel := filepath.ToSlash(r)
 		if refs[rel] || IsCatalogMetadata(e.Name()) {
-			// A catalog's own metadata files are the catalog's: the
-			// newest is its table's current one.
 			return nil
 		}
 		info, err := e.Info()
@@ -298,6 +290,25 @@ func referenced(tbl *table.Table, sfs *recordingFS) (map[string]bool, error) {
 		}
 	}
 	return refs, nil
+}
+
+// maintenanceCommit is the commit to m.Catalog of the metadata that
+// cat staged for the maintained table tbl, which expired the snapshots
+// expired: nil without a catalog or a staged metadata file.
+func maintenanceCommit(m Maintenance, tbl *table.Table, cat *stagingCatalog, expired []int64) (*CatalogCommit, error) {
+	if m.Catalog == nil || cat.staged == "" {
+		return nil, nil
+	}
+	var id int64
+	if s := tbl.CurrentSnapshot(); s != nil {
+		id = s.SnapshotID
+	}
+	cc, err := catalogCommit(m.Catalog, m.Table, id, cat.reqs, cat.updates)
+	if err != nil {
+		return nil, err
+	}
+	cc.Expired = expired
+	return cc, nil
 }
 
 // keptVersions adds to refs the earlier metadata versions of the table in

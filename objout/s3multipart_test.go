@@ -27,7 +27,6 @@ import (
 func TestMultipart(t *testing.T) {
 	f, _ := newS3(t)
 	tg := openT(t)
-	ctx := context.Background()
 	defer func(th, ps int64) { multipartThreshold, minPartSize = th, ps }(multipartThreshold, minPartSize)
 	multipartThreshold, minPartSize = 1<<20, 5<<20
 	data := make([]byte, 12<<20+3)
@@ -61,14 +60,7 @@ func TestMultipart(t *testing.T) {
 		}
 		return false
 	})
-	put := func(key string) error {
-		fh, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer fh.Close()
-		return tg.Store.Put(ctx, tg.Prefix+key, fh, int64(len(data)), true)
-	}
+	put := func(key string) error { return putFile(t, tg, p, key) }
 	failPart.Store(2)
 	if err := put("big-1"); err != nil {
 		t.Fatal(err)
@@ -96,6 +88,23 @@ func TestMultipart(t *testing.T) {
 	if _, err := f.backend.HeadObject("b", tg.Prefix+"big-2"); err == nil {
 		t.Error("a failed multipart upload left an object")
 	}
+}
+
+// putFile puts the file at p as the object at key (relative to tg's
+// prefix), if absent, as the upload of an archive does: a file, which
+// multipart uploads read at offsets.
+func putFile(t *testing.T, tg *Target, p, key string) error {
+	t.Helper()
+	fh, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg.Store.Put(context.Background(), tg.Prefix+key, fh, st.Size(), true)
 }
 
 // getObject reads the object at key (relative to tg's prefix).
@@ -180,14 +189,7 @@ func TestMultipartSlowCompletion(t *testing.T) {
 		}
 		return false
 	})
-	put := func(key string) error {
-		fh, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer fh.Close()
-		return tg.Store.Put(context.Background(), tg.Prefix+key, fh, int64(len(data)), true)
-	}
+	put := func(key string) error { return putFile(t, tg, p, key) }
 	if err := put("slow"); err != nil {
 		t.Fatalf("put with a completion that talks for 4 stall timeouts: %v", err)
 	}
