@@ -5,11 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -180,5 +183,27 @@ func TestUploadAheadFails(t *testing.T) {
 	}
 	if _, problems, err := tg.Check(ctx); err != nil || len(problems) > 0 {
 		t.Errorf("check: %v %v", problems, err)
+	}
+}
+
+// TestPublishDescribesEMFILE: an upload ahead that ran out of
+// descriptors fails Publish saying what to do (outdir.Describe), as the
+// local commit does, its cause kept; nothing is committed. Seen in
+// crashtest's TestObjectScratchFaults/EMFILE, where 24 descriptors
+// sometimes ran out in an upload ahead instead of the local commit, and
+// the message did not say to raise `ulimit -n`.
+func TestPublishDescribesEMFILE(t *testing.T) {
+	newS3(t)
+	tg := openT(t)
+	s := preparedNight(t, tg, t.TempDir(), 1, "n1")
+	defer s.Close()
+	stageAll(t, s, 1)
+	s.ahead = &ahead{cancel: func() {}, err: &fs.PathError{Op: "open", Path: "archive/a.jsonl.zst", Err: syscall.EMFILE}}
+	c, err := s.Publish(context.Background())
+	if c != nil || err == nil || !errors.Is(err, syscall.EMFILE) || !strings.Contains(err.Error(), "raise `ulimit -n`") || !strings.Contains(err.Error(), "nothing was committed") {
+		t.Fatalf("publish after an upload ahead out of descriptors: %+v, %v", c, err)
+	}
+	if c, err := tg.Latest(context.Background()); c != nil || err != nil {
+		t.Fatalf("a commit after the failed upload: %+v %v", c, err)
 	}
 }

@@ -438,8 +438,18 @@ const uploadWorkers = 8
 // put-if-absent of the next record (*ConflictError when another run wrote
 // it first). After the commit the scratch OUT's archives and table parts
 // become placeholders again, so scratch keeps the state and one night's
-// small files, not the data.
+// small files, not the data. An error a user can act on (the process's
+// file limit, a full scratch) says so (outdir.Describe).
 func (s *Session) Publish(ctx context.Context) (*Commit, error) {
+	c, err := s.publish(ctx)
+	if err != nil {
+		err = outdir.Describe(err)
+	}
+	return c, err
+}
+
+// publish is Publish.
+func (s *Session) publish(ctx context.Context) (*Commit, error) {
 	if err := s.ahead.wait(); err != nil {
 		return nil, err
 	}

@@ -291,15 +291,15 @@ func (d *Dir) ClearStaging() error {
 			rerr = os.RemoveAll(d.Staging())
 		}
 		if rerr != nil {
-			return fmt.Errorf("output directory: remove staging %s: %w", d.Staging(), errors.Join(describe(err), rerr))
+			return fmt.Errorf("output directory: remove staging %s: %w", d.Staging(), errors.Join(Describe(err), rerr))
 		}
 		return nil
 	}
 	if err := os.Rename(d.Staging(), filepath.Join(dead, stagingName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("output directory: remove staging %s: %w", d.Staging(), describe(err))
+		return fmt.Errorf("output directory: remove staging %s: %w", d.Staging(), Describe(err))
 	}
 	if err := os.RemoveAll(dead); err != nil {
-		return fmt.Errorf("output directory: remove staging %s: %w", d.Staging(), describe(err))
+		return fmt.Errorf("output directory: remove staging %s: %w", d.Staging(), Describe(err))
 	}
 	return nil
 }
@@ -397,16 +397,16 @@ func (d *Dir) Commit(j *Journal) error {
 	}
 	records, err := d.syncStagedNotify(staged, j.Manifest != nil, done)
 	if err != nil {
-		return fmt.Errorf("commit: %w", describe(err))
+		return fmt.Errorf("commit: %w", Describe(err))
 	}
 	if j.Manifest != nil {
 		j.Removes = dropHistory(j.Removes)
 		b, err := d.stageManifest(j, records)
 		if err != nil {
-			return fmt.Errorf("commit: manifest: %w", describe(err))
+			return fmt.Errorf("commit: manifest: %w", Describe(err))
 		}
 		if err := d.stageHistory(j, b); err != nil {
-			return fmt.Errorf("commit: %w", describe(err))
+			return fmt.Errorf("commit: %w", Describe(err))
 		}
 	}
 	if err := d.checkCatalog(j); err != nil {
@@ -417,9 +417,9 @@ func (d *Dir) Commit(j *Journal) error {
 		// published; with it (its directory's sync failed) the next run
 		// finishes the commit.
 		if _, serr := os.Lstat(d.path(StateDir, journalName)); serr == nil {
-			return fmt.Errorf("%w: %w", ErrCommitPending, describe(err))
+			return fmt.Errorf("%w: %w", ErrCommitPending, Describe(err))
 		}
-		return describe(err)
+		return Describe(err)
 	}
 	crashpoint.Hit("journal")
 	return d.applyError(d.apply(j, "rename"), j)
@@ -434,27 +434,39 @@ func (d *Dir) applyError(err error, j *Journal) error {
 		return err
 	}
 	if _, serr := d.fs.Lstat(path.Join(StateDir, stagingName, j.Report)); serr != nil && errors.Is(serr, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %w", ErrCommitCleanup, describe(err))
+		return fmt.Errorf("%w: %w", ErrCommitCleanup, Describe(err))
 	}
-	return fmt.Errorf("%w: %w", ErrCommitPending, describe(err))
+	return fmt.Errorf("%w: %w", ErrCommitPending, Describe(err))
 }
 
-// describe adds to err what its cause means for OUT when it is one a user
+// Describe adds to err what its cause means for OUT when it is one a user
 // can act on: the process's file limit (EMFILE), a full file system or
 // inode table (ENOSPC), a name the file system refuses (ENAMETOOLONG).
-func describe(err error) error {
+// Other errors, and one described already, are returned as they are.
+func Describe(err error) error {
+	var done *describedError
+	if errors.As(err, &done) {
+		return err
+	}
 	switch {
 	case errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE):
 		var rl unix.Rlimit
 		unix.Getrlimit(unix.RLIMIT_NOFILE, &rl)
-		return fmt.Errorf("%w (the process may open %d files: raise `ulimit -n`)", err, rl.Cur)
+		return &describedError{fmt.Errorf("%w (the process may open %d files: raise `ulimit -n`)", err, rl.Cur)}
 	case errors.Is(err, unix.ENOSPC):
-		return fmt.Errorf("%w (the file system of OUT is full, or out of inodes: `df -h` and `df -i` say which; free some, then rerun)", err)
+		return &describedError{fmt.Errorf("%w (the file system of OUT is full, or out of inodes: `df -h` and `df -i` say which; free some, then rerun)", err)}
 	case errors.Is(err, unix.ENAMETOOLONG):
-		return fmt.Errorf("%w (a name in OUT is longer than the file system allows)", err)
+		return &describedError{fmt.Errorf("%w (a name in OUT is longer than the file system allows)", err)}
 	}
 	return err
 }
+
+// describedError is an error Describe described.
+type describedError struct{ err error }
+
+func (e *describedError) Error() string { return e.err.Error() }
+
+func (e *describedError) Unwrap() error { return e.err }
 
 // inTheWay returns the files of j.Removes that stand where j publishes: a
 // retired file on the way to a published one (where a directory

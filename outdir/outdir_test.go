@@ -2,6 +2,7 @@ package outdir
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -328,12 +329,18 @@ func TestDescribe(t *testing.T) {
 		{&fs.PathError{Op: "open", Path: "archive/a", Err: syscall.ENAMETOOLONG}, "longer than the file system allows"},
 		{&fs.PathError{Op: "open", Path: "archive/a", Err: syscall.EIO}, ""},
 	} {
-		got := describe(tc.err)
+		got := Describe(tc.err)
 		if !errors.Is(got, tc.err) {
-			t.Errorf("describe(%v) = %v: the cause is lost", tc.err, got)
+			t.Errorf("Describe(%v) = %v: the cause is lost", tc.err, got)
 		}
 		if tc.want == "" && got != tc.err || tc.want != "" && !strings.Contains(got.Error(), tc.want) {
-			t.Errorf("describe(%v) = %q, want it to say %q", tc.err, got, tc.want)
+			t.Errorf("Describe(%v) = %q, want it to say %q", tc.err, got, tc.want)
+		}
+		// Described again, wrapped on the way (objout's Publish describes
+		// what may come from outdir), it says it once.
+		wrapped := fmt.Errorf("publishing: %w", got)
+		if again := Describe(wrapped); again != wrapped {
+			t.Errorf("Describe(%q) = %q, want it as it was", wrapped, again)
 		}
 	}
 }
