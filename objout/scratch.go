@@ -125,7 +125,19 @@ func placeholder(rel string, fetch []string) bool {
 // whose staging the local run resumes), else made anew: every file the
 // commit names downloaded and checked against its size and SHA-256, but
 // placeholders (see Options).
+//
+// An error a user can act on (the process's file limit, a full scratch)
+// says so (outdir.Describe).
 func (t *Target) Prepare(ctx context.Context, opt Options) (*Session, error) {
+	s, err := t.prepare(ctx, opt)
+	if err != nil {
+		return nil, outdir.Describe(err)
+	}
+	return s, nil
+}
+
+// prepare is Prepare.
+func (t *Target) prepare(ctx context.Context, opt Options) (*Session, error) {
 	root := opt.ScratchRoot
 	if root == "" {
 		root = os.TempDir()
