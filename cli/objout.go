@@ -29,15 +29,19 @@ func (f *runFlags) registerScratch(fs *pflag.FlagSet) {
 }
 
 // openCatalog opens the Iceberg catalog of --catalog uri (namespace
-// --catalog-namespace) for command cmd and returns the function that
-// closes it: no catalog, and a close that does nothing, when uri is "".
+// --catalog-namespace) for command cmd (named in its error unless "")
+// and returns the function that closes it: no catalog, and a close that
+// does nothing, when uri is "".
 func openCatalog(e *env, cmd, uri, namespace string) (icebergout.Catalog, func(), error) {
 	if uri == "" {
 		return nil, func() {}, nil
 	}
 	sc, err := sqlcatalog.Open(e.ctx, uri, namespace)
 	if err != nil {
-		return nil, nil, fatalErr(fmt.Errorf("%s: %w", cmd, err))
+		if cmd != "" {
+			err = fmt.Errorf("%s: %w", cmd, err)
+		}
+		return nil, nil, fatalErr(err)
 	}
 	return sc, func() { sc.Close() }, nil
 }
@@ -84,14 +88,11 @@ func executeObject(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, 
 		// The tables' metadata names the objects' keys; a catalog reads
 		// and writes it in the bucket through the same store.
 		objout.RegisterIO(t)
-		if f.catalog != "" {
-			sc, err := sqlcatalog.Open(e.ctx, f.catalog, f.catalogNamespace)
-			if err != nil {
-				return nil, fatalErr(err)
-			}
-			defer sc.Close()
-			cat = sc
+		var closeCat func()
+		if cat, closeCat, err = openCatalog(e, "", f.catalog, f.catalogNamespace); err != nil {
+			return nil, err
 		}
+		defer closeCat()
 	}
 	sess, err := t.Prepare(e.ctx, objout.Options{ScratchRoot: f.scratchDir,
 		Empty:  !cfg.Incremental,

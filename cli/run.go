@@ -16,7 +16,6 @@ import (
 
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/icebergout"
-	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
@@ -418,11 +417,11 @@ func execute(e *env, f *runFlags, cfg pipeline.Config) (*pipeline.Result, error)
 		mode = "never"
 	}
 	if f.catalog != "" && cfg.Catalog == nil {
-		cat, err := sqlcatalog.Open(e.ctx, f.catalog, f.catalogNamespace)
+		cat, closeCat, err := openCatalog(e, "", f.catalog, f.catalogNamespace)
 		if err != nil {
-			return nil, fatalErr(err)
+			return nil, err
 		}
-		defer cat.Close()
+		defer closeCat()
 		cfg.Catalog = cat
 	}
 	m := newMeter(e.stderr, mode, runFields(cfg.Progress, total))

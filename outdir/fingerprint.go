@@ -36,7 +36,14 @@ type Fingerprint struct {
 // tells of it (its size, modification time and version): the version the
 // input was named at (stream.Input.Object), which is the one its readers
 // read, or else a stat's. Standard input has none (ok false).
-func StatInput(in stream.Input) (fp Fingerprint, ok bool, err error) {
+func StatInput(in stream.Input) (fp Fingerprint, ok bool, err error) { return statInput(nil, in) }
+
+// statInput is StatInput stating an object with c (nil:
+// source.Default()).
+func statInput(c *source.Client, in stream.Input) (fp Fingerprint, ok bool, err error) {
+	if c == nil {
+		c = source.Default()
+	}
 	if in.URL == "" {
 		return StatFingerprint(in.Path)
 	}
@@ -48,7 +55,7 @@ func StatInput(in stream.Input) (fp Fingerprint, ok bool, err error) {
 		if err != nil {
 			return Fingerprint{}, false, err
 		}
-		if info, err = source.Stat(context.Background(), loc); err != nil {
+		if info, err = c.Stat(context.Background(), loc); err != nil {
 			return Fingerprint{}, false, err
 		}
 	}

@@ -52,8 +52,8 @@ type Options struct {
 	// refusing it, and Checksum decides by every input's digest instead
 	// of its size and modification time.
 	Incremental, ReplaceChanged, Checksum bool
-	// Source reads the digest of an input given by URL that an
-	// incremental run must compare (its retries and backoff); nil is
+	// Source states an input given by URL that an incremental run must
+	// compare, and reads its digest (its retries and backoff); nil is
 	// source.Default().
 	Source *source.Client
 	// Handlers are the names of the run's handlers, Tables the tables it
@@ -239,7 +239,7 @@ func (r *Run) openStaging() error {
 	for _, g := range readSeals(d.Staging(), len(r.opts.Inputs)) {
 		same := true
 		for _, m := range g.Inputs {
-			fp, ok, err := StatInput(r.opts.Inputs[m.Index])
+			fp, ok, err := statInput(r.opts.Source, r.opts.Inputs[m.Index])
 			same = same && err == nil && ok && fp.SameFile(m.Fingerprint) && r.seals[m.Index] == nil
 		}
 		if !same {
@@ -563,7 +563,7 @@ func (r *Run) classify() error {
 			keep = append(keep, in)
 			continue
 		}
-		fp, ok, err := StatInput(in)
+		fp, ok, err := statInput(r.opts.Source, in)
 		if err != nil || !ok {
 			keep = append(keep, in) // read (and faulted) as any input
 			continue
