@@ -9,21 +9,23 @@ import (
 // dictionary-encoded are written with the Parquet delta encodings where
 // the values are integers or strings, and PLAIN otherwise:
 //
-//   - int64 columns that are not nullable: DELTA_BINARY_PACKED. Token
-//     totals, sizes and line numbers become a few bits per value, where
-//     PLAIN gave zstd pages of 8-byte values with a match every 8 bytes,
-//     which it compressed at some 300 MB/s a core.
-//   - nullable int64 columns (token counts, canonical_bytes), timestamps
-//     (all nullable) and the values of map columns stay PLAIN. Under
-//     arrow-go v17 they had to (its nullable DELTA_BINARY_PACKED int64
-//     decoder lost its place after the first batch and panicked); v18
-//     reads them back, but delta-encoding them measured larger on the
-//     realistic archive: `extract --tables all` of the 1 GiB bench archive
-//     11,224,870 bytes PLAIN against 11,386,206 delta (+1.4%; usage 5.35
-//     → 5.54 MB, tokens_input and the map values compress better PLAIN),
-//     and timestamps alone delta 11,232,397; on 1M tiny documents delta
-//     was 0.1% smaller (105,032,253 → 104,901,911), in the same time
-//     within the noise.
+//   - int64 columns and timestamps, nullable or not, and the int64 values
+//     of map columns: DELTA_BINARY_PACKED. Token totals, sizes and line
+//     numbers become a few bits per value, where PLAIN gave zstd pages of
+//     8-byte values with a match every 8 bytes, which it compressed at
+//     some 300 MB/s a core, and under 200 MB/s for token counts. The
+//     nullable ones stayed PLAIN until the tiny engine: arrow-go v17's
+//     nullable delta reader lost its place after the first batch (v18
+//     reads them back), and delta came out larger on the realistic
+//     archive. Measured again with the tiny engine (issue 46): 3M tiny
+//     documents 4% less CPU (farm-bench, median of 5 pairs; the map
+//     values' pages compressed in 13 ms instead of 167) and the tables
+//     0.6% smaller; the 1 GiB bench archive's `extract --tables all` 1%
+//     less CPU (7 pairs) and its tables 2.3% larger (11.38 → 11.64 MB,
+//     usage 5.15 → 5.45 MB: random token counts pack into more bits as
+//     deltas than zstd makes of them PLAIN). Time is the target of
+//     issue 46; a few percent of a table that is a hundredth of its
+//     archive is not.
 //   - int32 columns stay PLAIN: arrow-go's int32 delta encoder goes
 //     through reflection, and on columns of zeros (image_count, ...) took
 //     6 ms per million values where PLAIN and zstd took under 1.
@@ -45,14 +47,11 @@ import (
 // hyparquet) and the peers of bench/ read these encodings; they are in
 // every Parquet format version that has the delta encodings (2.0 on).
 
-// deltaEncoding returns the delta encoding for a leaf of type dt,
-// nullable or not, if it has one (ok false: PLAIN).
-func deltaEncoding(dt arrow.DataType, nullable bool) (enc parquet.Encoding, ok bool) {
+// deltaEncoding returns the delta encoding for a leaf of type dt, if it
+// has one (ok false: PLAIN).
+func deltaEncoding(dt arrow.DataType) (enc parquet.Encoding, ok bool) {
 	switch dt.ID() {
 	case arrow.INT64, arrow.TIMESTAMP:
-		if nullable {
-			return 0, false
-		}
 		return parquet.Encodings.DeltaBinaryPacked, true
 	case arrow.STRING:
 		return parquet.Encodings.DeltaLengthByteArray, true
@@ -69,8 +68,8 @@ func encodingProperties(schema *arrow.Schema, dictionary []string) []parquet.Wri
 		dict[name] = true
 	}
 	var props []parquet.WriterProperty
-	set := func(path string, dt arrow.DataType, nullable bool) {
-		if enc, ok := deltaEncoding(dt, nullable); ok {
+	set := func(path string, dt arrow.DataType) {
+		if enc, ok := deltaEncoding(dt); ok {
 			props = append(props, parquet.WithEncodingFor(path, enc))
 		}
 	}
@@ -81,10 +80,10 @@ func encodingProperties(schema *arrow.Schema, dictionary []string) []parquet.Wri
 		switch dt := f.Type.(type) {
 		case *arrow.MapType:
 			// pqarrow names a map's keys NAME.key_value.key.
-			set(f.Name+".key_value.key", dt.KeyType(), false)
-			set(f.Name+".key_value.value", dt.ItemType(), dt.ItemField().Nullable)
+			set(f.Name+".key_value.key", dt.KeyType())
+			set(f.Name+".key_value.value", dt.ItemType())
 		default:
-			set(f.Name, dt, f.Nullable)
+			set(f.Name, dt)
 		}
 	}
 	return props

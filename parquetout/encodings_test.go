@@ -22,11 +22,11 @@ import (
 
 // TestColumnEncodings writes every table and checks, in each part's
 // column chunk metadata, the data encoding of its columns (see
-// encodings.go): delta encodings for ids, hashes and int64s that are not
-// nullable, dictionaries where declared, PLAIN for nullable int64s,
-// timestamps, map values, int32s, floats and lists, and no chunk that
-// fell back from one to another; then reads the nullable tokens_input
-// back in batches of 100 rows.
+// encodings.go): delta encodings for ids, hashes, int64s (nullable or
+// not, the map's values too) and timestamps, dictionaries where declared,
+// PLAIN for int32s, floats and lists, and no chunk that fell back from one
+// to another; then reads the nullable tokens_input back in batches of 100
+// rows.
 func TestColumnEncodings(t *testing.T) {
 	const (
 		plain = "PLAIN"
@@ -40,11 +40,11 @@ func TestColumnEncodings(t *testing.T) {
 		"usage/message_id":                      dlba,
 		"usage/role":                            dict,
 		"usage/provider":                        dict,
-		"usage/tokens_input":                    plain,
+		"usage/tokens_input":                    dbp,
 		"usage/tokens.key_value.key":            dlba,
-		"usage/tokens.key_value.value":          plain,
+		"usage/tokens.key_value.value":          dbp,
 		"usage/cost":                            plain,
-		"usage/created_at":                      plain,
+		"usage/created_at":                      dbp,
 		"usage/source_file":                     dict,
 		"usage/source_line":                     dbp,
 		"conversations/conversation_id":         dlba,
@@ -61,7 +61,7 @@ func TestColumnEncodings(t *testing.T) {
 		"receipts/quorum_k":                     plain,
 		"receipts/statements_valid":             plain,
 		"receipts/reasons.list.element":         plain,
-		"transcripts/canonical_bytes":           plain,
+		"transcripts/canonical_bytes":           dbp,
 		"transcripts/sha256":                    dlba,
 	}
 
