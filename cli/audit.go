@@ -20,6 +20,7 @@ import (
 	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/tabledef"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -171,7 +172,7 @@ func runAudit(e *env, o auditOptions) (int, error) {
 	}
 	// The keyring is read, and refused, before OUT is opened: a bad
 	// keyring changes nothing under OUT.
-	kr, err := loadKeyring(e.ctx, o.keyring, o.maxKeyring)
+	kr, err := loadKeyring(e.ctx, source.Default(), o.keyring, o.maxKeyring)
 	if err != nil {
 		return 0, keyringErr(e, keyringName(o.keyring), err)
 	}

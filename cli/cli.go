@@ -48,6 +48,20 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// exits are what atExit was given, run when the command ends.
+	exits []func()
+}
+
+// atExit has fn run when the command ends (its resources' release), after
+// those given later.
+func (e *env) atExit(fn func()) { e.exits = append(e.exits, fn) }
+
+// exit runs what atExit was given, the last first.
+func (e *env) exit() {
+	for i := len(e.exits) - 1; i >= 0; i-- {
+		e.exits[i]()
+	}
+	e.exits = nil
 }
 
 // command is one subcommand.
@@ -88,6 +102,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
 	code, err := dispatch(e, args)
+	e.exit()
 	if err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return ExitOK

@@ -19,8 +19,9 @@ import (
 // by URL (s3://, gs://, https://, http://), an object or a web server's
 // file read through package source as the inputs are: stat'ed (a size
 // over the cap is refused before any byte is read), then streamed,
-// pinned to that version, with the same retries.
-func loadKeyring(ctx context.Context, p string, max int64) (*verify.Keyring, error) {
+// pinned to that version, through c (the inputs' client, with their
+// retries).
+func loadKeyring(ctx context.Context, c *source.Client, p string, max int64) (*verify.Keyring, error) {
 	if !source.IsURL(p) {
 		return verify.LoadKeyringContext(ctx, p, verify.WithMaxKeyringBytes(max))
 	}
@@ -28,14 +29,14 @@ func loadKeyring(ctx context.Context, p string, max int64) (*verify.Keyring, err
 	if err != nil {
 		return nil, err
 	}
-	info, err := source.Stat(ctx, loc)
+	info, err := c.Stat(ctx, loc)
 	if err != nil {
 		return nil, err
 	}
 	if info.Size > max {
 		return nil, fmt.Errorf("keyring %s is %s (%d bytes), %w of %s (%d bytes)", loc, bytesize.Format(info.Size), info.Size, verify.ErrKeyringTooLarge, bytesize.Format(max), max)
 	}
-	r, err := source.OpenVersion(ctx, info, 0, -1)
+	r, err := c.OpenVersion(ctx, info, 0, -1)
 	if err != nil {
 		return nil, err
 	}

@@ -16,10 +16,12 @@ import (
 
 	"github.com/convbatch/convbatch/bytesize"
 	"github.com/convbatch/convbatch/icebergout"
+	"github.com/convbatch/convbatch/objout"
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/tabledef"
 )
 
@@ -102,6 +104,9 @@ func maintainCommand() *command {
 					if target, err = bytesize.Parse(targetSize); err != nil || target < 1 {
 						return 0, usageErr("maintain: --target-file-size %q: want a size above 0 (e.g. 128MiB)", targetSize)
 					}
+				}
+				if objout.IsURL(args[0]) {
+					return 0, usageErr("maintain: %s: an OUT on object storage is not maintained yet: its tables' snapshots stay (convbatch gc removes only the objects no commit names); maintain works on a local OUT", source.RedactURL(args[0]))
 				}
 				if st, err := os.Stat(args[0]); err != nil || !st.IsDir() {
 					return 0, usageErr("maintain: %s: not a directory; pass the -o directory of convbatch run or extract", args[0])

@@ -233,11 +233,13 @@ func TestMaintainUsage(t *testing.T) {
 		{[]string{"maintain", dir, "--rewrite-small-files", "--target-file-size", "big"}, `--target-file-size "big": want a size above 0`},
 		{[]string{"maintain", dir, "--rewrite-small-files", "--target-file-size", "0"}, `--target-file-size "0": want a size above 0`},
 		{[]string{"maintain", filepath.Join(dir, "none")}, "not a directory"},
+		{[]string{"maintain", "s3://bucket/out?X-Amz-Signature=SECRET"}, "an OUT on object storage is not maintained yet"},
+		{[]string{"maintain", "gs://bucket/out"}, "an OUT on object storage is not maintained yet"},
 		{[]string{"maintain", dir}, "no manifest"},
 	} {
 		r := convbatch(t, nil, tc.args...)
-		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) {
-			t.Errorf("%v: exit %d, want %d and %q\n%s", tc.args, r.code, ExitUsage, tc.want, r.stderr)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "SECRET") {
+			t.Errorf("%v: exit %d, want %d and %q (no credential)\n%s", tc.args, r.code, ExitUsage, tc.want, r.stderr)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "none")); err == nil {

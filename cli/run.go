@@ -51,10 +51,14 @@ type runFlags struct {
 	progress                  string
 	cpuProfile                string
 	memProfile                string
-	keys                      keysFlag
-	maxKeyring                string
-	memLimit                  string
-	noOutputs                 bool
+	// inputTries and inputStall are --input-tries and
+	// --input-stall-timeout: the retries of the inputs given by URL.
+	inputTries int
+	inputStall time.Duration
+	keys       keysFlag
+	maxKeyring string
+	memLimit   string
+	noOutputs  bool
 	// incremental and replaceChanged: see registerOutputs.
 	incremental    bool
 	replaceChanged bool
@@ -107,8 +111,31 @@ func (f *runFlags) register(fs *pflag.FlagSet, withKeys bool) {
 	fs.BoolVar(&f.strict, "strict", false, "refuse a leading byte-order mark instead of dropping it")
 	fs.StringVar(&f.progress, "progress", "auto", "progress line on stderr: auto (redrawn in place when stderr is a terminal), always (elsewhere a line every 10s), never; the % is of the input files' bytes read, sizes are uncompressed")
 	fs.StringVar(&f.memLimit, "memory-limit", "200MiB", "soft memory limit for the run, plus what receipt resolution holds (the document index's buffers and the pending receipts, which grow with receipts, not documents); 0 for none; GOMEMLIMIT in the environment wins")
+	fs.IntVar(&f.inputTries, "input-tries", source.DefaultTries, "inputs (and --keys) given by URL: tries of each request in a row without a byte of progress before a transient failure (5xx, 429, a reset, a stall) is given up; the waits between tries double from 200ms to at most 10s")
+	fs.DurationVar(&f.inputStall, "input-stall-timeout", source.DefaultStallTimeout, "inputs (and --keys) given by URL: how long a request may go without a byte before it is abandoned and tried again")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	fs.StringVar(&f.memProfile, "memprofile", "", "write an allocation profile to this file at the end")
+}
+
+// sourceClient returns the client of the inputs given by URL: the package
+// default unless --input-tries or --input-stall-timeout says otherwise, in
+// which case a client of its own, closed when the command ends.
+func (f *runFlags) sourceClient(e *env) (*source.Client, error) {
+	if f.inputTries < 1 {
+		return nil, usageErr("--input-tries %d: want at least 1", f.inputTries)
+	}
+	if f.inputStall <= 0 {
+		return nil, usageErr("--input-stall-timeout %v: want a positive duration (e.g. 60s, 5m)", f.inputStall)
+	}
+	if f.inputTries == source.DefaultTries && f.inputStall == source.DefaultStallTimeout {
+		return source.Default(), nil
+	}
+	c, err := source.NewClient(source.WithTries(f.inputTries), source.WithStallTimeout(f.inputStall))
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	e.atExit(func() { c.Close() })
+	return c, nil
 }
 
 // config turns the flags and arguments into a pipeline configuration.
@@ -178,7 +205,11 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	default:
 		return cfg, usageErr("--progress %q: want auto, always or never", f.progress)
 	}
-	inputs, skipped, err := stream.ExpandAllContext(e.ctx, args)
+	client, err := f.sourceClient(e)
+	if err != nil {
+		return cfg, err
+	}
+	inputs, skipped, err := stream.ExpandAllWith(e.ctx, client, args)
 	if err != nil {
 		return cfg, inputErr(e, err)
 	}
@@ -208,7 +239,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 			return cfg, err
 		}
 		if keys != "" {
-			if keyring, err = loadKeyring(e.ctx, keys, maxKeyring); err != nil {
+			if keyring, err = loadKeyring(e.ctx, client, keys, maxKeyring); err != nil {
 				return cfg, keyringErr(e, keyringName(keys), err)
 			}
 			if !f.quiet {
@@ -228,7 +259,7 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
 		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit, GCPercent: gcPercent,
 		TableOptions: parquetout.TableOptions{PartitionBy: partition}, TableFormat: format,
-		CheckpointKey: checkpointKey,
+		CheckpointKey: checkpointKey, Source: client,
 	}
 	return cfg, nil
 }

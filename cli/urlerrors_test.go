@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/convbatch/convbatch/gen"
@@ -46,7 +49,9 @@ func TestOutageExitCode(t *testing.T) {
 		{web.URL + "/denied.jsonl?X-Amz-Signature=SECRET", ExitUsage},
 		{"http://user:PASS WORD@host/x.jsonl?X-Amz-Signature=SECRET", ExitUsage},
 	} {
-		r := convbatch(t, nil, "run", "-o", filepath.Join(t.TempDir(), "out"), "--progress", "never", tc.arg)
+		// Two tries, not the default five: the outage's exit code is the
+		// same after any number (TestInputTries), in a fifth of the time.
+		r := convbatch(t, nil, "run", "-o", filepath.Join(t.TempDir(), "out"), "--progress", "never", "--input-tries", "2", tc.arg)
 		if r.code != tc.code {
 			t.Errorf("run %s: exit %d (%s), want %d", tc.arg, r.code, r.stderr, tc.code)
 		}
@@ -94,5 +99,78 @@ func TestKeysByURL(t *testing.T) {
 	r := convbatch(t, nil, "verify", "--keys", "s3://"+bucket+"/keys/missing.json", input)
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "s3://"+bucket+"/keys/missing.json") || !strings.Contains(r.stderr, "404") {
 		t.Errorf("--keys of a missing object: exit %d, %q; want a usage error naming the URL and 404", r.code, r.stderr)
+	}
+}
+
+// TestInputTries: --input-tries and --input-stall-timeout set the retries
+// of the inputs given by URL, in their listing and stat (the expansion of
+// the arguments), in their reading, and of a --keys given by URL: a store
+// that answers 503 to every request is asked exactly --input-tries times
+// a request, one that never answers is given up after the stall timeout
+// (not the default minute), and values that cannot work are usage errors.
+func TestInputTries(t *testing.T) {
+	var heads, gets, keyGets atomic.Int64
+	var buf bytes.Buffer
+	if _, err := gen.Generate(&buf, gen.Options{Conversations: 3, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	doc := buf.Bytes()
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/busy.jsonl" && r.Method == http.MethodHead:
+			heads.Add(1)
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		case r.URL.Path == "/doc.jsonl" && r.Method == http.MethodHead:
+			w.Header().Set("Content-Length", strconv.Itoa(len(doc)))
+			w.Header().Set("ETag", `"v1"`)
+		case r.URL.Path == "/doc.jsonl":
+			gets.Add(1)
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		case r.URL.Path == "/keys.json":
+			keyGets.Add(1)
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		case r.URL.Path == "/stall.jsonl":
+			heads.Add(1)
+			<-r.Context().Done() // never answers
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer web.Close()
+	local := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(local, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		count   *atomic.Int64
+		want    int64
+		code    int
+		message string
+	}{
+		{"listing, 1 try", []string{"--input-tries", "1", web.URL + "/busy.jsonl"}, &heads, 1, ExitFatal, "503"},
+		{"listing, 3 tries", []string{"--input-tries", "3", web.URL + "/busy.jsonl"}, &heads, 3, ExitFatal, "503"},
+		// An input that fails while read is a damaged input of the run
+		// (exit 1), not held by OUT (pipeline's TestOutageIsNotHeld).
+		{"reading, 2 tries", []string{"--input-tries", "2", web.URL + "/doc.jsonl"}, &gets, 2, ExitFindings, "503"},
+		{"keyring, 2 tries", []string{"--input-tries", "2", "--keys", web.URL + "/keys.json", local}, &keyGets, 2, ExitFatal, "503"},
+		{"stall", []string{"--input-tries", "2", "--input-stall-timeout", "200ms", web.URL + "/stall.jsonl"}, &heads, 2, ExitFatal, "stall"},
+		{"no try", []string{"--input-tries", "0", local}, nil, 0, ExitUsage, "--input-tries 0"},
+		{"no stall timeout", []string{"--input-stall-timeout", "0s", local}, nil, 0, ExitUsage, "--input-stall-timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			heads.Store(0)
+			gets.Store(0)
+			keyGets.Store(0)
+			args := append([]string{"run", "-o", filepath.Join(t.TempDir(), "out"), "--progress", "never"}, tc.args...)
+			r := convbatch(t, nil, args...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.message) {
+				t.Errorf("exit %d, want %d with %q: %s", r.code, tc.code, tc.message, r.stderr)
+			}
+			if tc.count != nil && tc.count.Load() != tc.want {
+				t.Errorf("%d requests, want %d (%s)", tc.count.Load(), tc.want, r.stderr)
+			}
+		})
 	}
 }

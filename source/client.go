@@ -78,6 +78,13 @@ type Client struct {
 	gcs      *gcsDialer
 }
 
+// DefaultTries and DefaultStallTimeout are a Client's tries of a request
+// and its stall timeout unless an Option sets them.
+const (
+	DefaultTries        = 5
+	DefaultStallTimeout = 60 * time.Second
+)
+
 // options are a Client's settings; see Option.
 type options struct {
 	tries      int
@@ -100,6 +107,19 @@ func WithRetry(tries int, base, max time.Duration) Option {
 			return fmt.Errorf("source: retry needs tries ≥ 1 and 0 < base ≤ max, got %d, %v, %v", tries, base, max)
 		}
 		o.tries, o.backoff, o.maxBackoff = tries, base, max
+		return nil
+	}
+}
+
+// WithTries sets how often a request is tried before a transient error is
+// given up (tries in a row without a byte of progress; default 5), the
+// backoff between tries left as it is (WithRetry sets both).
+func WithTries(tries int) Option {
+	return func(o *options) error {
+		if tries < 1 {
+			return fmt.Errorf("source: tries must be at least 1, got %d", tries)
+		}
+		o.tries = tries
 		return nil
 	}
 }
@@ -132,7 +152,7 @@ func WithHTTPClient(c *http.Client) Option {
 
 // NewClient returns a Client with opts applied to the defaults.
 func NewClient(opts ...Option) (*Client, error) {
-	o := options{tries: 5, backoff: 200 * time.Millisecond, maxBackoff: 10 * time.Second, stall: 60 * time.Second, httpClient: &http.Client{}}
+	o := options{tries: DefaultTries, backoff: 200 * time.Millisecond, maxBackoff: 10 * time.Second, stall: DefaultStallTimeout, httpClient: &http.Client{}}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, err

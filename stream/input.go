@@ -205,6 +205,12 @@ var ErrExpansionTimeout = errors.New("the listings and stats of the URL inputs t
 // source) end when ctx does, or when together they have taken
 // URLExpansionLimit.
 func ExpandAllContext(ctx context.Context, args []string) ([]Input, []Skipped, error) {
+	return ExpandAllWith(ctx, source.Default(), args)
+}
+
+// ExpandAllWith is ExpandAllContext whose URL arguments are listed and
+// stat'ed through c, with its retries and stall timeout.
+func ExpandAllWith(ctx context.Context, c *source.Client, args []string) ([]Input, []Skipped, error) {
 	var (
 		out     []Input
 		skipped []Skipped
@@ -222,7 +228,7 @@ func ExpandAllContext(ctx context.Context, args []string) ([]Input, []Skipped, e
 			continue
 		}
 		if source.IsURL(arg) {
-			found, passed, err := ExpandURL(ctx, arg)
+			found, passed, err := ExpandURLWith(ctx, c, arg)
 			if err != nil {
 				if cause := context.Cause(ctx); errors.Is(cause, ErrExpansionTimeout) {
 					return nil, nil, fmt.Errorf("input %s: %w", urlName(arg), cause)
@@ -300,11 +306,16 @@ func ExpandAllContext(ctx context.Context, args []string) ([]Input, []Skipped, e
 // inputs themselves (the Beam module) use it for URLs, then Disambiguate
 // the whole list.
 func ExpandURL(ctx context.Context, arg string) ([]Input, []Skipped, error) {
+	return ExpandURLWith(ctx, source.Default(), arg)
+}
+
+// ExpandURLWith is ExpandURL listing and stat'ing through c.
+func ExpandURLWith(ctx context.Context, c *source.Client, arg string) ([]Input, []Skipped, error) {
 	loc, err := source.Parse(arg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("input: %w", err)
 	}
-	infos, err := source.Glob(ctx, arg)
+	infos, err := c.Glob(ctx, arg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("input: %w", err)
 	}
