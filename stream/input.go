@@ -187,10 +187,11 @@ func ExpandAll(args []string) ([]Input, []Skipped, error) {
 }
 
 // URLExpansionLimit bounds the time that the listings and stats of all
-// the URL arguments of one ExpandAllContext may take together, retries
-// included; beyond it the expansion fails with ErrExpansionTimeout. Each
-// request is bounded too, by package source's stall timeout (60s with no
-// answer, tried 5 times).
+// the URL arguments of one ExpandAllContext or ExpandAllWith may take
+// together, retries included; beyond it the expansion fails with
+// ErrExpansionTimeout. Each
+// request is bounded too, by the client's stall timeout and tries (by
+// default 60s with no answer, tried 5 times).
 const URLExpansionLimit = 10 * time.Minute
 
 // urlExpansionLimit is URLExpansionLimit, which tests shorten.
