@@ -21,7 +21,6 @@ import (
 	"github.com/convbatch/convbatch/parquetout"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
-	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/tabledef"
 )
 
@@ -33,13 +32,13 @@ const maintainStaging = "maintain"
 // old snapshots and remove the files no kept snapshot references, as one
 // commit through OUT's journal.
 func maintainCommand() *command {
-	var olderThan, targetSize, checkpointKey, catalog, catalogNamespace string
+	var olderThan, targetSize, checkpointKey, catalog, catalogNamespace, scratchDir string
 	var retainLast int
 	var rewriteSmall bool
 	return &command{
 		name:    "maintain",
 		summary: "expire old snapshots of OUT's Iceberg tables, rewrite their small data files, and remove the files no kept snapshot references",
-		usage:   "convbatch maintain OUT [--rewrite-small-files [--target-file-size SIZE]] [--expire-snapshots-older-than DURATION [--retain-last N]] [--catalog URI]",
+		usage:   "convbatch maintain OUT [--rewrite-small-files [--target-file-size SIZE]] [--expire-snapshots-older-than DURATION [--retain-last N]] [--catalog URI] [--scratch-dir DIR]",
 		checks: joinLines(
 			"  OUT's record (its manifests) first, as an incremental run does: every",
 			"  recorded file at its size, each table's metadata at its SHA-256.",
@@ -68,6 +67,13 @@ func maintainCommand() *command {
 			"the files merged are removed in the same commit), and OUT's record of",
 			"each input's files names them, so that --replace-changed still retires",
 			"exactly a changed input's rows.",
+			"",
+			"  convbatch maintain s3://bucket/out --expire-snapshots-older-than 30d --scratch-dir /var/tmp",
+			"",
+			"An OUT on object storage (s3://, gs://) is maintained in the scratch OUT of",
+			"its newest commit (only the small files merged are downloaded) and the",
+			"maintenance published as its next commit; the objects it no longer names",
+			"are deleted by convbatch gc after the grace period.",
 		),
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.StringVar(&olderThan, "expire-snapshots-older-than", "", "expire the snapshots older than DURATION (a Go duration, or Nd for N days; 0 for every one but the --retain-last latest)")
@@ -76,6 +82,7 @@ func maintainCommand() *command {
 			registerCheckpointKey(fs, &checkpointKey)
 			fs.StringVar(&catalog, "catalog", "", "the Iceberg SQL catalog OUT's tables are committed to (the --catalog of its runs): the maintenance is committed there too; required for such an OUT")
 			fs.StringVar(&catalogNamespace, "catalog-namespace", icebergout.DefaultNamespace, "with --catalog: the catalog namespace of the tables (the --catalog-namespace of its runs)")
+			fs.StringVar(&scratchDir, "scratch-dir", "", "with an s3:// or gs:// OUT: the local directory under which the maintenance works (docs/FORMAT.md, \"OUT on object storage\"); default the system's temporary directory")
 			fs.IntVar(&retainLast, "retain-last", 1, "keep at least the N latest snapshots of each table, whatever their age (at least 1: the current one)")
 			return func(e *env, args []string) (int, error) {
 				if len(args) != 1 {
@@ -105,18 +112,22 @@ func maintainCommand() *command {
 						return 0, usageErr("maintain: --target-file-size %q: want a size above 0 (e.g. 128MiB)", targetSize)
 					}
 				}
-				if objout.IsURL(args[0]) {
-					return 0, usageErr("maintain: %s: an OUT on object storage is not maintained yet: its tables' snapshots stay (convbatch gc removes only the objects no commit names); maintain works on a local OUT", source.RedactURL(args[0]))
-				}
-				if st, err := os.Stat(args[0]); err != nil || !st.IsDir() {
-					return 0, usageErr("maintain: %s: not a directory; pass the -o directory of convbatch run or extract", args[0])
+				object := objout.IsURL(args[0])
+				if !object {
+					if st, err := os.Stat(args[0]); err != nil || !st.IsDir() {
+						return 0, usageErr("maintain: %s: not a directory; pass the -o directory of convbatch run or extract", args[0])
+					}
 				}
 				skey, err := readCheckpointKey(checkpointKey)
 				if err != nil {
 					return 0, err
 				}
-				return maintain(e, args[0], maintainOptions{expire: expire, age: age, retainLast: retainLast, target: target, checkpointKey: skey,
-					catalog: catalog, catalogNamespace: catalogNamespace})
+				o := maintainOptions{expire: expire, age: age, retainLast: retainLast, target: target, checkpointKey: skey,
+					catalog: catalog, catalogNamespace: catalogNamespace, scratchDir: scratchDir}
+				if object {
+					return maintainObject(e, args[0], o)
+				}
+				return maintain(e, args[0], o)
 			}
 		},
 	}
@@ -160,13 +171,12 @@ type maintainOptions struct {
 	checkpointKey string
 	// catalog and catalogNamespace are --catalog and --catalog-namespace.
 	catalog, catalogNamespace string
+	// scratchDir is --scratch-dir, for an OUT on object storage.
+	scratchDir string
 }
 
-// maintain runs the maintenance of OUT (dir) and commits it: each
-// table's maintenance is staged (maintenance.table), the inputs' records
-// restaged where files were merged, and the whole committed as a run.
+// maintain runs the maintenance of the local OUT dir and commits it.
 func maintain(e *env, dir string, o maintainOptions) (int, error) {
-	start := time.Now()
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
@@ -184,6 +194,80 @@ func maintain(e *env, dir string, o maintainOptions) (int, error) {
 		return 0, err
 	}
 	defer closeCat()
+	return maintainAt(e, root, dir, o, cat, nil, icebergout.Place{})
+}
+
+// maintainObject runs the maintenance of the OUT on object storage at url
+// in the scratch OUT of its newest commit (objout.Session), as maintain
+// does a local OUT, and publishes its run as the next commit: the files
+// it removes are left out of the commit (convbatch gc deletes their
+// objects after its grace period), the small data files it merges are
+// downloaded first. Also when there is nothing to do: an earlier
+// maintenance committed in the scratch OUT but not uploaded is published.
+func maintainObject(e *env, url string, o maintainOptions) (int, error) {
+	t, err := openObjectOut(e, url)
+	if err != nil {
+		return 0, err
+	}
+	cat, closeCat, err := openCatalog(e, "maintain", o.catalog, o.catalogNamespace)
+	if err != nil {
+		return 0, err
+	}
+	defer closeCat()
+	if cat != nil {
+		// The tables' metadata names the objects' keys; the catalog
+		// reads it in the bucket through the same store.
+		objout.RegisterIO(t)
+	}
+	sess, err := t.Prepare(e.ctx, objout.Options{ScratchRoot: o.scratchDir, Catalog: cat})
+	if err != nil {
+		return 0, fatalErr(fmt.Errorf("maintain: preparing the scratch OUT of %s: %w; nothing was published", t.URL, err))
+	}
+	defer sess.Close()
+	b := sess.Base()
+	if b == nil {
+		return 0, usageErr("maintain: %s holds no commit (%s): not the -o of a convbatch run", t.URL, objout.CommitsDir)
+	}
+	var tables []string
+	for _, cc := range b.Catalog {
+		tables = append(tables, cc.Table)
+	}
+	if err := catalogMatches("maintain", url, o.catalog, tables); err != nil {
+		return 0, err
+	}
+	if cat != nil {
+		// Committed to the catalog when the maintenance's run is, by
+		// Publish.
+		cat = sess.DeferCatalog(cat)
+	}
+	code, err := maintainAt(e, sess.Out, url, o, cat, sess, icebergout.Place{Locate: sess.Locator(), IO: t.IO()})
+	if err != nil {
+		return 0, err
+	}
+	c, err := sess.Publish(e.ctx)
+	var ce *objout.ConflictError
+	switch {
+	case errors.As(err, &ce):
+		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
+	case err != nil:
+		return 0, fatalErr(fmt.Errorf("maintain: %w; nothing was committed to %s (the maintenance's run is kept in %s: run the same maintain again to publish it)", err, url, sess.Out))
+	}
+	if c != nil {
+		fmt.Fprintf(e.stderr, "convbatch maintain: committed %s/%s%010d.json: run %d, %d files\n", url, objout.CommitsDir, c.Number, c.Run, len(c.Files))
+	}
+	return code, nil
+}
+
+// maintainAt runs the maintenance of OUT, the local directory root
+// (named dir in messages), and commits it: each table's maintenance is
+// staged (maintenance.table), the inputs' records restaged where files
+// were merged, and the whole committed as a run. With sess, root is the
+// scratch OUT of an OUT on object storage, whose data files stand as
+// placeholders until fetched, and place locates its Iceberg tables' files
+// by their objects' keys (its Locate and IO; empty for a local OUT).
+func maintainAt(e *env, root, dir string, o maintainOptions, cat icebergout.Catalog, sess *objout.Session, place icebergout.Place) (int, error) {
+	// Taken after the scratch OUT was prepared: what it holds is older.
+	start := time.Now()
 	d, err := outdir.OpenCatalog(root, cat)
 	if errors.Is(err, outdir.ErrBusy) || errors.Is(err, outdir.ErrRefused) {
 		return 0, usageErr("maintain: %v", err)
@@ -209,7 +293,7 @@ func maintain(e *env, dir string, o maintainOptions) (int, error) {
 		return 0, fatalErr(fmt.Errorf("maintain: %w", err))
 	}
 	defer txn.Abort()
-	m := &maintenance{e: e, root: root, dir: dir, o: o, start: start, d: d, rec: rec, txn: txn, cat: cat,
+	m := &maintenance{e: e, root: root, dir: dir, o: o, start: start, d: d, rec: rec, txn: txn, cat: cat, sess: sess, place: place,
 		j: &outdir.Journal{Run: rec.LastRun + 1, Removes: []string{}}, renamed: map[string]string{}}
 	for _, name := range tabledef.Names {
 		if err := m.table(name); err != nil {
@@ -247,7 +331,11 @@ type maintenance struct {
 	// cat is the catalog OUT's tables are committed to (--catalog), nil
 	// without.
 	cat icebergout.Catalog
-	j   *outdir.Journal
+	// sess is the session of an OUT on object storage (nil for a local
+	// OUT), place where its Iceberg tables' files are (Locate and IO).
+	sess  *objout.Session
+	place icebergout.Place
+	j     *outdir.Journal
 	// lines are the summary's lines, a table's or more each.
 	lines        []string
 	removedBytes int64
@@ -273,6 +361,12 @@ func (m *maintenance) table(name string) error {
 		return usageErr("maintain: %v", &outdir.RecordError{Root: root, Problems: problems})
 	}
 	merge := func(to string, from []string, partitioned bool) (int64, error) {
+		if m.sess != nil {
+			// Placeholders in the scratch OUT until downloaded.
+			if err := m.sess.FetchFiles(m.e.ctx, from); err != nil {
+				return 0, err
+			}
+		}
 		// The files merged are read as the record has them.
 		if problems := rec.CheckDigests(root, from); len(problems) > 0 {
 			return 0, &outdir.RecordError{Root: root, Problems: problems}
@@ -288,7 +382,7 @@ func (m *maintenance) table(name string) error {
 		return parquetout.Merge(m.txn, to, local, name, opts)
 	}
 	mt, err := icebergout.Maintain(m.e.ctx, m.txn, icebergout.Maintenance{
-		Root: root, Table: name, Dir: tdir,
+		Root: root, Table: name, Dir: tdir, Locate: m.place.Locate, IO: m.place.IO,
 		Expire: m.o.expire, OlderThan: m.o.age, RetainLast: m.o.retainLast, Before: m.start,
 		TargetFileSize: m.o.target, Merge: merge, Run: j.Run, Catalog: m.cat,
 	})

@@ -233,8 +233,7 @@ func TestMaintainUsage(t *testing.T) {
 		{[]string{"maintain", dir, "--rewrite-small-files", "--target-file-size", "big"}, `--target-file-size "big": want a size above 0`},
 		{[]string{"maintain", dir, "--rewrite-small-files", "--target-file-size", "0"}, `--target-file-size "0": want a size above 0`},
 		{[]string{"maintain", filepath.Join(dir, "none")}, "not a directory"},
-		{[]string{"maintain", "s3://bucket/out?X-Amz-Signature=SECRET"}, "an OUT on object storage is not maintained yet"},
-		{[]string{"maintain", "gs://bucket/out"}, "an OUT on object storage is not maintained yet"},
+		{[]string{"maintain", "s3://bucket/out?X-Amz-Signature=SECRET"}, "an OUT on object storage takes no query"},
 		{[]string{"maintain", dir}, "no manifest"},
 	} {
 		r := convbatch(t, nil, tc.args...)

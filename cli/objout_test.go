@@ -372,7 +372,8 @@ func TestObjectOutReplaceChanged(t *testing.T) {
 }
 
 // TestObjectOutGCS: two nights into gs:// on fake-gcs-server equal a
-// local OUT's, and check passes.
+// local OUT's, and check passes; Iceberg tables through a catalog too,
+// and maintained.
 func TestObjectOutGCS(t *testing.T) {
 	gcstest.Start(t).Bucket(t, "g")
 	dir := t.TempDir()
@@ -406,6 +407,24 @@ func TestObjectOutGCS(t *testing.T) {
 		t.Fatalf("check: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	want, gotIce := filepath.Join(dir, "want-ice"), filepath.Join(dir, "got-ice")
+	localIcebergTables(t, ice, want)
+	icebergObjectTables(t, iceURL, uri, gotIce)
+	sameTables(t, want, gotIce, tabledef.Names...)
+	// maintain on Cloud Storage: small files merged and old snapshots
+	// expired as in the local OUT, committed as the next commit, read
+	// through the catalog the same.
+	for _, out := range []string{ice, iceURL} {
+		args := []string{"maintain", out, "--rewrite-small-files", "--expire-snapshots-older-than", "0", "--scratch-dir", dir}
+		if out == iceURL {
+			args = append(args, "--catalog", uri)
+		}
+		if r := convbatch(t, nil, args...); r.code != 0 || !strings.Contains(r.stderr, "rewritten into") ||
+			out == iceURL && !strings.Contains(r.stderr, "committed "+iceURL+"/_commits/0000000003.json: run 3") {
+			t.Fatalf("maintain %s: %d %s", out, r.code, r.stderr)
+		}
+		checkOK(t, "after maintain", out)
+	}
+	want, gotIce = filepath.Join(dir, "want-maintained"), filepath.Join(dir, "got-maintained")
 	localIcebergTables(t, ice, want)
 	icebergObjectTables(t, iceURL, uri, gotIce)
 	sameTables(t, want, gotIce, tabledef.Names...)

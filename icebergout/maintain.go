@@ -30,6 +30,11 @@ type Maintenance struct {
 	Root string
 	// Table is the table's name; its directory is Dir, relative to Root.
 	Table, Dir string
+	// Locate, when set, locates OUT's files (an OUT on object storage,
+	// whose local copy is Root: see Locator), and IO reads what Root
+	// does not hold (Place).
+	Locate Locator
+	IO     icebergio.IO
 	// Expire expires the snapshots older than OlderThan (measured from
 	// now), but for the RetainLast latest (at least 1) of the table's
 	// history: the current snapshot is always kept.
@@ -132,7 +137,7 @@ func maintain(ctx context.Context, txn *sink.Txn, m Maintenance) (*Maintained, e
 	if err != nil || version == 0 {
 		return &Maintained{}, err
 	}
-	sfs := &recordingFS{stagedFS: stagedFS{root: m.Root, dir: m.Dir, txn: txn}}
+	sfs := &recordingFS{stagedFS: stagedFS{root: m.Root, dir: m.Dir, txn: txn, loc: m.Locate, out: m.IO}}
 	fsF := func(context.Context) (icebergio.IO, error) { return sfs, nil }
 	cat := &stagingCatalog{fs: sfs, dir: m.Dir, next: version + 1}
 	cat.baseLoc = sfs.location(path.Join(m.Dir, MetadataFile(version)))
@@ -148,7 +153,7 @@ func maintain(ctx context.Context, txn *sink.Txn, m Maintenance) (*Maintained, e
 		if m.Merge == nil {
 			return nil, errors.New("rewrite small data files: no Merge given")
 		}
-		if tbl.Location() != Location(m.Root, m.Dir) {
+		if tbl.Location() != sfs.location(m.Dir) {
 			out.Moved = true
 		} else if err := rewriteSmall(ctx, tbl, tx, sfs, m, version+1, out); err != nil {
 			return nil, fmt.Errorf("rewrite small data files: %w", err)

@@ -348,6 +348,62 @@ func (s *Session) fetchTouched(ctx context.Context, opt Options) error {
 	return s.writeMarker()
 }
 
+// FetchFiles downloads into the scratch OUT the files at paths (relative
+// to OUT) that stand there as placeholders, each checked against the
+// base commit's size and SHA-256, and keeps each one's modification time
+// (a maintenance removes only files older than its start): a maintenance
+// that merges small data files reads them. A path that is no placeholder
+// is left as it is. An error a user can act on says so
+// (outdir.Describe).
+func (s *Session) FetchFiles(ctx context.Context, paths []string) error {
+	if err := s.fetchFiles(ctx, paths); err != nil {
+		return outdir.Describe(err)
+	}
+	return nil
+}
+
+// fetchFiles is FetchFiles.
+func (s *Session) fetchFiles(ctx context.Context, paths []string) error {
+	if s.base == nil {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, p := range paths {
+		want[p] = true
+	}
+	var kept []string
+	fetch := map[string]bool{}
+	for _, p := range s.mark.Placeholders {
+		if want[p] {
+			fetch[p] = true
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	if len(fetch) == 0 {
+		return nil
+	}
+	for _, f := range s.base.Files {
+		if !fetch[f.Path] {
+			continue
+		}
+		p := filepath.Join(s.Out, filepath.FromSlash(f.Path))
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if err := s.t.fetch(ctx, f, p, s.base.Number); err != nil {
+			return err
+		}
+		if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+			return err
+		}
+	}
+	// As in fetchTouched: the marker is written once they are all here.
+	s.mark.Placeholders = kept
+	return s.writeMarker()
+}
+
 // hasFetchedPlaceholder reports whether one of ps is a part of a table
 // that fetch names: the scratch is then made anew, with them.
 func hasFetchedPlaceholder(ps, fetch []string) bool {
