@@ -161,36 +161,9 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	archive := sink.ArchiveNone
-	if !f.noOutputs {
-		var err error
-		if archive, err = sink.ParseArchiveFormat(strings.ToLower(f.archive)); err != nil {
-			return cfg, usageErr("--archive: %v", err)
-		}
-	}
-	var tables []string
-	if !f.noOutputs {
-		var err error
-		if tables, err = tabledef.Parse(f.tables); err != nil {
-			return cfg, usageErr("--tables: %v", err)
-		}
-	}
-	partition := parquetout.PartitionNone
-	if !f.noOutputs {
-		var err error
-		if partition, err = parquetout.ParsePartitioning(f.partition); err != nil {
-			return cfg, usageErr("--partition-by: %v", err)
-		}
-	}
-	format := outdir.FormatParquet
-	if !f.noOutputs {
-		var err error
-		if format, err = outdir.ParseTableFormat(f.format); err != nil {
-			return cfg, usageErr("--table-format: %v", err)
-		}
-	}
-	if f.catalog != "" && format != outdir.FormatIceberg {
-		return cfg, usageErr("--catalog needs --table-format iceberg")
+	outs, err := f.outputs()
+	if err != nil {
+		return cfg, err
 	}
 	maxDoc, err := parseSize("--max-doc-bytes", f.maxDoc, 1, 1<<31-1, "a size from 1 byte to 2147483647 bytes (under 2GiB)")
 	if err != nil {
@@ -255,13 +228,48 @@ func (f *runFlags) config(e *env, args []string) (pipeline.Config, error) {
 	}
 	cfg = pipeline.Config{
 		Incremental: f.incremental, ReplaceChanged: f.replaceChanged, Checksum: f.checksum,
-		Inputs: inputs, Skipped: skipped, Stdin: e.stdin, OutDir: f.out, Archive: archive, Workers: f.workers,
+		Inputs: inputs, Skipped: skipped, Stdin: e.stdin, OutDir: f.out, Archive: outs.archive, Workers: f.workers,
 		MaxDocBytes: maxDoc, ZstdMaxWindow: uint64(window), Strict: f.strict,
-		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: tables, MemoryLimit: memLimit, GCPercent: gcPercent,
-		TableOptions: parquetout.TableOptions{PartitionBy: partition}, TableFormat: format,
+		Progress: &pipeline.Progress{}, Keyring: keyring, Tables: outs.tables, MemoryLimit: memLimit, GCPercent: gcPercent,
+		TableOptions: parquetout.TableOptions{PartitionBy: outs.partition}, TableFormat: outs.format,
 		CheckpointKey: checkpointKey, Source: client,
 	}
 	return cfg, nil
+}
+
+// outputSettings are what the flags of the outputs say: the archive's
+// format, the tables, their partitioning and their format.
+type outputSettings struct {
+	archive   sink.ArchiveFormat
+	tables    []string
+	partition parquetout.Partitioning
+	format    outdir.TableFormat
+}
+
+// outputs parses the flags of the outputs; a command without outputs
+// (noOutputs) writes no archive and no table.
+func (f *runFlags) outputs() (outputSettings, error) {
+	o := outputSettings{archive: sink.ArchiveNone, partition: parquetout.PartitionNone, format: outdir.FormatParquet}
+	if f.noOutputs {
+		return o, nil
+	}
+	var err error
+	if o.archive, err = sink.ParseArchiveFormat(strings.ToLower(f.archive)); err != nil {
+		return o, usageErr("--archive: %v", err)
+	}
+	if o.tables, err = tabledef.Parse(f.tables); err != nil {
+		return o, usageErr("--tables: %v", err)
+	}
+	if o.partition, err = parquetout.ParsePartitioning(f.partition); err != nil {
+		return o, usageErr("--partition-by: %v", err)
+	}
+	if o.format, err = outdir.ParseTableFormat(f.format); err != nil {
+		return o, usageErr("--table-format: %v", err)
+	}
+	if f.catalog != "" && o.format != outdir.FormatIceberg {
+		return o, usageErr("--catalog needs --table-format iceberg")
+	}
+	return o, nil
 }
 
 // inputErr is the error of expanding the INPUT arguments. What outlasted
