@@ -16,7 +16,7 @@ import (
 // other placeholders and the files that are none as they are; the marker
 // then lists only the placeholders left, so that a session kept for a
 // rerun reads the fetched bytes. An object changed since its commit is
-// refused, naming it.
+// refused, naming it, and its placeholder left whole.
 func TestFetchFiles(t *testing.T) {
 	f, _ := newS3(t)
 	tg := openT(t)
@@ -81,5 +81,12 @@ func TestFetchFiles(t *testing.T) {
 	}
 	if err := s.FetchFiles(ctx, []string{archive}); err == nil || !strings.Contains(err.Error(), "is not what commit 1 records") {
 		t.Errorf("a changed object fetched: %v", err)
+	}
+	// The placeholder is left whole, at its size, and nothing else.
+	if st, err := os.Stat(filepath.Join(s.Out, filepath.FromSlash(archive))); err != nil || st.Size() != int64(len("archive n1")) {
+		t.Errorf("the placeholder after a refused fetch: %v %v", st, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, "fetching.tmp")); err == nil {
+		t.Error("a refused fetch left its download")
 	}
 }

@@ -392,10 +392,19 @@ func (s *Session) fetchFiles(ctx context.Context, paths []string) error {
 		if err != nil {
 			return err
 		}
-		if err := s.t.fetch(ctx, f, p, s.base.Number); err != nil {
+		// Downloaded beside the scratch OUT, then renamed over the
+		// placeholder: a kill half way leaves the placeholder whole (at
+		// its size, which the rerun's check of the record reads) and no
+		// stray file in the OUT that Publish would upload.
+		tmp := filepath.Join(s.dir, "fetching.tmp")
+		if err := s.t.fetch(ctx, f, tmp, s.base.Number); err != nil {
+			os.Remove(tmp)
 			return err
 		}
-		if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+		if err := os.Chtimes(tmp, st.ModTime(), st.ModTime()); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, p); err != nil {
 			return err
 		}
 	}
