@@ -9,12 +9,12 @@ import (
 // stall timeout, the defaults they leave, and the values they refuse.
 func TestClientOptions(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		opts   []Option
-		ok     bool
-		tries  int
-		stall  time.Duration
-		backof time.Duration
+		name    string
+		opts    []Option
+		ok      bool
+		tries   int
+		stall   time.Duration
+		backoff time.Duration
 	}{
 		{"defaults", nil, true, DefaultTries, DefaultStallTimeout, 200 * time.Millisecond},
 		{"tries alone", []Option{WithTries(9)}, true, 9, DefaultStallTimeout, 200 * time.Millisecond},
@@ -33,8 +33,8 @@ func TestClientOptions(t *testing.T) {
 				return
 			}
 			defer c.Close()
-			if c.opts.tries != tc.tries || c.opts.stall != tc.stall || c.opts.backoff != tc.backof {
-				t.Errorf("tries %d, stall %v, backoff %v; want %d, %v, %v", c.opts.tries, c.opts.stall, c.opts.backoff, tc.tries, tc.stall, tc.backof)
+			if c.opts.tries != tc.tries || c.opts.stall != tc.stall || c.opts.backoff != tc.backoff {
+				t.Errorf("tries %d, stall %v, backoff %v; want %d, %v, %v", c.opts.tries, c.opts.stall, c.opts.backoff, tc.tries, tc.stall, tc.backoff)
 			}
 		})
 	}
