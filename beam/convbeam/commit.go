@@ -22,6 +22,7 @@ import (
 	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/pipeline"
 	"github.com/convbatch/convbatch/sink"
+	"github.com/convbatch/convbatch/source"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/verify"
 )
@@ -51,18 +52,21 @@ const (
 var ErrUpToDate = errors.New("OUT holds every input already: nothing to do")
 
 // runOptions are what the job tells outdir of its run, as convbatch run
-// tells it (pipeline's Config.openRun).
-func (s *Settings) runOptions(inputs []stream.Input) outdir.Options {
+// tells it (pipeline's Config.openRun); c states and reads the inputs
+// given by URL that an incremental run compares.
+func (s *Settings) runOptions(inputs []stream.Input, c *source.Client) outdir.Options {
 	return outdir.Options{Root: s.Output, Inputs: inputs, Incremental: s.Incremental, Handlers: s.Handlers,
 		Tables: s.Tables, Archive: sink.ArchiveFormat(s.Archive), TableWork: pipeline.TableWork(""),
-		TableFormat: outdir.TableFormat(s.TableFormat)}
+		TableFormat: outdir.TableFormat(s.TableFormat), Source: c}
 }
 
 // Continue keeps of the plan the inputs that an incremental job into
 // OUT commits: those OUT does not hold already with the same
 // fingerprint (convbatch run --incremental's rule, package outdir). It
 // returns ErrUpToDate when none is left, and OUT's refusals (an input
-// changed since it was committed, other settings than OUT's runs).
+// changed since it was committed, other settings than OUT's runs). An
+// input given by URL that it compares is stat'ed and read with the
+// job's retries (Settings.InputClient).
 //
 // An OUT on object storage is read as its newest commit, in the scratch
 // OUT that package objout makes of it under Settings.ScratchDir (which
@@ -71,7 +75,12 @@ func (p *Plan) Continue(ctx context.Context, s *Settings) error {
 	if !s.Incremental {
 		return nil
 	}
-	opts := s.runOptions(p.Inputs)
+	c, release, err := s.InputClient()
+	if err != nil {
+		return err
+	}
+	defer release()
+	opts := s.runOptions(p.Inputs, c)
 	if objout.IsURL(s.Output) {
 		_, sess, err := prepareObject(ctx, s, p.Inputs)
 		if err != nil {
@@ -169,9 +178,16 @@ func (f *publishFn) commitOut(ctx context.Context, out string, obj objectCommit,
 			}
 		}
 	}
+	// The keyring and the inputs given by URL that an incremental run
+	// compares (their stats and digests) are read with the job's retries.
+	src, release, err := f.S.InputClient()
+	if err != nil {
+		return err
+	}
+	defer release()
 	var kr *verify.Keyring
 	if f.S.Keys != "" {
-		if kr, err = loadKeyring(ctx, f.S.Keys); err != nil {
+		if kr, err = loadKeyring(ctx, src, f.S.Keys); err != nil {
 			return err
 		}
 	}
@@ -194,7 +210,7 @@ func (f *publishFn) commitOut(ctx context.Context, out string, obj objectCommit,
 	cfg := pipeline.Config{
 		Tool: "convbeam", Inputs: named, Skipped: skipped, OutDir: out, Archive: sink.ArchiveFormat(f.S.Archive),
 		Workers: 1, MaxDocBytes: f.S.MaxDocBytes, MaxDepth: f.S.MaxDepth, ZstdMaxWindow: f.S.ZstdMaxWindow, Strict: f.S.Strict,
-		Keyring: kr, CheckpointKey: ckey, Now: func() time.Time { return witness },
+		Keyring: kr, CheckpointKey: ckey, Now: func() time.Time { return witness }, Source: src,
 		Tables: f.S.Tables, TableFormat: outdir.TableFormat(f.S.TableFormat), IcebergPlace: obj.place, OnStaged: obj.onStaged, Incremental: f.S.Incremental,
 		Staged: func(run *outdir.Run) error {
 			if err := f.stage(ctx, run, inputs, byInput); err != nil {

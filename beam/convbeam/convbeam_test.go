@@ -37,6 +37,10 @@ type job struct {
 	planned func()
 	// scratch is Settings.ScratchDir (an OUT on object storage).
 	scratch string
+	// inputTries and inputStall are Settings.InputTries and
+	// InputStallTimeout when not 0 (the defaults).
+	inputTries int
+	inputStall time.Duration
 }
 
 // runJob runs convbeam on Prism and returns the pipeline's error.
@@ -69,7 +73,18 @@ func runJobMetrics(t *testing.T, j job) (map[string]int64, error) {
 	if j.maxDoc > 0 {
 		s.MaxDocBytes = j.maxDoc
 	}
-	plan, err := MakePlan(ctx, j.globs, s.ShardBytes)
+	if j.inputTries != 0 {
+		s.InputTries = j.inputTries
+	}
+	if j.inputStall != 0 {
+		s.InputStallTimeout = j.inputStall
+	}
+	client, release, err := s.InputClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	plan, err := MakePlan(ctx, client, j.globs, s.ShardBytes)
 	if err != nil {
 		t.Fatal(err)
 	}

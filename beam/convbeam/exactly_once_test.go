@@ -14,7 +14,7 @@ import (
 // shardKeys are the shard keys of the plan of globs.
 func shardKeys(t *testing.T, globs []string, shardBytes int64) []string {
 	t.Helper()
-	plan, err := MakePlan(context.Background(), globs, shardBytes)
+	plan, err := MakePlan(context.Background(), nil, globs, shardBytes)
 	if err != nil {
 		t.Fatal(err)
 	}

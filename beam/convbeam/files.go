@@ -31,10 +31,11 @@ func isLocal(p string) bool { return !strings.Contains(p, "://") }
 // openShard opens the input of sh for reading from byte off, own being
 // the bytes from off that the reader needs (< 0: all to the end), which
 // the reader may read past: an input by URL with ranged GETs of its own
-// bytes (openShardObject), one on a Beam file system with openAt.
-func openShard(ctx context.Context, sh Shard, off, own int64) (io.ReadCloser, error) {
+// bytes through c (openShardObject), one on a Beam file system with
+// openAt.
+func openShard(ctx context.Context, c *source.Client, sh Shard, off, own int64) (io.ReadCloser, error) {
 	if sh.Object.URL != "" {
-		return openShardObject(ctx, sh, off, own)
+		return openShardObject(ctx, c, sh, off, own)
 	}
 	return openAt(ctx, sh.Path, off)
 }
@@ -80,23 +81,27 @@ func readAll(ctx context.Context, p string) ([]byte, error) {
 }
 
 // LoadKeyring reads and checks the keyring at p as every shard of a job
-// reads it (loadKeyring): convbeam calls it before it submits the job, so
-// that a missing or malformed keyring is refused at once, not found by
-// the workers.
-func LoadKeyring(ctx context.Context, p string) (*verify.Keyring, error) {
-	return loadKeyring(ctx, p)
+// reads it (loadKeyring), one given by URL through c (the inputs' client,
+// Settings.InputClient; nil is source.Default()): convbeam calls it
+// before it submits the job, so that a missing or malformed keyring is
+// refused at once, not found by the workers.
+func LoadKeyring(ctx context.Context, c *source.Client, p string) (*verify.Keyring, error) {
+	if c == nil {
+		c = source.Default()
+	}
+	return loadKeyring(ctx, c, p)
 }
 
 // loadKeyring reads the keyring at p with convbatch's size cap
 // (verify.DefaultMaxKeyringBytes) and ctx: a local file as convbatch run
 // reads it (a regular file only), one by URL (s3://, gs://, https://)
-// through package source as the inputs are, one on another Beam file
-// system through it, each as a stream.
-func loadKeyring(ctx context.Context, p string) (*verify.Keyring, error) {
+// through c as the inputs are, one on another Beam file system through
+// it, each as a stream.
+func loadKeyring(ctx context.Context, c *source.Client, p string) (*verify.Keyring, error) {
 	if isLocal(p) {
 		return verify.LoadKeyringContext(ctx, p)
 	}
-	r, name, err := openKeyring(ctx, p)
+	r, name, err := openKeyring(ctx, c, p)
 	if err != nil {
 		return nil, fmt.Errorf("keyring: %w", err)
 	}
@@ -108,15 +113,16 @@ func loadKeyring(ctx context.Context, p string) (*verify.Keyring, error) {
 	return kr, nil
 }
 
-// openKeyring opens the keyring at p, a URL or a path on a Beam file
-// system, and returns the name errors give it (a URL without its query).
-func openKeyring(ctx context.Context, p string) (io.ReadCloser, string, error) {
+// openKeyring opens the keyring at p, a URL (through c) or a path on a
+// Beam file system, and returns the name errors give it (a URL without
+// its query).
+func openKeyring(ctx context.Context, c *source.Client, p string) (io.ReadCloser, string, error) {
 	if source.IsURL(p) {
 		loc, err := source.Parse(p)
 		if err != nil {
 			return nil, "", err
 		}
-		r, err := source.Open(ctx, loc)
+		r, err := c.Open(ctx, loc)
 		return r, loc.String(), err
 	}
 	fsys, err := filesystem.New(ctx, p)

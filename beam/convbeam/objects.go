@@ -2,10 +2,35 @@ package convbeam
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/convbatch/convbatch/source"
 )
+
+// InputClient returns the client through which the job lists and reads
+// its inputs and its keyring given by URL, with s.InputTries and
+// s.InputStallTimeout: source.Default() when both are at their defaults
+// (or 0), as convbatch run uses it then, else a client of its own.
+// release closes the latter once it is no longer used, and does nothing
+// for the default, which the process shares.
+func (s *Settings) InputClient() (c *source.Client, release func(), err error) {
+	tries, stall := s.InputTries, s.InputStallTimeout
+	if tries == 0 {
+		tries = source.DefaultTries
+	}
+	if stall == 0 {
+		stall = source.DefaultStallTimeout
+	}
+	if tries == source.DefaultTries && stall == source.DefaultStallTimeout {
+		return source.Default(), func() {}, nil
+	}
+	c, err = source.NewClient(source.WithTries(tries), source.WithStallTimeout(stall))
+	if err != nil {
+		return nil, nil, fmt.Errorf("the inputs' client (tries %d, stall timeout %v): %w", tries, stall, err)
+	}
+	return c, func() { c.Close() }, nil
+}
 
 // Reading an input by URL: each shard asks the store for its own bytes
 // (ranged GETs, package source), pinned to the version the plan listed,
@@ -22,10 +47,11 @@ const (
 )
 
 // openShardObject opens the object of sh (sh.Object set) for reading from
-// byte off: own bytes in one ranged GET (own < 0: the rest of the object),
-// then, for a reader that goes on past them to end its last line, GETs
-// from tailFirst doubling to tailMax, up to the end of the object.
-func openShardObject(ctx context.Context, sh Shard, off, own int64) (io.ReadCloser, error) {
+// byte off through c: own bytes in one ranged GET (own < 0: the rest of
+// the object), then, for a reader that goes on past them to end its last
+// line, GETs from tailFirst doubling to tailMax, up to the end of the
+// object.
+func openShardObject(ctx context.Context, c *source.Client, sh Shard, off, own int64) (io.ReadCloser, error) {
 	info, err := sh.Object.info()
 	if err != nil {
 		return nil, err
@@ -33,12 +59,14 @@ func openShardObject(ctx context.Context, sh Shard, off, own int64) (io.ReadClos
 	if info.Size < 0 {
 		own = -1 // a web server that did not say the size: one GET to the end
 	}
-	return &objectReader{ctx: ctx, info: info, off: off, next: own, tail: tailFirst}, nil
+	return &objectReader{ctx: ctx, c: c, info: info, off: off, next: own, tail: tailFirst}, nil
 }
 
-// objectReader reads an object from off in successive ranged GETs.
+// objectReader reads an object from off in successive ranged GETs,
+// each through c (its tries and stall timeout).
 type objectReader struct {
 	ctx  context.Context
+	c    *source.Client
 	info source.Info
 	off  int64 // next byte to deliver
 	next int64 // bytes of the next GET; < 0: to the end
@@ -54,7 +82,7 @@ func (r *objectReader) Read(p []byte) (int, error) {
 			if r.info.Size >= 0 && r.off >= r.info.Size {
 				return 0, io.EOF
 			}
-			rd, err := source.OpenVersion(r.ctx, r.info, r.off, r.next)
+			rd, err := r.c.OpenVersion(r.ctx, r.info, r.off, r.next)
 			if err != nil {
 				return 0, err
 			}

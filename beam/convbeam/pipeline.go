@@ -17,7 +17,7 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	// Shards go to workers one by one: a runner may otherwise read a whole
 	// small Create in one bundle.
 	shards = beam.Reshuffle(scope, shards)
-	counts := beam.ParDo(scope.Scope("count-lines"), &countFn{}, shards)
+	counts := beam.ParDo(scope.Scope("count-lines"), &countFn{S: *s}, shards)
 	docs, refs, receipts, results := beam.ParDo4(scope.Scope("read"), &readFn{S: *s, Fault: fault}, shards,
 		beam.SideInput{Input: counts})
 

@@ -51,13 +51,17 @@ type Plan struct {
 // MakePlan lists the globs, names the inputs as convbatch does and cuts
 // each into shards: a plain JSONL file larger than shardBytes into byte
 // ranges, any other input whole. A URL (s3://, gs://, https://, http://)
-// is listed through package source, as convbatch run lists it
-// (stream.ExpandURL), each object's version recorded in its shards; any
-// other glob through Beam's file systems (stream.MatchInput). The names
-// are then made unique over all inputs (stream.Disambiguate).
-func MakePlan(ctx context.Context, globs []string, shardBytes int64) (*Plan, error) {
+// is listed and stat'ed through c (Settings.InputClient, with the job's
+// tries and stall timeout; nil is source.Default()), as convbatch run
+// lists it (stream.ExpandURLWith), each object's version recorded in its
+// shards; any other glob through Beam's file systems (stream.MatchInput).
+// The names are then made unique over all inputs (stream.Disambiguate).
+func MakePlan(ctx context.Context, c *source.Client, globs []string, shardBytes int64) (*Plan, error) {
 	if shardBytes <= 0 {
 		shardBytes = DefaultShardBytes
+	}
+	if c == nil {
+		c = source.Default()
 	}
 	p := &Plan{}
 	seen := map[string]bool{}
@@ -69,7 +73,7 @@ func MakePlan(ctx context.Context, globs []string, shardBytes int64) (*Plan, err
 			// Objects and web servers' files are listed and read through
 			// package source, as convbatch run reads them: a shard reads
 			// its own byte range, pinned to the version listed here.
-			found, passed, err := stream.ExpandURL(ctx, glob)
+			found, passed, err := stream.ExpandURLWith(ctx, c, glob)
 			if err != nil {
 				return nil, err
 			}
@@ -143,7 +147,8 @@ func MakePlan(ctx context.Context, globs []string, shardBytes int64) (*Plan, err
 
 // NewSettings checks the choices of a job writing to output and returns
 // its Settings, with a new temporary directory name and the handlers'
-// names. It refuses an output directory that holds a report.
+// names, the limits and the inputs' retries at their defaults. It refuses
+// an output directory that holds a report.
 func NewSettings(ctx context.Context, output, keys, tables, archive string) (*Settings, error) {
 	return newSettings(ctx, output, keys, tables, archive, false)
 }
@@ -197,7 +202,8 @@ func newSettings(ctx context.Context, output, keys, tables, archive string, incr
 	rand.Read(id[:])
 	s := &Settings{Output: output, Keys: keys, Tables: names, Archive: string(format),
 		MaxDocBytes: stream.DefaultMaxDocBytes, MaxDepth: 0, ZstdMaxWindow: stream.DefaultZstdMaxWindow,
-		ShardBytes: DefaultShardBytes, Tmp: join(tmpRoot(output), hex.EncodeToString(id[:])), Incremental: incremental}
+		ShardBytes: DefaultShardBytes, Tmp: join(tmpRoot(output), hex.EncodeToString(id[:])), Incremental: incremental,
+		InputTries: source.DefaultTries, InputStallTimeout: source.DefaultStallTimeout}
 	reg := transform.Standard(s.transformOptions(transform.ReceiptOptions{}))
 	handlers, err := reg.Resolve()
 	if err != nil {

@@ -26,14 +26,36 @@ import (
 )
 
 // countFn counts the LF bytes of a byte-range shard.
-type countFn struct{}
+type countFn struct {
+	// S are the job's settings (the inputs' retries, InputTries and
+	// InputStallTimeout).
+	S Settings
+
+	src     *source.Client
+	release func()
+}
+
+// Setup makes the worker's client of the inputs given by URL.
+func (f *countFn) Setup() error {
+	var err error
+	f.src, f.release, err = f.S.InputClient()
+	return err
+}
+
+// Teardown closes the worker's client.
+func (f *countFn) Teardown() {
+	if f.release != nil {
+		f.release()
+		f.src, f.release = nil, nil
+	}
+}
 
 // ProcessElement emits the shard's LineCount; a whole-input shard has none.
-func (*countFn) ProcessElement(ctx context.Context, sh Shard, emit func(LineCount)) error {
+func (f *countFn) ProcessElement(ctx context.Context, sh Shard, emit func(LineCount)) error {
 	if !sh.Split {
 		return nil
 	}
-	rc, err := openShard(ctx, sh, sh.Start, sh.End-sh.Start)
+	rc, err := openShard(ctx, f.src, sh, sh.Start, sh.End-sh.Start)
 	if err != nil {
 		return fmt.Errorf("%s: %w", sh.Path, err)
 	}
@@ -66,25 +88,43 @@ type readFn struct {
 	proc  *transform.Processor
 	cache *verify.SignatureCache
 	tried map[string]bool
+	// src reads the inputs and the keyring given by URL, with the job's
+	// retries (Settings.InputClient); release closes it.
+	src     *source.Client
+	release func()
 }
 
-// Setup loads the keyring and makes the worker's handlers.
+// Setup makes the worker's client of the inputs given by URL, loads the
+// keyring and makes the worker's handlers.
 func (f *readFn) Setup(ctx context.Context) error {
+	var err error
+	if f.src, f.release, err = f.S.InputClient(); err != nil {
+		return err
+	}
 	var kr *verify.Keyring
 	if f.S.Keys != "" {
-		var err error
-		if kr, err = loadKeyring(ctx, f.S.Keys); err != nil {
+		if kr, err = loadKeyring(ctx, f.src, f.S.Keys); err != nil {
+			f.Teardown()
 			return err
 		}
 	}
 	f.cache = verify.NewSignatureCache(verify.DefaultSignatureCacheEntries)
 	handlers, err := transform.Standard(f.S.transformOptions(transform.ReceiptOptions{Keyring: kr, SignatureCache: f.cache, JudgeAtResolution: true})).Resolve()
 	if err != nil {
+		f.Teardown()
 		return err
 	}
 	f.proc = transform.NewProcessor(handlers)
 	f.tried = map[string]bool{}
 	return nil
+}
+
+// Teardown closes the worker's client of the inputs.
+func (f *readFn) Teardown() {
+	if f.release != nil {
+		f.release()
+		f.src, f.release = nil, nil
+	}
 }
 
 // shardRead is one read of a shard into a local staging directory.
@@ -258,7 +298,7 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, spool *strea
 		own = sh.End - from
 	}
 	r.res.Counters = w.Counters
-	src, err := openShard(ctx, sh, from, own)
+	src, err := openShard(ctx, f.src, sh, from, own)
 	if err != nil {
 		// The input cannot be opened: an input fault, as in convbatch run.
 		r.res.Fault = &sink.InputFault{Reason: codes.FaultOpenError.String()}

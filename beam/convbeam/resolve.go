@@ -72,7 +72,8 @@ func bucketFn(bucket int, refs func(*RefTo) bool, docs func(*[]byte) bool, emit 
 // and judges its keys under the keyring at the job's witness time, as
 // convbatch run judges a receipt new in it at its commit time.
 type resolveFn struct {
-	// S are the job's settings (its keyring, Keys).
+	// S are the job's settings (its keyring, Keys, and the retries of
+	// one given by URL).
 	S Settings
 	// WitnessMicros is the job's witness time: when the job (its OUT's
 	// one run) first commits every receipt.
@@ -81,13 +82,18 @@ type resolveFn struct {
 	kr *verify.Keyring
 }
 
-// Setup loads the keyring.
+// Setup loads the keyring, one given by URL through a client with the
+// job's retries (Settings.InputClient), closed once it is read.
 func (f *resolveFn) Setup(ctx context.Context) error {
 	if f.S.Keys == "" {
 		return nil
 	}
-	var err error
-	f.kr, err = loadKeyring(ctx, f.S.Keys)
+	c, release, err := f.S.InputClient()
+	if err != nil {
+		return err
+	}
+	defer release()
+	f.kr, err = loadKeyring(ctx, c, f.S.Keys)
 	return err
 }
 

@@ -128,7 +128,7 @@ func TestMakePlanURLs(t *testing.T) {
 	s3.Put(t, bucket, "d/a.jsonl.zst", []byte("not zstd"))
 	s3.Put(t, bucket, "d/notes.txt", []byte("x"))
 	ctx := context.Background()
-	plan, err := MakePlan(ctx, []string{"s3://" + bucket + "/d/*"}, 0)
+	plan, err := MakePlan(ctx, nil, []string{"s3://" + bucket + "/d/*"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestMakePlanURLs(t *testing.T) {
 		}
 	}
 	for _, glob := range []string{"s3://" + bucket + "/d/missing.jsonl", "s3://" + bucket + "/d/*.gz"} {
-		_, err := MakePlan(ctx, []string{glob}, 0)
+		_, err := MakePlan(ctx, nil, []string{glob}, 0)
 		if err == nil || !strings.Contains(err.Error(), strings.TrimSuffix(glob, "*.gz")) || strings.Contains(err.Error(), s3test.Secret) {
 			t.Errorf("%s: %v, want a refusal naming it", glob, err)
 		}

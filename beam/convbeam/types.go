@@ -60,6 +60,18 @@ type Settings struct {
 	// run --scratch-dir); "" for the system's temporary directory of the
 	// machine it runs on.
 	ScratchDir string
+	// InputTries and InputStallTimeout are the retries of the inputs and
+	// of a keyring given by URL (s3://, gs://, https://, http://), as
+	// convbatch run --input-tries and --input-stall-timeout: how often a
+	// request is tried in a row without a byte of progress before a
+	// transient failure is given up, and how long a request may go
+	// without a byte before it is abandoned and tried again. 0 is the
+	// default (source.DefaultTries, source.DefaultStallTimeout). The
+	// plan's listings and every DoFn that reads an input or the keyring
+	// go through a client made of them (InputClient); the duration
+	// travels to the workers as its nanoseconds.
+	InputTries        int
+	InputStallTimeout time.Duration
 }
 
 // DefaultIDBuckets is the number of id buckets of the receipt pass: each

@@ -5,6 +5,7 @@
 //	convbeam --input GLOB[,GLOB...] --output OUT [--keys FILE] [--tables LIST]
 //	         [--table_format parquet|iceberg] [--archive zst|jsonl|none]
 //	         [--shard_bytes N] [--max_doc_bytes N] [--strict]
+//	         [--input_tries N] [--input_stall_timeout DURATION]
 //	         [--runner prism|flink|spark|dataflow] [runner flags]
 package main
 
@@ -25,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unicode"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -62,6 +64,11 @@ type options struct {
 	strict, verbose, incremental   bool
 	cpuprofile, log, checkpointKey string
 	scratchDir                     string
+	// inputTries and inputStall are --input_tries and
+	// --input_stall_timeout: the retries of the inputs and the keyring
+	// given by URL.
+	inputTries int
+	inputStall time.Duration
 }
 
 // onceFlag is a string flag that may be given once: it keeps every value
@@ -106,6 +113,12 @@ func (o *options) define(fs *flag.FlagSet) {
 	scratch := "with --output s3://… or gs://…: the local directory under which the publishing step works (the scratch OUT of the newest commit, the shards' files; see docs/FORMAT.md, \"OUT on object storage\"), on the machine it runs on; default the system's temporary directory"
 	fs.StringVar(&o.scratchDir, "scratch_dir", "", scratch)
 	fs.StringVar(&o.scratchDir, "scratch-dir", "", "the same as --scratch_dir, as convbatch spells it")
+	tries := "inputs (and --keys) given by URL: tries of each request in a row without a byte of progress before a transient failure (5xx, 429, a reset, a stall) is given up, in the listing before the job is submitted and in every worker's reads; the waits between tries double from 200ms to at most 10s; as convbatch run --input-tries"
+	fs.IntVar(&o.inputTries, "input_tries", source.DefaultTries, tries)
+	fs.IntVar(&o.inputTries, "input-tries", source.DefaultTries, "the same as --input_tries, as convbatch spells it")
+	stall := "inputs (and --keys) given by URL: how long a request may go without a byte before it is abandoned and tried again; as convbatch run --input-stall-timeout"
+	fs.DurationVar(&o.inputStall, "input_stall_timeout", source.DefaultStallTimeout, stall)
+	fs.DurationVar(&o.inputStall, "input-stall-timeout", source.DefaultStallTimeout, "the same as --input_stall_timeout, as convbatch spells it")
 	fs.StringVar(&o.checkpointKey, "checkpoint_key", "", "sign the checkpoint of the local OUT's history with this note signer key FILE, as convbatch run --checkpoint-key")
 	fs.BoolVar(&o.strict, "strict", false, "reject a byte-order mark instead of dropping it, as convbatch run --strict")
 	fs.BoolVar(&o.verbose, "verbose", false, "show the runner's logs (Beam's and Prism's, INFO and above) on standard error instead of writing them to the log file")
@@ -128,6 +141,7 @@ Usage:
            [--table_format parquet|iceberg] [--archive zst|jsonl|none]
            [--shard_bytes N] [--max_doc_bytes N] [--strict]
            [--incremental] [--checkpoint_key FILE] [--scratch_dir DIR]
+           [--input_tries N] [--input_stall_timeout DURATION]
            [--runner prism|flink|spark|dataflow] [runner flags]
 
 ` + exitcode.Summary + `
@@ -404,6 +418,12 @@ func (o *options) preflight(ctx context.Context, stderr io.Writer) (runner strin
 	if o.maxDoc < 1 || o.maxDoc > 1<<31-1 {
 		return failFlag(fmt.Errorf("--max_doc_bytes %d: want a size from 1 byte to 2147483647 bytes (under 2GiB)", o.maxDoc))
 	}
+	if o.inputTries < 1 {
+		return failFlag(fmt.Errorf("--input_tries %d: want at least 1", o.inputTries))
+	}
+	if o.inputStall <= 0 {
+		return failFlag(fmt.Errorf("--input_stall_timeout %v: want a positive duration (e.g. 60s, 5m)", o.inputStall))
+	}
 	runner = *runners.Runner
 	if runner == "" {
 		runner = "prism"
@@ -426,6 +446,7 @@ func (o *options) preflight(ctx context.Context, stderr io.Writer) (runner strin
 		return failFlag(err) // --tables, --archive
 	}
 	s.ShardBytes, s.MaxDocBytes, s.Strict = o.shardBytes, o.maxDoc, o.strict
+	s.InputTries, s.InputStallTimeout = o.inputTries, o.inputStall
 	s.TableFormat = string(format)
 	if o.scratchDir != "" {
 		if s.ScratchDir, err = filepath.Abs(o.scratchDir); err != nil {
@@ -437,8 +458,16 @@ func (o *options) preflight(ctx context.Context, stderr io.Writer) (runner strin
 			return failFlag(err)
 		}
 	}
+	// The keyring and the inputs given by URL are read here with the
+	// job's retries, as the workers read them (each with a client of its
+	// own made of s).
+	client, release, err := s.InputClient()
+	if err != nil {
+		return failFlag(err)
+	}
+	defer release()
 	if s.Keys != "" {
-		if _, err := convbeam.LoadKeyring(ctx, s.Keys); err != nil {
+		if _, err := convbeam.LoadKeyring(ctx, client, s.Keys); err != nil {
 			if ctx.Err() != nil || source.Temporary(err) {
 				fmt.Fprintf(stderr, "convbeam: --keys: %s; nothing was submitted\n", oneLine(err.Error()))
 				return "", nil, nil, exitcode.Fatal, false
@@ -452,7 +481,7 @@ func (o *options) preflight(ctx context.Context, stderr io.Writer) (runner strin
 			return fail(err)
 		}
 	}
-	plan, err = convbeam.MakePlan(ctx, globs, s.ShardBytes)
+	plan, err = convbeam.MakePlan(ctx, client, globs, s.ShardBytes)
 	if err != nil {
 		if ctx.Err() != nil || source.Temporary(err) {
 			fmt.Fprintf(stderr, "convbeam: %s; nothing was submitted\n", oneLine(err.Error()))
