@@ -25,10 +25,11 @@ import (
 // asks a store for an input or the keyring given by URL: the plan's
 // listing and stat, the keyring read before the job is submitted, the
 // workers' DoFns (serialized as Beam serializes them, by their exported
-// fields as JSON, then set up), and a whole job on Prism. A web server
-// that answers 503 to every request is asked exactly InputTries (2) times
-// a request, not source.DefaultTries (5); one that never answers is given
-// up after two 200 ms stalls, not the default minute.
+// fields as JSON, then set up; a count given up is a failed LineCount),
+// and a whole job on Prism. A web server that answers 503 to every
+// request is asked exactly InputTries (2) times a request, not
+// source.DefaultTries (5); one that never answers is given up after two
+// 200 ms stalls, not the default minute.
 func TestInputTries(t *testing.T) {
 	var heads, gets, keyGets atomic.Int64
 	var doc strings.Builder
@@ -93,6 +94,16 @@ func TestInputTries(t *testing.T) {
 	// Bounded contexts: without the stall timeout's wiring a stalled
 	// request would wait the default minute, and be counted once.
 	bounded := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 20*time.Second) }
+	// A count given up is no error but a failed LineCount (an input
+	// fault, see TestCountFault): countErr makes it the case's error.
+	var failed LineCount
+	countErr := func(err error) error {
+		if err == nil && failed.Reason != "" {
+			err = fmt.Errorf("count failed: %s, HTTP %d", failed.Reason, failed.Status)
+		}
+		failed = LineCount{}
+		return err
+	}
 	for _, tc := range []struct {
 		name  string
 		run   func(t *testing.T) error
@@ -127,8 +138,8 @@ func TestInputTries(t *testing.T) {
 				return err
 			}
 			defer f.Teardown()
-			return f.ProcessElement(ctx, sh, func(LineCount) {})
-		}, &gets, 2, "503"},
+			return countErr(f.ProcessElement(ctx, sh, func(c LineCount) { failed = c }))
+		}, &gets, 2, "read-error, HTTP 503"},
 		{"worker: a stalled shard", func(t *testing.T) error {
 			sh := shard(t, web.URL+"/stalldoc.jsonl", 1<<10)
 			f := workerFn(t, &countFn{S: *settings(t, 2, 200*time.Millisecond)})
@@ -138,8 +149,8 @@ func TestInputTries(t *testing.T) {
 			defer f.Teardown()
 			ctx, cancel := bounded()
 			defer cancel()
-			return f.ProcessElement(ctx, sh, func(LineCount) {})
-		}, &gets, 2, "stall"},
+			return countErr(f.ProcessElement(ctx, sh, func(c LineCount) { failed = c }))
+		}, &gets, 2, "read-error, HTTP 0"},
 		{"worker: reading's keyring", func(t *testing.T) error {
 			s := settings(t, 2, 0)
 			s.Keys = web.URL + "/keys.json"

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/convbatch/convbatch/codes"
 	"github.com/convbatch/convbatch/docindex"
 	"github.com/convbatch/convbatch/outdir"
@@ -57,14 +58,34 @@ func (f *countFn) ProcessElement(ctx context.Context, sh Shard, emit func(LineCo
 	}
 	rc, err := openShard(ctx, f.src, sh, sh.Start, sh.End-sh.Start)
 	if err != nil {
-		return fmt.Errorf("%s: %w", sh.Path, err)
+		return f.failed(ctx, sh, codes.FaultOpenError, fmt.Errorf("%s: %w", sh.Path, err), emit)
 	}
 	defer rc.Close()
 	n, err := stream.CountNewlines(io.LimitReader(rc, sh.End-sh.Start))
 	if err != nil {
-		return fmt.Errorf("%s: bytes %d to %d: %w", sh.Path, sh.Start, sh.End, err)
+		return f.failed(ctx, sh, codes.FaultReadError, fmt.Errorf("%s: bytes %d to %d: %w", sh.Path, sh.Start, sh.End, err), emit)
 	}
-	emit(LineCount{Input: sh.Input, Index: sh.Index, Newlines: n})
+	emit(LineCount{Input: sh.Input, Index: sh.Index, Newlines: n, Start: sh.Start})
+	return nil
+}
+
+// failed handles a count that failed with err: an input fault of reason
+// (the store's outage, after the inputs' retries) is emitted as the
+// shard's failed LineCount, as convbatch run reports an input it cannot
+// read and goes on with the others; the context's end, or an object no
+// longer the version planned (as readFn.frame), is returned and fails
+// the job.
+func (f *countFn) failed(ctx context.Context, sh Shard, reason codes.InputFault, err error, emit func(LineCount)) error {
+	if ctx.Err() != nil || errors.Is(err, source.ErrChanged) {
+		return err
+	}
+	c := LineCount{Input: sh.Input, Index: sh.Index, Start: sh.Start, Reason: reason.String()}
+	var se *source.Error
+	if errors.As(err, &se) {
+		c.Status = se.Status
+	}
+	log.Warnf(ctx, "convbeam: counting lines: %v: the input's shards after it report %s", err, reason)
+	emit(c)
 	return nil
 }
 
@@ -147,15 +168,7 @@ type shardRead struct {
 // failed its checksum) emits only the second read.
 func (f *readFn) ProcessElement(ctx context.Context, sh Shard, counts func(*LineCount) bool,
 	emitDocs func(int, []byte), emitRef func(int, RefTo), emitReceipt func(string, []byte), emitResult func(ShardResult)) error {
-	var before int64
-	if sh.Split {
-		var c LineCount
-		for counts(&c) {
-			if c.Input == sh.Input && c.Index < sh.Index {
-				before += c.Newlines
-			}
-		}
-	}
+	before, fault := linesBefore(sh, counts)
 	local, err := os.MkdirTemp("", "convbeam-shard-")
 	if err != nil {
 		return err
@@ -172,7 +185,7 @@ func (f *readFn) ProcessElement(ctx context.Context, sh Shard, counts func(*Line
 	var r *shardRead
 	_, err = pipeline.ReadChecked(sh.Path, true, func(damaged []stream.Range) (*pipeline.Reading, error) {
 		var err error
-		r, err = f.read(ctx, sh, before, local, spool, damaged)
+		r, err = f.read(ctx, sh, before, fault, local, spool, damaged)
 		if err != nil {
 			return nil, err
 		}
@@ -218,6 +231,33 @@ func (f *readFn) ProcessElement(ctx context.Context, sh Shard, counts func(*Line
 	return nil
 }
 
+// linesBefore is the number of lines of sh's input before the split
+// shard sh, from the counts of its shards before it; or, when one of
+// those could not be counted, the input fault of the first that failed
+// (sh cannot number its lines).
+func linesBefore(sh Shard, counts func(*LineCount) bool) (int64, *sink.InputFault) {
+	if !sh.Split {
+		return 0, nil
+	}
+	var before int64
+	var failed *LineCount
+	var c LineCount
+	for counts(&c) {
+		if c.Input != sh.Input || c.Index >= sh.Index {
+			continue
+		}
+		before += c.Newlines
+		if c.Reason != "" && (failed == nil || c.Index < failed.Index) {
+			first := c
+			failed = &first
+		}
+	}
+	if failed != nil {
+		return 0, failed.countFault()
+	}
+	return before, nil
+}
+
 // receiptKey orders receipts as convbatch run lists them: by input, then
 // line.
 func receiptKey(input int, line int64) string { return fmt.Sprintf("%06d:%015d", input, line) }
@@ -231,8 +271,9 @@ func (f *readFn) stage() *pipeline.Stage {
 }
 
 // read reads the shard into a fresh local segment, with damaged as
-// stream.WithDamaged when not nil.
-func (f *readFn) read(ctx context.Context, sh Shard, before int64, local string, spool *stream.Spool, damaged []stream.Range) (*shardRead, error) {
+// stream.WithDamaged when not nil; with fault not nil (linesBefore), it
+// reads nothing and reports the fault.
+func (f *readFn) read(ctx context.Context, sh Shard, before int64, fault *sink.InputFault, local string, spool *stream.Spool, damaged []stream.Range) (*shardRead, error) {
 	seg := filepath.Join(local, "seg")
 	if err := os.RemoveAll(seg); err != nil {
 		return nil, err
@@ -264,7 +305,7 @@ func (f *readFn) read(ctx context.Context, sh Shard, before int64, local string,
 		_, err := r.docsBuf.Write(docindex.AppendRecord(nil, id, hash, hashed))
 		return err
 	}
-	if err := f.frame(ctx, sh, before, spool, damaged, r, w); err != nil {
+	if err := f.frame(ctx, sh, before, fault, spool, damaged, r, w); err != nil {
 		r.out.Abort()
 		txn.Abort()
 		return nil, err
@@ -283,8 +324,9 @@ func (f *readFn) read(ctx context.Context, sh Shard, before int64, local string,
 	return r, nil
 }
 
-// frame reads the shard's records through the per-input stage into r.
-func (f *readFn) frame(ctx context.Context, sh Shard, before int64, spool *stream.Spool, damaged []stream.Range, r *shardRead, w *pipeline.InputWriter) error {
+// frame reads the shard's records through the per-input stage into r;
+// with fault not nil, none: the shard reports the fault.
+func (f *readFn) frame(ctx context.Context, sh Shard, before int64, fault *sink.InputFault, spool *stream.Spool, damaged []stream.Range, r *shardRead, w *pipeline.InputWriter) error {
 	var bytesRead int64
 	stage := f.stage()
 	opts := append(stage.ReaderOptions(spool, func(n int) { bytesRead += int64(n) }), stream.WithContext(ctx))
@@ -298,6 +340,13 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, spool *strea
 		own = sh.End - from
 	}
 	r.res.Counters = w.Counters
+	if fault != nil {
+		// A shard before this one could not be counted: its lines cannot
+		// be numbered. An input fault, as an input that cannot be opened.
+		r.res.Fault = fault
+		r.reading = &pipeline.Reading{First: -1}
+		return nil
+	}
 	src, err := openShard(ctx, f.src, sh, from, own)
 	if err != nil {
 		// The input cannot be opened: an input fault, as in convbatch run.

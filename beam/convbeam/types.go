@@ -153,10 +153,28 @@ func (v ObjectVersion) info() (source.Info, error) {
 // key is the shard's name in temporary files, unique within a job.
 func (s *Shard) key() string { return fmt.Sprintf("i%06d-s%06d", s.Input, s.Index) }
 
-// LineCount is the number of LF bytes in one byte-range shard.
+// LineCount is the number of LF bytes in one byte-range shard, or why
+// they could not be counted.
 type LineCount struct {
 	Input, Index int
 	Newlines     int64
+	// Start is the shard's first byte.
+	Start int64
+	// Reason is "" for a shard counted; for one whose bytes could not be
+	// opened or read (a store's outage, after the inputs' retries), the
+	// input fault code (codes.FaultOpenError, codes.FaultReadError). The
+	// input's shards after it cannot number their lines: each reports
+	// the input fault (countFault) and reads nothing.
+	Reason string
+	// Status is the HTTP status of the store's answer that failed the
+	// count, 0 if none.
+	Status int
+}
+
+// countFault is the input fault of a failed count: its reason and
+// status, at the shard's first byte.
+func (c *LineCount) countFault() *sink.InputFault {
+	return &sink.InputFault{Reason: c.Reason, Offset: c.Start, Status: c.Status}
 }
 
 // Evidence is verify.Evidence in a form Beam encodes (no arrays).
