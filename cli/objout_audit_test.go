@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"maps"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 	"time"
 
 	"github.com/convbatch/convbatch/gen"
-	"github.com/convbatch/convbatch/icebergout"
-	"github.com/convbatch/convbatch/icebergout/sqlcatalog"
 	"github.com/convbatch/convbatch/tabledef"
 )
 
@@ -91,18 +88,6 @@ func TestObjectOutAudit(t *testing.T) {
 		t.Errorf("check after the audit: exit %d, %s", r.code, r.stderr)
 	}
 	icebergObjectTables(t, cat, uri, filepath.Join(dir, "got-catalog"))
-	sc, err := sqlcatalog.Open(context.Background(), uri, icebergout.DefaultNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
-	for _, name := range tabledef.Names {
-		tbl, err := sc.LoadTable(context.Background(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cur := tbl.CurrentSnapshot(); cur == nil || cur.Summary.Properties[icebergout.RunProperty] != "2" {
-			t.Errorf("catalog table %s: current snapshot %v, want the audit's (run 2)", name, cur)
-		}
-	}
+	// Run 1's snapshot and the audit's, the current one.
+	catalogAtRun(t, uri, 2, 2)
 }
