@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/convbatch/convbatch/icebergout"
@@ -40,13 +43,30 @@ type Catalog struct {
 	namespace string
 	// where is the catalog's URI with no password, for messages.
 	where string
+	// warn receives what Commit could not do but need not fail for
+	// (WithWarnings); nil drops it.
+	warn func(error)
+}
+
+// An Option configures Open.
+type Option func(*Catalog) error
+
+// WithWarnings has warn called with each failure that does not fail a
+// commit: an old metadata file of the catalog's that Commit could not
+// remove (it stays, unnamed by any metadata log). Without it they are
+// dropped; iceberg-go's own log is never written to.
+func WithWarnings(warn func(error)) Option {
+	return func(c *Catalog) error {
+		c.warn = warn
+		return nil
+	}
 }
 
 // Open connects to the SQL catalog at uri, creates its tables and
 // the namespace if missing, and returns it. uri is
 // sqlite:///abs/path/catalog.db (a pure-Go SQLite driver, no cgo) or
 // postgres://user@host:port/db?sslmode=disable (postgresql:// too).
-func Open(ctx context.Context, uri, namespace string) (*Catalog, error) {
+func Open(ctx context.Context, uri, namespace string, opts ...Option) (*Catalog, error) {
 	if namespace == "" {
 		namespace = icebergout.DefaultNamespace
 	}
@@ -91,6 +111,12 @@ func Open(ctx context.Context, uri, namespace string) (*Catalog, error) {
 		return nil, fmt.Errorf("iceberg catalog %s: %w", where, err)
 	}
 	c := &Catalog{cat: cat, db: db, namespace: namespace, where: where}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("iceberg catalog %s: %w", where, err)
+		}
+	}
 	ns := table.Identifier{namespace}
 	ok, err := cat.CheckNamespaceExists(ctx, ns)
 	if err == nil && !ok {
@@ -137,8 +163,18 @@ func (c *Catalog) LoadTable(ctx context.Context, name string) (*table.Table, err
 	return tbl, nil
 }
 
-// CreateTable registers the table name, with no snapshot, at loc.
+// CreateTable registers the table name, with no snapshot, at loc, with
+// props and, unless props sets it, write.metadata.delete-after-commit.enabled
+// true: each later commit then removes the catalog's metadata files that
+// drop out of the table's metadata log (Commit).
 func (c *Catalog) CreateTable(ctx context.Context, name string, sc *iceberg.Schema, spec iceberg.PartitionSpec, loc string, props iceberg.Properties) (*table.Table, error) {
+	props = maps.Clone(props)
+	if props == nil {
+		props = iceberg.Properties{}
+	}
+	if _, ok := props[table.MetadataDeleteAfterCommitEnabledKey]; !ok {
+		props[table.MetadataDeleteAfterCommitEnabledKey] = "true"
+	}
 	tbl, err := c.cat.CreateTable(ctx, c.Ident(name), sc, catalog.WithLocation(loc), catalog.WithPartitionSpec(&spec), catalog.WithProperties(props))
 	if err != nil {
 		return nil, fmt.Errorf("iceberg catalog %s: create table %s.%s: %w", c.where, c.namespace, name, err)
@@ -154,6 +190,15 @@ var _ icebergout.Catalog = (*Catalog)(nil)
 // requirements and swaps the metadata location only if no one moved it
 // since (its UPDATE … WHERE metadata_location = the one it read). A
 // refusal is icebergout.ErrCatalogConflict.
+//
+// A table that has no write.metadata.delete-after-commit.enabled (made
+// by an earlier convbatch) gets it, true, in the same commit; a value
+// the user set, true or false, is kept. Once the commit is made, and
+// when the new metadata has that property true, the catalog's metadata
+// files that were in the table's metadata log and are no longer
+// (write.metadata.previous-versions-max, default 100) are removed, as
+// iceberg-go's Transaction.Commit does after its commits (its
+// CommitTable, called here, does not).
 func (c *Catalog) Commit(ctx context.Context, cc icebergout.CatalogCommit) error {
 	if cc.Namespace != c.namespace {
 		return fmt.Errorf("%w: the commit of table %s is for namespace %s, the catalog was opened with %s", icebergout.ErrCatalogConflict, cc.Table, cc.Namespace, c.namespace)
@@ -174,13 +219,69 @@ func (c *Catalog) Commit(ctx context.Context, cc icebergout.CatalogCommit) error
 	if err := json.Unmarshal(cc.Updates, &ups); err != nil {
 		return fmt.Errorf("iceberg catalog %s: table %s: updates: %w", c.where, name, err)
 	}
-	if _, _, err := c.cat.CommitTable(ctx, c.Ident(cc.Table), reqs, ups); err != nil {
+	if cur != nil {
+		if _, ok := cur.Properties()[table.MetadataDeleteAfterCommitEnabledKey]; !ok {
+			ups = append(ups, table.NewSetPropertiesUpdate(iceberg.Properties{table.MetadataDeleteAfterCommitEnabledKey: "true"}))
+		}
+	}
+	meta, _, err := c.cat.CommitTable(ctx, c.Ident(cc.Table), reqs, ups)
+	if err != nil {
 		if errors.Is(err, table.ErrCommitFailed) || isRequirement(err) || errors.Is(err, catalog.ErrTableAlreadyExists) {
 			return fmt.Errorf("%w: %s: table %s was changed by another writer since this run read it (%w): nothing of this run is current in the catalog for it; see who committed (its snapshot summary), then rerun", icebergout.ErrCatalogConflict, c.where, name, err)
 		}
 		return fmt.Errorf("iceberg catalog %s: commit table %s: %w", c.where, name, err)
 	}
+	if cur != nil {
+		c.deleteOldMetadata(ctx, name, cur, meta)
+	}
 	return nil
+}
+
+// deleteOldMetadata removes, when meta (the metadata a commit over the
+// table base made current) has write.metadata.delete-after-commit.enabled,
+// the metadata files in base's metadata log that are not in meta's: what
+// iceberg-go's Transaction.Commit does after a commit (table.go,
+// deleteOldMetadata), but only files a catalog names
+// (icebergout.IsCatalogMetadata) in the table's metadata directory, never
+// one of OUT's own vN.metadata.json, and with failures passed to the
+// warnings (WithWarnings) instead of the log package. Neither meta's
+// current file nor one of its log can be removed: the first is in no
+// log of an earlier metadata, the others are kept. A failure leaves the
+// file where it was; no later commit names it again.
+func (c *Catalog) deleteOldMetadata(ctx context.Context, name string, base *table.Table, meta table.Metadata) {
+	if meta == nil || !meta.Properties().GetBool(table.MetadataDeleteAfterCommitEnabledKey, table.MetadataDeleteAfterCommitEnabledDefault) {
+		return
+	}
+	keep := map[string]bool{base.MetadataLocation(): true}
+	for e := range meta.PreviousFiles() {
+		keep[e.MetadataFile] = true
+	}
+	dir := strings.TrimSuffix(meta.Location(), "/") + "/" + icebergout.MetadataDir + "/"
+	var fsys icebergio.IO
+	for e := range base.Metadata().PreviousFiles() {
+		f := e.MetadataFile
+		rest, ok := strings.CutPrefix(f, dir)
+		if keep[f] || !ok || !icebergout.IsCatalogMetadata(rest) {
+			continue
+		}
+		if fsys == nil {
+			var err error
+			if fsys, err = base.FS(ctx); err != nil {
+				c.warning(fmt.Errorf("iceberg catalog %s: table %s: cannot remove its old metadata files: %w", c.where, name, err))
+				return
+			}
+		}
+		if err := fsys.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			c.warning(fmt.Errorf("iceberg catalog %s: table %s: removing its old metadata file %s (no longer in its metadata log): %w", c.where, name, f, err))
+		}
+	}
+}
+
+// warning passes err to the warnings, if any.
+func (c *Catalog) warning(err error) {
+	if c.warn != nil {
+		c.warn(err)
+	}
 }
 
 // isRequirement reports whether err is a requirement's validation
