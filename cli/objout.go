@@ -31,12 +31,17 @@ func (f *runFlags) registerScratch(fs *pflag.FlagSet) {
 // openCatalog opens the Iceberg catalog of --catalog uri (namespace
 // --catalog-namespace) for command cmd (named in its error unless "")
 // and returns the function that closes it: no catalog, and a close that
-// does nothing, when uri is "".
+// does nothing, when uri is "". What the catalog could not do but need
+// not fail for (an old metadata file of its own it could not remove) is
+// a warning on stderr, naming the catalog without its password.
 func openCatalog(e *env, cmd, uri, namespace string) (icebergout.Catalog, func(), error) {
 	if uri == "" {
 		return nil, func() {}, nil
 	}
-	sc, err := sqlcatalog.Open(e.ctx, uri, namespace)
+	warn := sqlcatalog.WithWarnings(func(err error) {
+		fmt.Fprintf(e.stderr, "convbatch: warning: %v (the file stays; nothing else depends on it)\n", err)
+	})
+	sc, err := sqlcatalog.Open(e.ctx, uri, namespace, warn)
 	if err != nil {
 		if cmd != "" {
 			err = fmt.Errorf("%s: %w", cmd, err)
