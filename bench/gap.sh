@@ -9,7 +9,9 @@
 #             changes: rows and rejects stay the same); `chdb`
 #             (chdb_extract.sql, transcript=NULL) and `chdblight`
 #             (chdb_light.sql), the peers of bench/run.sh's perf case, which
-#             compute no transcript hash.
+#             compute no transcript hash; and `chdbhash`, ClickHouse hashing
+#             every document (SHA-256 of it written back as JSON, as
+#             bench/run.sh's tiny-chdbhash case): the like-for-like peer.
 #  usage1GiB  usage alone on the 1 GiB archive against `chdbusage`, and
 #             bench/floor's decode and parse stages on that archive (one
 #             core each): the wall a run doing only those two stages, spread
@@ -42,15 +44,18 @@ trap 'git worktree remove --force "$wt" 2>/dev/null || true' EXIT
 echo "gap: HEAD $(git rev-parse --short HEAD), $(nproc) CPUs, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 tiny=$D/short-3000000.jsonl; big=$D/bench-1GiB.jsonl.zst
+# bench/run.sh's CHDB_DOC_HASH: one word, no spaces.
+doc_hash='lower(hex(SHA256(toJSONString(tuple(id,title,createdAt,extensions,agentId,skillIds,swarmRole,leaderId,consensusReceipt,messages)))))'
 declare -A CMD=(
   [tiny3M/convbatch]="$O/convbatch extract -o $O/out --tables usage,conversations --progress never $tiny"
   [tiny3M/convbatch-nohash]="$O/convbatch-nohash extract -o $O/out --tables usage,conversations --progress never $tiny"
   [tiny3M/chdb]="node bench/chdb.mjs bench/chdb_extract.sql input=$tiny transcript=NULL out=$O/out"
+  [tiny3M/chdbhash]="node bench/chdb.mjs bench/chdb_extract.sql input=$tiny transcript=$doc_hash out=$O/out"
   [tiny3M/chdblight]="node bench/chdb.mjs bench/chdb_light.sql input=$tiny out=$O/out"
   [usage1GiB/convbatch]="$O/convbatch extract -o $O/out --tables usage --progress never $big"
   [usage1GiB/chdbusage]="node bench/chdb.mjs bench/chdb_usage.sql input=$big out=$O/out"
 )
-declare -A WHO=([tiny3M]="convbatch convbatch-nohash chdb chdblight" [usage1GiB]="convbatch chdbusage")
+declare -A WHO=([tiny3M]="convbatch convbatch-nohash chdb chdblight chdbhash" [usage1GiB]="convbatch chdbusage")
 for c in ${GAP_CASES:-tiny3M usage1GiB}; do
   [ -f "$([ "$c" = tiny3M ] && echo "$tiny" || echo "$big")" ] || { echo "gap: the inputs of $c are missing: run bench/run.sh first" >&2; exit 2; }
   read -r -a who <<< "${WHO[$c]}"
