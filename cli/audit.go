@@ -32,7 +32,8 @@ func auditCommand() *command {
 	var keys keysFlag
 	var since, format, warnExpiry, maxKeyring string
 	var quiet, asJSON bool
-	var findingsExit int
+	var findingsExit, inputTries int
+	var inputStall time.Duration
 	var checkpointKey, cpuProfile, scratchDir, catalog, catalogNamespace string
 	return &command{
 		name:    "audit",
@@ -68,6 +69,8 @@ func auditCommand() *command {
 		flags: func(fs *pflag.FlagSet) func(*env, []string) (int, error) {
 			fs.Var(&keys, "keys", "the keyring to judge every receipt under (required; docs/FORMAT.md, \"Keyring\")")
 			fs.StringVar(&maxKeyring, "max-keyring-bytes", bytesize.Format(verify.DefaultMaxKeyringBytes), "refuse a keyring larger than this (e.g. 64MiB)")
+			fs.IntVar(&inputTries, "input-tries", source.DefaultTries, "--keys given by URL: tries of each request in a row without a byte of progress before a transient failure (5xx, 429, a reset, a stall) is given up; the waits between tries double from 200ms to at most 10s (as for convbatch run)")
+			fs.DurationVar(&inputStall, "input-stall-timeout", source.DefaultStallTimeout, "--keys given by URL: how long a request may go without a byte before it is abandoned and tried again")
 			fs.StringVar(&since, "since", "", "re-judge only the receipts first committed by run RUN or later, or at or after DATE (YYYY-MM-DD or RFC 3339, UTC)")
 			fs.StringVar(&format, "format", "table", "report format on stdout: table, json or html")
 			fs.StringVar(&warnExpiry, "warn-expiry", "", "list the keys (and the keyring) whose validity ends within DURATION (30d, 72h)")
@@ -119,7 +122,11 @@ func auditCommand() *command {
 				if err != nil {
 					return 0, err
 				}
-				o := auditOptions{out: args[0], keyring: kp, checkpointKey: skey, since: since, format: format, warnExpiry: warnExpiry, warn: warn,
+				keysClient, err := inputClient(e, inputTries, inputStall)
+				if err != nil {
+					return 0, err
+				}
+				o := auditOptions{keysClient: keysClient, out: args[0], keyring: kp, checkpointKey: skey, since: since, format: format, warnExpiry: warnExpiry, warn: warn,
 					quiet: quiet, asJSON: asJSON, findingsExit: findingsExit, maxKeyring: maxBytes, scratchDir: scratchDir,
 					catalog: catalog, catalogNamespace: catalogNamespace}
 				if cpuProfile != "" {
@@ -148,6 +155,9 @@ type auditOptions struct {
 	quiet, asJSON bool
 	findingsExit  int
 	maxKeyring    int64
+	// keysClient reads a --keys given by URL (--input-tries,
+	// --input-stall-timeout); nil is source.Default().
+	keysClient *source.Client
 	// scratchDir is --scratch-dir, for an OUT on object storage.
 	scratchDir string
 	// catalog and catalogNamespace are --catalog and --catalog-namespace.
@@ -172,7 +182,11 @@ func runAudit(e *env, o auditOptions) (int, error) {
 	}
 	// The keyring is read, and refused, before OUT is opened: a bad
 	// keyring changes nothing under OUT.
-	kr, err := loadKeyring(e.ctx, source.Default(), o.keyring, o.maxKeyring)
+	keysClient := o.keysClient
+	if keysClient == nil {
+		keysClient = source.Default()
+	}
+	kr, err := loadKeyring(e.ctx, keysClient, o.keyring, o.maxKeyring)
 	if err != nil {
 		return 0, keyringErr(e, keyringName(o.keyring), err)
 	}

@@ -121,16 +121,24 @@ func (f *runFlags) register(fs *pflag.FlagSet, withKeys bool) {
 // default unless --input-tries or --input-stall-timeout says otherwise, in
 // which case a client of its own, closed when the command ends.
 func (f *runFlags) sourceClient(e *env) (*source.Client, error) {
-	if f.inputTries < 1 {
-		return nil, usageErr("--input-tries %d: want at least 1", f.inputTries)
+	return inputClient(e, f.inputTries, f.inputStall)
+}
+
+// inputClient returns the client of what a command reads by URL, made
+// with tries and stall (--input-tries and --input-stall-timeout): the
+// package default when both are the defaults, else a client of its own,
+// closed when the command ends.
+func inputClient(e *env, tries int, stall time.Duration) (*source.Client, error) {
+	if tries < 1 {
+		return nil, usageErr("--input-tries %d: want at least 1", tries)
 	}
-	if f.inputStall <= 0 {
-		return nil, usageErr("--input-stall-timeout %v: want a positive duration (e.g. 60s, 5m)", f.inputStall)
+	if stall <= 0 {
+		return nil, usageErr("--input-stall-timeout %v: want a positive duration (e.g. 60s, 5m)", stall)
 	}
-	if f.inputTries == source.DefaultTries && f.inputStall == source.DefaultStallTimeout {
+	if tries == source.DefaultTries && stall == source.DefaultStallTimeout {
 		return source.Default(), nil
 	}
-	c, err := source.NewClient(source.WithTries(f.inputTries), source.WithStallTimeout(f.inputStall))
+	c, err := source.NewClient(source.WithTries(tries), source.WithStallTimeout(stall))
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}

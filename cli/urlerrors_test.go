@@ -142,28 +142,39 @@ func TestInputTries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name    string
+		name string
+		// cmd is the command, run unless set; its -o and --progress
+		// are given for run only.
+		cmd     string
 		args    []string
 		count   *atomic.Int64
 		want    int64
 		code    int
 		message string
 	}{
-		{"listing, 1 try", []string{"--input-tries", "1", web.URL + "/busy.jsonl"}, &heads, 1, ExitFatal, "503"},
-		{"listing, 3 tries", []string{"--input-tries", "3", web.URL + "/busy.jsonl"}, &heads, 3, ExitFatal, "503"},
+		{"listing, 1 try", "", []string{"--input-tries", "1", web.URL + "/busy.jsonl"}, &heads, 1, ExitFatal, "503"},
+		{"listing, 3 tries", "", []string{"--input-tries", "3", web.URL + "/busy.jsonl"}, &heads, 3, ExitFatal, "503"},
 		// An input that fails while read is a damaged input of the run
 		// (exit 1), not held by OUT (pipeline's TestOutageIsNotHeld).
-		{"reading, 2 tries", []string{"--input-tries", "2", web.URL + "/doc.jsonl"}, &gets, 2, ExitFindings, "503"},
-		{"keyring, 2 tries", []string{"--input-tries", "2", "--keys", web.URL + "/keys.json", local}, &keyGets, 2, ExitFatal, "503"},
-		{"stall", []string{"--input-tries", "2", "--input-stall-timeout", "200ms", web.URL + "/stall.jsonl"}, &heads, 2, ExitFatal, "stall"},
-		{"no try", []string{"--input-tries", "0", local}, nil, 0, ExitUsage, "--input-tries 0"},
-		{"no stall timeout", []string{"--input-stall-timeout", "0s", local}, nil, 0, ExitUsage, "--input-stall-timeout"},
+		{"reading, 2 tries", "", []string{"--input-tries", "2", web.URL + "/doc.jsonl"}, &gets, 2, ExitFindings, "503"},
+		{"keyring, 2 tries", "", []string{"--input-tries", "2", "--keys", web.URL + "/keys.json", local}, &keyGets, 2, ExitFatal, "503"},
+		{"stall", "", []string{"--input-tries", "2", "--input-stall-timeout", "200ms", web.URL + "/stall.jsonl"}, &heads, 2, ExitFatal, "stall"},
+		// audit reads no input, but its --keys by URL: refused before
+		// OUT is opened (which does not exist here).
+		{"audit keyring, 2 tries", "audit", []string{"--input-tries", "2", "--keys", web.URL + "/keys.json", filepath.Join(t.TempDir(), "no-out")}, &keyGets, 2, ExitFatal, "503"},
+		{"audit keyring, 1 try", "audit", []string{"--input-tries", "1", "--keys", web.URL + "/keys.json", filepath.Join(t.TempDir(), "no-out")}, &keyGets, 1, ExitFatal, "503"},
+		{"audit, no try", "audit", []string{"--input-tries", "0", "--keys", web.URL + "/keys.json", filepath.Join(t.TempDir(), "no-out")}, &keyGets, 0, ExitUsage, "--input-tries 0"},
+		{"no try", "", []string{"--input-tries", "0", local}, nil, 0, ExitUsage, "--input-tries 0"},
+		{"no stall timeout", "", []string{"--input-stall-timeout", "0s", local}, nil, 0, ExitUsage, "--input-stall-timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			heads.Store(0)
 			gets.Store(0)
 			keyGets.Store(0)
 			args := append([]string{"run", "-o", filepath.Join(t.TempDir(), "out"), "--progress", "never"}, tc.args...)
+			if tc.cmd != "" {
+				args = append([]string{tc.cmd}, tc.args...)
+			}
 			r := convbatch(t, nil, args...)
 			if r.code != tc.code || !strings.Contains(r.stderr, tc.message) {
 				t.Errorf("exit %d, want %d with %q: %s", r.code, tc.code, tc.message, r.stderr)
