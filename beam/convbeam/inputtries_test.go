@@ -26,10 +26,11 @@ import (
 // listing and stat, the keyring read before the job is submitted, the
 // workers' DoFns (serialized as Beam serializes them, by their exported
 // fields as JSON, then set up; a count given up is a failed LineCount),
-// and a whole job on Prism. A web server that answers 503 to every
-// request is asked exactly InputTries (2) times a request, not
-// source.DefaultTries (5); one that never answers is given up after two
-// 200 ms stalls, not the default minute.
+// and a whole job on Prism, whose report gives the input's fault the
+// status 503. A web server that answers 503 to every request is asked
+// exactly InputTries (2) times a request, not source.DefaultTries (5);
+// one that never answers is given up after two 200 ms stalls, not the
+// default minute.
 func TestInputTries(t *testing.T) {
 	var heads, gets, keyGets atomic.Int64
 	var doc strings.Builder
@@ -196,6 +197,10 @@ func TestInputTries(t *testing.T) {
 		rep := beamtest.ReadReport(t, out)
 		if !rep.HasFindings() {
 			t.Errorf("report without findings for an input that could not be read: %+v", rep.Totals)
+		}
+		// Its fault carries the store's answer, as convbatch run's does.
+		if len(rep.Inputs) != 1 || rep.Inputs[0].Error == nil || rep.Inputs[0].Error.Status != http.StatusServiceUnavailable {
+			t.Errorf("inputs %+v, want the one with a fault of status 503", rep.Inputs)
 		}
 	})
 }

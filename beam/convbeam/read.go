@@ -79,14 +79,21 @@ func (f *countFn) failed(ctx context.Context, sh Shard, reason codes.InputFault,
 	if ctx.Err() != nil || errors.Is(err, source.ErrChanged) {
 		return err
 	}
-	c := LineCount{Input: sh.Input, Index: sh.Index, Start: sh.Start, Reason: reason.String()}
-	var se *source.Error
-	if errors.As(err, &se) {
-		c.Status = se.Status
-	}
+	c := LineCount{Input: sh.Input, Index: sh.Index, Start: sh.Start, Reason: reason.String(), Status: faultStatus(err)}
 	log.Warnf(ctx, "convbeam: counting lines: %v: the input's shards after it report %s", err, reason)
 	emit(c)
 	return nil
+}
+
+// faultStatus is the HTTP status of the store's answer that ended an
+// input's reading, as err carries it (a source.Error's Status, as
+// convbatch run reports it in sink.InputFault), 0 if none.
+func faultStatus(err error) int {
+	var se *source.Error
+	if errors.As(err, &se) {
+		return se.Status
+	}
+	return 0
 }
 
 // abandoned counts the attempts the Fault hook abandoned.
@@ -350,7 +357,7 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, fault *sink.
 	src, err := openShard(ctx, f.src, sh, from, own)
 	if err != nil {
 		// The input cannot be opened: an input fault, as in convbatch run.
-		r.res.Fault = &sink.InputFault{Reason: codes.FaultOpenError.String()}
+		r.res.Fault = &sink.InputFault{Reason: codes.FaultOpenError.String(), Status: faultStatus(err)}
 		r.reading = &pipeline.Reading{First: -1}
 		return nil
 	}
@@ -380,7 +387,7 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, fault *sink.
 			// read in part. The job fails; a rerun plans the new version.
 			return fmt.Errorf("%s: %w", sh.Path, e)
 		}
-		r.res.Fault = &sink.InputFault{Reason: e.Reason.String(), Offset: e.Offset}
+		r.res.Fault = &sink.InputFault{Reason: e.Reason.String(), Offset: e.Offset, Status: faultStatus(e.Err)}
 	}
 	return nil
 }
