@@ -50,7 +50,10 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 // The buckets are joined with the references (what the documents say
 // about each referenced id goes to the receipts that reference it), then
 // with the receipts, which are resolved with verify's rules. It returns
-// the Resolved receipts and the documents' IDStats.
+// the Resolved receipts and the documents' IDStats. It judges without a
+// keyring and at witness time 0 (its resolveFn has no Settings), so it
+// reads nothing by URL; Build resolves with the job's keyring and
+// retries.
 func Resolve(scope beam.Scope, docs, refs, receipts beam.PCollection) (resolved, stats beam.PCollection) {
 	return resolve(scope, &resolveFn{}, docs, refs, receipts)
 }
