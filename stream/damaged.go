@@ -7,6 +7,38 @@ import (
 	"github.com/convbatch/convbatch/codes"
 )
 
+// damageLog records, for a compressed stream read unit by unit (zstd
+// frames, gzip members), the decompressed range of each unit whose
+// checksum failed: the stream is read on past it (zstdSource,
+// gzipSource), and the Reader reports the ranges (DamagedRanges) and the
+// first of them as its fault (InputErr). Both shapes share it, so that a
+// damaged unit means the same whatever compressed it.
+type damageLog struct {
+	unit   string           // what a unit is called in errors: "frame", "member"
+	reason codes.InputFault // FaultZstdChecksum, FaultGzipChecksum
+	cause  error            // the decoder's sentinel: zstd.ErrCRCMismatch, gzip.ErrChecksum
+	ranges []Range          // in stream order
+}
+
+// add records a damaged unit of the decompressed bytes [start, end).
+func (d *damageLog) add(start, end int64) {
+	d.ranges = append(d.ranges, Range{Off: start, Len: end - start})
+}
+
+// fault describes the first damaged unit as the input's fault, its offset
+// the unit's end, or returns nil when none is damaged.
+func (d *damageLog) fault(path string) *InputError {
+	if len(d.ranges) == 0 {
+		return nil
+	}
+	g := d.ranges[0]
+	err := fmt.Errorf("%s of decompressed bytes %d to %d: %w", d.unit, g.Off, g.End(), d.cause)
+	if len(d.ranges) > 1 {
+		err = fmt.Errorf("%w (and %d more %ss)", err, len(d.ranges)-1, d.unit)
+	}
+	return &InputError{Path: path, Reason: d.reason, Offset: g.End(), Err: err}
+}
+
 // Range is a span of an input's decompressed bytes: Len bytes from Off.
 type Range struct {
 	Off, Len int64
@@ -16,8 +48,8 @@ type Range struct {
 func (g Range) End() int64 { return g.Off + g.Len }
 
 // WithDamaged names the decompressed byte ranges of the input that a first
-// read found damaged (Reader.DamagedRanges: zstd frames whose checksum
-// failed). Every record whose bytes, or the LF that ends it, overlap one of
+// read found damaged (Reader.DamagedRanges: zstd frames and gzip members
+// whose checksum failed). Every record whose bytes, or the LF that ends it, overlap one of
 // them is a reject with reason codes.RejectInputChecksum, its exact bytes
 // kept as for any reject; every other record is as a read without the
 // option frames it, with the same line numbers and offsets. The ranges

@@ -2,7 +2,9 @@ package stream
 
 import (
 	"bytes"
+	stdgzip "compress/gzip"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/convbatch/convbatch/codes"
@@ -75,12 +78,13 @@ func overlaps(rec Record, ranges []Range, total int64) bool {
 	return false
 }
 
-// checkSecondRead reads comp again with the first read's damaged ranges:
-// records overlapping them are input-checksum rejects with their exact
-// bytes (as decoded), the others equal the first read's.
-func checkSecondRead(t *testing.T, comp []byte, first []Record, ranges []Range, decoded []byte, opts ...Option) []Record {
+// checkSecondRead reads comp (of the given shape) again with the first
+// read's damaged ranges: records overlapping them are input-checksum
+// rejects with their exact bytes (as decoded), the others equal the first
+// read's.
+func checkSecondRead(t *testing.T, comp []byte, shape Shape, first []Record, ranges []Range, decoded []byte, opts ...Option) []Record {
 	t.Helper()
-	second, r := readAll(t, comp, ShapeJSONLZstd, append(opts, WithDamaged(ranges))...)
+	second, r := readAll(t, comp, shape, append(opts, WithDamaged(ranges))...)
 	if len(second) != len(first) {
 		t.Fatalf("second read: %d records, first %d", len(second), len(first))
 	}
@@ -149,7 +153,7 @@ func TestZstdChecksumDamagedFrame(t *testing.T) {
 					t.Fatalf("first read, line %d differs from the plain read", first[i].Line)
 				}
 			}
-			second := checkSecondRead(t, comp, first, want, data, WithZstdWorkers(workers), WithBatch(4<<10, 50))
+			second := checkSecondRead(t, comp, ShapeJSONLZstd, first, want, data, WithZstdWorkers(workers), WithBatch(4<<10, 50))
 			marked := 0
 			for _, rec := range second {
 				if rec.Reason == codes.RejectInputChecksum {
@@ -180,7 +184,7 @@ func TestZstdDamagedContent(t *testing.T) {
 	if !slices.Equal(r.DamagedRanges(), want) || len(first) != 4 || r.InputErr().Reason != codes.FaultZstdChecksum {
 		t.Fatalf("damaged %v, %d records, %v", r.DamagedRanges(), len(first), r.InputErr())
 	}
-	second := checkSecondRead(t, comp, first, want, decoded)
+	second := checkSecondRead(t, comp, ShapeJSONLZstd, first, want, decoded)
 	var reasons []string
 	for _, rec := range second {
 		reasons = append(reasons, rec.Reason.String())
@@ -219,7 +223,7 @@ func TestZstdChecksumEdges(t *testing.T) {
 	if !slices.Equal(r.DamagedRanges(), want) || r.InputErr() == nil || !strings.Contains(r.InputErr().Error(), "2 more frames") {
 		t.Fatalf("damaged %v, want %v (%v)", r.DamagedRanges(), want, r.InputErr())
 	}
-	second := checkSecondRead(t, comp, first, want, decoded, opts...)
+	second := checkSecondRead(t, comp, ShapeJSONLZstd, first, want, decoded, opts...)
 	var reasons []string
 	for _, rec := range second {
 		reasons = append(reasons, rec.Reason.String())
@@ -298,6 +302,166 @@ func TestZstdStreamingFrames(t *testing.T) {
 		recs, r := readAll(t, comp.Bytes(), ShapeJSONLZstd)
 		if r.InputErr() != nil || r.DamagedRanges() != nil || r.Offset() != int64(plain.Len()) || len(recs) != 20004 {
 			t.Fatalf("crc %v: %v, %v, offset %d of %d, %d records", crc, r.InputErr(), r.DamagedRanges(), r.Offset(), plain.Len(), len(recs))
+		}
+	}
+}
+
+// gzipFlip returns member with byte i (from the end when negative) xored
+// with x.
+func gzipFlip(member []byte, i int, x byte) []byte {
+	m := bytes.Clone(member)
+	if i < 0 {
+		i += len(m)
+	}
+	m[i] ^= x
+	return m
+}
+
+// gzipStoredFlip compresses p into a member of stored blocks (level 0)
+// and changes one content byte, the first 'm' of p, to 'M': the member
+// decodes without complaint to other bytes, and only its CRC-32 tells.
+// It returns the member and the bytes it decodes to.
+func gzipStoredFlip(t *testing.T, p []byte) ([]byte, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := gzip.NewWriterLevel(&buf, gzip.NoCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(p)
+	w.Close()
+	m := buf.Bytes()
+	at := bytes.Index(m, p[:64]) // stored: the content is there as is
+	k := bytes.IndexByte(p, 'm')
+	if at < 0 || k < 0 || k >= 64 {
+		t.Fatalf("no stored content (%d) or no 'm' early in it (%d)", at, k)
+	}
+	m[at+k] ^= 0x20
+	decoded := bytes.Clone(p)
+	decoded[k] ^= 0x20
+	return m, decoded
+}
+
+// gzipDecodingFlip finds a bit of member's deflate (Huffman-coded) data
+// whose flip still decodes, to the member's very end, but to bytes whose
+// CRC-32 fails, as the standard library's decoder judges it. It returns
+// the altered member and the bytes it decodes to.
+func gzipDecodingFlip(t *testing.T, member []byte) ([]byte, []byte) {
+	t.Helper()
+	for i := len(member) / 2; i < len(member)-8; i++ {
+		for _, x := range []byte{0x01, 0x08, 0x40} {
+			m := gzipFlip(member, i, x)
+			br := bytes.NewReader(m)
+			zr, err := stdgzip.NewReader(br)
+			if err != nil {
+				continue
+			}
+			zr.Multistream(false)
+			out, err := io.ReadAll(zr)
+			if errors.Is(err, stdgzip.ErrChecksum) && br.Len() == 0 {
+				return m, out
+			}
+		}
+	}
+	t.Fatal("no flip of the deflate data decodes to the member's end")
+	return nil, nil
+}
+
+// TestGzipChecksumDamagedMembers: a gzip stream of several members, some
+// of whose trailers do not match their content (a flipped CRC-32 or
+// ISIZE byte, or a content byte changed under them). The read goes on
+// past each damaged member, every line is framed as from the decoded
+// bytes, DamagedRanges names exactly the damaged members' decompressed
+// bytes, and the input's fault is gzip-checksum at the end of the first
+// (unless a later fault ends the input); a second read marks the lines
+// that touch them and leaves every other record unchanged. Read as a
+// .jsonl.gz and as sniffed standard input.
+func TestGzipChecksumDamagedMembers(t *testing.T) {
+	parts, _ := jsonlParts(6, 200)
+	crc := func(_ *testing.T, m, p []byte) ([]byte, []byte) { return gzipFlip(m, -8, 0x01), p }  // CRC-32's first byte
+	size := func(_ *testing.T, m, p []byte) ([]byte, []byte) { return gzipFlip(m, -1, 0x80), p } // ISIZE's last byte
+	stored := func(t *testing.T, _, p []byte) ([]byte, []byte) { return gzipStoredFlip(t, p) }
+	deflate := func(t *testing.T, m, _ []byte) ([]byte, []byte) { return gzipDecodingFlip(t, m) }
+	type damage func(t *testing.T, member, plain []byte) (altered, decoded []byte)
+	for _, tc := range []struct {
+		name   string
+		parts  [][]byte // jsonlParts when nil
+		damage map[int]damage
+		cut    bool // a member cut short follows: the input ends truncated
+		msg    string
+	}{
+		{name: "CRC-32 of the third member", damage: map[int]damage{2: crc}},
+		{name: "ISIZE of the third member", damage: map[int]damage{2: size}},
+		{name: "second and fifth members", damage: map[int]damage{1: crc, 4: size}, msg: "(and 1 more members)"},
+		{name: "first and last members", damage: map[int]damage{0: size, 5: crc}, msg: "(and 1 more members)"},
+		{name: "a stored content byte of the fourth member", damage: map[int]damage{3: stored}},
+		{name: "deflate data of the second member that still decodes", damage: map[int]damage{1: deflate}},
+		{name: "every member", damage: map[int]damage{0: crc, 1: size, 2: stored, 3: deflate, 4: crc, 5: size}, msg: "(and 5 more members)"},
+		{name: "a damaged member, then one cut short", damage: map[int]damage{1: crc}, cut: true},
+		{name: "an empty member", parts: [][]byte{[]byte("{}\n"), nil, []byte("{\"a\":1}\n")}, damage: map[int]damage{1: size}},
+		{name: "a last line without LF", parts: [][]byte{[]byte("{}\n"), []byte("{\"a\":1}\n{\"b\"")}, damage: map[int]damage{1: crc}},
+	} {
+		ps := tc.parts
+		if ps == nil {
+			ps = parts
+		}
+		var comp, decoded []byte
+		var want []Range
+		for i, p := range ps {
+			m, d := gzipMember(t, p), p
+			if f := tc.damage[i]; f != nil {
+				m, d = f(t, m, p)
+				want = append(want, Range{Off: int64(len(decoded)), Len: int64(len(d))})
+			}
+			comp, decoded = append(comp, m...), append(decoded, d...)
+		}
+		if tc.cut {
+			whole := gzipMember(t, ps[0])
+			comp = append(comp, whole[:len(whole)/2]...)
+		}
+		reason := codes.FaultGzipChecksum
+		if tc.cut {
+			reason = codes.FaultTruncated
+		}
+		opts := []Option{WithBatch(4<<10, 50)}
+		plain, _ := readAll(t, decoded, ShapeJSONL, opts...)
+		for _, shape := range []Shape{ShapeJSONLGzip, ShapeUnknown} {
+			t.Run(fmt.Sprintf("%s/%s", tc.name, shape), func(t *testing.T) {
+				first, r := readAll(t, comp, shape, opts...)
+				if got := r.DamagedRanges(); !slices.Equal(got, want) {
+					t.Fatalf("damaged %v, want %v", got, want)
+				}
+				ie := r.InputErr()
+				if ie == nil || ie.Reason != reason {
+					t.Fatalf("input error %v, want %s", ie, reason)
+				}
+				if reason == codes.FaultGzipChecksum {
+					if ie.Offset != want[0].End() || !errors.Is(ie, gzip.ErrChecksum) || !strings.Contains(ie.Error(), fmt.Sprintf("member of decompressed bytes %d to %d", want[0].Off, want[0].End())) || !strings.Contains(ie.Error(), tc.msg) {
+						t.Fatalf("input error %q, want gzip.ErrChecksum at %d %s", ie, want[0].End(), tc.msg)
+					}
+					if len(first) != len(plain) || r.Offset() != int64(len(decoded)) {
+						t.Fatalf("%d records of %d, offset %d of %d", len(first), len(plain), r.Offset(), len(decoded))
+					}
+				} else if len(first) <= len(plain) {
+					t.Fatalf("%d records, want the %d of the whole members and the cut one's", len(first), len(plain))
+				}
+				// Every member, damaged or not, is framed as its bytes decode.
+				for i := range plain {
+					if first[i].Line != plain[i].Line || first[i].Offset != plain[i].Offset || !bytes.Equal(first[i].Raw, plain[i].Raw) || first[i].Kind != plain[i].Kind || first[i].Reason != plain[i].Reason {
+						t.Fatalf("first read, line %d differs from the plain read of the decoded bytes", first[i].Line)
+					}
+				}
+				second := checkSecondRead(t, comp, shape, first, want, decoded, opts...)
+				marked := 0
+				for _, rec := range second {
+					if rec.Reason == codes.RejectInputChecksum {
+						marked++
+					}
+				}
+				if (marked == 0) != (want[len(want)-1].Len == 0) || (len(want) < len(ps) && marked == len(second)) {
+					t.Fatalf("%d of %d lines marked", marked, len(second))
+				}
+			})
 		}
 	}
 }

@@ -93,11 +93,15 @@ func FuzzFraming(f *testing.F) {
 }
 
 // FuzzGzip feeds arbitrary bytes to the gzip path and compares it with
-// the standard library's decoder: where that reads the whole stream
-// cleanly, the records reassemble its output exactly and no fault is
-// reported; where it fails, a fault is reported and what was framed agrees
-// with what it decoded as far as both got. A clean member of the input
-// itself must always read back whole.
+// the standard library's decoder, taken member by member and on past a
+// member whose CRC-32 or length fails: where that reads the whole stream,
+// the records reassemble its output exactly, the Reader finds the same
+// damaged members (and then reports gzip-checksum) and no other fault;
+// where it fails, a fault is reported and what was framed, and the damaged
+// members found, agree with it as far as both got. A second read with the
+// damaged ranges frames the same lines at the same offsets, marking
+// exactly those that overlap them. A clean member of the input itself
+// must always read back whole.
 func FuzzGzip(f *testing.F) {
 	// A few of the vectors: a large seed makes every execution slow.
 	seeds := fuzzseed.Must(f)
@@ -113,13 +117,21 @@ func FuzzGzip(f *testing.F) {
 	f.Add(append(bytes.Clone(comp), 0, 0), uint16(1000))
 	f.Add([]byte{0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0}, uint16(10))
 	f.Add([]byte("{}\n"), uint16(10))
+	// Damaged members among good ones: a CRC-32 byte, an ISIZE byte.
+	crc := bytes.Clone(comp)
+	crc[len(crc)-8] ^= 1
+	f.Add(append(append(bytes.Clone(comp), crc...), comp...), uint16(1000))
+	size := bytes.Clone(comp)
+	size[len(size)-1] ^= 1
+	f.Add(append(append(bytes.Clone(crc), comp...), size...), uint16(200))
 	f.Fuzz(func(t *testing.T, data []byte, maxDoc uint16) {
-		frame := func(input []byte) ([]byte, *Reader) {
-			r, err := NewReader(bytes.NewReader(input), "fuzz", ShapeJSONLGzip, WithBatch(1024, 5), WithMaxDocBytes(1+int64(maxDoc)))
+		frame := func(input []byte, opts ...Option) ([]Record, []byte, *Reader) {
+			r, err := NewReader(bytes.NewReader(input), "fuzz", ShapeJSONLGzip, append(opts, WithBatch(1024, 5), WithMaxDocBytes(1+int64(maxDoc)))...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r.Close()
+			var recs []Record
 			var out []byte
 			var n int64
 			for {
@@ -140,22 +152,36 @@ func FuzzGzip(f *testing.F) {
 					out = append(out, rec.Raw...)
 				}
 				out = append(out, '\n')
+				rec.Raw, rec.Data = bytes.Clone(rec.Raw), bytes.Clone(rec.Data)
+				recs = append(recs, rec)
 			}
 			if r.Lines() != n {
 				t.Fatalf("%d records, %d lines", n, r.Lines())
 			}
-			return out, r
+			return recs, out, r
 		}
 
 		// The fuzz bytes as a gzip stream, against the standard decoder.
-		got, r := frame(data)
-		want, werr := gunzipRFC1952(data)
-		if werr == nil {
-			if streamFault(r.InputErr()) != nil {
-				t.Fatalf("standard decoder reads the stream, the Reader reports %v", r.InputErr())
+		recs, got, r := frame(data)
+		want, wantDamaged, werr := gunzipRFC1952(data)
+		ranges := r.DamagedRanges()
+		switch ie := r.InputErr(); {
+		case werr == nil && wantDamaged == nil:
+			if streamFault(ie) != nil || ranges != nil {
+				t.Fatalf("standard decoder reads the stream, the Reader reports %v, damaged %v", ie, ranges)
 			}
-		} else if r.InputErr() == nil {
+		case werr == nil:
+			// A last line without LF that does not parse, in a good member
+			// after the damaged ones, is reported instead (truncated).
+			if !slices.Equal(ranges, wantDamaged) || ie == nil || (ie.Reason != codes.FaultGzipChecksum && streamFault(ie) != nil) {
+				t.Fatalf("standard decoder finds damaged members %v; the Reader %v, %v", wantDamaged, ranges, ie)
+			}
+		case ie == nil:
 			t.Fatalf("standard decoder fails (%v), the Reader reports no fault", werr)
+		default:
+			if n := min(len(ranges), len(wantDamaged)); !slices.Equal(ranges[:n], wantDamaged[:n]) {
+				t.Fatalf("damaged members %v, the standard decoder's %v", ranges, wantDamaged)
+			}
 		}
 		if werr == nil {
 			if len(want) > 0 && want[len(want)-1] != '\n' {
@@ -168,17 +194,39 @@ func FuzzGzip(f *testing.F) {
 			// (The last line framed may have had no LF: its LF is left out.)
 			t.Fatalf("framed bytes differ from the standard decoder's within the first %d", n)
 		}
+		for i, g := range ranges {
+			if g.Len < 0 || g.End() > r.Offset() || (i > 0 && g.Off < ranges[i-1].End()) {
+				t.Fatalf("damaged ranges %v out of order or past offset %d", ranges, r.Offset())
+			}
+		}
+		if ranges != nil {
+			again, _, r2 := frame(data, WithDamaged(ranges))
+			if len(again) != len(recs) || !slices.Equal(r2.DamagedRanges(), ranges) {
+				t.Fatalf("second read: %d records of %d, damaged %v of %v", len(again), len(recs), r2.DamagedRanges(), ranges)
+			}
+			for i, rec := range again {
+				first := recs[i]
+				if rec.Line != first.Line || rec.Offset != first.Offset || rec.Length != first.Length || !bytes.Equal(rec.Raw, first.Raw) {
+					t.Fatalf("second read, record %d moved or changed", i)
+				}
+				if marked := overlaps(first, ranges, r.Offset()); marked != (rec.Reason == codes.RejectInputChecksum) {
+					t.Fatalf("line %d: overlaps %v, reason %q", rec.Line, marked, rec.Reason)
+				} else if !marked && (rec.Kind != first.Kind || rec.Reason != first.Reason || !bytes.Equal(rec.Data, first.Data)) {
+					t.Fatalf("line %d outside the damage differs", rec.Line)
+				}
+			}
+		}
 
 		// The fuzz bytes as the content of a clean member: read back whole.
 		var buf bytes.Buffer
 		zw := stdgzip.NewWriter(&buf)
 		zw.Write(data)
 		zw.Close()
-		got, r = frame(buf.Bytes())
+		_, got, r = frame(buf.Bytes())
 		if len(data) > 0 && data[len(data)-1] != '\n' {
 			got = got[:len(got)-1]
 		}
-		if streamFault(r.InputErr()) != nil || !bytesEqualLengths(got, data) || r.Offset() != int64(len(data)) {
+		if streamFault(r.InputErr()) != nil || r.DamagedRanges() != nil || !bytesEqualLengths(got, data) || r.Offset() != int64(len(data)) {
 			t.Fatalf("clean member: %v, %d bytes of %d, offset %d", r.InputErr(), len(got), len(data), r.Offset())
 		}
 	})
@@ -188,28 +236,35 @@ func FuzzGzip(f *testing.F) {
 // library's decoder, which ignores the reserved FLG bits of a member's
 // header; RFC 1952 (2.3.1.2) says a decoder must refuse them, as GNU gzip
 // and klauspost's decoder do, so here a member with one set is an invalid
-// header. Empty data is an empty stream.
-func gunzipRFC1952(data []byte) ([]byte, error) {
+// header. Empty data is an empty stream. A member whose CRC-32 or length
+// fails (stdgzip.ErrChecksum: the decoder has read exactly the member, as
+// it leaves a bytes.Reader just past a good one) is listed in damaged, by
+// its decompressed range, and the next member is read.
+func gunzipRFC1952(data []byte) (out []byte, damaged []Range, err error) {
 	const reservedFlags = 0xe0
 	br := bytes.NewReader(data)
-	var out []byte
 	var zr stdgzip.Reader
 	for br.Len() > 0 {
 		member := data[len(data)-br.Len():]
 		if len(member) >= 4 && member[0] == 0x1f && member[1] == 0x8b && member[3]&reservedFlags != 0 {
-			return out, stdgzip.ErrHeader
+			return out, damaged, stdgzip.ErrHeader
 		}
 		if err := zr.Reset(br); err != nil {
-			return out, err
+			return out, damaged, err
 		}
 		zr.Multistream(false)
+		start := int64(len(out))
 		b, err := io.ReadAll(&zr)
 		out = append(out, b...)
+		if errors.Is(err, stdgzip.ErrChecksum) {
+			damaged = append(damaged, Range{Off: start, Len: int64(len(out)) - start})
+			continue
+		}
 		if err != nil {
-			return out, err
+			return out, damaged, err
 		}
 	}
-	return out, nil
+	return out, damaged, nil
 }
 
 // bytesEqualLengths compares a reassembly, in which a too-large line's

@@ -21,9 +21,9 @@ import (
 )
 
 // InputError is a fault that ended an input early (a damaged compressed
-// stream, a failed read), or a zstd frame whose checksum failed, after
-// which the input is read to its end (Reader.DamagedRanges). Every line
-// read is still accounted for.
+// stream, a failed read), or a zstd frame or gzip member whose checksum
+// failed, after which the input is read to its end
+// (Reader.DamagedRanges). Every line read is still accounted for.
 type InputError struct {
 	// Path is the input as named.
 	Path string
@@ -33,7 +33,8 @@ type InputError struct {
 	// package pipeline adds FaultOpenError.
 	Reason codes.InputFault
 	// Offset is the decompressed byte offset reached when the fault
-	// occurred; for FaultZstdChecksum, the end of the first damaged frame.
+	// occurred; for FaultZstdChecksum and FaultGzipChecksum, the end of
+	// the first damaged frame or member.
 	Offset int64
 	// Err is the underlying cause.
 	Err error
@@ -78,11 +79,26 @@ func isGzip(head []byte) bool { return bytes.HasPrefix(head, gzipMagic) }
 // next member, anything else is gzip.ErrHeader (bytes after the last
 // member, even too few for a header). So io.ErrUnexpectedEOF from the
 // decoder means the input ended inside a member: cut short.
+//
+// A member whose trailer does not match its content (CRC-32 or ISIZE:
+// gzip.ErrChecksum) does not end the stream, as a zstd frame whose
+// checksum fails does not: its decompressed range is recorded in damaged
+// and the next member is read. That is sound because the decoder has then
+// read exactly the member: klauspost's gzip.Reader reads the 8-byte
+// trailer with io.ReadFull from in (a bufio.Reader is a flate.Reader, so
+// it is used as is, not wrapped), after a deflate decoder that takes
+// bytes one at a time and never more bits than the shortest code, and it
+// compares the trailer only after reading it; so in stands just past the
+// trailer, as after a good member. A member whose deflate data does not
+// decode, or whose trailer is cut short, still ends the stream.
 type gzipSource struct {
-	in   *bufio.Reader // over the errRecorder: the decoder reads no further than a member's end
-	z    *gzip.Reader
-	open bool // a member is being read
-	err  error
+	in      *bufio.Reader // over the errRecorder: the decoder reads no further than a member's end
+	z       *gzip.Reader
+	open    bool  // a member is being read
+	off     int64 // decompressed bytes delivered
+	start   int64 // the current member's first decompressed byte
+	damaged damageLog
+	err     error
 }
 
 func (g *gzipSource) Read(p []byte) (int, error) {
@@ -113,11 +129,16 @@ func (g *gzipSource) Read(p []byte) (int, error) {
 				return 0, err
 			}
 			g.z.Multistream(false)
-			g.open = true
+			g.open, g.start = true, g.off
 		}
 		n, err := g.z.Read(p)
-		if err == io.EOF {
+		g.off += int64(n)
+		if err == io.EOF || errors.Is(err, gzip.ErrChecksum) {
+			// The member is over, its trailer read (see above).
 			g.open = false
+			if err != io.EOF {
+				g.damaged.add(g.start, g.off)
+			}
 			if n > 0 {
 				return n, nil
 			}
@@ -155,6 +176,9 @@ type Reader struct {
 	zsrc  *zstdSource
 	gz    *gzipSource
 	in    *errRecorder // under the decoder, if any
+	// damaged is the zstd or gzip source's record of the units whose
+	// checksum failed; nil for the other shapes. Kept after Close.
+	damaged *damageLog
 
 	carry  []byte
 	line   int64
@@ -221,7 +245,9 @@ func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, 
 	}
 	if rd.shape == ShapeJSONLGzip {
 		rd.in = &errRecorder{r: r}
-		rd.gz = &gzipSource{in: bufio.NewReaderSize(rd.in, 64<<10)}
+		rd.gz = &gzipSource{in: bufio.NewReaderSize(rd.in, 64<<10),
+			damaged: damageLog{unit: "member", reason: codes.FaultGzipChecksum, cause: gzip.ErrChecksum}}
+		rd.damaged = &rd.gz.damaged
 		r = rd.gz
 	}
 	if rd.shape == ShapeJSONLZstd {
@@ -237,7 +263,9 @@ func NewReader(r io.Reader, path string, shape Shape, opts ...Option) (*Reader, 
 		}
 		rd.in = &errRecorder{r: r}
 		rd.dec = dec
-		rd.zsrc = &zstdSource{sp: frameSplitter{br: bufio.NewReaderSize(rd.in, 64<<10)}, dec: dec, hash: xxhash.New()}
+		rd.zsrc = &zstdSource{sp: frameSplitter{br: bufio.NewReaderSize(rd.in, 64<<10)}, dec: dec, hash: xxhash.New(),
+			damaged: damageLog{unit: "frame", reason: codes.FaultZstdChecksum, cause: zstd.ErrCRCMismatch}}
+		rd.damaged = &rd.zsrc.damaged
 		r = rd.zsrc
 	}
 	rd.src = r
@@ -249,32 +277,31 @@ func (r *Reader) Shape() Shape { return r.shape }
 
 // InputErr returns the fault that ended the input early, or nil. It is set
 // once ReadBatch or Next has returned io.EOF. A zstd frame whose checksum
-// failed does not end the input (the frames after it are read): when no
-// other fault ended it, InputErr is then a codes.FaultZstdChecksum error
-// whose Offset is the end of the first such frame, and DamagedRanges
-// lists every one.
+// failed, or a gzip member whose CRC-32 or length (ISIZE) did not match,
+// does not end the input (the frames or members after it are read): when
+// no other fault ended it, InputErr is then a codes.FaultZstdChecksum or
+// codes.FaultGzipChecksum error whose Offset is the end of the first such
+// frame or member, and DamagedRanges lists every one.
 func (r *Reader) InputErr() *InputError {
-	if r.inErr == nil && r.done && r.zsrc != nil {
-		if err := r.zsrc.checksumErr(); err != nil {
-			r.inErr = &InputError{Path: r.path, Reason: codes.FaultZstdChecksum, Offset: r.zsrc.damaged[0].End(), Err: err}
-		}
+	if r.inErr == nil && r.done && r.damaged != nil {
+		r.inErr = r.damaged.fault(r.path)
 	}
 	return r.inErr
 }
 
 // DamagedRanges returns the decompressed byte ranges, in stream order, of
-// the zstd frames read so far whose content checksum failed: their bytes
-// (and so the records framed from them) may differ from what was
-// compressed. Complete once ReadBatch or Next has returned io.EOF. A second
-// Reader of the same input made WithDamaged(these ranges) frames the
-// records that overlap them as input-checksum rejects and every other
-// record exactly as this one did. Nil for other shapes, and when no frame
-// failed.
+// the zstd frames read so far whose content checksum failed, or of the
+// gzip members whose CRC-32 or length failed: their bytes (and so the
+// records framed from them) may differ from what was compressed. Complete
+// once ReadBatch or Next has returned io.EOF. A second Reader of the same
+// input made WithDamaged(these ranges) frames the records that overlap
+// them as input-checksum rejects and every other record exactly as this
+// one did. Nil for other shapes, and when no frame or member failed.
 func (r *Reader) DamagedRanges() []Range {
-	if r.zsrc == nil || len(r.zsrc.damaged) == 0 {
+	if r.damaged == nil || len(r.damaged.ranges) == 0 {
 		return nil
 	}
-	return slices.Clone(r.zsrc.damaged)
+	return slices.Clone(r.damaged.ranges)
 }
 
 // Lines returns the number of lines framed so far. For a shard
@@ -525,10 +552,10 @@ var ErrTruncated = errors.New("the input ends inside a line")
 // document can be whole, and it is named damaged with FaultTruncated. The
 // record itself is left as it is: it is rejected with its own reason. A
 // last line without LF that parses is a document like any other; one that
-// overlaps a zstd frame whose checksum failed is not judged (its bytes are
-// not the writer's).
+// overlaps a zstd frame or gzip member whose checksum failed is not judged
+// (its bytes are not the writer's).
 func (r *Reader) checkLastLine(rec *Record) {
-	if r.zsrc != nil && len(r.zsrc.damaged) > 0 && r.zsrc.damaged[len(r.zsrc.damaged)-1].End() > rec.Offset {
+	if r.damaged != nil && len(r.damaged.ranges) > 0 && r.damaged.ranges[len(r.damaged.ranges)-1].End() > rec.Offset {
 		return
 	}
 	var tape jsonscan.Tape

@@ -213,7 +213,7 @@ type zstdSource struct {
 	hash    *xxhash.Digest // XXH64, seed 0: the low 32 bits are a frame's content checksum
 	off     int64          // decompressed bytes delivered
 	start   int64          // the current frame's first decompressed byte
-	damaged []Range
+	damaged damageLog
 	err     error // sticky
 }
 
@@ -254,23 +254,10 @@ func (z *zstdSource) Read(p []byte) (int, error) {
 		}
 		z.inFrame = false
 		if z.sp.hasSum && uint32(z.hash.Sum64()) != z.sp.sum {
-			z.damaged = append(z.damaged, Range{Off: z.start, Len: z.off - z.start})
+			z.damaged.add(z.start, z.off)
 		}
 		if n > 0 {
 			return n, nil
 		}
 	}
-}
-
-// checksumErr describes the first damaged frame, or returns nil.
-func (z *zstdSource) checksumErr() error {
-	if len(z.damaged) == 0 {
-		return nil
-	}
-	g := z.damaged[0]
-	err := fmt.Errorf("frame of decompressed bytes %d to %d: %w", g.Off, g.End(), zstd.ErrCRCMismatch)
-	if len(z.damaged) > 1 {
-		err = fmt.Errorf("%w (and %d more frames)", err, len(z.damaged)-1)
-	}
-	return err
 }
