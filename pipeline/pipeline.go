@@ -100,9 +100,9 @@ type Config struct {
 	Now func() time.Time
 	// OnDocument, when set, is called for every document in input order,
 	// from the writing goroutine; an error it returns is fatal. An input
-	// read a second time (a zstd frame whose checksum failed, with an
-	// OutDir) has its documents reported again from the second reading,
-	// without those of the damaged frames.
+	// read a second time (a zstd frame or gzip member whose checksum
+	// failed, with an OutDir) has its documents reported again from the
+	// second reading, without those of the damaged frames or members.
 	OnDocument func(Document) error
 	// KeepReceipts returns every resolved receipt in Result.Receipts.
 	KeepReceipts bool
@@ -152,10 +152,10 @@ type Config struct {
 	// SegmentBytes is how many bytes of input a segment of small inputs
 	// takes before it is sealed (DefaultSegmentBytes when 0; negative:
 	// every input in a segment of its own). Consecutive inputs that can be
-	// read only once (not zstd, not standard input) share a segment, and
-	// so their table parts and files of index records, instead of one
-	// part per input per table; a killed run redoes at most the inputs of
-	// the segment it was writing.
+	// read only once (not zstd or gzip, not standard input) share a
+	// segment, and so their table parts and files of index records,
+	// instead of one part per input per table; a killed run redoes at most
+	// the inputs of the segment it was writing.
 	SegmentBytes int64
 
 	// Staged, when set, stages the run's inputs instead of reading them

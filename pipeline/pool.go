@@ -239,10 +239,11 @@ func (q *queue) acquire(j *job) error {
 
 // readInput frames one input into jobs, then queues its end-of-input
 // marker. The input and its decoder are closed on every path, a cancelled
-// run's included. When a zstd frame's checksum fails and the run writes an
-// output directory, the input is read a second time (the rare path): the
-// writer is told to forget the first reading, and the second marks every
-// line of a damaged frame as a reject (input-checksum), so nothing derived
+// run's included. When a zstd frame's or gzip member's checksum fails and
+// the run writes an output directory, the input is read a second time (the
+// rare path): the writer is told to forget the first reading, and the
+// second marks every line of a damaged frame or member as a reject
+// (input-checksum), so nothing derived
 // from those bytes is published. Standard input cannot be read again.
 func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Input) error {
 	var end *job
@@ -273,14 +274,16 @@ func readInput(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.In
 }
 
 // pass is one reading of an input: its end-of-input marker, not queued
-// yet, and the ranges of its zstd frames whose checksum failed.
+// yet, and the ranges of its zstd frames or gzip members whose checksum
+// failed.
 type pass struct {
 	end     *job
 	damaged []stream.Range
 }
 
 // readPass reads the input once, queueing its batches; damaged, when set,
-// are the frames a first reading found damaged (stream.WithDamaged).
+// are the frames or members a first reading found damaged
+// (stream.WithDamaged).
 func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Input, damaged []stream.Range) (*pass, error) {
 	var bytesRead int64
 	count := func(n int) {

@@ -51,8 +51,9 @@ func parts(t *testing.T, out, table string) int {
 	return n
 }
 
-// TestSegmentsGroupSmallInputs: consecutive plain and gzip inputs share a
-// segment, and so their table parts, a zstd input has one of its own, and
+// TestSegmentsGroupSmallInputs: consecutive plain inputs share a segment,
+// and so their table parts, a zstd or gzip input has one of its own (a
+// damaged frame or member makes the run read it again), and
 // the outputs are those of one segment per input: the same archives,
 // rejects and receipts, byte for byte, the same rows in the same order,
 // the same report of every input, whatever the segments' size and the
@@ -93,7 +94,7 @@ func TestSegmentsGroupSmallInputs(t *testing.T) {
 			// parts is how many parts the usage table has unpartitioned.
 			parts int
 		}{
-			{"default", 0, 3},                   // [p1 p2] [z] [p3 g p4 p5]
+			{"default", 0, 5},                   // [p1 p2] [z] [p3] [g] [p4 p5]
 			{"two-inputs", size.Size() + 1, -1}, // about two inputs a segment
 		} {
 			if partition == parquetout.PartitionDay && tc.bytes != 0 {

@@ -152,8 +152,8 @@ func (w *InputWriter) Write(rec *stream.Record, res *transform.Result) (Class, *
 }
 
 // Reading is what one reading of an input found besides its records: the
-// framing's accounting and fault, and the zstd frames whose checksum
-// failed.
+// framing's accounting and fault, and the zstd frames or gzip members
+// whose checksum failed.
 type Reading struct {
 	// Lines are the lines framed; End is the reader's offset at the end,
 	// First the offset of the first record (-1 when there is none): a
@@ -161,7 +161,8 @@ type Reading struct {
 	Lines, First, End int64
 	// Fault is the input's fault, nil when it was read to its end.
 	Fault *stream.InputError
-	// Damaged are the ranges of the zstd frames whose checksum failed.
+	// Damaged are the ranges of the zstd frames or gzip members whose
+	// checksum failed (stream.Reader.DamagedRanges).
 	Damaged []stream.Range
 }
 
@@ -203,12 +204,13 @@ func (s *Stage) ReadSegment(src io.Reader, path string, shape stream.Shape, opts
 	return &Reading{Lines: rd.Lines(), First: first, End: rd.Offset(), Fault: rd.InputErr(), Damaged: rd.DamagedRanges()}, nil
 }
 
-// ReadChecked reads an input with read, and when a zstd frame failed its
-// checksum and again (the input can be read again: not standard input),
-// forgets that reading (forget) and reads the input a second time with the
-// damaged frames' ranges (stream.WithDamaged), so that every line of a
-// damaged frame is a reject (input-checksum) and nothing derived from its
-// bytes is published. The second reading must find the same frames
+// ReadChecked reads an input with read, and when a zstd frame or gzip
+// member failed its checksum and again (the input can be read again: not
+// standard input), forgets that reading (forget) and reads the input a
+// second time with the damaged frames' or members' ranges
+// (stream.WithDamaged), so that every line of a damaged frame or member is
+// a reject (input-checksum) and nothing derived from its bytes is
+// published. The second reading must find the same frames or members
 // damaged, or the input changed while it was read. It returns the last
 // reading.
 func ReadChecked(path string, again bool, read func(damaged []stream.Range) (*Reading, error), forget func() error) (*Reading, error) {
@@ -224,7 +226,7 @@ func ReadChecked(path string, again bool, read func(damaged []stream.Range) (*Re
 		return nil, err
 	}
 	if !slices.Equal(r.Damaged, damaged) {
-		return nil, fmt.Errorf("%s: the input changed while it was read (its damaged zstd frames differ between two readings)", path)
+		return nil, fmt.Errorf("%s: the input changed while it was read (its damaged frames or members differ between two readings)", path)
 	}
 	return r, nil
 }

@@ -68,10 +68,11 @@ type segment struct {
 const DefaultSegmentBytes = 64 << 20
 
 // groupable reports whether input in can share a segment with others: it
-// is read once (a zstd input is read again when a frame's checksum fails,
-// which forgets everything written of it), and it is a file.
+// is read once (a zstd or gzip input is read again when a frame's or
+// member's checksum fails, which forgets everything written of it:
+// restartInput), and it is a file.
 func groupable(in stream.Input) bool {
-	return in.Path != stream.StdinPath && in.Shape != stream.ShapeUnknown && in.Shape != stream.ShapeJSONLZstd
+	return in.Path != stream.StdinPath && in.Shape != stream.ShapeUnknown && in.Shape != stream.ShapeJSONLZstd && in.Shape != stream.ShapeJSONLGzip
 }
 
 // joins reports whether input idx goes into the open segment: the input
@@ -326,8 +327,8 @@ func (w *writer) endInput(j *job) error {
 }
 
 // restartInput forgets what was written of input idx, which the reader
-// reads again (a zstd frame whose checksum failed): its segment (a zstd
-// input's holds it alone), its documents in the index, its receipts and
+// reads again (a zstd frame or gzip member whose checksum failed): its
+// segment (a compressed input's holds it alone), its documents in the index, its receipts and
 // its counts. Its next batch starts it afresh.
 func (w *writer) restartInput(idx int) error {
 	seg := w.seg
