@@ -65,6 +65,29 @@ func jsonlParts(n, linesEach int) ([][]byte, []byte) {
 	return parts, data
 }
 
+// checkReread checks a second reading of an input made WithDamaged(ranges)
+// (again, its Reader r2) against the first (recs, which ended at offset
+// end): the same damaged ranges, the same records at the same lines and
+// offsets, those overlapping a range marked input-checksum, the others as
+// the first reading framed them.
+func checkReread(t testing.TB, recs, again []Record, ranges []Range, end int64, r2 *Reader) {
+	t.Helper()
+	if len(again) != len(recs) || !slices.Equal(r2.DamagedRanges(), ranges) {
+		t.Fatalf("second read: %d records of %d, damaged %v of %v", len(again), len(recs), r2.DamagedRanges(), ranges)
+	}
+	for i, rec := range again {
+		first := recs[i]
+		if rec.Line != first.Line || rec.Offset != first.Offset || rec.Length != first.Length || !bytes.Equal(rec.Raw, first.Raw) {
+			t.Fatalf("second read, record %d moved or changed", i)
+		}
+		if marked := overlaps(first, ranges, end); marked != (rec.Reason == codes.RejectInputChecksum) {
+			t.Fatalf("line %d: overlaps %v, reason %q", rec.Line, marked, rec.Reason)
+		} else if !marked && (rec.Kind != first.Kind || rec.Reason != first.Reason || !bytes.Equal(rec.Data, first.Data)) {
+			t.Fatalf("line %d outside the damage differs", rec.Line)
+		}
+	}
+}
+
 func overlaps(rec Record, ranges []Range, total int64) bool {
 	end := rec.Offset + rec.Length
 	if end < total {

@@ -201,20 +201,7 @@ func FuzzGzip(f *testing.F) {
 		}
 		if ranges != nil {
 			again, _, r2 := frame(data, WithDamaged(ranges))
-			if len(again) != len(recs) || !slices.Equal(r2.DamagedRanges(), ranges) {
-				t.Fatalf("second read: %d records of %d, damaged %v of %v", len(again), len(recs), r2.DamagedRanges(), ranges)
-			}
-			for i, rec := range again {
-				first := recs[i]
-				if rec.Line != first.Line || rec.Offset != first.Offset || rec.Length != first.Length || !bytes.Equal(rec.Raw, first.Raw) {
-					t.Fatalf("second read, record %d moved or changed", i)
-				}
-				if marked := overlaps(first, ranges, r.Offset()); marked != (rec.Reason == codes.RejectInputChecksum) {
-					t.Fatalf("line %d: overlaps %v, reason %q", rec.Line, marked, rec.Reason)
-				} else if !marked && (rec.Kind != first.Kind || rec.Reason != first.Reason || !bytes.Equal(rec.Data, first.Data)) {
-					t.Fatalf("line %d outside the damage differs", rec.Line)
-				}
-			}
+			checkReread(t, recs, again, ranges, r.Offset(), r2)
 		}
 
 		// The fuzz bytes as the content of a clean member: read back whole.
@@ -365,20 +352,7 @@ func FuzzZstdFrames(f *testing.F) {
 			}
 		}
 		again, _, r2 := frame(WithDamaged(ranges))
-		if len(again) != len(recs) || !slices.Equal(r2.DamagedRanges(), ranges) {
-			t.Fatalf("second read: %d records of %d, damaged %v of %v", len(again), len(recs), r2.DamagedRanges(), ranges)
-		}
-		for i, rec := range again {
-			first := recs[i]
-			if rec.Line != first.Line || rec.Offset != first.Offset || rec.Length != first.Length || !bytes.Equal(rec.Raw, first.Raw) {
-				t.Fatalf("second read, record %d moved or changed", i)
-			}
-			if marked := overlaps(first, ranges, r.Offset()); marked != (rec.Reason == codes.RejectInputChecksum) {
-				t.Fatalf("line %d: overlaps %v, reason %q", rec.Line, marked, rec.Reason)
-			} else if !marked && (rec.Kind != first.Kind || rec.Reason != first.Reason || !bytes.Equal(rec.Data, first.Data)) {
-				t.Fatalf("line %d outside the damage differs", rec.Line)
-			}
-		}
+		checkReread(t, recs, again, ranges, r.Offset(), r2)
 	})
 }
 
