@@ -127,16 +127,8 @@ func TestAuditEndToEnd(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	set := filepath.Join(dir, "set")
-	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 4, FilesPerNight: 1, Conversations: 120, Seed: 7, Tamper: 0.1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := filepath.Join(set, exp.Keys)
-	var nights []string
-	for n := 1; n <= 3; n++ {
-		nights = append(nights, filepath.Join(set, fmt.Sprintf("night-%d", n)))
-	}
-	night4 := filepath.Join(set, "night-4")
+	keys, nights := writeNights(t, set, gen.NightsOptions{Nights: 4, FilesPerNight: 1, Conversations: 120, Seed: 7, Tamper: 0.1})
+	nights, night4 := nights[:3], nights[3]
 	for _, format := range []string{"parquet", "iceberg"} {
 		t.Run(format, func(t *testing.T) {
 			out := filepath.Join(dir, "out-"+format)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -105,15 +104,7 @@ func TestCatalogPrunesMetadata(t *testing.T) {
 	gcstest.Start(t).Bucket(t, "g")
 	dir := t.TempDir()
 	set := filepath.Join(dir, "set")
-	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 4, FilesPerNight: 1, Conversations: 50, Seed: 11})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := filepath.Join(set, exp.Keys)
-	var nights []string
-	for n := 1; n <= exp.Nights; n++ {
-		nights = append(nights, filepath.Join(set, fmt.Sprintf("night-%d", n)))
-	}
+	keys, nights := writeNights(t, set, gen.NightsOptions{Nights: 4, FilesPerNight: 1, Conversations: 50, Seed: 11})
 	for _, out := range []string{filepath.Join(dir, "local"), "s3://" + objoutBucket + "/ice", "gs://g/ice"} {
 		kind := "local"
 		if objout.IsURL(out) {

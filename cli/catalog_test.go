@@ -125,8 +125,15 @@ func isExec(p string) bool {
 // them.
 func catalogNights(t *testing.T, dir string) (keys string, nights []string) {
 	t.Helper()
-	set := filepath.Join(dir, "set")
-	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 50, Seed: 9, Faults: 0.05, Tamper: 0.2})
+	return writeNights(t, filepath.Join(dir, "set"), gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 50, Seed: 9, Faults: 0.05, Tamper: 0.2})
+}
+
+// writeNights writes the nights o asks for under set (gen.WriteNights)
+// and returns the keyring that signs them and each night's directory, in
+// order.
+func writeNights(t *testing.T, set string, o gen.NightsOptions) (keys string, nights []string) {
+	t.Helper()
+	exp, err := gen.WriteNights(set, o)
 	if err != nil {
 		t.Fatal(err)
 	}

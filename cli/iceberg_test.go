@@ -123,15 +123,7 @@ func TestIcebergNights(t *testing.T) {
 		t.Run(partition, func(t *testing.T) {
 			dir := t.TempDir()
 			set := filepath.Join(dir, "set")
-			exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 5, Faults: 0.05, Tamper: 0.2, Dates: icebergNightsDates(partition)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			keys := filepath.Join(set, exp.Keys)
-			var nights []string
-			for n := 1; n <= exp.Nights; n++ {
-				nights = append(nights, filepath.Join(set, fmt.Sprintf("night-%d", n)))
-			}
+			keys, nights := writeNights(t, set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 5, Faults: 0.05, Tamper: 0.2, Dates: icebergNightsDates(partition)})
 			flags := []string{"--keys", keys, "--partition-by", partition}
 			ice := filepath.Join(dir, "ice")
 			for n := 1; n <= len(nights); n++ {

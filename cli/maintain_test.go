@@ -75,15 +75,8 @@ func testMaintainIceberg(t *testing.T, partition string) {
 	day := partition == "day"
 	dir := t.TempDir()
 	set := filepath.Join(dir, "set")
-	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 5, Faults: 0.05, Tamper: 0.2, Dates: icebergNightsDates(partition)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var nights []string
-	for n := 1; n <= exp.Nights; n++ {
-		nights = append(nights, filepath.Join(set, fmt.Sprintf("night-%d", n)))
-	}
-	flags := []string{"--keys", filepath.Join(set, exp.Keys), "--partition-by", partition}
+	keys, nights := writeNights(t, set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 5, Faults: 0.05, Tamper: 0.2, Dates: icebergNightsDates(partition)})
+	flags := []string{"--keys", keys, "--partition-by", partition}
 	ice := filepath.Join(dir, "ice")
 	for n := 1; n <= len(nights); n++ {
 		runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--incremental", "--table-format", "iceberg"}, flags, nights[:n])...)
@@ -345,15 +338,8 @@ func testMaintainRewriteSmallFiles(t *testing.T, partition string) {
 	day := partition == "day"
 	dir := t.TempDir()
 	set := filepath.Join(dir, "set")
-	exp, err := gen.WriteNights(set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 7, Faults: 0.05, Tamper: 0.2, Dates: icebergNightsDates(partition)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var nights []string
-	for n := 1; n <= exp.Nights; n++ {
-		nights = append(nights, filepath.Join(set, fmt.Sprintf("night-%d", n)))
-	}
-	flags := []string{"--keys", filepath.Join(set, exp.Keys), "--partition-by", partition}
+	keys, nights := writeNights(t, set, gen.NightsOptions{Nights: 3, FilesPerNight: 2, Conversations: 60, Seed: 7, Faults: 0.05, Tamper: 0.2, Dates: icebergNightsDates(partition)})
+	flags := []string{"--keys", keys, "--partition-by", partition}
 	ice := filepath.Join(dir, "ice")
 	for n := 1; n <= len(nights); n++ {
 		runOK(t, slices.Concat([]string{"run", "-q", "-o", ice, "--incremental", "--table-format", "iceberg"}, flags, nights[:n])...)
