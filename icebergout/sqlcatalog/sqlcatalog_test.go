@@ -56,18 +56,7 @@ func TestCommitConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	sc, err := icebergout.Schema(tabledef.Usage)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := icebergout.Spec(tabledef.Usage, sc, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := c.CreateTable(ctx, tabledef.Usage, sc, spec, "file://"+filepath.Join(dir, "usage"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := createUsage(t, c, filepath.Join(dir, "usage"))
 	loc := tbl.MetadataLocation()
 	stale := int64(12345)
 	reqs, _ := json.Marshal([]table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &stale)})
@@ -104,6 +93,25 @@ func TestCommitConflict(t *testing.T) {
 	if err := c.Commit(ctx, cc); !errors.Is(err, icebergout.ErrCatalogConflict) {
 		t.Fatalf("commit for another namespace: %v", err)
 	}
+}
+
+// createUsage registers the usage table in c, with no snapshot, at the
+// local directory dir, as a run's first commit does.
+func createUsage(t *testing.T, c *Catalog, dir string) *table.Table {
+	t.Helper()
+	sc, err := icebergout.Schema(tabledef.Usage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := icebergout.Spec(tabledef.Usage, sc, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := c.CreateTable(context.Background(), tabledef.Usage, sc, spec, "file://"+dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
 }
 
 // catalogFiles returns the names of the catalog's metadata files
@@ -164,19 +172,8 @@ func TestCommitPrunesMetadata(t *testing.T) {
 			var logged bytes.Buffer
 			log.SetOutput(&logged)
 			defer log.SetOutput(os.Stderr)
-			sc, err := icebergout.Schema(tabledef.Usage)
-			if err != nil {
-				t.Fatal(err)
-			}
-			spec, err := icebergout.Spec(tabledef.Usage, sc, false)
-			if err != nil {
-				t.Fatal(err)
-			}
 			tdir := filepath.Join(dir, "usage")
-			tbl, err := c.CreateTable(ctx, tabledef.Usage, sc, spec, "file://"+tdir, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tbl := createUsage(t, c, tdir)
 			if got := tbl.Properties()[enabled]; got != "true" {
 				t.Fatalf("new table: %s = %q, want true", enabled, got)
 			}
