@@ -344,8 +344,7 @@ func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Inp
 	close(end.done)
 	if hashed != nil {
 		// A damaged input ends early: hash the rest (the rare path).
-		io.Copy(io.Discard, hashed)
-		end.digest = hashed.sum(size)
+		end.digest, _ = hashed.Sum(size)
 	}
 	p := &pass{end: end}
 	if rd != nil {
@@ -361,7 +360,7 @@ func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Inp
 // whose bytes are then hashed as they are read, for its fingerprint
 // (unless Config.NoInputDigest), and whose size is returned. closeFile
 // closes what it opened (always set).
-func openInput(ctx context.Context, cfg *Config, in stream.Input) (src io.Reader, hashed *hashingReader, size int64, closeFile func(), err error) {
+func openInput(ctx context.Context, cfg *Config, in stream.Input) (src io.Reader, hashed *InputDigest, size int64, closeFile func(), err error) {
 	closeFile = func() {}
 	if in.Path == stream.StdinPath {
 		return cfg.Stdin, nil, 0, closeFile, nil
@@ -383,7 +382,7 @@ func openInput(ctx context.Context, cfg *Config, in stream.Input) (src io.Reader
 	}
 	src = rc
 	if !cfg.NoInputDigest {
-		hashed = newHashingReader(rc)
+		hashed = NewInputDigest(rc)
 		src = hashed
 	}
 	return src, hashed, size, func() { rc.Close() }, nil
