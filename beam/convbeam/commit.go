@@ -160,8 +160,8 @@ type objectCommit struct {
 // commitOut commits the job's shards, whose files are local, into the
 // local OUT at out (f.S.Output, or the scratch OUT of one on object
 // storage, with obj) through package outdir and the pipeline (see
-// above).
-func (f *publishFn) commitOut(ctx context.Context, out string, obj objectCommit, byInput [][]ShardResult) error {
+// above); sums are the inputs' SHA-256 (digests), "" where unknown.
+func (f *publishFn) commitOut(ctx context.Context, out string, obj objectCommit, byInput [][]ShardResult, sums []string) error {
 	inputs, err := f.inputs()
 	if err != nil {
 		return err
@@ -213,7 +213,7 @@ func (f *publishFn) commitOut(ctx context.Context, out string, obj objectCommit,
 		Keyring: kr, CheckpointKey: ckey, Now: func() time.Time { return witness }, Source: src,
 		Tables: f.S.Tables, TableFormat: outdir.TableFormat(f.S.TableFormat), IcebergPlace: obj.place, OnStaged: obj.onStaged, Incremental: f.S.Incremental,
 		Staged: func(run *outdir.Run) error {
-			if err := f.stage(ctx, run, inputs, byInput); err != nil {
+			if err := f.stage(ctx, run, inputs, byInput, sums); err != nil {
 				return err
 			}
 			if f.Fault == "publish:staged" {
@@ -247,7 +247,7 @@ func skipReason(name string) codes.Skip {
 // retried publishing step's, or a killed run's with the same inputs and
 // settings) is left as sealed. The inputs run commits must be the job's:
 // an OUT that changed since the job was planned is refused.
-func (f *publishFn) stage(ctx context.Context, run *outdir.Run, planned []stream.Input, byInput [][]ShardResult) error {
+func (f *publishFn) stage(ctx context.Context, run *outdir.Run, planned []stream.Input, byInput [][]ShardResult, sums []string) error {
 	got := run.Inputs()
 	if len(got) != len(planned) {
 		return fmt.Errorf("%s: OUT now holds %d of the job's %d inputs (committed since the job was planned): run the job again", f.S.Output, len(planned)-len(got), len(planned))
@@ -261,7 +261,7 @@ func (f *publishFn) stage(ctx context.Context, run *outdir.Run, planned []stream
 		if run.Resumed(idx) != nil {
 			continue
 		}
-		if err := f.stageInput(ctx, run, idx, planned[idx], shards); err != nil {
+		if err := f.stageInput(ctx, run, idx, planned[idx], shards, sums[idx]); err != nil {
 			return fmt.Errorf("staging %s: %w", planned[idx].Path, err)
 		}
 	}
@@ -270,8 +270,9 @@ func (f *publishFn) stage(ctx context.Context, run *outdir.Run, planned []stream
 
 // stageInput seals input idx's segment from its shards' files: the table
 // parts, the archive pieces end to end, the rejects merged, the index
-// records and pending receipts in shard order.
-func (f *publishFn) stageInput(_ context.Context, run *outdir.Run, idx int, in stream.Input, shards []ShardResult) (err error) {
+// records and pending receipts in shard order; its fingerprint with
+// sum, the SHA-256 of its bytes as read ("" if unknown).
+func (f *publishFn) stageInput(_ context.Context, run *outdir.Run, idx int, in stream.Input, shards []ShardResult, sum string) (err error) {
 	seg, err := run.StartSegment(idx)
 	if err != nil {
 		return err
@@ -352,6 +353,11 @@ func (f *publishFn) stageInput(_ context.Context, run *outdir.Run, idx int, in s
 	seal.Receipts = len(pending)
 	seal.Report = rep
 	if fp, ok, err := outdir.StatInput(in); err == nil && ok {
+		// The digest is of the size planned: a file of another size now
+		// changed since it was read, and its fingerprint has none.
+		if fp.Size == in.Size {
+			fp.SHA256 = sum
+		}
 		seal.Fingerprint = fp
 	}
 	if err := seg.EndInput(seal, &ctr); err != nil {

@@ -19,10 +19,13 @@
 //     convbatch names them, and cut into shards: a plain .jsonl file into
 //     byte ranges of Settings.ShardBytes, any other shape whole.
 //  2. A newline-counting pass over the byte-range shards gives, as a side
-//     input, the line number each shard starts at.
+//     input, the line number each shard starts at. Beside it and the
+//     reads, a digest step reads each input cut into byte ranges once
+//     more, whole, for its SHA-256 (digest.go).
 //  3. Each shard is read, checked and written to uniquely named temporary
 //     files under OUT/.convbeam/tmp/<job>/ (tables, archive piece,
-//     rejects); the DoFn emits the shard's counts and files, its
+//     rejects); a shard that reads a whole input hashes it as it reads,
+//     as convbatch run does; the DoFn emits the shard's counts and files, its
 //     documents' index records in one blob per id bucket
 //     (docindex.Partition), every pending receipt keyed by its position,
 //     and each receipt's referenced ids keyed by bucket.
@@ -32,7 +35,8 @@
 //     join brings each receipt its evidence, and verify's rules resolve it.
 //  5. One publishing step, after everything above, commits OUT through
 //     package outdir and the pipeline, as convbatch run commits
-//     (commit.go): journal, manifest, state, report, history; so
+//     (commit.go): journal, manifest, state (every input's fingerprint
+//     with its SHA-256), report, history; so
 //     `convbatch check` and `convbatch run --incremental` take the OUT,
 //     and Settings.Incremental continues one. On object storage (s3://,
 //     gs://) it commits so into the scratch OUT of the newest commit, then

@@ -82,7 +82,7 @@ var beforeObjectCommit func(out string) error
 
 // publishObject publishes the job into its OUT on object storage (see
 // above).
-func (f *publishFn) publishObject(ctx context.Context, byInput [][]ShardResult) error {
+func (f *publishFn) publishObject(ctx context.Context, byInput [][]ShardResult, sums []string) error {
 	inputs, err := f.inputs()
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func (f *publishFn) publishObject(ctx context.Context, byInput [][]ShardResult) 
 	// Each file the commit publishes is uploaded as soon as it is final,
 	// while the commit goes on, as convbatch run's are.
 	obj.onStaged = sess.UploadAhead(ctx)
-	if err := f.commitOut(ctx, sess.Out, obj, fetched); err != nil {
+	if err := f.commitOut(ctx, sess.Out, obj, fetched, sums); err != nil {
 		return err
 	}
 	if beforeObjectCommit != nil {

@@ -8,7 +8,8 @@ import (
 	"github.com/convbatch/convbatch/stream"
 )
 
-// Build adds the job to the scope: read every shard of the plan, resolve
+// Build adds the job to the scope: read every shard of the plan (and
+// every input read in shards once more, whole, for its SHA-256), resolve
 // the receipts by keyed joins, and publish the outputs under s.Output.
 // fault is readFn's and publishFn's test hook ("" outside tests).
 func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
@@ -20,6 +21,16 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	counts := beam.ParDo(scope.Scope("count-lines"), &countFn{S: *s}, shards)
 	docs, refs, receipts, results := beam.ParDo4(scope.Scope("read"), &readFn{S: *s, Fault: fault}, shards,
 		beam.SideInput{Input: counts})
+	// Each split input is read whole once more, for its SHA-256 (see
+	// digest.go), from a Create of its own so that its reading begins
+	// with the counts and runs beside the shards' reads, not before them.
+	var split []Shard
+	for _, sh := range plan.Shards {
+		if sh.Split && sh.Index == 0 {
+			split = append(split, sh)
+		}
+	}
+	digests := beam.ParDo(scope.Scope("digest"), &digestFn{S: *s}, beam.Reshuffle(scope, beam.CreateList(scope, split)))
 
 	// The job's witness time: every receipt's keys are judged at it, and
 	// it is every receipt's first_committed_at.
@@ -40,7 +51,7 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	}
 	publish := &publishFn{S: *s, Fault: fault, Inputs: inputs, Named: named, Skipped: skipped, WitnessMicros: witness}
 	beam.ParDo0(scope.Scope("publish"), publish, beam.Impulse(scope),
-		beam.SideInput{Input: results}, beam.SideInput{Input: resolved}, beam.SideInput{Input: stats})
+		beam.SideInput{Input: results}, beam.SideInput{Input: resolved}, beam.SideInput{Input: stats}, beam.SideInput{Input: digests})
 }
 
 // Resolve is the receipt pass as keyed joins. docs are the documents'

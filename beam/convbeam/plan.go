@@ -125,7 +125,7 @@ func MakePlan(ctx context.Context, c *source.Client, globs []string, shardBytes 
 		return nil, err
 	}
 	for i, in := range p.Inputs {
-		base := Shard{Input: i, Path: in.Path, Rel: in.Rel, Shape: uint8(in.Shape), Count: 1}
+		base := Shard{Input: i, Path: in.Path, Rel: in.Rel, Shape: uint8(in.Shape), Count: 1, Size: in.Size}
 		if in.Object != nil {
 			base.Object = objectVersion(in.URL, in.Object)
 		}

@@ -45,7 +45,7 @@ type publishFn struct {
 
 // ProcessElement publishes the job's outputs: a commit of OUT, as
 // convbatch run's (commit.go).
-func (f *publishFn) ProcessElement(ctx context.Context, _ []byte, results func(*ShardResult) bool, resolved func(*Resolved) bool, stats func(*IDStats) bool) error {
+func (f *publishFn) ProcessElement(ctx context.Context, _ []byte, results func(*ShardResult) bool, resolved func(*Resolved) bool, stats func(*IDStats) bool, split func(*Digest) bool) error {
 	byInput := make([][]ShardResult, len(f.Inputs))
 	var r ShardResult
 	for results(&r) {
@@ -66,6 +66,7 @@ func (f *publishFn) ProcessElement(ctx context.Context, _ []byte, results func(*
 			return fmt.Errorf("%s: %d of %d shards reported", f.Inputs[i].Path, len(shards), f.Inputs[i].Shards)
 		}
 	}
+	sums := digests(byInput, split)
 	// The receipts are resolved again at the commit, against every
 	// document OUT holds; the job's own resolution only proves the job
 	// complete.
@@ -102,14 +103,14 @@ func (f *publishFn) ProcessElement(ctx context.Context, _ []byte, results func(*
 	case isLocal(f.S.Output):
 		// Committed into OUT as convbatch run commits (commit.go); the
 		// receipts are resolved there against every document OUT holds.
-		if err := f.commitOut(ctx, f.S.Output, objectCommit{}, byInput); err != nil {
+		if err := f.commitOut(ctx, f.S.Output, objectCommit{}, byInput, sums); err != nil {
 			return err
 		}
 	case objout.IsURL(f.S.Output):
 		// Committed into the scratch OUT of the newest commit the same
 		// way, then uploaded and committed by package objout, as
 		// convbatch run -o s3://… publishes (objout.go).
-		if err := f.publishObject(ctx, byInput); err != nil {
+		if err := f.publishObject(ctx, byInput, sums); err != nil {
 			return err
 		}
 	default:

@@ -362,7 +362,15 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, fault *sink.
 		return nil
 	}
 	defer src.Close()
-	rd, err := stage.ReadSegment(src, sh.Path, stream.Shape(sh.Shape), opts, f.proc, w, func(p *verify.PendingReceipt) {
+	// An input read whole is hashed as it is read, as convbatch run hashes
+	// it, for its fingerprint (a split input's digest step hashes it).
+	var in io.Reader = src
+	var digest *pipeline.InputDigest
+	if !sh.Split {
+		digest = pipeline.NewInputDigest(src)
+		in = digest
+	}
+	rd, err := stage.ReadSegment(in, sh.Path, stream.Shape(sh.Shape), opts, f.proc, w, func(p *verify.PendingReceipt) {
 		r.receipts = append(r.receipts, p)
 	})
 	if err != nil {
@@ -388,6 +396,17 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, fault *sink.
 			return fmt.Errorf("%s: %w", sh.Path, e)
 		}
 		r.res.Fault = &sink.InputFault{Reason: e.Reason.String(), Offset: e.Offset, Status: faultStatus(e.Err)}
+		// Its digest would be of the bytes read, not of the input, and
+		// no digest is recorded of an input faulted (outdir's Seal): the
+		// rest is not asked of a store that just failed.
+		return nil
+	}
+	if digest != nil {
+		sum, err := digest.Sum(sh.Size)
+		if errors.Is(err, source.ErrChanged) {
+			return fmt.Errorf("%s: %w", sh.Path, err)
+		}
+		r.res.SHA256 = sum
 	}
 	return nil
 }

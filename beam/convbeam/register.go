@@ -25,8 +25,11 @@ func init() {
 	register.DoFn3x2[string, func(*[]byte) bool, func(*IDEvidence) bool, Resolved, error](&resolveFn{})
 	register.Iter1[[]byte]()
 	register.Iter1[IDEvidence]()
-	register.DoFn5x1[context.Context, []byte, func(*ShardResult) bool, func(*Resolved) bool, func(*IDStats) bool, error](&publishFn{})
+	register.DoFn3x1[context.Context, Shard, func(Digest), error](&digestFn{})
+	register.Emitter1[Digest]()
+	register.DoFn6x1[context.Context, []byte, func(*ShardResult) bool, func(*Resolved) bool, func(*IDStats) bool, func(*Digest) bool, error](&publishFn{})
 	register.Iter1[ShardResult]()
 	register.Iter1[Resolved]()
 	register.Iter1[IDStats]()
+	register.Iter1[Digest]()
 }

@@ -106,6 +106,9 @@ type Shard struct {
 	// Start and End are the byte range of a split input; both 0 for an
 	// input read whole.
 	Start, End int64
+	// Size is the input's size as planned (-1 for an object whose server
+	// did not say): its digest is of that many bytes, or none.
+	Size int64
 	// Split says the input is read in byte ranges.
 	Split bool
 	// Object is set for an input by URL (s3://, gs://, https://): the
@@ -231,8 +234,14 @@ type ShardResult struct {
 	Documents, Hashed int64
 	// Receipts counts the shard's receipts.
 	Receipts int64
-	Fault    *sink.InputFault
-	Files    []TempFile
+	// SHA256 is the digest of the input's bytes, lowercase hex, read by a
+	// shard that reads the whole input (not Split), as convbatch run
+	// hashes an input (pipeline.InputDigest); "" for a split input's shard
+	// (the job's digest step hashes it) or when the input was not read
+	// whole, as planned and without a fault.
+	SHA256 string `json:",omitempty"`
+	Fault  *sink.InputFault
+	Files  []TempFile
 }
 
 // Resolved is a receipt's verdict, keyed for ordering by its position.
@@ -262,6 +271,7 @@ func init() {
 	beam.RegisterType(reflect.TypeFor[IDEvidence]())
 	beam.RegisterType(reflect.TypeFor[RefTo]())
 	beam.RegisterType(reflect.TypeFor[IDStats]())
+	beam.RegisterType(reflect.TypeFor[Digest]())
 }
 
 // ShardResult and Resolved go as JSON: Beam's schema coder does not take
