@@ -83,7 +83,7 @@ func (f *runFlags) registerOutputs(fs *pflag.FlagSet) {
 	fs.StringVar(&f.archive, "archive", "zst", "write-back format, in any case: zst (.jsonl.zst; zstd is the same), jsonl, or none")
 	fs.StringVar(&f.tables, "tables", "all", "tables to write as Parquet under OUT/tables, in any case: all, none, or a list of "+tabledef.List(","))
 	fs.BoolVar(&f.incremental, "incremental", false, "add to OUT instead of replacing it: skip the inputs OUT already holds (same path, size and time, or same SHA-256 under any path), commit the others as a new run, resolve receipts against every document OUT holds")
-	fs.BoolVar(&f.checksum, "checksum", false, "with --incremental: read every input OUT holds under its path and compare its SHA-256, instead of trusting the same size and modification time (rsync's --checksum)")
+	fs.BoolVar(&f.checksum, "checksum", false, "with --incremental: read every input OUT holds under its path and compare its SHA-256, instead of trusting the same size and modification time (rsync's --checksum); one OUT holds without a digest is compared by size and time")
 	fs.BoolVar(&f.replaceChanged, "replace-changed", false, "with --incremental: take an input whose bytes changed since OUT committed it, retiring its earlier rows and archive (without it such an input is refused, exit 2)")
 	f.registerPartition(fs)
 	f.registerScratch(fs)

@@ -527,7 +527,7 @@ func (e *SettingsError) Unwrap() []error {
 // classify sorts an incremental run's inputs: those OUT holds with the
 // same fingerprint are skipped (their path, size and modification time
 // match, or else their digest does; with Options.Checksum always their
-// digest), and so is an input whose bytes OUT holds under another path
+// digest, when OUT recorded one), and so is an input whose bytes OUT holds under another path
 // that it keeps; those whose bytes changed are refused, or with
 // ReplaceChanged retire their earlier outputs (and are then skipped too
 // when their new bytes are held under another path); the rest are new.
@@ -568,7 +568,13 @@ func (r *Run) classify() error {
 			keep = append(keep, in) // read (and faulted) as any input
 			continue
 		}
-		if c != nil && !r.opts.Checksum && fp.SameFile(c.Fingerprint) {
+		if c != nil && (!r.opts.Checksum || c.SHA256 == "") && fp.SameFile(c.Fingerprint) {
+			// With Checksum too when OUT recorded no digest of it (a
+			// run with Config.NoInputDigest, a convbeam job before it
+			// recorded them, one whose digest step met an outage):
+			// there is nothing to compare its bytes with, and the same
+			// size, time and version hold it, as without Checksum,
+			// instead of refusing it as changed.
 			r.already = append(r.already, sink.CommittedInput{Path: in.Path, Run: c.Run})
 			continue
 		}

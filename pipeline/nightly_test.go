@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convbatch/convbatch/gen"
 	"github.com/convbatch/convbatch/internal/testkit/pqtest"
@@ -350,6 +351,47 @@ func TestIncrementalEqualsOneRun(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(inc, outdir.RunReportFile(n))); err != nil {
 			t.Errorf("report of run %d: %v", n, err)
 		}
+	}
+}
+
+// TestChecksumWithoutDigest: with Checksum, an input that OUT holds
+// without a digest (a run with NoInputDigest, as a convbeam job's before
+// it recorded them) is held by its size, time and version, as without
+// Checksum, not refused as changed: its bytes have nothing to be compared
+// with. Edited in place at the same size and a new time, it is refused.
+func TestChecksumWithoutDigest(t *testing.T) {
+	dir := t.TempDir()
+	inputs := genInputs(t, dir, "a.jsonl", "b.jsonl.zst")
+	inc := filepath.Join(dir, "inc")
+	tables := []string{tabledef.Usage}
+	if _, err := Run(context.Background(), Config{Inputs: inputs, OutDir: inc, Workers: 2, Tables: tables, Incremental: true, NoInputDigest: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Config{Inputs: inputs, OutDir: inc, Workers: 2, Tables: tables, Incremental: true, Checksum: true})
+	if err != nil {
+		t.Fatalf("Checksum over inputs held without a digest: %v", err)
+	}
+	if !res.UpToDate || len(res.Skipped) != 2 {
+		t.Fatalf("up to date %v, %d inputs held: want every input held", res.UpToDate, len(res.Skipped))
+	}
+	st, err := os.Stat(inputs[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(inputs[0].Path)
+	b[bytes.IndexByte(b, '"')+1] ^= 0x20 // a key's case: same size
+	if err := os.WriteFile(inputs[0].Path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := st.ModTime().Add(time.Second)
+	if err := os.Chtimes(inputs[0].Path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	inputs = expand(t, inputs[0].Path, inputs[1].Path)
+	_, err = Run(context.Background(), Config{Inputs: inputs, OutDir: inc, Workers: 2, Tables: tables, Incremental: true, Checksum: true})
+	var ce *outdir.ChangedError
+	if !errors.As(err, &ce) || !slices.Equal(ce.Paths, []string{inputs[0].Path}) {
+		t.Fatalf("edited input: err = %v, want a ChangedError naming %s", err, inputs[0].Path)
 	}
 }
 
