@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/convbatch/convbatch/source"
 
 	"github.com/convbatch/convbatch/codes"
+	"github.com/convbatch/convbatch/outdir"
 	"github.com/convbatch/convbatch/stream"
 	"github.com/convbatch/convbatch/transform"
 )
@@ -39,6 +41,10 @@ type job struct {
 	// digest is the SHA-256 of the input file's bytes, hex ("" for
 	// standard input).
 	digest string
+	// opened is a local file's fingerprint when it was opened, the one
+	// the bytes read are of (nil for standard input and objects, which
+	// are pinned to a version: stream.Input.Object).
+	opened *outdir.Fingerprint
 	// charge is what the job holds of the pool's byte budget while it is
 	// in flight (queue.acquire); the reader gives it back when the writer
 	// has returned the job to the free list.
@@ -290,8 +296,11 @@ func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Inp
 		bytesRead += int64(n)
 		cfg.Progress.BytesRead.Add(int64(n))
 	}
-	src, hashed, size, closeFile, openErr := openInput(q.ctx, cfg, in)
+	src, hashed, size, opened, closeFile, openErr := openInput(q.ctx, cfg, in)
 	defer closeFile()
+	if testHookOpened != nil && openErr == nil {
+		testHookOpened(in)
+	}
 	var rd *stream.Reader
 	if openErr == nil {
 		// The context lets a cancelled run stop a reader inside a line that
@@ -350,6 +359,17 @@ func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Inp
 	if rd != nil {
 		end.lines, end.bytesIn, end.inErr = rd.Lines(), rd.Offset(), rd.InputErr()
 		p.damaged = rd.DamagedRanges()
+		if opened != nil {
+			end.opened = &opened.fp
+			if err := opened.changed(); err != nil && end.inErr == nil {
+				// Written while it was read: what was read may be
+				// neither version, and its fingerprint names neither.
+				// A read-error, as an object that changes while read
+				// is (source.ErrChanged): never held, read again by
+				// the next incremental run.
+				end.inErr = &stream.InputError{Path: in.Path, Reason: codes.FaultReadError, Offset: rd.Offset(), Err: err}
+			}
+		}
 	} else {
 		end.inErr = &stream.InputError{Path: in.Path, Reason: codes.FaultOpenError, Err: openErr}
 	}
@@ -358,12 +378,13 @@ func readPass(q *queue, cfg *Config, spool *stream.Spool, idx int, in stream.Inp
 
 // openInput opens an input for a reading: standard input, or the file,
 // whose bytes are then hashed as they are read, for its fingerprint
-// (unless Config.NoInputDigest), and whose size is returned. closeFile
+// (unless Config.NoInputDigest), and whose size is returned; a local
+// file's fingerprint as opened too (nil for the others). closeFile
 // closes what it opened (always set).
-func openInput(ctx context.Context, cfg *Config, in stream.Input) (src io.Reader, hashed *InputDigest, size int64, closeFile func(), err error) {
+func openInput(ctx context.Context, cfg *Config, in stream.Input) (src io.Reader, hashed *InputDigest, size int64, opened *openedFile, closeFile func(), err error) {
 	closeFile = func() {}
 	if in.Path == stream.StdinPath {
-		return cfg.Stdin, nil, 0, closeFile, nil
+		return cfg.Stdin, nil, 0, nil, closeFile, nil
 	}
 	var rc io.ReadCloser
 	if in.URL != "" {
@@ -372,21 +393,48 @@ func openInput(ctx context.Context, cfg *Config, in stream.Input) (src io.Reader
 		var file *os.File
 		if file, err = os.Open(in.Path); err == nil {
 			rc = file
-			if st, err := file.Stat(); err == nil {
+			if st, serr := file.Stat(); serr == nil {
 				size = st.Size()
+				opened = &openedFile{f: file, fp: outdir.Fingerprint{Path: in.Path, Size: st.Size(), ModTime: st.ModTime().UnixNano()}}
 			}
 		}
 	}
 	if err != nil {
-		return nil, nil, 0, closeFile, err
+		return nil, nil, 0, nil, closeFile, err
 	}
 	src = rc
 	if !cfg.NoInputDigest {
 		hashed = NewInputDigest(rc)
 		src = hashed
 	}
-	return src, hashed, size, func() { rc.Close() }, nil
+	return src, hashed, size, opened, func() { rc.Close() }, nil
 }
+
+// openedFile is a local input as it was opened: its file and its
+// fingerprint then (size and modification time, from the open file).
+type openedFile struct {
+	f  *os.File
+	fp outdir.Fingerprint
+}
+
+// changed returns an error when the file's size or modification time
+// are no longer those it was opened with: it was written while it was
+// read.
+func (o *openedFile) changed() error {
+	st, err := o.f.Stat()
+	if err != nil {
+		return fmt.Errorf("stating it after its reading: %w", err)
+	}
+	if st.Size() != o.fp.Size || st.ModTime().UnixNano() != o.fp.ModTime {
+		return fmt.Errorf("changed while being read: size %d and modification time %s when opened, %d and %s after",
+			o.fp.Size, time.Unix(0, o.fp.ModTime).UTC().Format(time.RFC3339Nano), st.Size(), st.ModTime().UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// testHookOpened, set by tests only, is called with each input once it
+// is opened, before a byte of it is read.
+var testHookOpened func(in stream.Input)
 
 // parallelObjectBytes is the size from which a plain JSONL object is read
 // by several ranged GETs in flight rather than one stream, so that one

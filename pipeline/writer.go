@@ -370,7 +370,14 @@ func (w *writer) endSegmentInput(j *job) error {
 	}
 	err := seg.out.CloseArchive()
 	if err == nil {
-		if fp, ok, ferr := outdir.StatInput(w.cfg.Inputs[idx]); ferr == nil && ok {
+		if j.opened != nil {
+			// A local file's fingerprint as it was opened, which its
+			// bytes read are of (readPass checked it did not change
+			// while read; a stat now could name a later version).
+			fp := *j.opened
+			fp.SHA256 = j.digest
+			s.Fingerprint = fp
+		} else if fp, ok, ferr := outdir.StatInput(w.cfg.Inputs[idx]); ferr == nil && ok {
 			fp.SHA256 = j.digest
 			s.Fingerprint = fp
 		}
