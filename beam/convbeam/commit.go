@@ -270,8 +270,9 @@ func (f *publishFn) stage(ctx context.Context, run *outdir.Run, planned []stream
 
 // stageInput seals input idx's segment from its shards' files: the table
 // parts, the archive pieces end to end, the rejects merged, the index
-// records and pending receipts in shard order; its fingerprint with
-// sum, the SHA-256 of its bytes as read ("" if unknown).
+// records and pending receipts in shard order; its fingerprint, the
+// version planned (plannedFingerprint), with sum, the SHA-256 of its
+// bytes as read ("" if unknown).
 func (f *publishFn) stageInput(_ context.Context, run *outdir.Run, idx int, in stream.Input, shards []ShardResult, sum string) (err error) {
 	seg, err := run.StartSegment(idx)
 	if err != nil {
@@ -352,12 +353,8 @@ func (f *publishFn) stageInput(_ context.Context, run *outdir.Run, idx int, in s
 	}
 	seal.Receipts = len(pending)
 	seal.Report = rep
-	if fp, ok, err := outdir.StatInput(in); err == nil && ok {
-		// The digest is of the size planned: a file of another size now
-		// changed since it was read, and its fingerprint has none.
-		if fp.Size == in.Size {
-			fp.SHA256 = sum
-		}
+	if fp, ok := f.plannedFingerprint(in, idx); ok {
+		fp.SHA256 = sum
 		seal.Fingerprint = fp
 	}
 	if err := seg.EndInput(seal, &ctr); err != nil {
@@ -368,6 +365,24 @@ func (f *publishFn) stageInput(_ context.Context, run *outdir.Run, idx int, in s
 		return err
 	}
 	return run.Adopt(g)
+}
+
+// plannedFingerprint is the fingerprint that input idx (in) is sealed
+// with, without its digest: the version the plan listed, of which every
+// reading of it checked its bytes were (openPlanned; an object's
+// requests are pinned to it). A local file's is the plan's size and time,
+// not a stat of its path now, which would name a version written since
+// it was read, recorded with the digest of the earlier one: the next
+// incremental run would hold that later version unread. An object's is
+// outdir.StatInput's, from the version planned (no request). An input on
+// another Beam file system has none (ok false): a later run never holds
+// it.
+func (f *publishFn) plannedFingerprint(in stream.Input, idx int) (fp outdir.Fingerprint, ok bool) {
+	if in.URL == "" && isLocal(in.Path) {
+		return outdir.Fingerprint{Path: in.Path, Size: in.Size, ModTime: f.Inputs[idx].ModTimeNanos}, true
+	}
+	fp, ok, err := outdir.StatInput(in)
+	return fp, ok && err == nil
 }
 
 // linkInto puts the local file src into txn as rel: a hard link (src

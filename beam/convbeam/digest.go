@@ -57,8 +57,9 @@ func (f *digestFn) Teardown() {
 }
 
 // ProcessElement emits the Digest of sh's input. An object no longer the
-// version planned fails the job, as a shard's reading of it does
-// (readFn.frame); an input that cannot be read whole (an outage that
+// version planned, or a local file written since the plan (its size or
+// time at open or at the end of its reading not the plan's), fails the
+// job, as a shard's reading of it does (readFn.frame); an input that cannot be read whole (an outage that
 // outlasts the inputs' retries) has no digest: it is committed without
 // one, as after convbatch extract, and a warning says so.
 func (f *digestFn) ProcessElement(ctx context.Context, sh Shard, emit func(Digest)) error {
@@ -82,6 +83,11 @@ func (f *digestFn) digest(ctx context.Context, sh Shard) (string, error) {
 	}
 	defer rc.Close()
 	sum, err := pipeline.NewInputDigest(ctxReader{ctx, rc}).Sum(sh.Size)
+	if cerr := rc.ended(); cerr != nil {
+		// A local file written while hashed: a digest of neither
+		// version (source.ErrChanged, which fails the job).
+		err = cerr
+	}
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", sh.Path, err)
 	}

@@ -17,7 +17,11 @@
 //
 //  1. Plan (at construction): the input globs are listed, named as
 //     convbatch names them, and cut into shards: a plain .jsonl file into
-//     byte ranges of Settings.ShardBytes, any other shape whole.
+//     byte ranges of Settings.ShardBytes, any other shape whole. Each
+//     input's version is recorded: an object's, which every request of
+//     its readings is pinned to, a local file's size and modification
+//     time, which every reading of it checks at its open and at its end
+//     (a file written since fails the job, as a changed object does).
 //  2. A newline-counting pass over the byte-range shards gives, as a side
 //     input, the line number each shard starts at. Beside it and the
 //     reads, a digest step reads each input cut into byte ranges once
@@ -35,8 +39,8 @@
 //     join brings each receipt its evidence, and verify's rules resolve it.
 //  5. One publishing step, after everything above, commits OUT through
 //     package outdir and the pipeline, as convbatch run commits
-//     (commit.go): journal, manifest, state (every input's fingerprint
-//     with its SHA-256), report, history; so
+//     (commit.go): journal, manifest, state (every input's fingerprint,
+//     the version planned, with its SHA-256), report, history; so
 //     `convbatch check` and `convbatch run --incremental` take the OUT,
 //     and Settings.Incremental continues one. On object storage (s3://,
 //     gs://) it commits so into the scratch OUT of the newest commit, then

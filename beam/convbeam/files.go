@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
@@ -28,17 +29,133 @@ func join(dir string, names ...string) string {
 // isLocal reports a path without a URL scheme: Beam's local file system.
 func isLocal(p string) bool { return !strings.Contains(p, "://") }
 
+// shardReader is a reading of a shard's input: its bytes, and once they
+// are read, ended says whether they are still of the version the plan
+// listed.
+type shardReader interface {
+	io.ReadCloser
+	// ended returns an errWritten (a source.ErrChanged) when the input
+	// is no longer the version planned: a local file whose size or
+	// modification time differ from the plan's by the end of its reading
+	// (it was written while read). An object's every request is pinned
+	// to its version (a changed object fails the reading itself), and an
+	// input on another Beam file system has no version: both return nil.
+	ended() error
+}
+
 // openShard opens the input of sh for reading from byte off, own being
 // the bytes from off that the reader needs (< 0: all to the end), which
 // the reader may read past: an input by URL with ranged GETs of its own
-// bytes through c (openShardObject), one on a Beam file system with
-// openAt.
-func openShard(ctx context.Context, c *source.Client, sh Shard, off, own int64) (io.ReadCloser, error) {
+// bytes through c (openShardObject), a local file checked against the
+// size and time the plan listed (openPlanned), one on another Beam file
+// system with openAt.
+func openShard(ctx context.Context, c *source.Client, sh Shard, off, own int64) (shardReader, error) {
 	if sh.Object.URL != "" {
-		return openShardObject(ctx, c, sh, off, own)
+		rc, err := openShardObject(ctx, c, sh, off, own)
+		if err != nil {
+			return nil, err
+		}
+		return pinned{rc}, nil
 	}
-	return openAt(ctx, sh.Path, off)
+	if isLocal(sh.Path) {
+		return openPlanned(sh, off)
+	}
+	rc, err := openAt(ctx, sh.Path, off)
+	if err != nil {
+		return nil, err
+	}
+	return pinned{rc}, nil
 }
+
+// pinned is a reading whose end has nothing to check: an object's, whose
+// every request is pinned to its version, or one on another Beam file
+// system's.
+type pinned struct{ io.ReadCloser }
+
+func (pinned) ended() error { return nil }
+
+// plannedFile is a local input opened for one reading, with the size and
+// modification time the plan listed: the version whose bytes every
+// reading of the input (its shards, their line counts, its digest) must
+// be of, and the fingerprint the publishing step seals it with.
+type plannedFile struct {
+	*os.File
+	path        string
+	size, mtime int64
+}
+
+// openPlanned opens sh's local input for reading from byte off. A file
+// whose size or modification time are not those planned (written or
+// replaced since the job was planned) is an errWritten, a
+// source.ErrChanged as an object no longer the version planned is.
+func openPlanned(sh Shard, off int64) (*plannedFile, error) {
+	fh, err := os.Open(sh.Path)
+	if err != nil {
+		return nil, err
+	}
+	f := &plannedFile{File: fh, path: sh.Path, size: sh.Size, mtime: sh.ModTimeNanos}
+	if err := f.check(); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	if testHookReading != nil {
+		testHookReading(sh.Path, false)
+	}
+	if off > 0 {
+		if _, err := fh.Seek(off, io.SeekStart); err != nil {
+			fh.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// check compares the open file's size and modification time (fstat, not
+// a stat of its path, which a rename may have given another file) with
+// the plan's.
+func (f *plannedFile) check() error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stating the open file: %w", err)
+	}
+	if st.Size() != f.size || st.ModTime().UnixNano() != f.mtime {
+		return fmt.Errorf("%w (size %d, modified %s when planned; %d, %s when read): run the job again",
+			errWritten, f.size, time.Unix(0, f.mtime).UTC().Format(time.RFC3339Nano),
+			st.Size(), st.ModTime().UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// errWritten is the cause of a reading of a local input that found it
+// not as planned. It is a source.ErrChanged (errors.Is), so that every
+// step treats it as an object no longer the version planned: the job
+// fails, and a rerun plans the new version.
+var errWritten error = writtenError{}
+
+type writtenError struct{}
+
+func (writtenError) Error() string { return "the local file was written since the job was planned" }
+
+// Is makes a writtenError a source.ErrChanged.
+func (writtenError) Is(target error) bool { return target == source.ErrChanged }
+
+// ended checks, once a reading of the file is over, that the file is
+// still as planned: not written while read.
+func (f *plannedFile) ended() error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	if testHookReading != nil {
+		testHookReading(f.path, true)
+	}
+	return nil
+}
+
+// testHookReading, set by tests only, is called with a local input's
+// path by each of its readings: once it is opened and found as planned,
+// before a byte is read (ended false), and once its reading is over and
+// found unchanged (ended true).
+var testHookReading func(path string, ended bool)
 
 // openAt opens p on its Beam file system for reading from byte off: a
 // file system whose reader seeks (the local one) seeks, another reads and

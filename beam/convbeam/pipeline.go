@@ -40,6 +40,7 @@ func Build(scope beam.Scope, plan *Plan, s *Settings, fault string) {
 	inputs := planned(plan.Inputs)
 	for _, sh := range plan.Shards {
 		inputs[sh.Input].Shards++
+		inputs[sh.Input].ModTimeNanos = sh.ModTimeNanos
 	}
 	skipped := make([]sink.SkippedFile, len(plan.Skipped))
 	for i, sk := range plan.Skipped {
@@ -80,7 +81,8 @@ func resolve(scope beam.Scope, fn *resolveFn, docs, refs, receipts beam.PCollect
 }
 
 // planned is the inputs as the publishing step knows them (their shards
-// not counted).
+// not counted, a local file's time not set: Build takes both from the
+// shards).
 func planned(ins []stream.Input) []PlannedInput {
 	out := make([]PlannedInput, len(ins))
 	for i, in := range ins {

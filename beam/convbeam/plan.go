@@ -56,6 +56,9 @@ type Plan struct {
 // lists it (stream.ExpandURLWith), each object's version recorded in its
 // shards; any other glob through Beam's file systems (stream.MatchInput).
 // The names are then made unique over all inputs (stream.Disambiguate).
+// A local file's size and modification time are taken by one stat and
+// recorded in its shards (Shard.ModTimeNanos): every reading of it checks
+// them, and OUT records them as its fingerprint.
 func MakePlan(ctx context.Context, c *source.Client, globs []string, shardBytes int64) (*Plan, error) {
 	if shardBytes <= 0 {
 		shardBytes = DefaultShardBytes
@@ -65,6 +68,7 @@ func MakePlan(ctx context.Context, c *source.Client, globs []string, shardBytes 
 	}
 	p := &Plan{}
 	seen := map[string]bool{}
+	mtimes := map[string]int64{} // each local input's, by path
 	for _, glob := range globs {
 		if glob == "" {
 			continue
@@ -102,7 +106,7 @@ func MakePlan(ctx context.Context, c *source.Client, globs []string, shardBytes 
 				continue
 			}
 			seen[f] = true
-			size, err := fsys.Size(ctx, f)
+			size, mtime, err := planStat(ctx, fsys, f)
 			if err != nil {
 				fsys.Close()
 				return nil, fmt.Errorf("input %q: %w", f, err)
@@ -113,6 +117,7 @@ func MakePlan(ctx context.Context, c *source.Client, globs []string, shardBytes 
 				continue
 			}
 			p.Inputs = append(p.Inputs, in)
+			mtimes[f] = mtime
 			n++
 		}
 		fsys.Close()
@@ -125,7 +130,7 @@ func MakePlan(ctx context.Context, c *source.Client, globs []string, shardBytes 
 		return nil, err
 	}
 	for i, in := range p.Inputs {
-		base := Shard{Input: i, Path: in.Path, Rel: in.Rel, Shape: uint8(in.Shape), Count: 1, Size: in.Size}
+		base := Shard{Input: i, Path: in.Path, Rel: in.Rel, Shape: uint8(in.Shape), Count: 1, Size: in.Size, ModTimeNanos: mtimes[in.Path]}
 		if in.Object != nil {
 			base.Object = objectVersion(in.URL, in.Object)
 		}
@@ -143,6 +148,21 @@ func MakePlan(ctx context.Context, c *source.Client, globs []string, shardBytes 
 		}
 	}
 	return p, nil
+}
+
+// planStat returns the size of the file f on fsys, and for a local file
+// its modification time too, from the same stat (0 on another file
+// system).
+func planStat(ctx context.Context, fsys filesystem.Interface, f string) (size, mtime int64, err error) {
+	if !isLocal(f) {
+		size, err = fsys.Size(ctx, f)
+		return size, 0, err
+	}
+	st, err := os.Stat(f)
+	if err != nil {
+		return 0, 0, err
+	}
+	return st.Size(), st.ModTime().UnixNano(), nil
 }
 
 // NewSettings checks the choices of a job writing to output and returns

@@ -18,10 +18,12 @@ type PlannedInput struct {
 	Path, Rel string
 	Shards    int
 	// Shape and Size are the input's (stream.Input), Object its version
-	// when it is read by URL.
-	Shape  uint8
-	Size   int64
-	Object ObjectVersion
+	// when it is read by URL, ModTimeNanos a local file's modification
+	// time as planned (Shard.ModTimeNanos).
+	Shape        uint8
+	Size         int64
+	ModTimeNanos int64
+	Object       ObjectVersion
 }
 
 // publishFn is the job's last step: it runs once, after every shard and

@@ -62,6 +62,11 @@ func (f *countFn) ProcessElement(ctx context.Context, sh Shard, emit func(LineCo
 	}
 	defer rc.Close()
 	n, err := stream.CountNewlines(io.LimitReader(rc, sh.End-sh.Start))
+	if err == nil {
+		// A local file written since the plan: its lines may be of
+		// neither version (source.ErrChanged, the job fails).
+		err = rc.ended()
+	}
 	if err != nil {
 		return f.failed(ctx, sh, codes.FaultReadError, fmt.Errorf("%s: bytes %d to %d: %w", sh.Path, sh.Start, sh.End, err), emit)
 	}
@@ -72,9 +77,10 @@ func (f *countFn) ProcessElement(ctx context.Context, sh Shard, emit func(LineCo
 // failed handles a count that failed with err: an input fault of reason
 // (the store's outage, after the inputs' retries) is emitted as the
 // shard's failed LineCount, as convbatch run reports an input it cannot
-// read and goes on with the others; the context's end, or an object no
-// longer the version planned (as readFn.frame), is returned and fails
-// the job.
+// read and goes on with the others; the context's end, or an input no
+// longer the version planned (an object, a local file written since the
+// plan: source.ErrChanged, as readFn.frame), is returned and fails the
+// job.
 func (f *countFn) failed(ctx context.Context, sh Shard, reason codes.InputFault, err error, emit func(LineCount)) error {
 	if ctx.Err() != nil || errors.Is(err, source.ErrChanged) {
 		return err
@@ -355,6 +361,11 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, fault *sink.
 		return nil
 	}
 	src, err := openShard(ctx, f.src, sh, from, own)
+	if errors.Is(err, source.ErrChanged) {
+		// A local file written since the plan (openPlanned): as an
+		// object no longer the version planned, below.
+		return fmt.Errorf("%s: %w", sh.Path, err)
+	}
 	if err != nil {
 		// The input cannot be opened: an input fault, as in convbatch run.
 		r.res.Fault = &sink.InputFault{Reason: codes.FaultOpenError.String(), Status: faultStatus(err)}
@@ -375,6 +386,19 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, fault *sink.
 	})
 	if err != nil {
 		return err
+	}
+	// An input read whole is hashed to its end (Sum reads what the
+	// stage left of it), unless a fault ended its reading.
+	var sum string
+	var sumErr error
+	if digest != nil && rd.Fault == nil {
+		sum, sumErr = digest.Sum(sh.Size)
+	}
+	if err := src.ended(); err != nil {
+		// A local file written while read: what was read may be of
+		// neither version, and its planned fingerprint names neither.
+		// The job fails, as for an object changed (below).
+		return fmt.Errorf("%s: %w", sh.Path, err)
 	}
 	r.reading = rd
 	r.res.Counts, r.res.Counters, r.res.Documents, r.res.Hashed = w.Counts, w.Counters, w.Documents, w.Hashed
@@ -401,13 +425,10 @@ func (f *readFn) frame(ctx context.Context, sh Shard, before int64, fault *sink.
 		// rest is not asked of a store that just failed.
 		return nil
 	}
-	if digest != nil {
-		sum, err := digest.Sum(sh.Size)
-		if errors.Is(err, source.ErrChanged) {
-			return fmt.Errorf("%s: %w", sh.Path, err)
-		}
-		r.res.SHA256 = sum
+	if errors.Is(sumErr, source.ErrChanged) {
+		return fmt.Errorf("%s: %w", sh.Path, sumErr)
 	}
+	r.res.SHA256 = sum
 	return nil
 }
 

@@ -109,6 +109,11 @@ type Shard struct {
 	// Size is the input's size as planned (-1 for an object whose server
 	// did not say): its digest is of that many bytes, or none.
 	Size int64
+	// ModTimeNanos is a local input's modification time as planned, in
+	// nanoseconds since the Unix epoch (0 for the others: an object's is
+	// Object's). With Size it is the version every reading of the file
+	// must find (openPlanned) and the fingerprint OUT records of it.
+	ModTimeNanos int64
 	// Split says the input is read in byte ranges.
 	Split bool
 	// Object is set for an input by URL (s3://, gs://, https://): the
