@@ -430,31 +430,15 @@ func (r *Reader) ReadBatch(b *Batch) error {
 			break
 		}
 		if len(buf) == cap(buf) {
-			// One line fills the buffer: grow it, up to the cap plus one
-			// byte. It doubles until the double would be half the cap or
-			// more, then takes the whole cap at once; with a spool, it
-			// does not take the cap at all but spills the line to the
-			// spool (spillLong). A line over the 64 MiB cap used to grow
-			// 4, 8, 16, 32, 64 and again 64 MiB + 4097 bytes (the first
-			// 64 MiB not holding the cap plus one byte), each step
-			// holding the old buffer and the new beside the zstd window.
-			limit := r.opts.maxDocBytes + 1 + 4096
-			grown := min(int64(2*cap(buf)), limit)
-			if grown >= r.opts.maxDocBytes/2 {
-				grown = limit
+			var spilled bool
+			var err error
+			if buf, spilled, err = r.grow(b, buf, lineStart); err != nil {
+				return r.fail(err)
 			}
-			if grown == limit && r.opts.spool != nil {
-				rest, err := r.spillLong(b, buf[lineStart:])
-				if err != nil {
-					return r.fail(err)
-				}
-				buf = append(buf[:lineStart], rest...)
+			if spilled {
 				scan = lineStart
 				continue
 			}
-			nb := make([]byte, len(buf), grown)
-			copy(nb, buf)
-			buf = nb
 		}
 		// Read at most readChunk at a time: a batch can end at its record
 		// cap with most of a large read unconsumed, and what is left is
@@ -475,6 +459,33 @@ func (r *Reader) ReadBatch(b *Batch) error {
 		return io.EOF
 	}
 	return nil
+}
+
+// grow makes room in buf, full with one open line from lineStart: a
+// larger buffer, up to the cap plus one byte. It doubles until the double
+// would be half the cap or more, then takes the whole cap at once; with a
+// spool, it does not take the cap at all but spills the line to the
+// spool (spillLong, spilled true: buf then ends with what followed the
+// line). A line over the 64 MiB cap used to grow 4, 8, 16, 32, 64 and
+// again 64 MiB + 4097 bytes (the first 64 MiB not holding the cap plus
+// one byte), each step holding the old buffer and the new beside the zstd
+// window.
+func (r *Reader) grow(b *Batch, buf []byte, lineStart int) (out []byte, spilled bool, err error) {
+	limit := r.opts.maxDocBytes + 1 + 4096
+	grown := min(int64(2*cap(buf)), limit)
+	if grown >= r.opts.maxDocBytes/2 {
+		grown = limit
+	}
+	if grown == limit && r.opts.spool != nil {
+		rest, err := r.spillLong(b, buf[lineStart:])
+		if err != nil {
+			return buf, false, err
+		}
+		return append(buf[:lineStart], rest...), true, nil
+	}
+	nb := make([]byte, len(buf), grown)
+	copy(nb, buf)
+	return nb, false, nil
 }
 
 func (r *Reader) fail(err error) error {
